@@ -1,0 +1,78 @@
+//! Error types of the format crate. Every error names the field and, where the text is at
+//! hand, the line, so a user can find the problem in the file.
+
+use std::fmt;
+
+/// What is wrong with one field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldProblem {
+    /// Absent, `null`, or an empty string.
+    Missing,
+    /// Present with the wrong JSON type or an out-of-domain value.
+    Invalid { expected: &'static str },
+}
+
+/// A field of a JSON document that is missing or invalid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct FieldError {
+    /// The field's name, with an index for list elements (`planned_seeds[2]`).
+    pub field: String,
+    /// 1-based line of the field's key in the text, when known.
+    pub line: Option<usize>,
+    pub problem: FieldProblem,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(line) = self.line {
+            write!(f, "line {line}: ")?;
+        }
+        match &self.problem {
+            FieldProblem::Missing => write!(f, "field `{}`: missing, null or empty", self.field),
+            FieldProblem::Invalid { expected } => {
+                write!(f, "field `{}`: expected {expected}", self.field)
+            }
+        }
+    }
+}
+
+/// Why a JSON document could not be read as the requested format.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// The text is not JSON at all.
+    #[error("not JSON: line {line}, column {column}: {message}")]
+    NotJson {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// The text is JSON, but not an object.
+    #[error("expected a JSON object at the top level")]
+    NotObject,
+    #[error(transparent)]
+    Field(#[from] FieldError),
+}
+
+impl ParseError {
+    pub(crate) fn from_json_syntax(err: &serde_json::Error) -> ParseError {
+        let message = err.to_string();
+        // serde_json appends " at line L column C"; keep only the description.
+        let message = match message.rfind(" at line ") {
+            Some(at) => message[..at].to_string(),
+            None => message,
+        };
+        ParseError::NotJson {
+            line: err.line(),
+            column: err.column(),
+            message,
+        }
+    }
+}
+
+/// A property spec file (`props/<id>.md`) whose front matter cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct SpecError {
+    pub line: usize,
+    pub message: String,
+}

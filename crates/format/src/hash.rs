@@ -1,0 +1,88 @@
+//! The hashes that bind evidence to files (SPEC: Hashes).
+//!
+//! * fixture pin = lowercase hex of `sha256(b"fixture-v1\n" ++ fixture_bytes)`;
+//! * fixture hash = `"sha256:" ++ pin` (the receipt's spelling of the same hash);
+//! * property digest = lowercase hex of `sha256(spec_file_bytes)`.
+
+use sha2::{Digest, Sha256};
+
+/// The prefix of a receipt's `fixture_hash`.
+pub const FIXTURE_HASH_PREFIX: &str = "sha256:";
+
+/// The fixture pin of `fixture_bytes`: 64 lowercase hex digits.
+pub fn fixture_pin(fixture_bytes: &[u8]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"fixture-v1\n");
+    hasher.update(fixture_bytes);
+    hex(&hasher.finalize())
+}
+
+/// The receipt spelling of the fixture pin: `sha256:<pin>`.
+pub fn fixture_hash(fixture_bytes: &[u8]) -> String {
+    fixture_hash_from_pin(&fixture_pin(fixture_bytes))
+}
+
+/// `sha256:<pin>` for an already computed pin.
+pub fn fixture_hash_from_pin(pin: &str) -> String {
+    format!("{FIXTURE_HASH_PREFIX}{pin}")
+}
+
+/// The property digest of a spec file's bytes: 64 lowercase hex digits.
+pub fn property_digest(spec_bytes: &[u8]) -> String {
+    hex(&Sha256::digest(spec_bytes))
+}
+
+/// True when `s` is exactly 64 lowercase hex digits.
+pub fn is_hex64(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// True when `s` is `sha256:` followed by 64 lowercase hex digits.
+pub fn is_fixture_hash(s: &str) -> bool {
+    s.strip_prefix(FIXTURE_HASH_PREFIX).is_some_and(is_hex64)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 0x0f)] as char);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Expected values computed independently with coreutils' `sha256sum`.
+    #[test]
+    fn pin_hash_and_digest_match_sha256sum() {
+        let pin = "c90b5a8d0d6cc502266b53f3b2b03bd97b35679f770f94b31563b468bda63543";
+        assert_eq!(fixture_pin(b""), pin);
+        assert_eq!(fixture_hash(b""), format!("sha256:{pin}"));
+        assert_eq!(
+            fixture_pin(b"{\"a\":1}\n"),
+            "d5bbfc6aee1dcc9699b926d0ff0618aa54e7a6852234ff241bc8553e2d98c37c"
+        );
+        assert_eq!(
+            property_digest(b"{\"a\":1}\n"),
+            "e346432021b04179518d9614f3560ccd71354a4ee101ddcb893d6959a9d6301c"
+        );
+    }
+
+    #[test]
+    fn fixture_hash_shape_is_checked_exactly() {
+        let pin = fixture_pin(b"x");
+        assert!(is_fixture_hash(&format!("sha256:{pin}")));
+        assert!(!is_fixture_hash(&pin));
+        assert!(!is_fixture_hash("sha256:9c1e"));
+        assert!(!is_fixture_hash(&format!("sha256:{}", pin.to_uppercase())));
+        assert!(!is_fixture_hash(&format!("sha256:{pin}0")));
+        assert!(!is_fixture_hash(&format!("SHA256:{pin}")));
+        assert!(!is_hex64(&"g".repeat(64)));
+    }
+}

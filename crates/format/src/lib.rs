@@ -1,0 +1,30 @@
+//! seedledger's on-disk formats: receipts, witness rows and citations, the hashes that bind
+//! them to spec and fixture files, and the durable writers that put them on disk.
+//!
+//! This crate holds no runner or gate logic. Any tool can read and write seedledger files
+//! through it; the runner and the gate both depend on it and on nothing of each other.
+
+mod citation;
+mod durable;
+mod errors;
+mod exit;
+mod hash;
+mod receipt;
+mod seed;
+mod spec;
+mod witness;
+
+pub use citation::{CITATION_SCHEMA_VERSION, Citation};
+pub use durable::{JsonLinesWriter, write_atomic};
+pub use errors::{FieldError, FieldProblem, ParseError, SpecError};
+pub use exit::ExitStatus;
+pub use hash::{
+    FIXTURE_HASH_PREFIX, fixture_hash, fixture_hash_from_pin, fixture_pin, is_fixture_hash,
+    is_hex64, property_digest,
+};
+pub use receipt::{
+    FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt, ShrinkPassRecord, ShrinkRecord,
+};
+pub use seed::{seed_from_json, seeds_from_json};
+pub use spec::{OracleSource, SpecFile};
+pub use witness::{Runner, Verdict, WitnessLine, WitnessRow, parse_witness_lines};

@@ -1,0 +1,375 @@
+//! Receipts: one JSON file per property run (SPEC: Receipt).
+
+use crate::errors::{FieldError, FieldProblem, ParseError};
+use crate::seed::{seed_from_json, seeds_from_json};
+use crate::spec::OracleSource;
+use crate::witness::Runner;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The receipt schema this crate writes (the `schema_version` extension).
+pub const RECEIPT_SCHEMA_VERSION: u32 = 1;
+
+/// A receipt as the runner writes it.
+///
+/// # Format
+///
+/// A JSON object. The required fields (SPEC: Receipt) keep exactly these names and meanings:
+///
+/// | field | type | meaning |
+/// |---|---|---|
+/// | `patch_id` | string | the patch under test |
+/// | `property_id` | string | matches `props/<property_id>.md` |
+/// | `planned_seeds` | array of u64 | fixed and on disk before the first trial |
+/// | `attempted_seeds` | array of u64 | appended as each trial starts, in execution order |
+/// | `failing_seed` | u64 or null | first failing seed in execution order |
+/// | `shrink_stable` | bool | two shrink passes returned the same minimal input |
+/// | `fixture_hash` | string | `sha256:` + fixture pin |
+/// | `stopped_early` | bool | true until the last planned seed has finished |
+/// | `oracle_source` | string | `human_reviewed` or `model_draft` |
+///
+/// Extensions (all optional when reading; readers must ignore unknown fields):
+/// `schema_version` (this is version 1), `tool`, `rng` (the seed -> input scheme, for
+/// example `chacha8-v1`), `property_digest`, `bound`, `spec_path`, `fixture_path`,
+/// `runner`, `fixture_hash_after` and `fixture_changed` (the re-hash after the last trial),
+/// `failing_seeds` (every failing seed), `verdicts` (one character per attempted seed:
+/// `.` pass, `F` fail), `failures` (seed, signature, message, location of each failing
+/// seed), `shrink` (see [`ShrinkRecord`]), `started_at` / `finished_at` (RFC 3339 UTC) and
+/// `elapsed_ms`.
+///
+/// A seed is a JSON integer in `0..=2^64-1`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Receipt {
+    pub patch_id: String,
+    pub property_id: String,
+    pub planned_seeds: Vec<u64>,
+    pub attempted_seeds: Vec<u64>,
+    #[serde(default)]
+    pub failing_seed: Option<u64>,
+    pub shrink_stable: bool,
+    pub fixture_hash: String,
+    pub stopped_early: bool,
+    pub oracle_source: OracleSource,
+
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_version: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rng: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property_digest: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixture_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner: Option<Runner>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixture_hash_after: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixture_changed: Option<bool>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing_seeds: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdicts: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<FailureRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shrink: Option<ShrinkRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_ms: Option<u64>,
+}
+
+/// One failing seed of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureRecord {
+    pub seed: u64,
+    /// The stable failure signature (the witness row's `signature`).
+    pub signature: String,
+    /// The failure's message as the property reported it (values included).
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+/// The result of shrinking the first failing seed's input, twice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShrinkRecord {
+    /// The seed whose input was shrunk (the receipt's `failing_seed`).
+    pub seed: u64,
+    /// The failure signature every kept candidate had to reproduce.
+    pub signature: String,
+    /// `Debug` rendering of the original failing input.
+    pub original_input: String,
+    /// Number of choices the original failing input consumed.
+    pub original_choices_len: usize,
+    /// `Debug` rendering of the minimal failing input (of the first pass).
+    pub minimal_input: String,
+    /// The minimal choice sequence of the first pass: replaying it reproduces the minimal
+    /// input directly (`cargo xtask prop replay --receipt FILE --minimal`).
+    pub minimal_choices: Vec<u64>,
+    /// The failure message of the minimal input.
+    pub minimal_message: String,
+    /// Both passes returned the identical minimal choice sequence.
+    pub stable: bool,
+    /// One record per shrink pass (two: the second restarts from the original input).
+    pub passes: Vec<ShrinkPassRecord>,
+    /// Budget of each pass: property evaluations.
+    pub max_evaluations: u64,
+    /// Budget of each pass: wall time in milliseconds.
+    pub max_millis: u64,
+}
+
+/// What one shrink pass did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShrinkPassRecord {
+    /// Property executions.
+    pub evaluations: u64,
+    /// Candidates answered from the cache without executing the property.
+    pub cache_hits: u64,
+    /// `fixed_point`, `max_evaluations` or `max_time`.
+    pub stop_reason: String,
+    pub millis: u64,
+    /// The minimal choice sequence this pass returned.
+    pub minimal_choices: Vec<u64>,
+}
+
+impl Receipt {
+    /// Strict, typed parse of a receipt's text. The error names the field (and its line).
+    pub fn parse(text: &str) -> Result<Receipt, ParseError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| ParseError::from_json_syntax(&e))?;
+        let Value::Object(map) = &value else {
+            return Err(ParseError::NotObject);
+        };
+        let field_err = |field: &str, problem: FieldProblem| FieldError {
+            line: key_line(text, field.split('[').next().unwrap_or(field)),
+            field: field.to_string(),
+            problem,
+        };
+        // The required fields first, with the seed rules applied exactly.
+        for key in ["patch_id", "property_id", "fixture_hash", "oracle_source"] {
+            match map.get(key) {
+                None | Some(Value::Null) => {
+                    return Err(field_err(key, FieldProblem::Missing).into());
+                }
+                Some(Value::String(s)) if s.is_empty() => {
+                    return Err(field_err(key, FieldProblem::Missing).into());
+                }
+                Some(Value::String(_)) => {}
+                Some(_) => {
+                    return Err(field_err(
+                        key,
+                        FieldProblem::Invalid {
+                            expected: "a string",
+                        },
+                    )
+                    .into());
+                }
+            }
+        }
+        for key in ["planned_seeds", "attempted_seeds"] {
+            check_seed_list(map.get(key), key).map_err(|(f, p)| field_err(&f, p))?;
+        }
+        for key in ["shrink_stable", "stopped_early"] {
+            match map.get(key) {
+                None | Some(Value::Null) => {
+                    return Err(field_err(key, FieldProblem::Missing).into());
+                }
+                Some(Value::Bool(_)) => {}
+                Some(_) => {
+                    return Err(field_err(
+                        key,
+                        FieldProblem::Invalid {
+                            expected: "true or false",
+                        },
+                    )
+                    .into());
+                }
+            }
+        }
+        match map.get("failing_seed") {
+            None | Some(Value::Null) => {}
+            Some(v) if seed_from_json(v).is_some() => {}
+            Some(_) => {
+                return Err(field_err(
+                    "failing_seed",
+                    FieldProblem::Invalid {
+                        expected: "a seed or null",
+                    },
+                )
+                .into());
+            }
+        }
+        // Then everything, extensions included, through serde with the failing path named.
+        serde_path_to_error::deserialize::<_, Receipt>(&value).map_err(|e| {
+            let field = e.path().to_string();
+            let top = field
+                .trim_start_matches('.')
+                .split(['.', '['])
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let line = key_line(text, &top);
+            FieldError {
+                field,
+                line,
+                problem: FieldProblem::Invalid {
+                    expected: "a value of the documented type",
+                },
+            }
+            .into()
+        })
+    }
+
+    /// The receipt as pretty JSON text, ending with a newline.
+    pub fn to_json_pretty(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
+
+/// The decision fields of a receipt, read leniently so that the gate can fail closed on
+/// any receipt a tool might produce: only the six decision fields and `failing_seed` are
+/// read, unknown fields are ignored, and `fixture_hash` / `oracle_source` may hold any
+/// non-empty string (their values are the gate's business).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerView {
+    pub planned_seeds: Vec<u64>,
+    pub attempted_seeds: Vec<u64>,
+    pub stopped_early: bool,
+    pub shrink_stable: bool,
+    pub oracle_source: String,
+    pub fixture_hash: String,
+    pub failing_seed: Option<u64>,
+}
+
+impl LedgerView {
+    /// The six decision fields, checked in SPEC order, then `failing_seed`.
+    pub const DECISION_FIELDS: [&'static str; 6] = [
+        "planned_seeds",
+        "attempted_seeds",
+        "stopped_early",
+        "shrink_stable",
+        "oracle_source",
+        "fixture_hash",
+    ];
+
+    /// Reads the decision fields of a receipt's text.
+    pub fn parse(text: &str) -> Result<LedgerView, ParseError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| ParseError::from_json_syntax(&e))?;
+        LedgerView::from_value(&value).map_err(|e| match e {
+            ParseError::Field(mut f) => {
+                f.line = key_line(text, f.field.split('[').next().unwrap_or(&f.field));
+                ParseError::Field(f)
+            }
+            other => other,
+        })
+    }
+
+    /// Reads the decision fields of a JSON value (no line numbers in errors).
+    pub fn from_value(value: &Value) -> Result<LedgerView, ParseError> {
+        let Value::Object(map) = value else {
+            return Err(ParseError::NotObject);
+        };
+        let err = |field: &str, problem| FieldError {
+            field: field.to_string(),
+            line: None,
+            problem,
+        };
+        let seeds = |key: &str| check_seed_list(map.get(key), key).map_err(|(f, p)| err(&f, p));
+        let flag = |key: &str| match map.get(key) {
+            None | Some(Value::Null) => Err(err(key, FieldProblem::Missing)),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(err(
+                key,
+                FieldProblem::Invalid {
+                    expected: "true or false",
+                },
+            )),
+        };
+        let text = |key: &str| match map.get(key) {
+            None | Some(Value::Null) => Err(err(key, FieldProblem::Missing)),
+            Some(Value::String(s)) if s.is_empty() => Err(err(key, FieldProblem::Missing)),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(err(
+                key,
+                FieldProblem::Invalid {
+                    expected: "a string",
+                },
+            )),
+        };
+        let planned_seeds = seeds("planned_seeds")?;
+        let attempted_seeds = seeds("attempted_seeds")?;
+        let stopped_early = flag("stopped_early")?;
+        let shrink_stable = flag("shrink_stable")?;
+        let oracle_source = text("oracle_source")?;
+        let fixture_hash = text("fixture_hash")?;
+        let failing_seed = match map.get("failing_seed") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(seed_from_json(v).ok_or_else(|| {
+                err(
+                    "failing_seed",
+                    FieldProblem::Invalid {
+                        expected: "a seed or null",
+                    },
+                )
+            })?),
+        };
+        Ok(LedgerView {
+            planned_seeds,
+            attempted_seeds,
+            stopped_early,
+            shrink_stable,
+            oracle_source,
+            fixture_hash,
+            failing_seed,
+        })
+    }
+}
+
+fn check_seed_list(value: Option<&Value>, key: &str) -> Result<Vec<u64>, (String, FieldProblem)> {
+    match value {
+        None | Some(Value::Null) => Err((key.to_string(), FieldProblem::Missing)),
+        Some(v) => seeds_from_json(v).map_err(|bad| match bad {
+            Some(i) => (
+                format!("{key}[{i}]"),
+                FieldProblem::Invalid {
+                    expected: "a seed (an integer in 0..=2^64-1)",
+                },
+            ),
+            None => (
+                key.to_string(),
+                FieldProblem::Invalid {
+                    expected: "a list of seeds",
+                },
+            ),
+        }),
+    }
+}
+
+/// The 1-based line of the first `"key"` followed by `:` in `text`, if any.
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    let quoted = format!("\"{key}\"");
+    let mut from = 0;
+    while let Some(at) = text[from..].find(&quoted) {
+        let end = from + at + quoted.len();
+        if text[end..].trim_start().starts_with(':') {
+            return Some(text[..from + at].matches('\n').count() + 1);
+        }
+        from = end;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests;

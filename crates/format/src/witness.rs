@@ -1,0 +1,269 @@
+//! Witness rows: one JSON object per line, one line per trial (SPEC: Witness row).
+
+use crate::errors::{FieldError, FieldProblem, ParseError};
+use crate::seed::seed_from_json;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+/// Which runner produced a witness row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Runner {
+    Local,
+    Remote,
+}
+
+impl Runner {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Runner::Local => "local",
+            Runner::Remote => "remote",
+        }
+    }
+}
+
+impl fmt::Display for Runner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A trial's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    Fail,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+        }
+    }
+}
+
+/// One witness row.
+///
+/// # Format
+///
+/// One JSON object per line (JSON Lines) with exactly these fields: `witness_id` (string,
+/// unique), `property_id` (string), `property_digest` (64 lowercase hex), `fixture_pin`
+/// (64 lowercase hex), `bound` (string), `seed` (u64), `verdict` (`pass` | `fail`),
+/// `signature` (`ok` for a pass, the stable failure signature for a fail), `runner`
+/// (`local` | `remote`), `freeze_writer` (bool). Rows are appended, never rewritten.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WitnessRow {
+    pub witness_id: String,
+    pub property_id: String,
+    pub property_digest: String,
+    pub fixture_pin: String,
+    pub bound: String,
+    pub seed: u64,
+    pub verdict: Verdict,
+    pub signature: String,
+    pub runner: Runner,
+    pub freeze_writer: bool,
+}
+
+/// One non-blank line of a witness file, read leniently: a bad line is kept, with what
+/// could be learnt from it, so that a gate can reject the batch naming it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WitnessLine {
+    /// 1-based line number in the file.
+    pub line: usize,
+    /// The row's `witness_id` when it has a non-empty string one, even if the row is bad.
+    pub witness_id: Option<String>,
+    /// The raw object says `"runner": "remote"` and `"freeze_writer": true`, whether or not
+    /// the rest of the row is well formed.
+    pub remote_minting: bool,
+    pub row: Result<WitnessRow, ParseError>,
+}
+
+impl WitnessRow {
+    /// The row as one line of JSON (no trailing newline).
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Reads one row from a JSON value, naming the first missing or invalid field.
+    pub fn from_value(value: &Value) -> Result<WitnessRow, ParseError> {
+        let Value::Object(map) = value else {
+            return Err(ParseError::NotObject);
+        };
+        let err = |field: &str, problem| FieldError {
+            field: field.to_string(),
+            line: None,
+            problem,
+        };
+        let text = |key: &str| match map.get(key) {
+            None | Some(Value::Null) => Err(err(key, FieldProblem::Missing)),
+            Some(Value::String(s)) if s.is_empty() => Err(err(key, FieldProblem::Missing)),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(err(
+                key,
+                FieldProblem::Invalid {
+                    expected: "a string",
+                },
+            )),
+        };
+        let witness_id = text("witness_id")?;
+        let property_id = text("property_id")?;
+        let property_digest = text("property_digest")?;
+        let fixture_pin = text("fixture_pin")?;
+        let bound = text("bound")?;
+        let seed = match map.get("seed") {
+            None | Some(Value::Null) => return Err(err("seed", FieldProblem::Missing).into()),
+            Some(v) => seed_from_json(v).ok_or_else(|| {
+                err(
+                    "seed",
+                    FieldProblem::Invalid {
+                        expected: "a seed (an integer in 0..=2^64-1)",
+                    },
+                )
+            })?,
+        };
+        let verdict = match text("verdict")?.as_str() {
+            "pass" => Verdict::Pass,
+            "fail" => Verdict::Fail,
+            _ => {
+                return Err(err(
+                    "verdict",
+                    FieldProblem::Invalid {
+                        expected: "`pass` or `fail`",
+                    },
+                )
+                .into());
+            }
+        };
+        let signature = text("signature")?;
+        let runner = match text("runner")?.as_str() {
+            "local" => Runner::Local,
+            "remote" => Runner::Remote,
+            _ => {
+                return Err(err(
+                    "runner",
+                    FieldProblem::Invalid {
+                        expected: "`local` or `remote`",
+                    },
+                )
+                .into());
+            }
+        };
+        let freeze_writer = match map.get("freeze_writer") {
+            None | Some(Value::Null) => {
+                return Err(err("freeze_writer", FieldProblem::Missing).into());
+            }
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(err(
+                    "freeze_writer",
+                    FieldProblem::Invalid {
+                        expected: "true or false",
+                    },
+                )
+                .into());
+            }
+        };
+        Ok(WitnessRow {
+            witness_id,
+            property_id,
+            property_digest,
+            fixture_pin,
+            bound,
+            seed,
+            verdict,
+            signature,
+            runner,
+            freeze_writer,
+        })
+    }
+}
+
+/// Reads every non-blank line of a witness file's text, keeping bad lines as errors.
+pub fn parse_witness_lines(text: &str) -> Vec<WitnessLine> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            let line = i + 1;
+            let value: Value = match serde_json::from_str(l) {
+                Ok(v) => v,
+                Err(e) => {
+                    return WitnessLine {
+                        line,
+                        witness_id: None,
+                        remote_minting: false,
+                        row: Err(ParseError::from_json_syntax(&e)),
+                    };
+                }
+            };
+            let witness_id = value
+                .get("witness_id")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty());
+            let remote_minting = value.get("runner").and_then(Value::as_str) == Some("remote")
+                && value.get("freeze_writer").and_then(Value::as_bool) == Some(true);
+            let row = WitnessRow::from_value(&value).map_err(|e| match e {
+                ParseError::Field(mut f) => {
+                    f.line = Some(line);
+                    ParseError::Field(f)
+                }
+                other => other,
+            });
+            WitnessLine {
+                line,
+                witness_id: witness_id.map(str::to_string),
+                remote_minting,
+                row,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOCAL: &str = r#"{"witness_id":"w-local-1","property_id":"order_total_nonneg","property_digest":"dd","fixture_pin":"pp","bound":"total>=0","seed":17,"verdict":"fail","signature":"AssertionError","runner":"local","freeze_writer":false}"#;
+
+    #[test]
+    fn reads_the_seed_documents_row() {
+        let lines = parse_witness_lines(&format!("{LOCAL}\n\n"));
+        assert_eq!(lines.len(), 1);
+        let row = lines[0].row.clone().unwrap();
+        assert_eq!(row.verdict, Verdict::Fail);
+        assert_eq!(row.runner, Runner::Local);
+        assert_eq!(
+            WitnessRow::from_value(&serde_json::from_str(&row.to_json_line()).unwrap()).unwrap(),
+            row
+        );
+    }
+
+    #[test]
+    fn bad_lines_are_kept_with_id_and_line() {
+        let missing_sig = LOCAL.replace(r#""signature":"AssertionError","#, "");
+        let minting = LOCAL.replace(
+            r#""runner":"local","freeze_writer":false"#,
+            r#""runner":"remote","freeze_writer":true"#,
+        );
+        let cloud = LOCAL.replace(r#""runner":"local""#, r#""runner":"cloud""#);
+        let float_seed = LOCAL.replace(r#""seed":17"#, r#""seed":17.0"#);
+        let text = format!("not json\n{missing_sig}\n{minting}\n{cloud}\n{float_seed}\n");
+        let lines = parse_witness_lines(&text);
+        assert_eq!(lines.len(), 5);
+        assert!(matches!(lines[0].row, Err(ParseError::NotJson { .. })));
+        assert_eq!(lines[0].witness_id, None);
+        assert_eq!(lines[1].line, 2);
+        assert_eq!(lines[1].witness_id.as_deref(), Some("w-local-1"));
+        assert!(
+            matches!(&lines[1].row, Err(ParseError::Field(f)) if f.field == "signature" && f.line == Some(2))
+        );
+        assert!(lines[2].remote_minting && lines[2].row.is_ok());
+        assert!(matches!(&lines[3].row, Err(ParseError::Field(f)) if f.field == "runner"));
+        assert!(matches!(&lines[4].row, Err(ParseError::Field(f)) if f.field == "seed"));
+    }
+}

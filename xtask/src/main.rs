@@ -1,0 +1,45 @@
+//! `cargo xtask`: seedledger's command line. Thin: parses arguments (clap derive), calls the
+//! crates, and maps outcomes to the exit codes documented in [`ExitStatus`].
+
+mod gate;
+
+use clap::{Parser, Subcommand};
+use seedledger_format::ExitStatus;
+use std::process::ExitCode;
+
+/// seedledger: seeded property runs that leave evidence, and the gate that reads it.
+///
+/// Exit codes (every command): 0 success (all properties passed, every receipt
+/// freeze_eligible, freeze admitted); 1 "no" (a property failed, a receipt is not eligible,
+/// a freeze is refused); 2 error (unreadable input, bad arguments, I/O failure).
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Close receipts, decide freezes, print pins and digests.
+    #[command(subcommand)]
+    Gate(gate::GateCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitStatus::Error.into()
+            } else {
+                ExitStatus::Success.into()
+            };
+        }
+    };
+    let status = match cli.command {
+        Command::Gate(cmd) => gate::run(cmd),
+    };
+    status.into()
+}
