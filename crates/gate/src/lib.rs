@@ -1,0 +1,1 @@
+//! seedledger-gate (being written).

@@ -1,0 +1,1 @@
+//! seedledger-orders (being written).

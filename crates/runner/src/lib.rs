@@ -1,0 +1,1 @@
+//! seedledger-runner (being written).
