@@ -1,6 +1,8 @@
 //! `cargo xtask`: seedledger's command line. Thin: parses arguments (clap derive), calls the
 //! crates, and maps outcomes to the exit codes documented in [`ExitStatus`].
 
+mod bench;
+mod bench_shrink;
 mod gate;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +26,9 @@ enum Command {
     /// Close receipts, decide freezes, print pins and digests.
     #[command(subcommand)]
     Gate(gate::GateCommand),
+    /// Benchmarks that print figures: `bench shrink`, `bench runner`.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +45,7 @@ fn main() -> ExitCode {
     };
     let status = match cli.command {
         Command::Gate(cmd) => gate::run(cmd),
+        Command::Bench(cmd) => bench::run(cmd),
     };
     status.into()
 }

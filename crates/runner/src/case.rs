@@ -1,0 +1,335 @@
+//! The test case: the one stream of choices every draw goes through.
+//!
+//! A choice is a non-negative integer `0..=max` whose value is its *simplicity rank*: 0 is
+//! the simplest answer (see `generators.rs` for how each generator maps ranks to values). A test
+//! case either draws its choices from a seed's random stream or replays a recorded choice
+//! sequence; recording (choices, their bounds, and labelled spans around every sub-draw) is
+//! switched on for replays and for the re-run of a failing seed, and off for the fast path
+//! of the main run. Both random modes consume the random stream identically, so a seed means
+//! the same input with and without recording.
+//!
+//! A replay that asks for more choices than it holds stops with [`Stop::Overrun`]; a recorded
+//! value above the bound now asked for stops with [`Stop::Invalid`]. Both unwind out of the
+//! property (without running the panic hook) and are caught by the executor.
+
+use crate::rng::SeedRng;
+
+/// Most choices one test case may make before it is cut off as [`Stop::Overrun`].
+pub const MAX_CHOICES: usize = 1 << 20;
+
+/// Why a test case stopped before the property finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// A replay ran out of recorded choices, or the case exceeded [`MAX_CHOICES`].
+    Overrun,
+    /// A replayed choice is above the bound now asked for, or a filter rejected every try.
+    Invalid,
+}
+
+/// A labelled region of the choice sequence: the choices one sub-draw consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub label: &'static str,
+    /// Index of the first choice.
+    pub start: u32,
+    /// One past the last choice.
+    pub end: u32,
+    /// Nesting depth: top-level draws are at depth 0.
+    pub depth: u32,
+}
+
+impl Span {
+    pub fn len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+}
+
+#[derive(Debug)]
+enum Source {
+    Random(Box<RandomState>),
+    Replay { prefix: Vec<u64> },
+}
+
+/// Random-mode state: the stream and the memory that biases draws toward edges and repeats.
+#[derive(Debug)]
+struct RandomState {
+    rng: SeedRng,
+    bits: u64,
+    bits_left: u32,
+    recent: [u64; 8],
+    n_recent: usize,
+}
+
+impl RandomState {
+    #[inline]
+    fn take_bits(&mut self, n: u32) -> u64 {
+        if self.bits_left < n {
+            self.bits = self.rng.next_u64();
+            self.bits_left = 64;
+        }
+        let out = self.bits & ((1 << n) - 1);
+        self.bits >>= n;
+        self.bits_left -= n;
+        out
+    }
+
+    #[inline]
+    fn remember(&mut self, index: u64) {
+        self.recent[self.n_recent % 8] = index;
+        self.n_recent += 1;
+    }
+
+    /// A recently drawn index, if the one picked fits under `max`.
+    fn recent_one(&mut self, max: u64) -> Option<u64> {
+        let n = self.n_recent.min(8);
+        (n > 0)
+            .then(|| self.recent[self.rng.below(n as u64) as usize])
+            .filter(|&r| r <= max)
+    }
+
+    /// An index in `0..=max`, biased: one draw in four is special (0, 1, the maximum, a small
+    /// index, a repeat of a recent index, or a recent index plus or minus 1..=4); the rest
+    /// are uniform.
+    #[inline]
+    fn biased(&mut self, max: u64) -> u64 {
+        let index = if self.take_bits(2) != 0 {
+            self.rng.upto(max)
+        } else {
+            match self.take_bits(3) {
+                0 => 0,
+                1 => 1.min(max),
+                2 => max,
+                3 => self.rng.upto(max.min(255)),
+                4 => self.recent_one(max).unwrap_or_else(|| self.rng.upto(max)),
+                5 => match self.recent_one(max) {
+                    Some(r) => r.saturating_add(1 + self.rng.below(4)).min(max),
+                    None => self.rng.upto(max),
+                },
+                6 => match self.recent_one(max) {
+                    Some(r) => r.saturating_sub(1 + self.rng.below(4)),
+                    None => self.rng.upto(max),
+                },
+                _ => self.rng.upto(max),
+            }
+        };
+        self.remember(index);
+        index
+    }
+}
+
+/// The handle a property draws its input from.
+#[derive(Debug)]
+pub struct TestCase {
+    source: Source,
+    record: bool,
+    capture: bool,
+    n_choices: usize,
+    choices: Vec<u64>,
+    maxes: Vec<u64>,
+    spans: Vec<Span>,
+    depth: u32,
+    drawn: Vec<String>,
+    notes: Vec<String>,
+}
+
+/// What a recording test case consumed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Record {
+    pub choices: Vec<u64>,
+    /// The bound each choice was drawn under.
+    pub maxes: Vec<u64>,
+    /// Spans in start order (a parent before its children).
+    pub spans: Vec<Span>,
+    /// `Debug` renderings of the top-level draws, in order, when captured.
+    pub drawn: Vec<String>,
+}
+
+impl TestCase {
+    /// A test case drawing from `seed`'s stream, recording nothing (the fast path).
+    pub fn random(seed: u64) -> TestCase {
+        TestCase::new(Source::Random(Box::new(RandomState {
+            rng: SeedRng::new(seed),
+            bits: 0,
+            bits_left: 0,
+            recent: [0; 8],
+            n_recent: 0,
+        })))
+    }
+
+    /// A test case drawing from `seed`'s stream and recording every choice, span and
+    /// top-level draw: the same input as [`TestCase::random`] for the same seed.
+    pub fn recording(seed: u64) -> TestCase {
+        let mut tc = TestCase::random(seed);
+        tc.record = true;
+        tc.capture = true;
+        tc
+    }
+
+    /// A test case replaying `choices`, recording as it goes; `capture` keeps the `Debug`
+    /// renderings of top-level draws.
+    pub fn replay(choices: Vec<u64>, capture: bool) -> TestCase {
+        let mut tc = TestCase::new(Source::Replay { prefix: choices });
+        tc.record = true;
+        tc.capture = capture;
+        tc
+    }
+
+    fn new(source: Source) -> TestCase {
+        TestCase {
+            source,
+            record: false,
+            capture: false,
+            n_choices: 0,
+            choices: Vec::new(),
+            maxes: Vec::new(),
+            spans: Vec::new(),
+            depth: 0,
+            drawn: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Draws a value from `gen`, inside a span labelled with the generator's label.
+    #[inline]
+    pub fn draw<G: crate::Gen + ?Sized>(&mut self, generator: &G) -> G::Value {
+        if !self.record {
+            return generator.generate(self);
+        }
+        let at = self.spans.len();
+        self.spans.push(Span {
+            label: generator.label(),
+            start: self.n_choices as u32,
+            end: 0,
+            depth: self.depth,
+        });
+        self.depth += 1;
+        let value = generator.generate(self);
+        self.depth -= 1;
+        self.spans[at].end = self.n_choices as u32;
+        if self.capture && self.depth == 0 {
+            self.drawn.push(format!("{value:?}"));
+        }
+        value
+    }
+
+    /// Adds a line to the failure report (shown with the minimal input), like Hypothesis'
+    /// `note`. Kept only while capturing, so it costs nothing on the fast path.
+    pub fn note(&mut self, line: impl FnOnce() -> String) {
+        if self.capture {
+            self.notes.push(line());
+        }
+    }
+
+    /// The primitive: a choice in `0..=max` (0 is simplest), drawn with the standard bias.
+    #[inline]
+    pub fn choice(&mut self, max: u64) -> u64 {
+        self.choice_with(max, |r| r.biased(max))
+    }
+
+    /// A choice in `0..=max` that, when random, is uniform (no bias toward edges).
+    #[inline]
+    pub fn uniform_choice(&mut self, max: u64) -> u64 {
+        self.choice_with(max, |r| r.rng.upto(max))
+    }
+
+    /// A choice whose random value `pick` computes from the stream (it must return a value
+    /// in `0..=max`). Replays ignore `pick`.
+    #[inline]
+    fn choice_with(&mut self, max: u64, pick: impl FnOnce(&mut RandomState) -> u64) -> u64 {
+        let value = match &mut self.source {
+            Source::Random(state) => {
+                if self.n_choices >= MAX_CHOICES {
+                    stop(Stop::Overrun);
+                }
+                pick(state)
+            }
+            Source::Replay { prefix } => match prefix.get(self.n_choices) {
+                None => stop(Stop::Overrun),
+                Some(&v) if v > max => stop(Stop::Invalid),
+                Some(&v) => v,
+            },
+        };
+        self.n_choices += 1;
+        if self.record {
+            self.choices.push(value);
+            self.maxes.push(max);
+        }
+        value
+    }
+
+    /// A weighted choice among `weights.len()` alternatives: recorded as the index (0 is the
+    /// simplest alternative); when random, picked with probability proportional to weight.
+    pub(crate) fn weighted_choice(&mut self, weights: &[u32], total: u64) -> u64 {
+        let max = weights.len().saturating_sub(1) as u64;
+        self.choice_with(max, |r| {
+            let mut ticket = r.rng.below(total.max(1));
+            for (i, &w) in weights.iter().enumerate() {
+                if ticket < u64::from(w) {
+                    return i as u64;
+                }
+                ticket -= u64::from(w);
+            }
+            max
+        })
+    }
+
+    /// When random, a hidden size in `min..=max` (not a choice: collections record their
+    /// "continue?" flags instead). One in four sizes is `min` or just above it.
+    pub(crate) fn hidden_size(&mut self, min: u64, max: u64) -> Option<u64> {
+        match &mut self.source {
+            Source::Random(r) => Some(match r.take_bits(3) {
+                0 => min,
+                1 => min + r.rng.upto((max - min).min(3)),
+                _ => min + r.rng.upto(max - min),
+            }),
+            Source::Replay { .. } => None,
+        }
+    }
+
+    /// A "continue?" flag (1 = one more element). `wanted` is the random-mode answer.
+    #[inline]
+    pub(crate) fn flag(&mut self, wanted: bool) -> bool {
+        self.choice_with(1, |_| u64::from(wanted)) == 1
+    }
+
+    /// Marks the case as invalid (a filter gave up): unwinds out of the property.
+    pub fn reject(&mut self) -> ! {
+        stop(Stop::Invalid)
+    }
+
+    /// Number of choices made so far.
+    pub fn n_choices(&self) -> usize {
+        self.n_choices
+    }
+
+    /// True when this case is replaying recorded choices.
+    pub fn is_replay(&self) -> bool {
+        matches!(self.source, Source::Replay { .. })
+    }
+
+    /// What the case consumed (empty unless recording).
+    pub fn into_record(self) -> Record {
+        let mut drawn = self.drawn;
+        drawn.extend(self.notes.into_iter().map(|n| format!("note: {n}")));
+        Record {
+            choices: self.choices,
+            maxes: self.maxes,
+            spans: self.spans,
+            drawn,
+        }
+    }
+
+    /// The `Debug` renderings of the top-level draws so far.
+    pub fn drawn(&self) -> &[String] {
+        &self.drawn
+    }
+}
+
+/// Unwinds out of the property with `why`, without running the panic hook.
+fn stop(why: Stop) -> ! {
+    std::panic::resume_unwind(Box::new(why))
+}

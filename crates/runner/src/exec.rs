@@ -1,0 +1,143 @@
+//! Executing one trial: the property runs under `catch_unwind`; a panic's message and
+//! location are captured by a process-wide hook (installed once) and not printed while a
+//! trial is running on this thread; other panics go to the previous hook as usual.
+
+use crate::case::{Record, Stop, TestCase};
+use crate::property::{Fixture, PropError, Property};
+use crate::signature::panic_signature;
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+/// How a trial ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Pass,
+    Fail(Failure),
+    /// The choices ran out (replays only): not a verdict about the property.
+    Overrun,
+    /// The choices do not describe a valid input (replays only).
+    Invalid,
+}
+
+/// A failing trial.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The stable failure signature (see `signature.rs`).
+    pub signature: String,
+    /// The message with its values, for people.
+    pub message: String,
+    pub location: Option<String>,
+}
+
+impl Outcome {
+    pub fn failure(&self) -> Option<&Failure> {
+        match self {
+            Outcome::Fail(f) => Some(f),
+            _ => None,
+        }
+    }
+}
+
+thread_local! {
+    static CAPTURING: Cell<bool> = const { Cell::new(false) };
+    static CAUGHT: RefCell<Option<(String, Option<String>, Option<String>)>> = const { RefCell::new(None) };
+}
+
+static HOOK: Once = Once::new();
+
+fn install_hook() {
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !CAPTURING.with(Cell::get) {
+                previous(info);
+                return;
+            }
+            let message = payload_message(info.payload());
+            let file = info.location().map(|l| l.file().to_string());
+            let at = info.location().map(crate::property::location);
+            CAUGHT.with(|c| *c.borrow_mut() = Some((message, file, at)));
+        }));
+    });
+}
+
+fn payload_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_string()
+    }
+}
+
+/// Runs `property` once on `tc`.
+pub fn execute(property: &Property, tc: &mut TestCase, fixture: &Fixture) -> Outcome {
+    install_hook();
+    let was = CAPTURING.with(|c| c.replace(true));
+    let result = panic::catch_unwind(AssertUnwindSafe(|| (property.test)(tc, fixture)));
+    CAPTURING.with(|c| c.set(was));
+    match result {
+        Ok(Ok(())) => Outcome::Pass,
+        Ok(Err(err)) => Outcome::Fail(failure_of(&err)),
+        Err(payload) => {
+            if let Some(stop) = payload.downcast_ref::<Stop>() {
+                let replay = tc.is_replay();
+                return match (stop, replay) {
+                    (Stop::Overrun, true) => Outcome::Overrun,
+                    (Stop::Invalid, true) => Outcome::Invalid,
+                    // A random input that cannot be built is reported, never hidden.
+                    (Stop::Overrun, false) => Outcome::Fail(Failure {
+                        signature: "overrun:too_many_choices".into(),
+                        message: format!(
+                            "the input needed more than {} choices",
+                            crate::case::MAX_CHOICES
+                        ),
+                        location: None,
+                    }),
+                    (Stop::Invalid, false) => Outcome::Fail(Failure {
+                        signature: "invalid:filter_exhausted".into(),
+                        message: format!(
+                            "a filter rejected {} tries in a row",
+                            crate::generators::FILTER_TRIES
+                        ),
+                        location: None,
+                    }),
+                };
+            }
+            let (message, file, location) = CAUGHT
+                .with(|c| c.borrow_mut().take())
+                .unwrap_or_else(|| (payload_message(payload.as_ref()), None, None));
+            Outcome::Fail(Failure {
+                signature: panic_signature(file.as_deref(), &message),
+                message,
+                location,
+            })
+        }
+    }
+}
+
+fn failure_of(err: &PropError) -> Failure {
+    Failure {
+        signature: err.signature(),
+        message: err.message.clone(),
+        location: err.location.clone(),
+    }
+}
+
+/// The result of running a property on a recording test case.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    pub outcome: Outcome,
+    pub record: Record,
+}
+
+/// Runs `property` on `tc` (which should be recording) and returns what it consumed.
+pub fn evaluate(property: &Property, mut tc: TestCase, fixture: &Fixture) -> Evaluation {
+    let outcome = execute(property, &mut tc, fixture);
+    Evaluation {
+        outcome,
+        record: tc.into_record(),
+    }
+}

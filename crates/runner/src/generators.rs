@@ -1,0 +1,657 @@
+//! Generators: how values are built from choices.
+//!
+//! Every generator draws only through [`TestCase`] choices, so the same choices always build
+//! the same value and the shrinker can work on choices alone. The encodings make smaller
+//! choices mean simpler values (the order the shrinker minimises):
+//!
+//! * integers in `lo..=hi`: the choice is the distance from the shrink target — 0 when the
+//!   range holds 0, else the bound nearest 0 — alternating positive before negative
+//!   (`0, 1, -1, 2, -2, ...`) while both sides have room;
+//! * `bool`: `false` is 0; `Option`: `None` is 0, then the value;
+//! * collections: a "continue?" flag (1 = one more element) before each element past the
+//!   minimum size and before the maximum, so deleting an element deletes a block of choices;
+//! * alternatives: the index first, the first (simplest) alternative at 0;
+//! * filters: up to [`FILTER_TRIES`] tries, each a fresh sub-draw; then the case is invalid;
+//! * every sub-draw sits in a span labelled with its generator's label.
+
+use crate::case::TestCase;
+use std::fmt::Debug;
+use std::marker::PhantomData;
+use std::ops::RangeInclusive;
+use std::rc::Rc;
+
+/// How many tries a [`Filter`] makes before the test case is rejected as invalid.
+pub const FILTER_TRIES: u32 = 32;
+
+/// Default maximum size of collections and strings built without explicit sizes.
+pub const DEFAULT_MAX_SIZE: usize = 64;
+
+/// Something that builds values of one type from a test case's choices.
+pub trait Gen {
+    type Value: Debug;
+
+    /// Builds a value. Sub-draws should go through [`TestCase::draw`] so they get spans.
+    fn generate(&self, tc: &mut TestCase) -> Self::Value;
+
+    /// The span label of this generator's draws (used by the shrinker to match structures).
+    fn label(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
+
+    /// Values transformed by `f`.
+    fn map<U: Debug, F: Fn(Self::Value) -> U>(self, f: F) -> Map<Self, F>
+    where
+        Self: Sized,
+    {
+        Map { inner: self, f }
+    }
+
+    /// Values for which `pred` holds, retrying up to [`FILTER_TRIES`] times.
+    fn filter<F: Fn(&Self::Value) -> bool>(self, pred: F) -> Filter<Self, F>
+    where
+        Self: Sized,
+    {
+        Filter { inner: self, pred }
+    }
+
+    /// Dependent generation: draw a value, then draw from the generator `f` makes of it.
+    fn flat_map<H: Gen, F: Fn(Self::Value) -> H>(self, f: F) -> FlatMap<Self, F>
+    where
+        Self: Sized,
+    {
+        FlatMap { inner: self, f }
+    }
+
+    /// A type-erased, cheaply clonable generator (for recursion and alternatives).
+    fn boxed(self) -> BoxedGen<Self::Value>
+    where
+        Self: Sized + 'static,
+    {
+        BoxedGen(Rc::new(self))
+    }
+}
+
+impl<G: Gen + ?Sized> Gen for &G {
+    type Value = G::Value;
+    fn generate(&self, tc: &mut TestCase) -> G::Value {
+        (**self).generate(tc)
+    }
+    fn label(&self) -> &'static str {
+        (**self).label()
+    }
+}
+
+// ---------------------------------------------------------------- integers
+
+/// Integer types generators can produce. The mapping goes through `i128`, so it does not
+/// depend on pointer width.
+pub trait Int: Copy + Debug + 'static {
+    const MIN: i128;
+    const MAX: i128;
+    fn to_i128(self) -> i128;
+    fn from_i128(v: i128) -> Self;
+}
+
+macro_rules! impl_int {
+    ($($t:ty),*) => {$(
+        impl Int for $t {
+            const MIN: i128 = <$t>::MIN as i128;
+            const MAX: i128 = <$t>::MAX as i128;
+            #[inline]
+            fn to_i128(self) -> i128 { self as i128 }
+            #[inline]
+            fn from_i128(v: i128) -> Self { v as $t }
+        }
+    )*};
+}
+impl_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// Integers in a range; see [`int`].
+#[derive(Debug, Clone, Copy)]
+pub struct IntGen<T> {
+    lo: i128,
+    hi: i128,
+    _t: PhantomData<T>,
+}
+
+/// Integers in `range` (inclusive), shrinking toward 0 or the bound nearest 0.
+/// An empty range (`hi < lo`) is treated as the single value `lo`.
+pub fn int<T: Int>(range: RangeInclusive<T>) -> IntGen<T> {
+    let lo = range.start().to_i128();
+    let hi = range.end().to_i128().max(lo);
+    IntGen {
+        lo,
+        hi,
+        _t: PhantomData,
+    }
+}
+
+/// Any value of an integer type.
+pub fn any_int<T: Int>() -> IntGen<T> {
+    IntGen {
+        lo: T::MIN,
+        hi: T::MAX,
+        _t: PhantomData,
+    }
+}
+
+impl<T: Int> IntGen<T> {
+    /// The largest choice: `hi - lo`.
+    #[inline]
+    pub fn max_index(&self) -> u64 {
+        (self.hi - self.lo) as u64
+    }
+
+    /// The value of choice `index` (see the module docs for the order).
+    #[inline]
+    pub fn value_of(&self, index: u64) -> T {
+        let (lo, hi, k) = (self.lo, self.hi, i128::from(index));
+        let v = if lo >= 0 {
+            lo + k
+        } else if hi <= 0 {
+            hi - k
+        } else {
+            let m = hi.min(-lo);
+            if k <= 2 * m {
+                if k % 2 == 1 { (k + 1) / 2 } else { -(k / 2) }
+            } else if hi > -lo {
+                k - m
+            } else {
+                -(k - m)
+            }
+        };
+        T::from_i128(v)
+    }
+
+    /// The choice that yields `value` (the inverse of [`IntGen::value_of`]).
+    pub fn index_of(&self, value: T) -> u64 {
+        let (lo, hi, v) = (self.lo, self.hi, value.to_i128().clamp(self.lo, self.hi));
+        let k = if lo >= 0 {
+            v - lo
+        } else if hi <= 0 {
+            hi - v
+        } else {
+            let m = hi.min(-lo);
+            if v.abs() <= m {
+                if v > 0 { 2 * v - 1 } else { -2 * v }
+            } else {
+                v.abs() + m
+            }
+        };
+        k as u64
+    }
+}
+
+impl<T: Int> Gen for IntGen<T> {
+    type Value = T;
+    #[inline]
+    fn generate(&self, tc: &mut TestCase) -> T {
+        let index = tc.choice(self.max_index());
+        self.value_of(index)
+    }
+    fn label(&self) -> &'static str {
+        "int"
+    }
+}
+
+// ---------------------------------------------------------------- bool, char, floats
+
+/// `false` or `true` (false is simpler).
+#[derive(Debug, Clone, Copy)]
+pub struct BoolGen;
+
+pub fn boolean() -> BoolGen {
+    BoolGen
+}
+
+impl Gen for BoolGen {
+    type Value = bool;
+    fn generate(&self, tc: &mut TestCase) -> bool {
+        tc.uniform_choice(1) == 1
+    }
+    fn label(&self) -> &'static str {
+        "bool"
+    }
+}
+
+/// Characters; see [`char_any`] and [`char_in`].
+#[derive(Debug, Clone, Copy)]
+pub struct CharGen {
+    lo: u32,
+    hi: u32,
+    ascii_first: bool,
+}
+
+const ASCII_ORDER: &[u8; 95] =
+    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+
+/// Any Unicode scalar value; the 95 printable ASCII characters come first (`'a'` is the
+/// simplest), then every scalar value in code point order.
+pub fn char_any() -> CharGen {
+    CharGen {
+        lo: 0,
+        hi: 0x10FFFF,
+        ascii_first: true,
+    }
+}
+
+/// Characters in `range` (code point order from the low end; surrogates skipped).
+pub fn char_in(range: RangeInclusive<char>) -> CharGen {
+    let (lo, hi) = (u32::from(*range.start()), u32::from(*range.end()));
+    CharGen {
+        lo,
+        hi: hi.max(lo),
+        ascii_first: false,
+    }
+}
+
+impl CharGen {
+    fn n_scalars(&self) -> u64 {
+        // Scalar values in lo..=hi, surrogates excluded.
+        let total = u64::from(self.hi - self.lo) + 1;
+        let s_lo = self.lo.max(0xD800);
+        let s_hi = self.hi.min(0xDFFF);
+        total
+            - if s_lo <= s_hi {
+                u64::from(s_hi - s_lo) + 1
+            } else {
+                0
+            }
+    }
+
+    fn scalar(&self, index: u64) -> char {
+        let lo = if (0xD800..=0xDFFF).contains(&self.lo) {
+            0xE000
+        } else {
+            self.lo
+        };
+        let mut cp = u64::from(lo) + index;
+        if lo < 0xD800 && cp >= 0xD800 {
+            cp += 0x800;
+        }
+        char::from_u32(cp as u32).unwrap_or('\u{FFFD}')
+    }
+}
+
+impl Gen for CharGen {
+    type Value = char;
+    fn generate(&self, tc: &mut TestCase) -> char {
+        let n = self.n_scalars();
+        if self.ascii_first {
+            let index = tc.choice(95 + n - 1);
+            match ASCII_ORDER.get(index as usize) {
+                Some(&b) => char::from(b),
+                None => self.scalar(index - 95),
+            }
+        } else {
+            self.scalar(tc.choice(n - 1))
+        }
+    }
+    fn label(&self) -> &'static str {
+        "char"
+    }
+}
+
+/// `f64` in `[0, 1)` with 53 bits of precision (0.0 is simplest).
+#[derive(Debug, Clone, Copy)]
+pub struct UnitF64;
+
+pub fn unit_f64() -> UnitF64 {
+    UnitF64
+}
+
+impl Gen for UnitF64 {
+    type Value = f64;
+    fn generate(&self, tc: &mut TestCase) -> f64 {
+        let index = tc.choice((1 << 53) - 1);
+        index as f64 / (1u64 << 53) as f64
+    }
+    fn label(&self) -> &'static str {
+        "f64"
+    }
+}
+
+// ---------------------------------------------------------------- collections
+
+/// Size bounds of a collection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizes {
+    pub min: usize,
+    pub max: usize,
+}
+
+impl From<RangeInclusive<usize>> for Sizes {
+    fn from(r: RangeInclusive<usize>) -> Sizes {
+        Sizes {
+            min: *r.start(),
+            max: (*r.end()).max(*r.start()),
+        }
+    }
+}
+
+impl From<usize> for Sizes {
+    fn from(n: usize) -> Sizes {
+        Sizes { min: n, max: n }
+    }
+}
+
+/// Draws the elements of a collection: `push` is called once per element.
+#[inline]
+fn draw_elements<G: Gen>(
+    tc: &mut TestCase,
+    elem: &G,
+    sizes: Sizes,
+    mut push: impl FnMut(G::Value),
+) {
+    let target = tc.hidden_size(sizes.min as u64, sizes.max as u64);
+    let mut n = 0usize;
+    while n < sizes.max {
+        if n >= sizes.min {
+            let wanted = target.is_some_and(|t| (n as u64) < t);
+            if !tc.flag(wanted) {
+                break;
+            }
+        }
+        push(tc.draw(elem));
+        n += 1;
+    }
+}
+
+/// `Vec`s of `elem` values; see [`vec`].
+#[derive(Debug, Clone)]
+pub struct VecGen<G> {
+    elem: G,
+    sizes: Sizes,
+}
+
+/// `Vec`s of `elem` values with a length in `sizes` (a range or an exact length).
+pub fn vec<G: Gen>(elem: G, sizes: impl Into<Sizes>) -> VecGen<G> {
+    VecGen {
+        elem,
+        sizes: sizes.into(),
+    }
+}
+
+impl<G: Gen> Gen for VecGen<G> {
+    type Value = Vec<G::Value>;
+    fn generate(&self, tc: &mut TestCase) -> Vec<G::Value> {
+        let mut out = Vec::new();
+        draw_elements(tc, &self.elem, self.sizes, |v| out.push(v));
+        out
+    }
+    fn label(&self) -> &'static str {
+        "vec"
+    }
+}
+
+/// `BTreeSet`s built from up to `sizes.max` drawn elements (duplicates collapse, so the set
+/// may be smaller than the number drawn).
+pub fn btree_set<G: Gen>(elem: G, sizes: impl Into<Sizes>) -> Map<VecGen<G>, SetFromVec<G::Value>>
+where
+    G::Value: Ord,
+{
+    vec(elem, sizes).map(|v| v.into_iter().collect())
+}
+
+type SetFromVec<T> = fn(Vec<T>) -> std::collections::BTreeSet<T>;
+
+/// `String`s of characters from `chars` with a length in `sizes` (in characters).
+#[derive(Debug, Clone)]
+pub struct StringGen<G> {
+    chars: G,
+    sizes: Sizes,
+}
+
+pub fn string_of<G: Gen<Value = char>>(chars: G, sizes: impl Into<Sizes>) -> StringGen<G> {
+    StringGen {
+        chars,
+        sizes: sizes.into(),
+    }
+}
+
+/// Strings of any characters, 0 to [`DEFAULT_MAX_SIZE`] long.
+pub fn string() -> StringGen<CharGen> {
+    string_of(char_any(), 0..=DEFAULT_MAX_SIZE)
+}
+
+impl<G: Gen<Value = char>> Gen for StringGen<G> {
+    type Value = String;
+    fn generate(&self, tc: &mut TestCase) -> String {
+        let mut out = String::new();
+        draw_elements(tc, &self.chars, self.sizes, |c| out.push(c));
+        out
+    }
+    fn label(&self) -> &'static str {
+        "string"
+    }
+}
+
+/// `None` or `Some` of `inner` (None is simpler).
+#[derive(Debug, Clone)]
+pub struct OptionGen<G>(G);
+
+pub fn option<G: Gen>(inner: G) -> OptionGen<G> {
+    OptionGen(inner)
+}
+
+impl<G: Gen> Gen for OptionGen<G> {
+    type Value = Option<G::Value>;
+    fn generate(&self, tc: &mut TestCase) -> Option<G::Value> {
+        if tc.uniform_choice(1) == 1 {
+            Some(tc.draw(&self.0))
+        } else {
+            None
+        }
+    }
+    fn label(&self) -> &'static str {
+        "option"
+    }
+}
+
+// ---------------------------------------------------------------- tuples
+
+macro_rules! impl_tuple {
+    ($($name:ident $idx:tt),*) => {
+        impl<$($name: Gen),*> Gen for ($($name,)*) {
+            type Value = ($($name::Value,)*);
+            fn generate(&self, tc: &mut TestCase) -> Self::Value {
+                ($(tc.draw(&self.$idx),)*)
+            }
+            fn label(&self) -> &'static str {
+                "tuple"
+            }
+        }
+    };
+}
+impl_tuple!(A 0, B 1);
+impl_tuple!(A 0, B 1, C 2);
+impl_tuple!(A 0, B 1, C 2, D 3);
+impl_tuple!(A 0, B 1, C 2, D 3, E 4);
+impl_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
+
+// ---------------------------------------------------------------- alternatives
+
+/// A type-erased generator.
+pub struct BoxedGen<T>(Rc<dyn Gen<Value = T>>);
+
+impl<T> Clone for BoxedGen<T> {
+    fn clone(&self) -> Self {
+        BoxedGen(Rc::clone(&self.0))
+    }
+}
+
+impl<T: Debug> std::fmt::Debug for BoxedGen<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BoxedGen({})", self.0.label())
+    }
+}
+
+impl<T: Debug> Gen for BoxedGen<T> {
+    type Value = T;
+    fn generate(&self, tc: &mut TestCase) -> T {
+        self.0.generate(tc)
+    }
+    fn label(&self) -> &'static str {
+        self.0.label()
+    }
+}
+
+/// One of several alternatives, chosen with weights; see [`one_of`] and [`weighted`].
+#[derive(Debug, Clone)]
+pub struct OneOf<T> {
+    alternatives: Vec<BoxedGen<T>>,
+    weights: Vec<u32>,
+    total: u64,
+}
+
+/// One of `alternatives`, uniformly; the first is the simplest. Panics on an empty list.
+pub fn one_of<T: Debug>(alternatives: Vec<BoxedGen<T>>) -> OneOf<T> {
+    weighted(alternatives.into_iter().map(|g| (1, g)).collect())
+}
+
+/// One of `alternatives`, each chosen with probability proportional to its weight; the
+/// first is the simplest. An empty list or zero total weight is a programming error.
+pub fn weighted<T: Debug>(alternatives: Vec<(u32, BoxedGen<T>)>) -> OneOf<T> {
+    assert!(
+        !alternatives.is_empty(),
+        "one_of/weighted need at least one alternative"
+    );
+    let weights: Vec<u32> = alternatives.iter().map(|(w, _)| *w).collect();
+    let total = weights.iter().map(|&w| u64::from(w)).sum::<u64>();
+    assert!(total > 0, "weighted needs a positive total weight");
+    OneOf {
+        alternatives: alternatives.into_iter().map(|(_, g)| g).collect(),
+        weights,
+        total,
+    }
+}
+
+impl<T: Debug> Gen for OneOf<T> {
+    type Value = T;
+    fn generate(&self, tc: &mut TestCase) -> T {
+        let i = tc.weighted_choice(&self.weights, self.total) as usize;
+        tc.draw(&self.alternatives[i.min(self.alternatives.len() - 1)])
+    }
+    fn label(&self) -> &'static str {
+        "one_of"
+    }
+}
+
+/// One of `values` (the first is the simplest).
+pub fn select<T: Clone + Debug + 'static>(values: Vec<T>) -> Map<IntGen<u64>, impl Fn(u64) -> T> {
+    assert!(!values.is_empty(), "select needs at least one value");
+    let last = values.len() as u64 - 1;
+    int(0..=last).map(move |i| values[i as usize].clone())
+}
+
+/// Always `value` (draws nothing).
+pub fn just<T: Clone + Debug>(value: T) -> Just<T> {
+    Just(value)
+}
+
+#[derive(Debug, Clone)]
+pub struct Just<T>(T);
+
+impl<T: Clone + Debug> Gen for Just<T> {
+    type Value = T;
+    fn generate(&self, _tc: &mut TestCase) -> T {
+        self.0.clone()
+    }
+    fn label(&self) -> &'static str {
+        "just"
+    }
+}
+
+/// A generator written as a function of the test case (for custom structures).
+pub fn from_fn<T: Debug, F: Fn(&mut TestCase) -> T>(label: &'static str, f: F) -> FromFn<F> {
+    FromFn { label, f }
+}
+
+#[derive(Clone)]
+pub struct FromFn<F> {
+    label: &'static str,
+    f: F,
+}
+
+impl<T: Debug, F: Fn(&mut TestCase) -> T> Gen for FromFn<F> {
+    type Value = T;
+    fn generate(&self, tc: &mut TestCase) -> T {
+        (self.f)(tc)
+    }
+    fn label(&self) -> &'static str {
+        self.label
+    }
+}
+
+/// Recursive structures: `leaf` at the bottom, `branch` building one level from the level
+/// below, at most `max_depth` levels of `branch`. Each level is `one_of([leaf, branch])`, so
+/// the leaf is the simplest alternative at every level.
+pub fn recursive<T: Debug + 'static>(
+    max_depth: u32,
+    leaf: BoxedGen<T>,
+    branch: impl Fn(BoxedGen<T>) -> BoxedGen<T>,
+) -> BoxedGen<T> {
+    let mut level = leaf.clone();
+    for _ in 0..max_depth {
+        level = one_of(vec![leaf.clone(), branch(level)]).boxed();
+    }
+    level
+}
+
+// ---------------------------------------------------------------- combinators
+
+#[derive(Debug, Clone)]
+pub struct Map<G, F> {
+    inner: G,
+    f: F,
+}
+
+impl<G: Gen, U: Debug, F: Fn(G::Value) -> U> Gen for Map<G, F> {
+    type Value = U;
+    #[inline]
+    fn generate(&self, tc: &mut TestCase) -> U {
+        (self.f)(self.inner.generate(tc))
+    }
+    fn label(&self) -> &'static str {
+        self.inner.label()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Filter<G, F> {
+    inner: G,
+    pred: F,
+}
+
+impl<G: Gen, F: Fn(&G::Value) -> bool> Gen for Filter<G, F> {
+    type Value = G::Value;
+    fn generate(&self, tc: &mut TestCase) -> G::Value {
+        for _ in 0..FILTER_TRIES {
+            let v = tc.draw(&self.inner);
+            if (self.pred)(&v) {
+                return v;
+            }
+        }
+        tc.reject()
+    }
+    fn label(&self) -> &'static str {
+        "filter"
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct FlatMap<G, F> {
+    inner: G,
+    f: F,
+}
+
+impl<G: Gen, H: Gen, F: Fn(G::Value) -> H> Gen for FlatMap<G, F> {
+    type Value = H::Value;
+    fn generate(&self, tc: &mut TestCase) -> H::Value {
+        let first = tc.draw(&self.inner);
+        tc.draw(&(self.f)(first))
+    }
+    fn label(&self) -> &'static str {
+        "flat_map"
+    }
+}

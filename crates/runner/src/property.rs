@@ -1,0 +1,238 @@
+//! The property API: a named function that draws its input from a [`TestCase`], receives the
+//! pinned fixture bytes, and returns `Ok(())`, returns an error, or panics.
+//!
+//! ```
+//! use seedledger_runner::{Fixture, PropResult, Property, TestCase, int, prop_assert, vec};
+//!
+//! fn sum_is_order_independent(tc: &mut TestCase, _fixture: &Fixture) -> PropResult {
+//!     let xs = tc.draw(&vec(int(0..=1000u64), 0..=20));
+//!     let reversed: u64 = xs.iter().rev().sum();
+//!     prop_assert!(xs.iter().sum::<u64>() == reversed, "xs = {xs:?}");
+//!     Ok(())
+//! }
+//!
+//! const PROPERTIES: &[Property] = &[Property::new("sum_is_order_independent", sum_is_order_independent)];
+//! ```
+
+use crate::case::TestCase;
+use std::any::Any;
+use std::cell::OnceCell;
+use std::fmt;
+use std::panic::Location;
+
+/// What a property returns.
+pub type PropResult = Result<(), PropError>;
+
+/// A property bound to its spec file `props/<id>.md`.
+#[derive(Clone, Copy)]
+pub struct Property {
+    pub id: &'static str,
+    pub test: fn(&mut TestCase, &Fixture) -> PropResult,
+}
+
+impl Property {
+    pub const fn new(
+        id: &'static str,
+        test: fn(&mut TestCase, &Fixture) -> PropResult,
+    ) -> Property {
+        Property { id, test }
+    }
+}
+
+impl fmt::Debug for Property {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Property").field("id", &self.id).finish()
+    }
+}
+
+/// The pinned fixture bytes a property receives (never a path to re-read), with a cache for
+/// one parsed form so that a property need not re-parse the fixture on every trial.
+pub struct Fixture {
+    bytes: Vec<u8>,
+    parsed: OnceCell<Box<dyn Any>>,
+}
+
+impl Fixture {
+    pub fn new(bytes: Vec<u8>) -> Fixture {
+        Fixture {
+            bytes,
+            parsed: OnceCell::new(),
+        }
+    }
+
+    /// The exact bytes whose pin the receipt records.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The fixture parsed by `parse`, computed on first use and cached for every later
+    /// trial. The cache holds one type: asking for a second type parses again each time.
+    pub fn parsed<T: 'static, E: fmt::Display>(
+        &self,
+        parse: impl Fn(&[u8]) -> Result<T, E>,
+    ) -> Result<&T, PropError> {
+        if self.parsed.get().is_none() {
+            let value = parse(&self.bytes).map_err(|e| PropError::fixture(e.to_string()))?;
+            let _ = self.parsed.set(Box::new(value));
+        }
+        self.parsed
+            .get()
+            .and_then(|b| b.downcast_ref::<T>())
+            .ok_or_else(|| {
+                PropError::fixture("fixture was already parsed as another type".to_string())
+            })
+    }
+}
+
+impl fmt::Debug for Fixture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Fixture({} bytes)", self.bytes.len())
+    }
+}
+
+/// Why a property failed without panicking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PropError {
+    pub kind: PropErrorKind,
+    /// Human-readable message, with the values involved.
+    pub message: String,
+    pub location: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PropErrorKind {
+    /// A `prop_assert*!` failed; `check` is the asserted expression as written.
+    Assertion { check: String },
+    /// The property returned an error; `mode` is the error's type and variant.
+    Err { mode: String },
+    /// The fixture bytes could not be used.
+    Fixture,
+}
+
+impl PropError {
+    /// An assertion failure (used by the `prop_assert*!` macros).
+    #[track_caller]
+    pub fn assertion(check: impl Into<String>, message: String) -> PropError {
+        PropError {
+            kind: PropErrorKind::Assertion {
+                check: check.into(),
+            },
+            message,
+            location: Some(location(Location::caller())),
+        }
+    }
+
+    fn fixture(message: String) -> PropError {
+        PropError {
+            kind: PropErrorKind::Fixture,
+            message,
+            location: None,
+        }
+    }
+
+    /// The stable failure signature of this error (see [`crate::signature`]).
+    pub fn signature(&self) -> String {
+        match &self.kind {
+            PropErrorKind::Assertion { check } => {
+                format!("assert:{}", crate::signature::fold_whitespace(check))
+            }
+            PropErrorKind::Err { mode } => format!("err:{mode}"),
+            PropErrorKind::Fixture => "fixture:unusable".to_string(),
+        }
+    }
+}
+
+/// Any error a property returns with `?` becomes a failure whose mode is the error's type
+/// and (for enums) variant, read from its `Debug` form.
+impl<E: std::error::Error> From<E> for PropError {
+    #[track_caller]
+    fn from(err: E) -> PropError {
+        let debug = format!("{err:?}");
+        let variant: String = debug
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let type_name = std::any::type_name::<E>();
+        let mode = if variant.is_empty() || type_name.ends_with(&variant) {
+            type_name.to_string()
+        } else {
+            format!("{type_name}::{variant}")
+        };
+        PropError {
+            kind: PropErrorKind::Err { mode },
+            message: err.to_string(),
+            location: Some(location(Location::caller())),
+        }
+    }
+}
+
+pub(crate) fn location(at: &Location<'_>) -> String {
+    format!("{}:{}:{}", at.file(), at.line(), at.column())
+}
+
+/// Fails the property unless `cond` holds. The failure message shows the condition and the
+/// optional formatted message; the signature is `assert:<condition as written>`.
+#[macro_export]
+macro_rules! prop_assert {
+    ($cond:expr $(,)?) => {
+        if !$cond {
+            return Err($crate::PropError::assertion(stringify!($cond), format!("assertion failed: {}", stringify!($cond))));
+        }
+    };
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err($crate::PropError::assertion(
+                stringify!($cond),
+                format!("assertion failed: {}: {}", stringify!($cond), format_args!($($fmt)+)),
+            ));
+        }
+    };
+}
+
+/// Fails the property unless `left == right`, showing both values (`Debug`).
+#[macro_export]
+macro_rules! prop_assert_eq {
+    ($left:expr, $right:expr $(,)?) => {
+        $crate::prop_assert_eq!($left, $right, "")
+    };
+    ($left:expr, $right:expr, $($fmt:tt)+) => {
+        match (&$left, &$right) {
+            (left, right) => {
+                if !(*left == *right) {
+                    let extra = format!($($fmt)+);
+                    return Err($crate::PropError::assertion(
+                        concat!(stringify!($left), " == ", stringify!($right)),
+                        format!(
+                            "assertion failed: {} == {}\n  left: {:?}\n right: {:?}{}{}",
+                            stringify!($left), stringify!($right), left, right,
+                            if extra.is_empty() { "" } else { "\n  note: " }, extra,
+                        ),
+                    ));
+                }
+            }
+        }
+    };
+}
+
+/// Fails the property if `left == right`, showing both values (`Debug`).
+#[macro_export]
+macro_rules! prop_assert_ne {
+    ($left:expr, $right:expr $(,)?) => {
+        match (&$left, &$right) {
+            (left, right) => {
+                if *left == *right {
+                    return Err($crate::PropError::assertion(
+                        concat!(stringify!($left), " != ", stringify!($right)),
+                        format!(
+                            "assertion failed: {} != {}\n  left: {:?}\n right: {:?}",
+                            stringify!($left),
+                            stringify!($right),
+                            left,
+                            right,
+                        ),
+                    ));
+                }
+            }
+        }
+    };
+}

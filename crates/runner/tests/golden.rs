@@ -1,0 +1,70 @@
+//! Golden values: what the first seeds mean. A change here changes what every recorded seed
+//! means, so it must come with a new RNG scheme name (`RNG_SCHEME`) and receipt note.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use seedledger_runner::{Gen, RNG_SCHEME, SeedRng, TestCase, any_int, boolean, int, string, vec};
+
+#[test]
+fn scheme_name_is_pinned() {
+    assert_eq!(RNG_SCHEME, "chacha8-v1");
+}
+
+#[test]
+fn raw_words_of_seeds_are_pinned() {
+    let words = |seed: u64| {
+        let mut rng = SeedRng::new(seed);
+        [rng.next_u64(), rng.next_u64(), rng.next_u64()]
+    };
+    let got: Vec<_> = [0u64, 1, 1101, u64::MAX]
+        .iter()
+        .map(|&s| words(s))
+        .collect();
+    insta_like(&format!("{got:?}"), GOLDEN_WORDS);
+}
+
+#[test]
+fn first_values_of_seeds_are_pinned() {
+    let g = (
+        int(-1000..=1000i64),
+        vec(int(0..=9u8), 0..=6),
+        any_int::<u64>(),
+        boolean(),
+        string_of_len(),
+    );
+    let got: Vec<String> = [0u64, 1, 1101, 1102, u64::MAX]
+        .iter()
+        .map(|&s| format!("{:?}", TestCase::random(s).draw(&g)))
+        .collect();
+    insta_like(&got.join("\n"), GOLDEN_VALUES);
+}
+
+#[test]
+fn recording_does_not_change_what_a_seed_means() {
+    let g = vec((int(-50..=50i32), string()), 0..=10);
+    for seed in 0..200u64 {
+        let fast = TestCase::random(seed).draw(&g);
+        let mut rec = TestCase::recording(seed);
+        let recorded = rec.draw(&g);
+        assert_eq!(fast, recorded, "seed {seed}");
+        let record = rec.into_record();
+        let replayed = TestCase::replay(record.choices.clone(), false).draw(&g);
+        assert_eq!(replayed, recorded, "seed {seed}");
+    }
+}
+
+fn string_of_len() -> impl Gen<Value = String> {
+    seedledger_runner::string_of(seedledger_runner::char_in('a'..='z'), 0..=5)
+}
+
+fn insta_like(got: &str, want: &str) {
+    assert_eq!(got.trim(), want.trim(), "golden values changed:\n{got}");
+}
+
+const GOLDEN_WORDS: &str = "[[6182224123804511820, 12981062262824435276, 8686750407166444519], [18216133326304080645, 1925358401669858430, 7771150273654428072], [13466711416305979613, 16787941170346512548, 13110711925579962351], [14679808621527011627, 3450837470387494418, 8186585329043908892]]";
+const GOLDEN_VALUES: &str = r#"
+(-90, [9, 4, 6], 7734517021461264244, false, "ovpi")
+(-104, [0], 4762203419463506972, true, "ag")
+(911, [9, 5, 9, 3], 17937026157124365127, true, "")
+(720, [8], 14650507470394770331, false, "kmj")
+(-187, [9, 8, 9], 10180055208106320938, true, "nyfzz")
+"#;
