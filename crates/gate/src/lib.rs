@@ -1,1 +1,35 @@
-//! seedledger-gate (being written).
+//! seedledger-gate: the decisions that stand between a failing property and a freeze.
+//!
+//! * [`close_ledger`] closes a receipt (SPEC: Gate decision 1) into one of ten
+//!   [`CloseStatus`]es; only [`CloseStatus::FreezeEligible`] lets a freeze be discussed.
+//! * [`decide_freeze`] reads a batch of witness rows against the expected property id,
+//!   digest, pin and bound (SPEC: Gate decision 2) and admits or refuses with a reason that
+//!   CI prints verbatim.
+//! * [`patch_counts`] keeps the three integers per patch (open receipts, closed failures,
+//!   budget passes) that switch the freeze path off while a patch has an open receipt.
+//! * [`cite`] builds the citation a local caller may write after an admit.
+//!
+//! Everything here is a pure function over values: no I/O, no clock, no environment. The
+//! callers (`cargo xtask gate ...`) read the files, compute the expected hashes from the
+//! checked-in spec and fixture files, and map outcomes to exit codes. The gate depends on
+//! `seedledger-format` only, never on a runner: a receipt produced by any conforming tool can
+//! be closed.
+
+mod cite;
+mod close;
+mod counts;
+mod decide;
+mod errors;
+
+pub use cite::{CiteRequest, cite};
+pub use close::{
+    CloseStatus, Closing, close_ledger, close_ledger_bytes, close_ledger_explained,
+    close_ledger_text, close_view,
+};
+pub use counts::{PatchCounts, patch_counts};
+pub use decide::{
+    Expected, FreezeDecision, REASON_ADMIT, REASON_NEED_BOTH_RUNNERS, REASON_NEED_TWO,
+    REASON_OK_SIGNATURE, REASON_OPPOSITE_VERDICTS, REASON_UNSTABLE_SIGNATURE, decide_freeze,
+    decide_freeze_rows, witness_lines_from_bytes,
+};
+pub use errors::{CiteError, NotJsonError};

@@ -1,0 +1,282 @@
+//! Gate decision 1: closing a receipt into one of ten statuses (SPEC: Gate decision 1).
+//!
+//! The rows are checked top to bottom and the first that applies wins. A malformed receipt
+//! is never an error here: any decision field that is missing, null, an empty string or of
+//! the wrong type closes as `incomplete_fields` (fail closed). Only text that is not JSON at
+//! all is an error ([`NotJsonError`]), because that is an unreadable file, not a receipt.
+
+use crate::errors::NotJsonError;
+use seedledger_format::{FIXTURE_HASH_PREFIX, LedgerView, ParseError, is_fixture_hash};
+use serde_json::Value;
+use std::fmt;
+
+/// The status of a closed receipt. Variants are named after SPEC's strings
+/// (`CloseStatus::SeedGap` <-> `seed_gap`) and listed in SPEC's order of precedence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CloseStatus {
+    /// Row 1: a decision field is missing, null, empty or of the wrong type.
+    IncompleteFields,
+    /// Row 2: `planned_seeds` is empty.
+    EmptyPlan,
+    /// Row 3: `stopped_early` is true.
+    EarlyStopIncomplete,
+    /// Row 4: `attempted_seeds` differs from `planned_seeds` as ordered lists.
+    SeedGap,
+    /// Row 5: nothing failed; a green budget is not a freeze.
+    BudgetPassNoFreeze,
+    /// Row 6: `failing_seed` is not among `attempted_seeds`.
+    SeedMismatch,
+    /// Row 7: `oracle_source` is not `human_reviewed`.
+    OracleUnreviewed,
+    /// Row 8: `shrink_stable` is false.
+    ShrinkUnstable,
+    /// Row 9: `fixture_hash` is not `sha256:` + 64 lowercase hex digits.
+    FixtureUnbound,
+    /// Row 10: the failure sample is complete enough to discuss a freeze (nothing more).
+    FreezeEligible,
+}
+
+impl CloseStatus {
+    /// Every status, in SPEC's order (row 1 first).
+    pub const ALL: [CloseStatus; 10] = [
+        CloseStatus::IncompleteFields,
+        CloseStatus::EmptyPlan,
+        CloseStatus::EarlyStopIncomplete,
+        CloseStatus::SeedGap,
+        CloseStatus::BudgetPassNoFreeze,
+        CloseStatus::SeedMismatch,
+        CloseStatus::OracleUnreviewed,
+        CloseStatus::ShrinkUnstable,
+        CloseStatus::FixtureUnbound,
+        CloseStatus::FreezeEligible,
+    ];
+
+    /// SPEC's string for the status, e.g. `seed_gap`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CloseStatus::IncompleteFields => "incomplete_fields",
+            CloseStatus::EmptyPlan => "empty_plan",
+            CloseStatus::EarlyStopIncomplete => "early_stop_incomplete",
+            CloseStatus::SeedGap => "seed_gap",
+            CloseStatus::BudgetPassNoFreeze => "budget_pass_no_freeze",
+            CloseStatus::SeedMismatch => "seed_mismatch",
+            CloseStatus::OracleUnreviewed => "oracle_unreviewed",
+            CloseStatus::ShrinkUnstable => "shrink_unstable",
+            CloseStatus::FixtureUnbound => "fixture_unbound",
+            CloseStatus::FreezeEligible => "freeze_eligible",
+        }
+    }
+
+    /// The status SPEC spells `s`, if any.
+    pub fn parse(s: &str) -> Option<CloseStatus> {
+        CloseStatus::ALL.into_iter().find(|it| it.as_str() == s)
+    }
+
+    /// The status's row in SPEC's table (1..=10).
+    pub fn row(self) -> usize {
+        self as usize + 1
+    }
+
+    /// An open receipt: rows 1-4, the declared budget did not (provably) finish.
+    pub fn is_open(self) -> bool {
+        self.row() <= 4
+    }
+
+    /// A closed receipt with a failing seed: rows 6-10.
+    pub fn is_closed_failure(self) -> bool {
+        self.row() >= 6
+    }
+
+    /// Only row 10 keeps the freeze path enabled.
+    pub fn is_freeze_eligible(self) -> bool {
+        self == CloseStatus::FreezeEligible
+    }
+}
+
+impl fmt::Display for CloseStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A status together with why it was reached, for people reading CI logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closing {
+    pub status: CloseStatus,
+    /// One lowercase fragment saying which fact decided the status, e.g.
+    /// `line 4: field `planned_seeds[1]`: expected a seed (an integer in 0..=2^64-1)` or
+    /// `attempted 2 of 4 planned seeds; first not attempted: 1103`.
+    pub detail: String,
+}
+
+/// Closes a receipt given as a JSON value. A value that is not an object, or whose decision
+/// fields are malformed, is `incomplete_fields`.
+pub fn close_ledger(receipt: &Value) -> CloseStatus {
+    close_ledger_explained(receipt).status
+}
+
+/// [`close_ledger`] with the detail of why.
+pub fn close_ledger_explained(receipt: &Value) -> Closing {
+    match LedgerView::from_value(receipt) {
+        Ok(view) => close_view(&view),
+        Err(e) => incomplete(&e),
+    }
+}
+
+/// Closes a receipt's text. `Err` only when the text is not JSON at all; field errors in
+/// the detail carry the line of the offending key.
+pub fn close_ledger_text(text: &str) -> Result<Closing, NotJsonError> {
+    match LedgerView::parse(text) {
+        Ok(view) => Ok(close_view(&view)),
+        Err(ParseError::NotJson {
+            line,
+            column,
+            message,
+        }) => Err(NotJsonError {
+            line,
+            column,
+            message,
+        }),
+        Err(e) => Ok(incomplete(&e)),
+    }
+}
+
+/// Closes a receipt file's bytes. Bytes that are not UTF-8 are not JSON: the error names
+/// the line and column of the first invalid byte.
+pub fn close_ledger_bytes(bytes: &[u8]) -> Result<Closing, NotJsonError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => close_ledger_text(text),
+        Err(e) => {
+            let (line, column) = position(bytes, e.valid_up_to());
+            Err(NotJsonError {
+                line,
+                column,
+                message: "invalid UTF-8".to_string(),
+            })
+        }
+    }
+}
+
+/// Rows 2-10 over decision fields that are already known to be well formed.
+pub fn close_view(view: &LedgerView) -> Closing {
+    let (status, detail) = decide(view);
+    Closing { status, detail }
+}
+
+fn decide(v: &LedgerView) -> (CloseStatus, String) {
+    let planned = &v.planned_seeds;
+    let attempted = &v.attempted_seeds;
+    if planned.is_empty() {
+        return (
+            CloseStatus::EmptyPlan,
+            "planned_seeds is empty: no budget was declared".to_string(),
+        );
+    }
+    if v.stopped_early {
+        return (
+            CloseStatus::EarlyStopIncomplete,
+            format!(
+                "stopped_early is true: the run stopped after attempting {} of {} planned seeds",
+                attempted.len(),
+                planned.len()
+            ),
+        );
+    }
+    if attempted != planned {
+        return (CloseStatus::SeedGap, seed_gap_detail(planned, attempted));
+    }
+    let Some(failing) = v.failing_seed else {
+        return (
+            CloseStatus::BudgetPassNoFreeze,
+            format!(
+                "all {} planned seeds passed: there is nothing to freeze",
+                planned.len()
+            ),
+        );
+    };
+    if !attempted.contains(&failing) {
+        return (
+            CloseStatus::SeedMismatch,
+            format!("failing_seed {failing} is not in attempted_seeds"),
+        );
+    }
+    if v.oracle_source != "human_reviewed" {
+        return (
+            CloseStatus::OracleUnreviewed,
+            format!(
+                "oracle_source is `{}`: a person must review the predicate and set `human_reviewed`",
+                v.oracle_source
+            ),
+        );
+    }
+    if !v.shrink_stable {
+        return (
+            CloseStatus::ShrinkUnstable,
+            format!(
+                "shrink_stable is false: two shrink passes of seed {failing} did not return the same minimal input"
+            ),
+        );
+    }
+    if !is_fixture_hash(&v.fixture_hash) {
+        return (
+            CloseStatus::FixtureUnbound,
+            format!(
+                "fixture_hash `{}` is not `{FIXTURE_HASH_PREFIX}` followed by 64 lowercase hex digits",
+                v.fixture_hash
+            ),
+        );
+    }
+    (
+        CloseStatus::FreezeEligible,
+        format!(
+            "failing seed {failing} after all {} planned seeds, stable shrink, reviewed oracle, bound fixture",
+            planned.len()
+        ),
+    )
+}
+
+fn incomplete(err: &ParseError) -> Closing {
+    Closing {
+        status: CloseStatus::IncompleteFields,
+        detail: err.to_string(),
+    }
+}
+
+fn seed_gap_detail(planned: &[u64], attempted: &[u64]) -> String {
+    let common = planned
+        .iter()
+        .zip(attempted)
+        .take_while(|(p, a)| p == a)
+        .count();
+    match (planned.get(common), attempted.get(common)) {
+        (Some(p), None) => format!(
+            "attempted {} of {} planned seeds; first not attempted: {p}",
+            attempted.len(),
+            planned.len()
+        ),
+        (None, Some(a)) => format!(
+            "attempted {} seeds but only {} were planned; first unplanned: {a}",
+            attempted.len(),
+            planned.len()
+        ),
+        (Some(p), Some(a)) => format!(
+            "attempted_seeds differs from planned_seeds at position {common}: planned {p}, attempted {a}"
+        ),
+        // Unreachable when the lists differ; kept total rather than panicking.
+        (None, None) => "attempted_seeds differs from planned_seeds".to_string(),
+    }
+}
+
+/// 1-based line and column of byte `offset` in `bytes`.
+fn position(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = &bytes[..offset.min(bytes.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = match before.iter().rposition(|&b| b == b'\n') {
+        Some(nl) => offset - nl,
+        None => offset + 1,
+    };
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests;

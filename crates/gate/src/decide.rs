@@ -1,0 +1,328 @@
+//! Gate decision 2: may a freeze be cited from this batch of witness rows?
+//! (SPEC: Gate decision 2.)
+//!
+//! The expected property id, digest, pin and bound come from the caller, who computes them
+//! from the checked-in spec and fixture files, never from the rows. The rules run top to
+//! bottom and the first match wins; the reason strings are SPEC's, word for word, because CI
+//! prints them and people act on them.
+
+use seedledger_format::{
+    ParseError, Runner, Verdict, WitnessLine, WitnessRow, parse_witness_lines,
+};
+use std::collections::{BTreeSet, HashSet};
+
+/// Rule 2's reason.
+pub const REASON_NEED_TWO: &str = "need two witnesses on the same pin, digest, and bound";
+/// Rule 3's reason.
+pub const REASON_OPPOSITE_VERDICTS: &str = "opposite verdicts required";
+/// Rule 4's reason.
+pub const REASON_UNSTABLE_SIGNATURE: &str = "fail signature is not stable";
+/// Rule 5's reason.
+pub const REASON_NEED_BOTH_RUNNERS: &str = "need both a local witness and a remote witness";
+/// Rule 6's reason.
+pub const REASON_OK_SIGNATURE: &str = "fail witness cannot carry an ok signature";
+/// Rule 7's reason: the only one that admits.
+pub const REASON_ADMIT: &str = "stable signature across opposite verdicts";
+
+/// What the rows must match to be in scope. Compute `digest` and `pin` locally from the
+/// checked-in spec and fixture bytes (`property_digest`, `fixture_pin`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expected {
+    pub property_id: String,
+    /// The property digest: 64 lowercase hex digits of `sha256(spec_file_bytes)`.
+    pub digest: String,
+    /// The fixture pin: 64 lowercase hex digits of `sha256(b"fixture-v1\n" ++ fixture_bytes)`.
+    pub pin: String,
+    pub bound: String,
+}
+
+/// The outcome of [`decide_freeze`].
+///
+/// `admit`, `reason`, `fail_id` and `pass_id` are SPEC's; `rejected_row` and `detail` help a
+/// person find what decided it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FreezeDecision {
+    pub admit: bool,
+    /// One of SPEC's reason strings, verbatim.
+    pub reason: String,
+    /// On admit: the first fail in scope.
+    pub fail_id: Option<String>,
+    /// On admit: the first pass in scope.
+    pub pass_id: Option<String>,
+    /// On a rule-1 refusal (minting or malformed row): the index, in the slice given to
+    /// [`decide_freeze`], of the row that caused it. Lets a caller that read several files
+    /// name the file.
+    pub rejected_row: Option<usize>,
+    /// One lowercase fragment saying which fact decided the outcome.
+    pub detail: String,
+}
+
+/// Decides whether the witness rows `lines` admit a freeze citation for `expected`
+/// (SPEC: Gate decision 2). Pure: reads nothing but its arguments.
+///
+/// 1. Every row, in order: a row whose raw object says `"runner": "remote"` and
+///    `"freeze_writer": true` refuses the whole batch with
+///    `remote witness <id> attempted to mint` (checked before the rest of the same row is
+///    validated); otherwise a row that is not JSON, not an object, lacks a field, has a
+///    field of the wrong type, a runner other than `local`/`remote` or a verdict other than
+///    `pass`/`fail` refuses with `malformed witness <id>`. So does a row whose `witness_id`
+///    repeats an earlier row's (ids are unique; a repeated id could otherwise be cited as
+///    both the fail and the pass). `<id>` is the row's `witness_id` when it has a non-empty
+///    string one, and `line <N>` (the row's 1-based line in its file) when it has none, e.g.
+///    `malformed witness line 3`. No bad row is ever skipped.
+/// 2. Scope = rows whose `property_id`, `property_digest`, `fixture_pin` and `bound` equal
+///    `expected`'s. Fewer than two (an empty batch included) refuses.
+/// 3. No fail or no pass in scope refuses.
+/// 4. More than one distinct signature among the fails in scope refuses.
+/// 5. No local row or no remote row in scope refuses.
+/// 6. The fails' signature is `ok` refuses.
+/// 7. Otherwise admit, naming the first fail in scope as `fail_id` and the first pass as
+///    `pass_id`.
+///
+/// Unknown extra fields of a row are ignored, as are the hex shape of its digest and pin
+/// (a row whose digest or pin is not the expected one is simply out of scope) and its seed
+/// (SPEC's pair rule does not require equal seeds).
+pub fn decide_freeze(lines: &[WitnessLine], expected: &Expected) -> FreezeDecision {
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut rows: Vec<&WitnessRow> = Vec::with_capacity(lines.len());
+    for (index, it) in lines.iter().enumerate() {
+        let name = || match &it.witness_id {
+            Some(id) => id.clone(),
+            None => format!("line {}", it.line),
+        };
+        if it.remote_minting {
+            return reject_row(
+                index,
+                format!("remote witness {} attempted to mint", name()),
+                format!(
+                    "line {}: runner is `remote` and freeze_writer is true; a remote replay may append witnesses but never mint, so the whole batch is discarded",
+                    it.line
+                ),
+            );
+        }
+        let row = match &it.row {
+            Ok(row) => row,
+            Err(e) => {
+                return reject_row(
+                    index,
+                    format!("malformed witness {}", name()),
+                    row_error(it.line, e),
+                );
+            }
+        };
+        if !seen.insert(row.witness_id.as_str()) {
+            return reject_row(
+                index,
+                format!("malformed witness {}", name()),
+                format!(
+                    "line {}: witness_id `{}` is already used by an earlier row; ids must be unique",
+                    it.line, row.witness_id
+                ),
+            );
+        }
+        rows.push(row);
+    }
+    decide_scoped(&rows, expected)
+}
+
+/// [`decide_freeze`] over rows that are already typed (e.g. rows a runner just wrote); row
+/// `i` is reported as line `i + 1`.
+pub fn decide_freeze_rows(rows: &[WitnessRow], expected: &Expected) -> FreezeDecision {
+    let lines: Vec<WitnessLine> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| WitnessLine {
+            line: i + 1,
+            witness_id: Some(row.witness_id.clone()).filter(|id| !id.is_empty()),
+            remote_minting: row.runner == Runner::Remote && row.freeze_writer,
+            row: Ok(row.clone()),
+        })
+        .collect();
+    decide_freeze(&lines, expected)
+}
+
+/// Reads a witness file's bytes into lines for [`decide_freeze`]. Blank lines are skipped;
+/// every other line is kept, bad ones included. A line that is not valid UTF-8 is kept as a
+/// line that is not JSON.
+pub fn witness_lines_from_bytes(bytes: &[u8]) -> Vec<WitnessLine> {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return parse_witness_lines(text);
+    }
+    // Replace each non-UTF-8 line by a placeholder that is not JSON, keeping line numbers.
+    const PLACEHOLDER: &str = "\u{fffd}";
+    let mut bad_lines = BTreeSet::new();
+    let text: Vec<&str> = bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .map(|(i, l)| match std::str::from_utf8(l) {
+            Ok(s) => s,
+            Err(_) => {
+                bad_lines.insert(i + 1);
+                PLACEHOLDER
+            }
+        })
+        .collect();
+    let mut lines = parse_witness_lines(&text.join("\n"));
+    for it in &mut lines {
+        if bad_lines.contains(&it.line) {
+            it.row = Err(ParseError::NotJson {
+                line: 1,
+                column: 1,
+                message: "invalid UTF-8".to_string(),
+            });
+        }
+    }
+    lines
+}
+
+fn decide_scoped(rows: &[&WitnessRow], expected: &Expected) -> FreezeDecision {
+    let scope: Vec<&WitnessRow> = rows
+        .iter()
+        .copied()
+        .filter(|r| in_scope(r, expected))
+        .collect();
+    if scope.len() < 2 {
+        return refuse(REASON_NEED_TWO, scope_detail(rows, scope.len(), expected));
+    }
+    let fails: Vec<&WitnessRow> = scope
+        .iter()
+        .copied()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .collect();
+    let first_pass = scope.iter().find(|r| r.verdict == Verdict::Pass);
+    let (Some(first_fail), Some(first_pass)) = (fails.first(), first_pass) else {
+        let only = if fails.is_empty() { "pass" } else { "fail" };
+        return refuse(
+            REASON_OPPOSITE_VERDICTS,
+            format!("all {} rows in scope are `{only}`", scope.len()),
+        );
+    };
+    let signatures: BTreeSet<&str> = fails.iter().map(|r| r.signature.as_str()).collect();
+    if signatures.len() > 1 {
+        let list: Vec<String> = signatures.iter().map(|s| format!("`{s}`")).collect();
+        return refuse(
+            REASON_UNSTABLE_SIGNATURE,
+            format!(
+                "fails in scope carry {} signatures: {}",
+                list.len(),
+                list.join(", ")
+            ),
+        );
+    }
+    let has = |runner: Runner| scope.iter().any(|r| r.runner == runner);
+    if !has(Runner::Local) || !has(Runner::Remote) {
+        let only = if has(Runner::Local) {
+            "local"
+        } else {
+            "remote"
+        };
+        return refuse(
+            REASON_NEED_BOTH_RUNNERS,
+            format!(
+                "all {} rows in scope come from a `{only}` runner",
+                scope.len()
+            ),
+        );
+    }
+    if first_fail.signature == "ok" {
+        return refuse(
+            REASON_OK_SIGNATURE,
+            "every fail in scope has signature `ok`, the signature of a pass".to_string(),
+        );
+    }
+    FreezeDecision {
+        admit: true,
+        reason: REASON_ADMIT.to_string(),
+        fail_id: Some(first_fail.witness_id.clone()),
+        pass_id: Some(first_pass.witness_id.clone()),
+        rejected_row: None,
+        detail: format!(
+            "fail `{}` ({}, seed {}, signature `{}`) and pass `{}` ({}, seed {}) among {} rows in scope",
+            first_fail.witness_id,
+            first_fail.runner,
+            first_fail.seed,
+            first_fail.signature,
+            first_pass.witness_id,
+            first_pass.runner,
+            first_pass.seed,
+            scope.len()
+        ),
+    }
+}
+
+fn in_scope(row: &WitnessRow, expected: &Expected) -> bool {
+    row.property_id == expected.property_id
+        && row.property_digest == expected.digest
+        && row.fixture_pin == expected.pin
+        && row.bound == expected.bound
+}
+
+/// Says how many rows are in scope and, for the others, which key first differed.
+fn scope_detail(rows: &[&WitnessRow], in_scope: usize, expected: &Expected) -> String {
+    if rows.is_empty() {
+        return "the batch has no witness rows".to_string();
+    }
+    let mut misses = [0usize; 4];
+    for r in rows {
+        let keys = [
+            r.property_id == expected.property_id,
+            r.property_digest == expected.digest,
+            r.fixture_pin == expected.pin,
+            r.bound == expected.bound,
+        ];
+        if let Some(k) = keys.iter().position(|ok| !ok) {
+            misses[k] += 1;
+        }
+    }
+    let names = ["property_id", "property_digest", "fixture_pin", "bound"];
+    let out: Vec<String> = misses
+        .iter()
+        .zip(names)
+        .filter(|(n, _)| **n > 0)
+        .map(|(n, name)| format!("{n} by {name}"))
+        .collect();
+    let mut detail = format!("{in_scope} of {} rows in scope", rows.len());
+    if !out.is_empty() {
+        detail.push_str("; out of scope: ");
+        detail.push_str(&out.join(", "));
+    }
+    detail
+}
+
+fn row_error(line: usize, err: &ParseError) -> String {
+    match err {
+        ParseError::NotJson {
+            column, message, ..
+        } => format!("line {line}, column {column}: not JSON: {message}"),
+        ParseError::NotObject => format!("line {line}: expected a JSON object"),
+        ParseError::Field(f) => match f.line {
+            Some(_) => f.to_string(),
+            None => format!("line {line}: {f}"),
+        },
+    }
+}
+
+fn refuse(reason: &str, detail: String) -> FreezeDecision {
+    FreezeDecision {
+        admit: false,
+        reason: reason.to_string(),
+        fail_id: None,
+        pass_id: None,
+        rejected_row: None,
+        detail,
+    }
+}
+
+fn reject_row(index: usize, reason: String, detail: String) -> FreezeDecision {
+    FreezeDecision {
+        admit: false,
+        reason,
+        fail_id: None,
+        pass_id: None,
+        rejected_row: Some(index),
+        detail,
+    }
+}
+
+#[cfg(test)]
+mod tests;
