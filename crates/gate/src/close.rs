@@ -104,7 +104,7 @@ impl fmt::Display for CloseStatus {
 pub struct Closing {
     pub status: CloseStatus,
     /// One lowercase fragment saying which fact decided the status, e.g.
-    /// `line 4: field `planned_seeds[1]`: expected a seed (an integer in 0..=2^64-1)` or
+    /// ``line 4: field `planned_seeds[1]`: expected a seed (an integer in 0..=2^64-1)`` or
     /// `attempted 2 of 4 planned seeds; first not attempted: 1103`.
     pub detail: String,
 }
