@@ -4,6 +4,7 @@
 mod bench;
 mod bench_shrink;
 mod gate;
+mod prop;
 
 use clap::{Parser, Subcommand};
 use seedledger_format::ExitStatus;
@@ -15,7 +16,13 @@ use std::process::ExitCode;
 /// freeze_eligible, freeze admitted); 1 "no" (a property failed, a receipt is not eligible,
 /// a freeze is refused); 2 error (unreadable input, bad arguments, I/O failure).
 #[derive(Debug, Parser)]
-#[command(name = "cargo xtask", version, about, long_about)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    version,
+    about,
+    long_about
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -23,6 +30,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run, list and replay properties (the main job: `cargo xtask prop run`).
+    #[command(subcommand)]
+    Prop(prop::PropCommand),
     /// Close receipts, decide freezes, print pins and digests.
     #[command(subcommand)]
     Gate(gate::GateCommand),
@@ -44,6 +54,7 @@ fn main() -> ExitCode {
         }
     };
     let status = match cli.command {
+        Command::Prop(cmd) => prop::run(cmd, seedledger_orders::PROPERTIES),
         Command::Gate(cmd) => gate::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
     };

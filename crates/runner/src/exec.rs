@@ -41,8 +41,11 @@ impl Outcome {
 
 thread_local! {
     static CAPTURING: Cell<bool> = const { Cell::new(false) };
-    static CAUGHT: RefCell<Option<(String, Option<String>, Option<String>)>> = const { RefCell::new(None) };
+    static CAUGHT: RefCell<Option<Caught>> = const { RefCell::new(None) };
 }
+
+/// A panic caught by the hook: message, file, and `file:line:column`.
+type Caught = (String, Option<String>, Option<String>);
 
 static HOOK: Once = Once::new();
 

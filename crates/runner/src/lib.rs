@@ -3,13 +3,21 @@
 //! receipts and witness rows that record it all.
 
 mod case;
+mod clock;
+mod errors;
 mod exec;
 mod generators;
+mod ledger;
+mod plan;
 mod property;
 mod rng;
+mod run;
+mod shrink;
 mod signature;
 
 pub use case::{MAX_CHOICES, Record, Span, Stop, TestCase};
+pub use clock::rfc3339;
+pub use errors::RunError;
 pub use exec::{Evaluation, Failure, Outcome, evaluate, execute};
 pub use generators::{
     BoolGen, BoxedGen, CharGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Filter, FlatMap, FromFn, Gen, Int,
@@ -17,6 +25,13 @@ pub use generators::{
     btree_set, char_any, char_in, from_fn, int, just, one_of, option, recursive, select, string,
     string_of, unit_f64, vec, weighted,
 };
+pub use ledger::{OpenReceipt, WitnessFormatter};
+pub use plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, MAX_PLAN, PlanError, cases, parse_seeds};
 pub use property::{Fixture, PropError, PropErrorKind, PropResult, Property};
 pub use rng::{RNG_SCHEME, SeedRng};
+pub use run::{
+    LoadedSpec, MAX_FAILURE_RECORDS, ReplayInput, ReplayResult, RunConfig, RunSummary, TOOL,
+    evidence_paths, load_fixture, load_spec, replay, run_property,
+};
+pub use shrink::*;
 pub use signature::{fold_whitespace, normalize, panic_signature};

@@ -1,0 +1,150 @@
+//! The default suite: properties of pricing and of account balances.
+//!
+//! Every property is bound to `props/<id>.md` (its bound, fixture and oracle source live
+//! there) and reads the pinned fixture bytes it is handed.
+
+use crate::accounts::{Account, AccountError, Op, PlanBook, apply};
+use crate::pricing::{Catalog, Line, Order, PriceError, Quote, price};
+use seedledger_runner::{
+    BoxedGen, Fixture, Gen, PropResult, Property, TestCase, int, one_of, option, prop_assert,
+    prop_assert_eq, select, vec,
+};
+
+/// The implementation under test (tests swap in mutated ones to plant bugs).
+#[derive(Debug, Clone, Copy)]
+pub struct Impl {
+    pub price: fn(&Catalog, &Order) -> Result<Quote, PriceError>,
+    pub apply: fn(&PlanBook, &mut Account, Op) -> Result<(), AccountError>,
+}
+
+/// The real implementation.
+pub const CORRECT: Impl = Impl { price, apply };
+
+/// The default suite, in the order `cargo xtask prop run` runs it.
+pub const PROPERTIES: &[Property] = &[
+    Property::new("order_total_nonneg", |tc, fx| {
+        check_order_total_nonneg(tc, fx, &CORRECT)
+    }),
+    Property::new("order_total_adds_up", |tc, fx| {
+        check_order_total_adds_up(tc, fx, &CORRECT)
+    }),
+    Property::new("prop_balance_non_negative", |tc, fx| {
+        check_balance_non_negative(tc, fx, &CORRECT)
+    }),
+    Property::new("balance_conserved", |tc, fx| {
+        check_balance_conserved(tc, fx, &CORRECT)
+    }),
+    Property::new("overdraft_limit_respected", |tc, fx| {
+        check_overdraft_limit_respected(tc, fx, &CORRECT)
+    }),
+];
+
+/// Orders over the catalog's products: up to 8 lines of 0..=40 units, maybe a coupon.
+fn orders(catalog: &Catalog) -> impl Gen<Value = Order> {
+    let skus: Vec<String> = catalog.products.iter().map(|p| p.sku.clone()).collect();
+    let codes: Vec<String> = catalog.coupons.iter().map(|c| c.code.clone()).collect();
+    let line = (select(skus), int(0..=40u32)).map(|(sku, qty)| Line { sku, qty });
+    (vec(line, 0..=8), option(select(codes))).map(|(lines, coupon)| Order { lines, coupon })
+}
+
+/// Sequences of up to 30 deposits and withdrawals of 1..=50_000 cents.
+fn ops() -> impl Gen<Value = Vec<Op>> {
+    let op: BoxedGen<Op> = one_of(vec![
+        int(1..=50_000i64).map(Op::Deposit).boxed(),
+        int(1..=50_000i64).map(Op::Withdraw).boxed(),
+    ])
+    .boxed();
+    vec(op, 0..=30)
+}
+
+/// `order_total_nonneg` — bound `total>=0`: no order prices below zero.
+pub fn check_order_total_nonneg(tc: &mut TestCase, fixture: &Fixture, imp: &Impl) -> PropResult {
+    let catalog = fixture.parsed(Catalog::from_json)?;
+    let order = tc.draw(&orders(catalog));
+    let quote = (imp.price)(catalog, &order)?;
+    prop_assert!(quote.total >= 0, "quote = {quote:?}");
+    Ok(())
+}
+
+/// `order_total_adds_up` — the quote's parts are consistent: the coupon takes off at most
+/// the subtotal, tax is the rounded rate on what remains, and the total is their sum.
+pub fn check_order_total_adds_up(tc: &mut TestCase, fixture: &Fixture, imp: &Impl) -> PropResult {
+    let catalog = fixture.parsed(Catalog::from_json)?;
+    let order = tc.draw(&orders(catalog));
+    let q = (imp.price)(catalog, &order)?;
+    prop_assert!(q.coupon_discount <= q.subtotal, "quote = {q:?}");
+    let taxable = q.subtotal - q.coupon_discount;
+    prop_assert_eq!(
+        q.tax,
+        (taxable * catalog.tax_rate_bp + 5_000) / 10_000,
+        "quote = {q:?}"
+    );
+    prop_assert_eq!(q.total, taxable + q.tax);
+    Ok(())
+}
+
+/// `prop_balance_non_negative` — bound `balance>=0`: an account on a plan without overdraft
+/// never goes below zero, whatever operations it receives.
+pub fn check_balance_non_negative(tc: &mut TestCase, fixture: &Fixture, imp: &Impl) -> PropResult {
+    let book = fixture.parsed(PlanBook::from_json)?;
+    let plans: Vec<_> = book
+        .plans
+        .iter()
+        .filter(|p| p.overdraft_limit_cents == 0)
+        .cloned()
+        .collect();
+    let plan = tc.draw(&select(plans));
+    let mut account = Account::open(plan);
+    for op in tc.draw(&ops()) {
+        let _refused = (imp.apply)(book, &mut account, op);
+        prop_assert!(account.balance_cents >= 0, "after {op:?}: {account:?}");
+    }
+    Ok(())
+}
+
+/// `balance_conserved` — the balance equals accepted deposits minus accepted withdrawals
+/// minus overdraft fees charged; a refused operation changes nothing.
+pub fn check_balance_conserved(tc: &mut TestCase, fixture: &Fixture, imp: &Impl) -> PropResult {
+    let book = fixture.parsed(PlanBook::from_json)?;
+    let plan = tc.draw(&select(book.plans.clone()));
+    let fee = plan.overdraft_fee_cents;
+    let mut account = Account::open(plan);
+    let mut expected = 0i64;
+    for op in tc.draw(&ops()) {
+        let before = account.balance_cents;
+        match ((imp.apply)(book, &mut account, op), op) {
+            (Ok(()), Op::Deposit(a)) => expected += a,
+            (Ok(()), Op::Withdraw(a)) => {
+                expected -= a;
+                if before - a < 0 {
+                    expected -= fee;
+                }
+            }
+            (Err(_), _) => prop_assert_eq!(
+                account.balance_cents,
+                before,
+                "refused {op:?} changed the balance"
+            ),
+        }
+        prop_assert_eq!(account.balance_cents, expected, "after {op:?}");
+    }
+    Ok(())
+}
+
+/// `overdraft_limit_respected` — bound `balance>=-overdraft_limit`: fees included, no
+/// account goes below its plan's overdraft limit.
+pub fn check_overdraft_limit_respected(
+    tc: &mut TestCase,
+    fixture: &Fixture,
+    imp: &Impl,
+) -> PropResult {
+    let book = fixture.parsed(PlanBook::from_json)?;
+    let plan = tc.draw(&select(book.plans.clone()));
+    let limit = plan.overdraft_limit_cents;
+    let mut account = Account::open(plan);
+    for op in tc.draw(&ops()) {
+        let _refused = (imp.apply)(book, &mut account, op);
+        prop_assert!(account.balance_cents >= -limit, "after {op:?}: {account:?}");
+    }
+    Ok(())
+}

@@ -1,0 +1,462 @@
+//! The default suite end to end through the runner: it passes on the real code, planted bugs
+//! make the right property fail with a named seed, every seed runs, runs are deterministic,
+//! a fixture edited mid-run keeps the receipt open, and replays reproduce failures exactly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use seedledger_format::{LedgerView, Receipt, Runner, Verdict, parse_witness_lines};
+use seedledger_gate::{CloseStatus, close_ledger_text};
+use seedledger_orders::{
+    Account, AccountError, CORRECT, Catalog, CouponKind, Impl, Op, Order, PROPERTIES, PlanBook,
+    PriceError, Quote,
+};
+use seedledger_runner::{
+    Fixture, Outcome, PropResult, Property, ReplayInput, RunConfig, RunSummary, ShrinkConfig,
+    TestCase, replay, run_property,
+};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// A scratch workspace root holding copies of the real props/ and fixtures/.
+struct Root {
+    dir: tempfile::TempDir,
+}
+
+impl Root {
+    fn new() -> Root {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        for sub in ["props", "fixtures"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+            for entry in std::fs::read_dir(repo.join(sub)).unwrap() {
+                let entry = entry.unwrap();
+                std::fs::copy(entry.path(), dir.path().join(sub).join(entry.file_name())).unwrap();
+            }
+        }
+        Root { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn config(&self, seeds: Vec<u64>) -> RunConfig {
+        RunConfig {
+            root: self.path().to_path_buf(),
+            out_dir: self.path().join("out"),
+            patch_id: "agent-1842".into(),
+            runner: Runner::Local,
+            seeds,
+            shrink: Some(ShrinkConfig {
+                max_evaluations: 2_000,
+                max_time: Duration::from_secs(20),
+            }),
+            durable: true,
+        }
+    }
+}
+
+fn property(id: &str) -> Property {
+    *PROPERTIES.iter().find(|p| p.id == id).unwrap()
+}
+
+fn read_receipt(summary: &RunSummary) -> (String, Receipt) {
+    let text = std::fs::read_to_string(&summary.receipt_path).unwrap();
+    let receipt = Receipt::parse(&text).unwrap();
+    (text, receipt)
+}
+
+#[test]
+fn default_suite_passes_on_the_real_code() {
+    let root = Root::new();
+    for p in PROPERTIES {
+        let summary = run_property(p, &root.config((1..=300).collect())).unwrap();
+        assert!(summary.passed(), "{}: {:?}", p.id, summary.receipt.failures);
+        let (text, receipt) = read_receipt(&summary);
+        assert_eq!(receipt.attempted_seeds, receipt.planned_seeds);
+        assert!(!receipt.stopped_early);
+        assert_eq!(receipt.failing_seed, None);
+        assert!(!receipt.shrink_stable);
+        assert_eq!(
+            close_ledger_text(&text).unwrap().status,
+            CloseStatus::BudgetPassNoFreeze
+        );
+        let rows = parse_witness_lines(&std::fs::read_to_string(&summary.witness_path).unwrap());
+        assert_eq!(rows.len(), 300);
+        assert!(
+            rows.iter()
+                .all(|l| l.row.as_ref().unwrap().verdict == Verdict::Pass)
+        );
+    }
+}
+
+// ------------------------------------------------------------------ planted bugs
+
+fn price_without_coupon_clamp(catalog: &Catalog, order: &Order) -> Result<Quote, PriceError> {
+    let mut q = seedledger_orders::price(catalog, order)?;
+    // The bug: a fixed coupon takes off its whole amount, even beyond the subtotal.
+    if let Some(code) = &order.coupon {
+        let coupon = catalog.coupons.iter().find(|c| &c.code == code).unwrap();
+        if let CouponKind::Fixed { amount_cents } = coupon.kind
+            && q.subtotal >= coupon.min_subtotal_cents
+        {
+            q.coupon_discount = amount_cents;
+            let taxable = q.subtotal - amount_cents;
+            q.tax = (taxable * catalog.tax_rate_bp + 5_000) / 10_000;
+            q.total = taxable + q.tax;
+        }
+    }
+    Ok(q)
+}
+
+fn apply_ignoring_fee_in_limit(
+    book: &PlanBook,
+    account: &mut Account,
+    op: Op,
+) -> Result<(), AccountError> {
+    // The bug: the limit check forgets the fee, so a fee can push past the limit.
+    match op {
+        Op::Withdraw(amount) if amount > 0 => {
+            let after = account.balance_cents - amount;
+            if after < -account.plan.overdraft_limit_cents {
+                return Err(AccountError::InsufficientFunds {
+                    amount,
+                    balance: account.balance_cents,
+                    limit: 0,
+                });
+            }
+            let fee = if after < 0 {
+                account.plan.overdraft_fee_cents
+            } else {
+                0
+            };
+            account.balance_cents = after - fee;
+            Ok(())
+        }
+        _ => seedledger_orders::apply(book, account, op),
+    }
+}
+
+fn apply_with_off_by_one_limit(
+    book: &PlanBook,
+    account: &mut Account,
+    op: Op,
+) -> Result<(), AccountError> {
+    // The bug: a withdrawal of exactly the balance plus one cent is let through.
+    if let Op::Withdraw(amount) = op
+        && account.plan.overdraft_limit_cents == 0
+        && amount == account.balance_cents + 1
+    {
+        account.balance_cents -= amount;
+        return Ok(());
+    }
+    seedledger_orders::apply(book, account, op)
+}
+
+const NO_CLAMP: Impl = Impl {
+    price: price_without_coupon_clamp,
+    ..CORRECT
+};
+const FEE_BUG: Impl = Impl {
+    apply: apply_ignoring_fee_in_limit,
+    ..CORRECT
+};
+const OFF_BY_ONE: Impl = Impl {
+    apply: apply_with_off_by_one_limit,
+    ..CORRECT
+};
+
+const PLANTED: &[(&str, Property)] = &[
+    (
+        "no coupon clamp",
+        Property::new("order_total_nonneg", |tc, fx| {
+            seedledger_orders::check_order_total_nonneg(tc, fx, &NO_CLAMP)
+        }),
+    ),
+    (
+        "no coupon clamp",
+        Property::new("order_total_adds_up", |tc, fx| {
+            seedledger_orders::check_order_total_adds_up(tc, fx, &NO_CLAMP)
+        }),
+    ),
+    (
+        "fee ignored in limit",
+        Property::new("overdraft_limit_respected", |tc, fx| {
+            seedledger_orders::check_overdraft_limit_respected(tc, fx, &FEE_BUG)
+        }),
+    ),
+    (
+        "off by one",
+        Property::new("prop_balance_non_negative", |tc, fx| {
+            seedledger_orders::check_balance_non_negative(tc, fx, &OFF_BY_ONE)
+        }),
+    ),
+];
+
+#[test]
+fn planted_bugs_fail_the_right_property_with_a_named_seed() {
+    let root = Root::new();
+    for (bug, p) in PLANTED {
+        let summary = run_property(p, &root.config((1..=400).collect())).unwrap();
+        let (text, receipt) = read_receipt(&summary);
+        assert!(!summary.passed(), "{bug}: {} did not fail", p.id);
+        let seed = receipt.failing_seed.unwrap();
+        assert_eq!(receipt.failing_seeds[0], seed);
+        assert!(receipt.attempted_seeds.contains(&seed));
+        assert_eq!(
+            receipt.attempted_seeds.len(),
+            400,
+            "{bug}: every seed runs after a failure"
+        );
+        assert!(
+            receipt.failures[0].signature.starts_with("assert:"),
+            "{bug}: {:?}",
+            receipt.failures[0]
+        );
+        // The named seed reproduces through a replay, with the same signature.
+        let again = replay(
+            p,
+            root.path(),
+            &root.path().join("out"),
+            "agent-1842",
+            Runner::Remote,
+            Some(&receipt.fixture_hash),
+            &ReplayInput::Seed(seed),
+        )
+        .unwrap();
+        assert_eq!(
+            again.outcome.failure().unwrap().signature,
+            receipt.failures[0].signature
+        );
+        let status = close_ledger_text(&text).unwrap().status;
+        let shrink = receipt.shrink.as_ref().unwrap();
+        assert!(shrink.minimal_choices.len() <= shrink.original_choices_len);
+        let want = if receipt.shrink_stable {
+            CloseStatus::FreezeEligible
+        } else {
+            CloseStatus::ShrinkUnstable
+        };
+        assert_eq!(status, want, "{bug}");
+        // The real code passes the same seed.
+        let real = property(p.id);
+        let fixture = Fixture::new(
+            std::fs::read(root.path().join(receipt.fixture_path.as_deref().unwrap())).unwrap(),
+        );
+        assert_eq!(
+            seedledger_runner::execute(&real, &mut TestCase::random(seed), &fixture),
+            Outcome::Pass
+        );
+    }
+}
+
+// ------------------------------------------------------------------ every seed, in order
+
+#[test]
+fn a_property_failing_on_one_seed_of_four_attempts_all_four() {
+    // The seed documents' example: plan 1101..=1104, seed 1102 fails.
+    let root = Root::new();
+    // A property that fails exactly on the input seed 1102 generates.
+    let inputs: Vec<u64> = (1101..=1104u64)
+        .map(|s| TestCase::random(s).draw(&seedledger_runner::any_int::<u64>()))
+        .collect();
+    INPUTS.lock().unwrap().clone_from(&inputs);
+    let p = Property::new("order_total_nonneg", |tc, _fx| {
+        let x = tc.draw(&seedledger_runner::any_int::<u64>());
+        let bad = INPUTS.lock().unwrap()[1];
+        seedledger_runner::prop_assert!(x != bad, "x = {x}");
+        Ok(())
+    });
+    let summary = run_property(&p, &root.config(vec![1101, 1102, 1103, 1104])).unwrap();
+    let (text, receipt) = read_receipt(&summary);
+    assert_eq!(receipt.planned_seeds, vec![1101, 1102, 1103, 1104]);
+    assert_eq!(receipt.attempted_seeds, vec![1101, 1102, 1103, 1104]);
+    assert_eq!(receipt.failing_seed, Some(1102));
+    assert_eq!(receipt.failing_seeds, vec![1102]);
+    assert_eq!(receipt.verdicts.as_deref(), Some(".F.."));
+    assert!(!receipt.stopped_early);
+    let rows = parse_witness_lines(&std::fs::read_to_string(&summary.witness_path).unwrap());
+    let verdicts: Vec<_> = rows
+        .iter()
+        .map(|l| {
+            let r = l.row.as_ref().unwrap();
+            (r.seed, r.verdict)
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        vec![
+            (1101, Verdict::Pass),
+            (1102, Verdict::Fail),
+            (1103, Verdict::Pass),
+            (1104, Verdict::Pass)
+        ]
+    );
+    let ids: std::collections::BTreeSet<_> =
+        rows.iter().map(|l| l.witness_id.clone().unwrap()).collect();
+    assert_eq!(ids.len(), 4, "witness ids are unique");
+    LedgerView::parse(&text).unwrap();
+}
+
+static INPUTS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+// ------------------------------------------------------------------ determinism
+
+#[test]
+fn two_runs_write_identical_receipts_apart_from_timestamps() {
+    let root = Root::new();
+    let p = PLANTED[0].1;
+    let strip = |summary: &RunSummary| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&summary.receipt_path).unwrap()).unwrap();
+        let map = v.as_object_mut().unwrap();
+        for k in ["started_at", "finished_at", "elapsed_ms"] {
+            map.remove(k);
+        }
+        if let Some(shrink) = map.get_mut("shrink") {
+            for pass in shrink["passes"].as_array_mut().unwrap() {
+                pass.as_object_mut().unwrap().remove("millis");
+            }
+        }
+        v
+    };
+    let first = strip(&run_property(&p, &root.config((1..=200).collect())).unwrap());
+    let second = strip(&run_property(&p, &root.config((1..=200).collect())).unwrap());
+    assert_eq!(first, second);
+}
+
+// ------------------------------------------------------------------ fixture edited mid-run
+
+static EDIT_TARGET: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+#[test]
+fn a_fixture_modified_during_the_run_keeps_the_receipt_open() {
+    let root = Root::new();
+    *EDIT_TARGET.lock().unwrap() = Some(root.path().join("fixtures/order.json"));
+    let p = Property::new("order_total_nonneg", |tc, fx| {
+        let n = tc.draw(&seedledger_runner::int(0..=100u32));
+        if n == 0 || fx.bytes().is_empty() {
+            // Some early trial edits the file on disk; the property keeps its pinned bytes.
+            if let Some(path) = EDIT_TARGET.lock().unwrap().take() {
+                let mut bytes = std::fs::read(&path).unwrap();
+                bytes.extend_from_slice(b"\n");
+                std::fs::write(&path, bytes).unwrap();
+            }
+        }
+        Ok(())
+    });
+    let summary = run_property(&p, &root.config((1..=200).collect())).unwrap();
+    assert!(
+        EDIT_TARGET.lock().unwrap().is_none(),
+        "the fixture was edited"
+    );
+    let (text, receipt) = read_receipt(&summary);
+    assert_eq!(receipt.fixture_changed, Some(true));
+    assert!(receipt.stopped_early);
+    assert_ne!(
+        receipt.fixture_hash_after.as_deref(),
+        Some(receipt.fixture_hash.as_str())
+    );
+    assert!(!summary.passed());
+    assert_eq!(
+        close_ledger_text(&text).unwrap().status,
+        CloseStatus::EarlyStopIncomplete
+    );
+}
+
+// ------------------------------------------------------------------ replay
+
+#[test]
+fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
+    let root = Root::new();
+    let p = PLANTED[0].1;
+    let summary = run_property(&p, &root.config((1..=300).collect())).unwrap();
+    let (_, receipt) = read_receipt(&summary);
+    let seed = receipt.failing_seed.unwrap();
+    let out = root.path().join("out");
+    let a = replay(
+        &p,
+        root.path(),
+        &out,
+        "agent-1842",
+        Runner::Local,
+        Some(&receipt.fixture_hash),
+        &ReplayInput::Seed(seed),
+    )
+    .unwrap();
+    let b = replay(
+        &p,
+        root.path(),
+        &out,
+        "agent-1842",
+        Runner::Remote,
+        Some(&receipt.fixture_hash),
+        &ReplayInput::Seed(seed),
+    )
+    .unwrap();
+    assert_eq!(a.drawn, b.drawn);
+    assert_eq!(a.outcome, b.outcome);
+    let shrink = receipt.shrink.as_ref().unwrap();
+    assert_eq!(a.drawn.join(", "), shrink.original_input);
+    assert_eq!(
+        a.outcome.failure().unwrap().signature,
+        receipt.failures[0].signature
+    );
+    let w = b.witness.unwrap();
+    assert_eq!(
+        (w.runner, w.freeze_writer, w.seed, w.verdict),
+        (Runner::Remote, false, seed, Verdict::Fail)
+    );
+    // The receipt is never rewritten by a replay.
+    assert_eq!(
+        Receipt::parse(&std::fs::read_to_string(&summary.receipt_path).unwrap()).unwrap(),
+        receipt
+    );
+    // The stored minimal choices replay to the minimal input and the same signature.
+    let m = replay(
+        &p,
+        root.path(),
+        &out,
+        "agent-1842",
+        Runner::Local,
+        Some(&receipt.fixture_hash),
+        &ReplayInput::Choices {
+            seed,
+            choices: shrink.minimal_choices.clone(),
+        },
+    )
+    .unwrap();
+    assert_eq!(m.drawn.join(", "), shrink.minimal_input);
+    assert_eq!(m.outcome.failure().unwrap().signature, shrink.signature);
+    assert!(m.witness.is_none());
+    // A changed fixture refuses the replay.
+    std::fs::write(root.path().join("fixtures/order.json"), b"{}").unwrap();
+    let refused = replay(
+        &p,
+        root.path(),
+        &out,
+        "agent-1842",
+        Runner::Local,
+        Some(&receipt.fixture_hash),
+        &ReplayInput::Seed(seed),
+    );
+    assert!(
+        matches!(
+            refused,
+            Err(seedledger_runner::RunError::PinMismatch { .. })
+        ),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn an_unreadable_fixture_stops_the_run_before_any_receipt() {
+    let root = Root::new();
+    std::fs::remove_file(root.path().join("fixtures/order.json")).unwrap();
+    let err = run_property(&property("order_total_nonneg"), &root.config(vec![1, 2])).unwrap_err();
+    assert!(err.to_string().contains("fixtures/order.json"), "{err}");
+    assert!(
+        !root.path().join("out").exists()
+            || std::fs::read_dir(root.path().join("out/agent-1842"))
+                .map_or(true, |mut d| d.next().is_none())
+    );
+}

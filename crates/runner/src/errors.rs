@@ -1,0 +1,38 @@
+//! Errors of a run or a replay: each names the file it concerns.
+
+use seedledger_format::SpecError;
+use std::io;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("failed to read spec file `{path}`: {source}")]
+    SpecRead { path: PathBuf, source: io::Error },
+    #[error("failed to read spec file `{path}`: {source}")]
+    Spec { path: PathBuf, source: SpecError },
+    #[error("spec file `{path}` says `property_id: {found}`, expected `{expected}`")]
+    SpecMismatch {
+        path: PathBuf,
+        found: String,
+        expected: String,
+    },
+    #[error(
+        "failed to read fixture `{path}` (named by `{spec}`): {source}; no trial was run and no receipt written"
+    )]
+    FixtureRead {
+        path: PathBuf,
+        spec: PathBuf,
+        source: io::Error,
+    },
+    #[error("failed to write `{path}`: {source}")]
+    Write { path: PathBuf, source: io::Error },
+    #[error(
+        "refusing to replay: the fixture `{path}` now pins to sha256:{current}, but the receipt was made with {receipt}; \
+         replaying would run a different experiment"
+    )]
+    PinMismatch {
+        path: PathBuf,
+        receipt: String,
+        current: String,
+    },
+}

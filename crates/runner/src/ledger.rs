@@ -1,0 +1,352 @@
+//! The receipt on disk while a run is in progress, and the witness rows it appends.
+//!
+//! # Crash safety
+//!
+//! The receipt must be valid JSON at every instant and list every trial that started, so a
+//! `kill -9` leaves `stopped_early: true` and `attempted_seeds` equal to the started seeds.
+//! Rewriting a growing file per trial would cost O(seeds) per trial; instead the receipt is
+//! created (atomically) with room reserved inside it:
+//!
+//! ```text
+//! {
+//!   "failing_seed": null                ,
+//!   "attempted_seeds": [1101,1102          ],
+//!   ...every other field, stopped_early: true...
+//! }
+//! ```
+//!
+//! JSON allows whitespace between tokens, so the reserved spaces keep the file valid. As a
+//! trial starts, one `pwrite` puts `1103` (or `,1103`) into the reserved room; the first
+//! failure overwrites `null` and its padding with the seed. Each such write is a single
+//! system call of at most 21 bytes that never crosses a page boundary, so it lands whole or
+//! not at all, even under `kill -9`: the page cache keeps it (power loss needs the final
+//! fsync). Cost per trial: one small `pwrite`, independent of the number of seeds.
+//!
+//! When the run ends the whole receipt is rewritten atomically (temp file + rename) in its
+//! final, readable form.
+
+use seedledger_format::{Runner, WitnessRow, write_atomic};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+const PAGE: u64 = 4096;
+const FAILING_NULL: &str = "null                ";
+
+/// The in-progress receipt of one run.
+#[derive(Debug)]
+pub struct OpenReceipt {
+    path: PathBuf,
+    file: Option<File>,
+    /// Byte offset of the failing seed's slot.
+    failing_at: u64,
+    /// Byte offset where the next attempted seed goes, and the end of the reserved room.
+    next_at: u64,
+    room_end: u64,
+    n_attempted: usize,
+    failing_written: bool,
+    scratch: Vec<u8>,
+}
+
+impl OpenReceipt {
+    /// Writes the receipt `fields` (a JSON object without `failing_seed` and
+    /// `attempted_seeds`) with room for `planned` attempted seeds, atomically, and opens it
+    /// for the in-place updates. With `durable: false` nothing is written until the end
+    /// (benchmarks measure what durability costs).
+    pub fn create(
+        path: &Path,
+        fields: &serde_json::Map<String, serde_json::Value>,
+        planned: &[u64],
+        durable: bool,
+    ) -> io::Result<OpenReceipt> {
+        let mut text = String::from("{\n  \"failing_seed\": ");
+        let failing_at = text.len() as u64;
+        text.push_str(FAILING_NULL);
+        text.push_str(",\n  \"attempted_seeds\": [");
+        let mut next_at = text.len() as u64;
+        // Room for every seed plus a separator, plus slack for skipping page boundaries.
+        let room: u64 = planned.iter().map(|s| digits(*s) + 1).sum::<u64>();
+        let room = room + (room / PAGE + 2) * 22;
+        text.extend(std::iter::repeat_n(' ', room as usize));
+        let room_end = text.len() as u64;
+        text.push_str("],\n");
+        let rest = serde_json::to_string_pretty(fields).unwrap_or_else(|_| "{}".into());
+        // `rest` is `{\n  "a": ...\n}`: splice its members after ours.
+        text.push_str(rest.trim_start_matches('{').trim_start_matches('\n'));
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        if durable {
+            write_atomic(path, text.as_bytes())?;
+        }
+        let file = if durable {
+            Some(File::options().write(true).open(path)?)
+        } else {
+            None
+        };
+        if !durable {
+            next_at = 0;
+        }
+        Ok(OpenReceipt {
+            path: path.to_path_buf(),
+            file,
+            failing_at,
+            next_at,
+            room_end,
+            n_attempted: 0,
+            failing_written: false,
+            scratch: Vec::with_capacity(32),
+        })
+    }
+
+    /// Records that the trial of `seed` is starting.
+    #[inline]
+    pub fn attempt(&mut self, seed: u64) -> io::Result<()> {
+        let Some(file) = &self.file else {
+            self.n_attempted += 1;
+            return Ok(());
+        };
+        self.scratch.clear();
+        if self.n_attempted > 0 {
+            self.scratch.push(b',');
+        }
+        push_u64(&mut self.scratch, seed);
+        let len = self.scratch.len() as u64;
+        // Never straddle a page: a write within one page lands whole or not at all.
+        if self.next_at / PAGE != (self.next_at + len - 1) / PAGE {
+            self.next_at = (self.next_at / PAGE + 1) * PAGE;
+        }
+        if self.next_at + len > self.room_end {
+            return Err(io::Error::other(
+                "receipt: reserved room for attempted seeds exhausted",
+            ));
+        }
+        file.write_all_at(&self.scratch, self.next_at)?;
+        self.next_at += len;
+        self.n_attempted += 1;
+        Ok(())
+    }
+
+    /// Records the first failing seed (later calls are ignored).
+    pub fn first_failure(&mut self, seed: u64) -> io::Result<()> {
+        if self.failing_written {
+            return Ok(());
+        }
+        self.failing_written = true;
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let mut slot = seed.to_string().into_bytes();
+        slot.resize(FAILING_NULL.len(), b' ');
+        file.write_all_at(&slot, self.failing_at)
+    }
+
+    /// Replaces the receipt with its final text, atomically.
+    pub fn finish(mut self, final_text: &str) -> io::Result<()> {
+        self.file = None;
+        write_atomic(&self.path, final_text.as_bytes())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Formats witness rows of one run by hand (no serde on the per-trial path): the parts that
+/// do not change from row to row are formatted once.
+#[derive(Debug)]
+pub struct WitnessFormatter {
+    head: String,
+    middle: String,
+    pass_tail: String,
+    fail_head: String,
+    fail_tail: String,
+}
+
+impl WitnessFormatter {
+    pub fn new(
+        run_id: &str,
+        property_id: &str,
+        digest: &str,
+        pin: &str,
+        bound: &str,
+        runner: Runner,
+    ) -> WitnessFormatter {
+        let mut head = String::from("{\"witness_id\":");
+        push_json_str(&mut head, &format!("{run_id}-"));
+        head.pop(); // reopen the string: the seed follows
+        let mut middle = String::from("\",\"property_id\":");
+        push_json_str(&mut middle, property_id);
+        middle.push_str(",\"property_digest\":");
+        push_json_str(&mut middle, digest);
+        middle.push_str(",\"fixture_pin\":");
+        push_json_str(&mut middle, pin);
+        middle.push_str(",\"bound\":");
+        push_json_str(&mut middle, bound);
+        middle.push_str(",\"seed\":");
+        let tail = format!(
+            ",\"runner\":\"{}\",\"freeze_writer\":false}}\n",
+            runner.as_str()
+        );
+        WitnessFormatter {
+            head,
+            middle,
+            pass_tail: format!(",\"verdict\":\"pass\",\"signature\":\"ok\"{tail}"),
+            fail_head: ",\"verdict\":\"fail\",\"signature\":".to_string(),
+            fail_tail: tail,
+        }
+    }
+
+    /// Appends the row of `seed` (`signature` is `None` for a pass) to `out`.
+    #[inline]
+    pub fn push_row(&self, out: &mut Vec<u8>, seed: u64, signature: Option<&str>) {
+        out.extend_from_slice(self.head.as_bytes());
+        push_u64(out, seed);
+        out.extend_from_slice(self.middle.as_bytes());
+        push_u64(out, seed);
+        match signature {
+            None => out.extend_from_slice(self.pass_tail.as_bytes()),
+            Some(sig) => {
+                out.extend_from_slice(self.fail_head.as_bytes());
+                let mut s = String::new();
+                push_json_str(&mut s, sig);
+                out.extend_from_slice(s.as_bytes());
+                out.extend_from_slice(self.fail_tail.as_bytes());
+            }
+        }
+    }
+
+    /// The row of `seed` as a typed value (for replays, which write one row).
+    pub fn row(&self, seed: u64, signature: Option<&str>) -> Option<WitnessRow> {
+        let mut out = Vec::new();
+        self.push_row(&mut out, seed, signature);
+        let value: serde_json::Value = serde_json::from_slice(&out).ok()?;
+        WitnessRow::from_value(&value).ok()
+    }
+}
+
+fn digits(mut n: u64) -> u64 {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+#[inline]
+fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// Appends `s` as a JSON string literal.
+pub(crate) fn push_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seedledger_format::{LedgerView, Verdict};
+
+    fn fields() -> serde_json::Map<String, serde_json::Value> {
+        let v =
+            serde_json::json!({"patch_id": "p", "stopped_early": true, "planned_seeds": [1, 2]});
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn receipt_is_valid_json_after_every_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json");
+        let planned: Vec<u64> = (0..3000).map(|i| i * 7_919_000_000_001).collect();
+        let mut open = OpenReceipt::create(&path, &fields(), &planned, true).unwrap();
+        let read = || -> serde_json::Value {
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+        };
+        assert_eq!(read()["attempted_seeds"], serde_json::json!([]));
+        assert_eq!(read()["failing_seed"], serde_json::Value::Null);
+        for (i, &s) in planned.iter().enumerate() {
+            open.attempt(s).unwrap();
+            if i == 5 {
+                open.first_failure(s).unwrap();
+                open.first_failure(99).unwrap();
+            }
+            if i % 97 == 0 || i == planned.len() - 1 {
+                let v = read();
+                let got: Vec<u64> = v["attempted_seeds"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .collect();
+                assert_eq!(got, planned[..=i]);
+                assert_eq!(v["patch_id"], "p");
+            }
+        }
+        assert_eq!(read()["failing_seed"], serde_json::json!(planned[5]));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let view = LedgerView::parse(&text).unwrap_err();
+        assert!(
+            view.to_string().contains("shrink_stable")
+                || view.to_string().contains("oracle_source"),
+            "{view}"
+        );
+        open.finish("{\"done\": true}\n").unwrap();
+        assert_eq!(read()["done"], true);
+    }
+
+    #[test]
+    fn hand_formatted_rows_parse_as_witness_rows() {
+        let f = WitnessFormatter::new(
+            "w-run\"1",
+            "order\\total",
+            &"d".repeat(64),
+            &"p".repeat(64),
+            "total>=0",
+            Runner::Remote,
+        );
+        let mut out = Vec::new();
+        f.push_row(&mut out, 17, None);
+        f.push_row(&mut out, u64::MAX, Some("assert:a \"b\"\n"));
+        let lines = seedledger_format::parse_witness_lines(std::str::from_utf8(&out).unwrap());
+        let pass = lines[0].row.clone().unwrap();
+        assert_eq!(pass.witness_id, "w-run\"1-17");
+        assert_eq!(pass.property_id, "order\\total");
+        assert_eq!(
+            (pass.seed, pass.verdict, pass.signature.as_str()),
+            (17, Verdict::Pass, "ok")
+        );
+        assert_eq!(pass.runner, Runner::Remote);
+        assert!(!pass.freeze_writer);
+        let fail = lines[1].row.clone().unwrap();
+        assert_eq!(
+            (fail.seed, fail.verdict, fail.signature.as_str()),
+            (u64::MAX, Verdict::Fail, "assert:a \"b\"\n")
+        );
+        assert_eq!(f.row(3, None).unwrap().witness_id, "w-run\"1-3");
+    }
+}

@@ -1,0 +1,437 @@
+//! Running one property over its planned seeds, and replaying a seed or a minimal input.
+//!
+//! The order of a run (each step is on disk before the next starts):
+//! 1. read the spec file (`props/<id>.md`) and its digest, read the fixture and its pin —
+//!    an unreadable fixture stops here, before any trial and any receipt;
+//! 2. write the receipt with the planned seeds, `stopped_early: true`, room for the
+//!    attempted seeds (see `ledger.rs`);
+//! 3. for every planned seed, in order: record the seed as attempted, run the trial under
+//!    `catch_unwind`, append its witness row; a failure never stops the run;
+//! 4. re-hash the fixture: if it changed, the receipt keeps `stopped_early: true` and says
+//!    `fixture_changed: true`, so it can never close;
+//! 5. write the final receipt (`stopped_early: false`, `shrink_stable: false`);
+//! 6. if a seed failed: re-run the first failing seed recording its choices, shrink it twice,
+//!    and rewrite the receipt with the shrink record and the honest `shrink_stable`.
+
+use crate::case::TestCase;
+use crate::clock::{now_rfc3339, run_id};
+use crate::errors::RunError;
+use crate::exec::{Failure, Outcome, evaluate, execute};
+use crate::ledger::{OpenReceipt, WitnessFormatter};
+use crate::property::{Fixture, Property};
+use crate::rng::RNG_SCHEME;
+use crate::shrink::{ShrinkConfig, shrink_twice};
+use seedledger_format::{
+    FailureRecord, JsonLinesWriter, RECEIPT_SCHEMA_VERSION, Receipt, Runner, ShrinkPassRecord,
+    ShrinkRecord, SpecFile, WitnessRow, fixture_hash_from_pin, fixture_pin, property_digest,
+};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The tool name and version recorded in receipts.
+pub const TOOL: &str = concat!("seedledger ", env!("CARGO_PKG_VERSION"));
+
+/// At most this many failing seeds are described in full in a receipt's `failures`;
+/// `failing_seeds` and `verdicts` always cover every seed.
+pub const MAX_FAILURE_RECORDS: usize = 100;
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// The workspace root: spec files are `<root>/props/<id>.md`, fixture paths are relative
+    /// to it.
+    pub root: PathBuf,
+    /// Receipts and witness files go to `<out_dir>/<patch_id>/`.
+    pub out_dir: PathBuf,
+    pub patch_id: String,
+    pub runner: Runner,
+    pub seeds: Vec<u64>,
+    /// `None`: do not shrink (the receipt then says `shrink_stable: false`).
+    pub shrink: Option<ShrinkConfig>,
+    /// Write the receipt's attempted seeds as each trial starts (crash safety). Only
+    /// benchmarks turn this off.
+    pub durable: bool,
+}
+
+/// A spec file as read from disk.
+#[derive(Debug, Clone)]
+pub struct LoadedSpec {
+    /// `props/<id>.md`, relative to the root.
+    pub rel_path: PathBuf,
+    pub spec: SpecFile,
+    pub digest: String,
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub property_id: String,
+    pub receipt_path: PathBuf,
+    pub witness_path: PathBuf,
+    pub receipt: Receipt,
+}
+
+impl RunSummary {
+    pub fn passed(&self) -> bool {
+        self.receipt.failing_seeds.is_empty() && self.receipt.fixture_changed != Some(true)
+    }
+}
+
+/// Reads and checks `props/<id>.md`.
+pub fn load_spec(root: &Path, property_id: &str) -> Result<LoadedSpec, RunError> {
+    let rel_path = PathBuf::from("props").join(format!("{property_id}.md"));
+    let path = root.join(&rel_path);
+    let bytes = std::fs::read(&path).map_err(|source| RunError::SpecRead {
+        path: path.clone(),
+        source,
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
+    let spec = SpecFile::parse(&text).map_err(|source| RunError::Spec {
+        path: path.clone(),
+        source,
+    })?;
+    if spec.property_id != property_id {
+        return Err(RunError::SpecMismatch {
+            path,
+            found: spec.property_id,
+            expected: property_id.to_string(),
+        });
+    }
+    Ok(LoadedSpec {
+        rel_path,
+        spec,
+        digest: property_digest(&bytes),
+    })
+}
+
+/// Reads the spec's fixture: its bytes and pin.
+pub fn load_fixture(root: &Path, spec: &LoadedSpec) -> Result<(Vec<u8>, String), RunError> {
+    let path = root.join(&spec.spec.fixture);
+    let bytes = std::fs::read(&path).map_err(|source| RunError::FixtureRead {
+        path: path.clone(),
+        spec: spec.rel_path.clone(),
+        source,
+    })?;
+    let pin = fixture_pin(&bytes);
+    Ok((bytes, pin))
+}
+
+/// Where a run's receipt and witness rows go: `<out>/<patch>/<property>.receipt.json` and
+/// `<out>/<patch>/<property>.witness.jsonl` (characters outside `[A-Za-z0-9._-]` in the
+/// patch id become `_`).
+pub fn evidence_paths(out_dir: &Path, patch_id: &str, property_id: &str) -> (PathBuf, PathBuf) {
+    let safe: String = patch_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let safe = if safe.is_empty() || safe.chars().all(|c| c == '.') {
+        "_".to_string()
+    } else {
+        safe
+    };
+    let dir = out_dir.join(safe);
+    (
+        dir.join(format!("{property_id}.receipt.json")),
+        dir.join(format!("{property_id}.witness.jsonl")),
+    )
+}
+
+/// Runs `property` over every planned seed and writes its receipt and witness rows.
+pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummary, RunError> {
+    let started = Instant::now();
+    let spec = load_spec(&config.root, property.id)?;
+    let (fixture_bytes, pin) = load_fixture(&config.root, &spec)?;
+    let fixture = Fixture::new(fixture_bytes);
+    let (receipt_path, witness_path) =
+        evidence_paths(&config.out_dir, &config.patch_id, property.id);
+    let write_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| RunError::Write { path, source }
+    };
+
+    let mut receipt = Receipt {
+        patch_id: config.patch_id.clone(),
+        property_id: property.id.to_string(),
+        planned_seeds: config.seeds.clone(),
+        attempted_seeds: Vec::new(),
+        failing_seed: None,
+        shrink_stable: false,
+        fixture_hash: fixture_hash_from_pin(&pin),
+        stopped_early: true,
+        oracle_source: spec.spec.oracle_source,
+        schema_version: Some(RECEIPT_SCHEMA_VERSION),
+        tool: Some(TOOL.to_string()),
+        rng: Some(RNG_SCHEME.to_string()),
+        property_digest: Some(spec.digest.clone()),
+        bound: Some(spec.spec.bound.clone()),
+        spec_path: Some(spec.rel_path.display().to_string()),
+        fixture_path: Some(spec.spec.fixture.clone()),
+        runner: Some(config.runner),
+        fixture_hash_after: None,
+        fixture_changed: None,
+        failing_seeds: Vec::new(),
+        verdicts: None,
+        failures: Vec::new(),
+        shrink: None,
+        started_at: Some(now_rfc3339()),
+        finished_at: None,
+        elapsed_ms: None,
+    };
+    let mut fields = match serde_json::to_value(&receipt) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    fields.remove("attempted_seeds");
+    fields.remove("failing_seed");
+    let mut ledger = OpenReceipt::create(&receipt_path, &fields, &config.seeds, config.durable)
+        .map_err(write_err(&receipt_path))?;
+
+    let mut witnesses = JsonLinesWriter::open(&witness_path).map_err(write_err(&witness_path))?;
+    let rows = WitnessFormatter::new(
+        &run_id(config.runner.as_str()),
+        property.id,
+        &spec.digest,
+        &pin,
+        &spec.spec.bound,
+        config.runner,
+    );
+    let mut row_buf: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut verdicts = String::with_capacity(config.seeds.len());
+    let mut first_failure: Option<(u64, Failure)> = None;
+
+    for &seed in &config.seeds {
+        ledger.attempt(seed).map_err(write_err(&receipt_path))?;
+        let mut tc = TestCase::random(seed);
+        let outcome = execute(property, &mut tc, &fixture);
+        match outcome.failure() {
+            None => {
+                verdicts.push('.');
+                rows.push_row(&mut row_buf, seed, None);
+            }
+            Some(failure) => {
+                verdicts.push('F');
+                rows.push_row(&mut row_buf, seed, Some(&failure.signature));
+                if first_failure.is_none() {
+                    ledger
+                        .first_failure(seed)
+                        .map_err(write_err(&receipt_path))?;
+                    first_failure = Some((seed, failure.clone()));
+                }
+                receipt.failing_seeds.push(seed);
+                if receipt.failures.len() < MAX_FAILURE_RECORDS {
+                    receipt.failures.push(FailureRecord {
+                        seed,
+                        signature: failure.signature.clone(),
+                        message: failure.message.clone(),
+                        location: failure.location.clone(),
+                    });
+                }
+            }
+        }
+        if row_buf.len() >= (1 << 16) - 1024 {
+            witnesses
+                .append_raw(&row_buf)
+                .map_err(write_err(&witness_path))?;
+            row_buf.clear();
+        }
+    }
+    witnesses
+        .append_raw(&row_buf)
+        .map_err(write_err(&witness_path))?;
+    witnesses.sync().map_err(write_err(&witness_path))?;
+
+    // Every planned seed has finished. Re-hash the fixture before closing.
+    let pin_after = std::fs::read(config.root.join(&spec.spec.fixture))
+        .ok()
+        .map(|b| fixture_pin(&b));
+    let changed = pin_after.as_deref() != Some(pin.as_str());
+    receipt.attempted_seeds = config.seeds.clone();
+    receipt.failing_seed = first_failure.as_ref().map(|(s, _)| *s);
+    receipt.verdicts = Some(verdicts);
+    receipt.fixture_hash_after = Some(match &pin_after {
+        Some(p) => fixture_hash_from_pin(p),
+        None => "unreadable".to_string(),
+    });
+    receipt.fixture_changed = Some(changed);
+    receipt.stopped_early = changed;
+    receipt.finished_at = Some(now_rfc3339());
+    receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+    let final_text = receipt.to_json_pretty();
+    ledger
+        .finish(&final_text)
+        .map_err(write_err(&receipt_path))?;
+
+    if let (Some((seed, failure)), Some(shrink), false) = (&first_failure, &config.shrink, changed)
+    {
+        receipt.shrink = Some(shrink_seed(property, &fixture, *seed, failure, shrink));
+        receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
+        receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+        seedledger_format::write_atomic(&receipt_path, receipt.to_json_pretty().as_bytes())
+            .map_err(write_err(&receipt_path))?;
+    }
+    Ok(RunSummary {
+        property_id: property.id.to_string(),
+        receipt_path,
+        witness_path,
+        receipt,
+    })
+}
+
+/// Re-runs the failing seed recording its choices, then shrinks that input twice.
+fn shrink_seed(
+    property: &Property,
+    fixture: &Fixture,
+    seed: u64,
+    failure: &Failure,
+    config: &ShrinkConfig,
+) -> ShrinkRecord {
+    let original = evaluate(property, TestCase::recording(seed), fixture);
+    let original_input = original.record.drawn.join(", ");
+    let reproduced = original
+        .outcome
+        .failure()
+        .is_some_and(|f| f.signature == failure.signature);
+    let record = |choices: Vec<u64>,
+                  passes: Vec<ShrinkPassRecord>,
+                  stable: bool,
+                  minimal_input,
+                  minimal_message| {
+        ShrinkRecord {
+            seed,
+            signature: failure.signature.clone(),
+            original_input: original_input.clone(),
+            original_choices_len: original.record.choices.len(),
+            minimal_input,
+            minimal_choices: choices,
+            minimal_message,
+            stable,
+            passes,
+            max_evaluations: config.max_evaluations,
+            max_millis: config.max_time.as_millis() as u64,
+        }
+    };
+    if !reproduced {
+        // The seed did not fail the same way twice: the property is not deterministic.
+        let note = match original.outcome.failure() {
+            Some(f) => format!("re-run of seed {seed} failed differently: {}", f.signature),
+            None => format!("re-run of seed {seed} did not fail"),
+        };
+        return record(
+            original.record.choices.clone(),
+            Vec::new(),
+            false,
+            original_input.clone(),
+            note,
+        );
+    }
+    let report = shrink_twice(
+        property,
+        fixture,
+        &original.record.choices,
+        &failure.signature,
+        config,
+    );
+    let pass_record = |p: &crate::shrink::ShrinkPass| ShrinkPassRecord {
+        evaluations: p.evaluations,
+        cache_hits: p.cache_hits,
+        stop_reason: p.stop.as_str().to_string(),
+        millis: p.elapsed.as_millis() as u64,
+        minimal_choices: p.choices.clone(),
+    };
+    let passes = vec![pass_record(&report.first), pass_record(&report.second)];
+    record(
+        report.first.choices.clone(),
+        passes,
+        report.stable,
+        report.first.drawn.join(", "),
+        report.first.failure.message.clone(),
+    )
+}
+
+/// What to replay.
+#[derive(Debug, Clone)]
+pub enum ReplayInput {
+    /// The input seed `N` generates (appends a witness row).
+    Seed(u64),
+    /// A recorded choice sequence, such as a receipt's minimal input (no witness row: the
+    /// input is not a planned seed's).
+    Choices { seed: u64, choices: Vec<u64> },
+}
+
+/// What a replay did.
+#[derive(Debug, Clone)]
+pub struct ReplayResult {
+    /// `Debug` renderings of the top-level draws.
+    pub drawn: Vec<String>,
+    pub outcome: Outcome,
+    pub witness: Option<WitnessRow>,
+    pub witness_path: PathBuf,
+}
+
+/// Replays one input of `property`. When `expected_fixture_hash` is given (from a receipt),
+/// refuses unless the fixture on disk still has that hash. A seed replay appends one witness
+/// row for `runner` (with `freeze_writer: false`); the receipt is never touched.
+pub fn replay(
+    property: &Property,
+    root: &Path,
+    out_dir: &Path,
+    patch_id: &str,
+    runner: Runner,
+    expected_fixture_hash: Option<&str>,
+    input: &ReplayInput,
+) -> Result<ReplayResult, RunError> {
+    let spec = load_spec(root, property.id)?;
+    let (bytes, pin) = load_fixture(root, &spec)?;
+    if let Some(expected) = expected_fixture_hash
+        && expected != fixture_hash_from_pin(&pin)
+    {
+        return Err(RunError::PinMismatch {
+            path: root.join(&spec.spec.fixture),
+            receipt: expected.to_string(),
+            current: pin,
+        });
+    }
+    let fixture = Fixture::new(bytes);
+    let (_, witness_path) = evidence_paths(out_dir, patch_id, property.id);
+    let (tc, seed) = match input {
+        ReplayInput::Seed(seed) => (TestCase::recording(*seed), Some(*seed)),
+        ReplayInput::Choices { choices, .. } => (TestCase::replay(choices.clone(), true), None),
+    };
+    let evaluation = evaluate(property, tc, &fixture);
+    let mut witness = None;
+    if let Some(seed) = seed {
+        let rows = WitnessFormatter::new(
+            &run_id(&format!("replay-{}", runner.as_str())),
+            property.id,
+            &spec.digest,
+            &pin,
+            &spec.spec.bound,
+            runner,
+        );
+        let signature = evaluation.outcome.failure().map(|f| f.signature.as_str());
+        let mut line = Vec::new();
+        rows.push_row(&mut line, seed, signature);
+        let mut writer =
+            JsonLinesWriter::open(&witness_path).map_err(|source| RunError::Write {
+                path: witness_path.clone(),
+                source,
+            })?;
+        writer.append_raw(&line).map_err(|source| RunError::Write {
+            path: witness_path.clone(),
+            source,
+        })?;
+        witness = rows.row(seed, signature);
+    }
+    Ok(ReplayResult {
+        drawn: evaluation.record.drawn,
+        outcome: evaluation.outcome,
+        witness,
+        witness_path,
+    })
+}

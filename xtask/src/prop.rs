@@ -1,0 +1,530 @@
+//! `cargo xtask prop ...`: run the property suite, list it, replay a seed or a minimal input.
+
+use clap::{Args, Subcommand, ValueEnum};
+use seedledger_format::{ExitStatus, Receipt, Runner};
+use seedledger_runner::{
+    DEFAULT_BASE_SEED, DEFAULT_CASES, Outcome, Property, ReplayInput, RunConfig, RunSummary,
+    ShrinkConfig,
+};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Subcommand)]
+pub enum PropCommand {
+    /// Run properties over a planned list of seeds; write receipts and witness rows.
+    ///
+    /// Every planned seed runs, even after a failure. For each property the receipt goes to
+    /// OUT/PATCH/ID.receipt.json and one witness row per seed is appended to
+    /// OUT/PATCH/ID.witness.jsonl. The first failing seed is shrunk twice; the summary names
+    /// every failing seed with a copy-paste replay command.
+    ///
+    /// Exit status: 0 all properties passed, 1 a property failed, 2 an error (bad
+    /// arguments, unreadable spec or fixture, unwritable output).
+    Run(RunArgs),
+    /// List the properties of the suite with their spec file, bound and fixture.
+    List(ListArgs),
+    /// Replay one input: a seed (`--property ID --seed N`) or a receipt's failing seed or
+    /// minimal input (`--receipt FILE [--minimal]`).
+    ///
+    /// Shows the input and the outcome and appends one witness row (runner role from
+    /// --runner) for a seed replay; never rewrites the receipt. With --receipt, refuses
+    /// (exit 2) when the fixture on disk no longer has the receipt's fixture hash.
+    /// Exit status: 0 the input passed, 1 it failed, 2 an error or a refusal.
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Role {
+    Local,
+    Remote,
+}
+
+impl From<Role> for Runner {
+    fn from(role: Role) -> Runner {
+        match role {
+            Role::Local => Runner::Local,
+            Role::Remote => Runner::Remote,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct Common {
+    /// Workspace root holding props/ and fixtures/ [default: the current directory if it
+    /// has props/, else the seedledger checkout xtask was built from]
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Output format: human-readable lines, or one JSON object per line.
+    #[arg(long, value_enum, default_value = "human")]
+    format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Run only this property (repeat to select several) [default: all].
+    #[arg(long = "property", value_name = "ID")]
+    properties: Vec<String>,
+    /// The seed plan: `1101..=1104`, `1101..1105`, `1101,1102,1104` or one seed.
+    #[arg(long, value_name = "PLAN", conflicts_with_all = ["cases", "base_seed"])]
+    seeds: Option<String>,
+    /// Plan N consecutive seeds starting at --base-seed [default plan: 256 seeds from 1].
+    #[arg(long, value_name = "N")]
+    cases: Option<u64>,
+    /// First seed of a --cases plan.
+    #[arg(long, value_name = "S")]
+    base_seed: Option<u64>,
+    /// The patch under test, recorded in receipts.
+    #[arg(long, env = "SEEDLEDGER_PATCH_ID", default_value = "local")]
+    patch_id: String,
+    /// Runner role recorded in witness rows.
+    #[arg(long, value_enum, default_value = "local")]
+    runner: Role,
+    /// Directory for receipts and witness rows [default: ROOT/target/seedledger].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Do not shrink failing seeds (receipts then say shrink_stable: false).
+    #[arg(long)]
+    no_shrink: bool,
+    /// Most property evaluations one shrink pass may make.
+    #[arg(long, value_name = "N", default_value_t = ShrinkConfig::default().max_evaluations)]
+    shrink_max_evaluations: u64,
+    /// Most wall time one shrink pass may take, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = ShrinkConfig::default().max_time.as_secs_f64())]
+    shrink_max_seconds: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The property to replay (with --seed).
+    #[arg(long, value_name = "ID", required_unless_present = "receipt")]
+    property: Option<String>,
+    /// The seed to replay [default with --receipt: the receipt's failing seed].
+    #[arg(long, value_name = "N", required_unless_present = "receipt")]
+    seed: Option<u64>,
+    /// A receipt: replay its failing seed (or --seed) under its fixture hash.
+    #[arg(long, value_name = "FILE", conflicts_with = "property")]
+    receipt: Option<PathBuf>,
+    /// Replay the receipt's stored minimal choice sequence instead of the seed.
+    #[arg(long, requires = "receipt")]
+    minimal: bool,
+    /// Runner role recorded in the witness row.
+    #[arg(long, value_enum, default_value = "local")]
+    runner: Role,
+    /// Patch id for the witness file of a --seed replay.
+    #[arg(long, env = "SEEDLEDGER_PATCH_ID", default_value = "local")]
+    patch_id: String,
+    /// Directory of receipts and witness rows [default: ROOT/target/seedledger].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+pub fn run(cmd: PropCommand, suite: &[Property]) -> ExitStatus {
+    match cmd {
+        PropCommand::Run(args) => run_suite(args, suite),
+        PropCommand::List(args) => list(args, suite),
+        PropCommand::Replay(args) => replay(args, suite),
+    }
+}
+
+fn root_of(common: &Common) -> PathBuf {
+    if let Some(root) = &common.root {
+        return root.clone();
+    }
+    if Path::new("props").is_dir() {
+        return PathBuf::from(".");
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn error(msg: impl std::fmt::Display) -> ExitStatus {
+    eprintln!("error: {msg}");
+    ExitStatus::Error
+}
+
+fn find<'a>(suite: &'a [Property], id: &str) -> Result<&'a Property, String> {
+    suite.iter().find(|p| p.id == id).ok_or_else(|| {
+        let known: Vec<_> = suite.iter().map(|p| p.id).collect();
+        format!(
+            "unknown property `{id}`; known properties: {}",
+            known.join(", ")
+        )
+    })
+}
+
+fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
+    let root = root_of(&args.common);
+    let seeds = match (&args.seeds, args.cases) {
+        (Some(text), _) => seedledger_runner::parse_seeds(text),
+        (None, cases) => seedledger_runner::cases(
+            cases.unwrap_or(DEFAULT_CASES),
+            args.base_seed.unwrap_or(DEFAULT_BASE_SEED),
+        ),
+    };
+    let seeds = match seeds {
+        Ok(s) => s,
+        Err(e) => return error(format_args!("bad seed plan: {e}")),
+    };
+    let selected: Vec<&Property> = if args.properties.is_empty() {
+        suite.iter().collect()
+    } else {
+        match args
+            .properties
+            .iter()
+            .map(|id| find(suite, id))
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(s) => s,
+            Err(e) => return error(e),
+        }
+    };
+    if !(args.shrink_max_seconds.is_finite() && args.shrink_max_seconds >= 0.0) {
+        return error("--shrink-max-seconds must be a non-negative number");
+    }
+    let config = RunConfig {
+        out_dir: args
+            .out
+            .clone()
+            .unwrap_or_else(|| root.join("target").join("seedledger")),
+        root,
+        patch_id: args.patch_id.clone(),
+        runner: args.runner.into(),
+        seeds,
+        shrink: (!args.no_shrink).then(|| ShrinkConfig {
+            max_evaluations: args.shrink_max_evaluations,
+            max_time: Duration::from_secs_f64(args.shrink_max_seconds),
+        }),
+        durable: true,
+    };
+    let mut status = ExitStatus::Success;
+    for property in selected {
+        match seedledger_runner::run_property(property, &config) {
+            Ok(summary) => {
+                if !summary.passed() {
+                    status = status.max(ExitStatus::No);
+                }
+                print_summary(&summary, args.common.format);
+            }
+            Err(e) => {
+                status = ExitStatus::Error;
+                match args.common.format {
+                    Format::Human => eprintln!("ERROR {}: {e}", property.id),
+                    Format::Json => {
+                        println!(
+                            "{}",
+                            json!({"property_id": property.id, "status": "error", "error": e.to_string()})
+                        );
+                    }
+                }
+            }
+        }
+    }
+    status
+}
+
+fn replay_seed_command(property_id: &str, seed: u64) -> String {
+    format!("cargo xtask prop replay --property {property_id} --seed {seed}")
+}
+
+fn print_summary(summary: &RunSummary, format: Format) {
+    let r = &summary.receipt;
+    let shown: Vec<u64> = r.failing_seeds.iter().copied().take(5).collect();
+    let changed = r.fixture_changed == Some(true);
+    let status = if changed {
+        "invalid"
+    } else if r.failing_seeds.is_empty() {
+        "pass"
+    } else {
+        "fail"
+    };
+    if format == Format::Json {
+        let line = json!({
+            "property_id": r.property_id,
+            "status": status,
+            "planned": r.planned_seeds.len(),
+            "attempted": r.attempted_seeds.len(),
+            "failing_seeds": r.failing_seeds,
+            "signature": r.failures.first().map(|f| &f.signature),
+            "shrink_stable": r.shrink_stable,
+            "minimal_input": r.shrink.as_ref().map(|s| &s.minimal_input),
+            "fixture_changed": changed,
+            "receipt": summary.receipt_path,
+            "witnesses": summary.witness_path,
+            "replay": shown.iter().map(|s| replay_seed_command(&r.property_id, *s)).collect::<Vec<_>>(),
+        });
+        println!("{line}");
+        return;
+    }
+    let counts = format!(
+        "{}/{} seeds",
+        r.attempted_seeds.len(),
+        r.planned_seeds.len()
+    );
+    let secs = r.elapsed_ms.unwrap_or(0) as f64 / 1000.0;
+    if changed {
+        println!(
+            "INVALID {}  {counts}: the fixture changed during the run; the receipt stays open",
+            r.property_id
+        );
+        println!("    receipt: {}", summary.receipt_path.display());
+        return;
+    }
+    if r.failing_seeds.is_empty() {
+        println!("PASS {}  {counts}  ({secs:.2} s)", r.property_id);
+        return;
+    }
+    let more = r.failing_seeds.len().saturating_sub(shown.len());
+    let listed: Vec<String> = shown.iter().map(u64::to_string).collect();
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    let signature = r.failures.first().map_or("", |f| f.signature.as_str());
+    println!(
+        "FAIL {}  {counts}, {} failing: {}{more}  [{signature}]  ({secs:.2} s)",
+        r.property_id,
+        r.failing_seeds.len(),
+        listed.join(", ")
+    );
+    if let Some(shrink) = &r.shrink {
+        let stable = if shrink.stable {
+            "stable"
+        } else {
+            "NOT stable"
+        };
+        println!(
+            "    minimal input (seed {}, {} -> {} choices, shrink {stable}): {}",
+            shrink.seed,
+            shrink.original_choices_len,
+            shrink.minimal_choices.len(),
+            shrink.minimal_input
+        );
+    }
+    for seed in &shown {
+        println!("    replay: {}", replay_seed_command(&r.property_id, *seed));
+    }
+    println!("    receipt: {}", summary.receipt_path.display());
+}
+
+fn list(args: ListArgs, suite: &[Property]) -> ExitStatus {
+    let root = root_of(&args.common);
+    let mut status = ExitStatus::Success;
+    for property in suite {
+        match seedledger_runner::load_spec(&root, property.id) {
+            Ok(spec) => match args.common.format {
+                Format::Human => println!(
+                    "{}  bound `{}`  fixture {}  oracle {}  spec {}",
+                    property.id,
+                    spec.spec.bound,
+                    spec.spec.fixture,
+                    spec.spec.oracle_source,
+                    spec.rel_path.display()
+                ),
+                Format::Json => println!(
+                    "{}",
+                    json!({
+                        "property_id": property.id,
+                        "bound": spec.spec.bound,
+                        "fixture": spec.spec.fixture,
+                        "oracle_source": spec.spec.oracle_source.as_str(),
+                        "spec": spec.rel_path,
+                        "property_digest": spec.digest,
+                    })
+                ),
+            },
+            Err(e) => {
+                status = ExitStatus::Error;
+                eprintln!("error: {}: {e}", property.id);
+            }
+        }
+    }
+    status
+}
+
+fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
+    let root = root_of(&args.common);
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| root.join("target").join("seedledger"));
+    let receipt = match &args.receipt {
+        None => None,
+        Some(path) => {
+            let text = match std::fs::read_to_string(path) {
+                Ok(t) => t,
+                Err(e) => {
+                    return error(format_args!(
+                        "failed to read receipt `{}`: {e}",
+                        path.display()
+                    ));
+                }
+            };
+            match Receipt::parse(&text) {
+                Ok(r) => Some((path.clone(), r)),
+                Err(e) => {
+                    return error(format_args!(
+                        "failed to read receipt `{}`: {e}",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    };
+    let property_id = match (&receipt, &args.property) {
+        (Some((_, r)), _) => r.property_id.clone(),
+        (None, Some(id)) => id.clone(),
+        (None, None) => return error("give --property ID --seed N, or --receipt FILE"),
+    };
+    let property = match find(suite, &property_id) {
+        Ok(p) => p,
+        Err(e) => return error(e),
+    };
+    let input = match (&receipt, args.minimal, args.seed) {
+        (Some((path, r)), true, _) => match &r.shrink {
+            Some(s) => ReplayInput::Choices {
+                seed: s.seed,
+                choices: s.minimal_choices.clone(),
+            },
+            None => {
+                return error(format_args!(
+                    "receipt `{}` holds no minimal input (nothing was shrunk)",
+                    path.display()
+                ));
+            }
+        },
+        (_, false, Some(seed)) => ReplayInput::Seed(seed),
+        (Some((path, r)), false, None) => match r.failing_seed {
+            Some(seed) => ReplayInput::Seed(seed),
+            None => {
+                return error(format_args!(
+                    "receipt `{}` has no failing seed; pass --seed N",
+                    path.display()
+                ));
+            }
+        },
+        (None, true, _) => return error("--minimal needs --receipt FILE"),
+        (None, false, None) => return error("--seed N is required without --receipt"),
+    };
+    // A receipt's witness rows live beside it; a plain seed replay uses the run's layout.
+    let (witness_out, patch_id) = match &receipt {
+        Some((path, r)) => (
+            path.parent()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+                .unwrap_or(out_dir),
+            r.patch_id.clone(),
+        ),
+        None => (out_dir, args.patch_id.clone()),
+    };
+    let expected = receipt.as_ref().map(|(_, r)| r.fixture_hash.as_str());
+    let result = match seedledger_runner::replay(
+        property,
+        &root,
+        &witness_out,
+        &patch_id,
+        args.runner.into(),
+        expected,
+        &input,
+    ) {
+        Ok(r) => r,
+        Err(e) => return error(e),
+    };
+    let (verdict, signature, message, location) = match &result.outcome {
+        Outcome::Pass => ("pass", "ok".to_string(), String::new(), None),
+        Outcome::Fail(f) => (
+            "fail",
+            f.signature.clone(),
+            f.message.clone(),
+            f.location.clone(),
+        ),
+        Outcome::Overrun | Outcome::Invalid => {
+            return error(
+                "the stored choices no longer describe an input of this property (its generators changed)",
+            );
+        }
+    };
+    let what = match &input {
+        ReplayInput::Seed(seed) => format!("seed {seed}"),
+        ReplayInput::Choices { seed, choices } => {
+            format!("minimal input of seed {seed} ({} choices)", choices.len())
+        }
+    };
+    if args.common.format == Format::Json {
+        println!(
+            "{}",
+            json!({
+                "property_id": property.id,
+                "replayed": what,
+                "input": result.drawn,
+                "verdict": verdict,
+                "signature": signature,
+                "message": message,
+                "location": location,
+                "witness_id": result.witness.as_ref().map(|w| &w.witness_id),
+                "witness_file": result.witness.as_ref().map(|_| &result.witness_path),
+            })
+        );
+    } else {
+        println!("replaying {} {what}", property.id);
+        if let Some((path, _)) = &receipt {
+            println!("  receipt: {} (fixture hash matches)", path.display());
+        }
+        println!("  input: {}", result.drawn.join(", "));
+        match verdict {
+            "pass" => println!("  result: PASS"),
+            _ => {
+                println!("  result: FAIL [{signature}]");
+                for line in message.lines() {
+                    println!("    {line}");
+                }
+                if let Some(at) = &location {
+                    println!("    at {at}");
+                }
+            }
+        }
+        if let Some((path, r)) = &receipt
+            && let Some(shrink) = &r.shrink
+        {
+            println!("  original input: {}", shrink.original_input);
+            println!("  minimal input:  {}", shrink.minimal_input);
+            if !args.minimal {
+                println!(
+                    "  replay the minimal input: cargo xtask prop replay --receipt {} --minimal",
+                    path.display()
+                );
+            }
+        }
+        if let Some(w) = &result.witness {
+            println!(
+                "  witness row {} ({}) appended to {}",
+                w.witness_id,
+                w.runner,
+                result.witness_path.display()
+            );
+        }
+    }
+    if verdict == "pass" {
+        ExitStatus::Success
+    } else {
+        ExitStatus::No
+    }
+}
