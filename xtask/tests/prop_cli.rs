@@ -1,0 +1,433 @@
+//! `cargo xtask prop ...` end to end: the real `xtask` binary in a scratch copy of the
+//! workspace's props/ and fixtures/: exit codes, summaries and JSON lines, a failing run and
+//! its replay commands, `kill -9` mid-run, and a fixture edited mid-run.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use seedledger_format::{Receipt, Verdict, parse_witness_lines};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Root {
+    tmp: tempfile::TempDir,
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Root {
+    fn new() -> Root {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for sub in ["props", "fixtures"] {
+            std::fs::create_dir_all(tmp.path().join(sub)).unwrap();
+            for entry in std::fs::read_dir(repo.join(sub)).unwrap() {
+                let entry = entry.unwrap();
+                std::fs::copy(entry.path(), tmp.path().join(sub).join(entry.file_name())).unwrap();
+            }
+        }
+        Root { tmp }
+    }
+
+    fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_xtask"));
+        cmd.args(args)
+            .current_dir(self.path())
+            .env_remove("SEEDLEDGER_PATCH_ID");
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        let out = self.command(args).output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    fn receipt_path(&self, patch: &str, id: &str) -> PathBuf {
+        self.path()
+            .join(format!("target/seedledger/{patch}/{id}.receipt.json"))
+    }
+
+    /// Plants a data bug: a product with a negative price makes `order_total_nonneg` fail on
+    /// the real code.
+    fn plant_negative_price(&self) {
+        let path = self.path().join("fixtures/order.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = text.replace("\"price_cents\": 899", "\"price_cents\": -899");
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+#[test]
+fn list_names_every_property_with_its_spec() {
+    let root = Root::new();
+    let run = root.run(&["prop", "list", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let ids: Vec<String> = run
+        .stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["property_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        ids.contains(&"order_total_nonneg".to_string())
+            && ids.contains(&"prop_balance_non_negative".to_string())
+    );
+    assert!(ids.len() >= 4);
+}
+
+#[test]
+fn a_passing_run_exits_zero_and_writes_evidence() {
+    let root = Root::new();
+    let run = root.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        "1101..=1104",
+        "--patch-id",
+        "agent-1842",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    for line in run.stdout.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["status"], "pass");
+        assert_eq!(v["attempted"], 4);
+        let receipt = Receipt::parse(
+            &std::fs::read_to_string(root.path().join(v["receipt"].as_str().unwrap())).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(receipt.planned_seeds, vec![1101, 1102, 1103, 1104]);
+        assert_eq!(receipt.patch_id, "agent-1842");
+        assert!(!receipt.stopped_early);
+    }
+    // The gate agrees: a budget pass is not eligible.
+    let path = root.receipt_path("agent-1842", "order_total_nonneg");
+    let close = root.run(&["gate", "close", "--format", "json", path.to_str().unwrap()]);
+    assert_eq!(close.code, 1);
+    assert!(
+        close.stdout.contains("\"budget_pass_no_freeze\""),
+        "{}",
+        close.stdout
+    );
+}
+
+#[test]
+fn bad_plans_and_unknown_properties_exit_two() {
+    let root = Root::new();
+    for (args, needle) in [
+        (
+            vec!["prop", "run", "--seeds", "1,2,1"],
+            "seed 1 appears twice",
+        ),
+        (vec!["prop", "run", "--seeds", "x"], "not a seed"),
+        (vec!["prop", "run", "--cases", "0"], "empty"),
+        (
+            vec!["prop", "run", "--property", "nope"],
+            "unknown property `nope`",
+        ),
+        (
+            vec!["prop", "run", "--seeds", "1", "--cases", "3"],
+            "cannot be used with",
+        ),
+        (
+            vec!["prop", "replay", "--property", "order_total_nonneg"],
+            "--seed",
+        ),
+    ] {
+        let run = root.run(&args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(needle), "{args:?}: {}", run.stderr);
+    }
+    std::fs::remove_file(root.path().join("fixtures/order.json")).unwrap();
+    let run = root.run(&[
+        "prop",
+        "run",
+        "--property",
+        "order_total_nonneg",
+        "--seeds",
+        "1",
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("fixtures/order.json"), "{}", run.stderr);
+    assert!(
+        !root.receipt_path("local", "order_total_nonneg").exists(),
+        "no receipt without a fixture hash"
+    );
+}
+
+#[test]
+fn a_failing_run_names_its_seeds_and_its_replay_commands_reproduce_them() {
+    let root = Root::new();
+    root.plant_negative_price();
+    let run = root.run(&[
+        "prop",
+        "run",
+        "--property",
+        "order_total_nonneg",
+        "--cases",
+        "200",
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let receipt_path = root.receipt_path("local", "order_total_nonneg");
+    let receipt = Receipt::parse(&std::fs::read_to_string(&receipt_path).unwrap()).unwrap();
+    let seed = receipt.failing_seed.unwrap();
+    assert_eq!(
+        receipt.attempted_seeds.len(),
+        200,
+        "every seed ran after the failure"
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "FAIL order_total_nonneg  200/200 seeds, {} failing: {seed}",
+            receipt.failing_seeds.len()
+        )),
+        "{}",
+        run.stdout
+    );
+    let command = format!("cargo xtask prop replay --property order_total_nonneg --seed {seed}");
+    assert!(run.stdout.contains(&command), "{}", run.stdout);
+
+    // The printed command, run as printed (minus `cargo xtask`), fails the same way.
+    let replay = root.run(&[
+        "prop",
+        "replay",
+        "--property",
+        "order_total_nonneg",
+        "--seed",
+        &seed.to_string(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(replay.code, 1, "{}", replay.stderr);
+    let v: Value = serde_json::from_str(replay.stdout.trim()).unwrap();
+    assert_eq!(v["verdict"], "fail");
+    assert_eq!(v["signature"], receipt.failures[0].signature.as_str());
+    assert_eq!(
+        v["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect::<Vec<_>>()
+            .join(", "),
+        receipt.shrink.as_ref().unwrap().original_input
+    );
+
+    // From the receipt, as a remote runner: same failure, a remote witness row, receipt untouched.
+    let before = std::fs::read(&receipt_path).unwrap();
+    let replay = root.run(&[
+        "prop",
+        "replay",
+        "--receipt",
+        receipt_path.to_str().unwrap(),
+        "--runner",
+        "remote",
+    ]);
+    assert_eq!(replay.code, 1, "{}", replay.stderr);
+    assert!(
+        replay.stdout.contains(&receipt.failures[0].signature),
+        "{}",
+        replay.stdout
+    );
+    assert!(
+        replay.stdout.contains("minimal input:"),
+        "{}",
+        replay.stdout
+    );
+    assert_eq!(std::fs::read(&receipt_path).unwrap(), before);
+    let witness = root
+        .path()
+        .join("target/seedledger/local/order_total_nonneg.witness.jsonl");
+    let rows = parse_witness_lines(&std::fs::read_to_string(witness).unwrap());
+    let last = rows.last().unwrap().row.clone().unwrap();
+    assert_eq!(
+        (
+            last.seed,
+            last.verdict,
+            last.runner.as_str(),
+            last.freeze_writer
+        ),
+        (seed, Verdict::Fail, "remote", false)
+    );
+    assert_eq!(rows.len(), 202);
+
+    // The stored minimal input replays directly.
+    let minimal = root.run(&[
+        "prop",
+        "replay",
+        "--receipt",
+        receipt_path.to_str().unwrap(),
+        "--minimal",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(minimal.code, 1, "{}", minimal.stderr);
+    let v: Value = serde_json::from_str(minimal.stdout.trim()).unwrap();
+    assert_eq!(
+        v["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect::<Vec<_>>()
+            .join(", "),
+        receipt.shrink.as_ref().unwrap().minimal_input
+    );
+
+    // A fixture edited since the receipt: replay refuses with exit 2.
+    std::fs::write(root.path().join("fixtures/order.json"), b"{}").unwrap();
+    let refused = root.run(&[
+        "prop",
+        "replay",
+        "--receipt",
+        receipt_path.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("refusing to replay"),
+        "{}",
+        refused.stderr
+    );
+}
+
+/// Waits until the receipt exists and lists at least `n` attempted seeds.
+fn wait_for_attempts(path: &Path, n: usize, child: &mut std::process::Child) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            let v: Value =
+                serde_json::from_str(&text).expect("the receipt is valid JSON at every instant");
+            if v["attempted_seeds"]
+                .as_array()
+                .is_some_and(|a| a.len() >= n)
+            {
+                return v;
+            }
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it could be observed"
+        );
+        assert!(Instant::now() < deadline, "the run did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn kill_9_mid_run_leaves_an_open_receipt_listing_the_started_seeds() {
+    let root = Root::new();
+    let mut child = root
+        .command(&[
+            "prop",
+            "run",
+            "--property",
+            "balance_conserved",
+            "--cases",
+            "3000000",
+            "--base-seed",
+            "500",
+            "--no-shrink",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let path = root.receipt_path("local", "balance_conserved");
+    wait_for_attempts(&path, 1000, &mut child);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let receipt: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(receipt["stopped_early"], true);
+    let planned: Vec<u64> = receipt["planned_seeds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect();
+    let attempted: Vec<u64> = receipt["attempted_seeds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect();
+    assert_eq!(planned.len(), 3_000_000);
+    assert!(attempted.len() >= 1000 && attempted.len() < planned.len());
+    assert_eq!(
+        attempted[..],
+        planned[..attempted.len()],
+        "attempted seeds are the started prefix of the plan"
+    );
+    // Every witness row on disk is for a started seed (rows are buffered, so they may lag).
+    let witness = root
+        .path()
+        .join("target/seedledger/local/balance_conserved.witness.jsonl");
+    let rows = parse_witness_lines(&std::fs::read_to_string(witness).unwrap_or_default());
+    assert!(rows.len() <= attempted.len());
+    for (i, l) in rows.iter().enumerate() {
+        assert_eq!(l.row.as_ref().unwrap().seed, attempted[i]);
+    }
+    let close = root.run(&["gate", "close", "--format", "json", path.to_str().unwrap()]);
+    assert_eq!(close.code, 1);
+    let v: Value = serde_json::from_str(close.stdout.trim()).unwrap();
+    assert_eq!(v["status"], "early_stop_incomplete");
+}
+
+#[test]
+fn a_fixture_edited_mid_run_makes_the_run_invalid() {
+    let root = Root::new();
+    let mut child = root
+        .command(&[
+            "prop",
+            "run",
+            "--property",
+            "order_total_nonneg",
+            "--cases",
+            "400000",
+            "--format",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let path = root.receipt_path("local", "order_total_nonneg");
+    wait_for_attempts(&path, 100, &mut child);
+    let fixture = root.path().join("fixtures/order.json");
+    let mut bytes = std::fs::read(&fixture).unwrap();
+    bytes.extend_from_slice(b" ");
+    std::fs::write(&fixture, bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let line: Value = serde_json::from_str(String::from_utf8(out.stdout).unwrap().trim()).unwrap();
+    assert_eq!(line["status"], "invalid");
+    assert_eq!(line["fixture_changed"], true);
+    let receipt = Receipt::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(receipt.stopped_early);
+    assert_eq!(receipt.fixture_changed, Some(true));
+    let close = root.run(&["gate", "close", path.to_str().unwrap()]);
+    assert_eq!(close.code, 1);
+    assert!(
+        close.stdout.contains("early_stop_incomplete"),
+        "{}",
+        close.stdout
+    );
+}
