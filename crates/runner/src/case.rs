@@ -296,6 +296,16 @@ impl TestCase {
         self.choice_with(1, |_| u64::from(wanted)) == 1
     }
 
+    /// A choice with bound 0: consumes no randomness, records a 0. It marks a place where
+    /// the structure has no freedom but a choice may stand elsewhere (the end of a full
+    /// collection, the bottom level of a recursive structure), so that the recorded
+    /// encoding is the same at every size and depth and a shrink that moves or shortens
+    /// the structure stays aligned.
+    #[inline]
+    pub(crate) fn forced_zero(&mut self) {
+        self.choice_with(0, |_| 0);
+    }
+
     /// Marks the case as invalid (a filter gave up): unwinds out of the property.
     pub fn reject(&mut self) -> ! {
         stop(Stop::Invalid)

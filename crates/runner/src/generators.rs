@@ -9,8 +9,13 @@
 //!   (`0, 1, -1, 2, -2, ...`) while both sides have room;
 //! * `bool`: `false` is 0; `Option`: `None` is 0, then the value;
 //! * collections: a "continue?" flag (1 = one more element) before each element past the
-//!   minimum size and before the maximum, so deleting an element deletes a block of choices;
-//! * alternatives: the index first, the first (simplest) alternative at 0;
+//!   minimum size, so deleting an element deletes a block of choices; a collection that
+//!   reached its maximum records a forced 0 (bound 0) where its end flag would be, so that
+//!   deleting an element from a full collection still ends it (exact sizes, `min == max`,
+//!   record no flags at all);
+//! * alternatives: the index first, the first (simplest) alternative at 0; the bottom level
+//!   of a [`recursive`] structure records a forced 0 index, so every level is encoded alike
+//!   and a subtree's choices mean the same subtree one level up;
 //! * filters: up to [`FILTER_TRIES`] tries, each a fresh sub-draw; then the case is invalid;
 //! * every sub-draw sits in a span labelled with its generator's label.
 
@@ -355,6 +360,9 @@ fn draw_elements<G: Gen>(
         push(tc.draw(elem));
         n += 1;
     }
+    if n == sizes.max && sizes.min < sizes.max {
+        tc.forced_zero();
+    }
 }
 
 /// `Vec`s of `elem` values; see [`vec`].
@@ -591,11 +599,26 @@ pub fn recursive<T: Debug + 'static>(
     leaf: BoxedGen<T>,
     branch: impl Fn(BoxedGen<T>) -> BoxedGen<T>,
 ) -> BoxedGen<T> {
-    let mut level = leaf.clone();
+    let mut level = Floor(leaf.clone()).boxed();
     for _ in 0..max_depth {
         level = one_of(vec![leaf.clone(), branch(level)]).boxed();
     }
     level
+}
+
+/// The bottom level of [`recursive`]: the leaf, behind a forced 0 alternative index and
+/// labelled like the `one_of` levels above it.
+struct Floor<T>(BoxedGen<T>);
+
+impl<T: Debug> Gen for Floor<T> {
+    type Value = T;
+    fn generate(&self, tc: &mut TestCase) -> T {
+        tc.forced_zero();
+        tc.draw(&self.0)
+    }
+    fn label(&self) -> &'static str {
+        "one_of"
+    }
 }
 
 // ---------------------------------------------------------------- combinators

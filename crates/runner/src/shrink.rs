@@ -1,0 +1,245 @@
+//! Shrinking: from a failing choice sequence to the simplest one that still fails the same way.
+//!
+//! The shrinker works on the recorded choice sequence, never on values (the approach of
+//! Hypothesis and minithesis): every candidate is a choice sequence replayed through the
+//! property's own generators, so maps, filters, dependent draws and invariants hold by
+//! construction. A candidate counts only if the property fails on it **with the failure
+//! signature of the original failure**; passing runs, other failures, overruns and invalid
+//! candidates are all rejected.
+//!
+//! # Order
+//!
+//! Simplicity is *shortlex* over choice indices ([`shortlex`]): a shorter sequence is
+//! simpler; at equal length the first differing choice decides, the smaller one being
+//! simpler. A choice's index is its rank in its generator's order (see `generators.rs`: an
+//! integer's distance from its shrink target, positive before negative; `false`, `None`, the
+//! first alternative and "stop" are 0). The shrinker only ever adopts a strictly simpler
+//! failing sequence, and shortlex is a well-order on sequences no longer than the original,
+//! so shrinking terminates; the result of a finished shrink is a *fixed point*: no pass
+//! finds a simpler failing candidate.
+//!
+//! # Passes
+//!
+//! Rounds of the passes below run, in this order, until a round changes nothing. Passes see
+//! the structure through the labelled spans of the best failure's record (sibling spans are
+//! spans with the same parent; a sibling's *gap* is the choices between it and the previous
+//! sibling, such as a collection's "continue?" flag).
+//!
+//! 1. `delete_spans` — delete a span with its gap, scanning from the end; after a success,
+//!    delete as many preceding same-label siblings as possible (exponential probe, then
+//!    binary search). When a deletion overruns or is invalid, repair it: decrement the
+//!    choice just before the deleted block, or decrement the choice just before the run of
+//!    siblings by the number deleted (a length drawn before its elements).
+//! 2. `merge_siblings` — merge adjacent same-label collections by deleting the end flag of
+//!    the first and the gap before the second (or replacing both by one continue flag).
+//! 3. `zero_spans` — set a span's choices to 0, or only the choices of its leaf sub-spans
+//!    (simplest elements, same shape).
+//! 4. `pass_to_descendant` — replace a span by a smaller nested span with the same label
+//!    (a tree by one of its subtrees).
+//! 5. `minimize_choices` — each choice: try 0, then binary search downward, then probe two
+//!    and three below the result (for failures that hold on separate intervals).
+//! 6. `lower_duplicates` — lower all equal choices (same value and bound) together.
+//! 7. `sort_siblings` — sort each run of same-label sibling spans; failing that, swap
+//!    adjacent out-of-order siblings.
+//! 8. `adjust_pairs` — for adjacent same-label single-choice siblings: lower both by the same
+//!    amount, or move value from the first to the second (in steps of 1, then of 2, which
+//!    keeps the sign of zigzag-encoded signed integers).
+//!
+//! When a round of these changes nothing, raw block deletion (blocks of 2 and 1 choices
+//! from the end, with the same repair) runs once; if it changes something, rounds resume.
+//! All passes are deterministic and use no randomness, so a deterministic property shrinks
+//! to the same sequence every time.
+//!
+//! # Cache and budgets
+//!
+//! Runs are cached in a trie keyed by the choices they consumed (`shrink/cache.rs`); a
+//! candidate whose status the trie determines (a known run, or a prefix some run read past,
+//! which would overrun) is a cache hit and does not run. [`ShrinkPass::evaluations`] counts
+//! property runs (the replay of the original included, the final capture replay of the
+//! minimal input not); [`ShrinkPass::cache_hits`] counts candidates answered by the cache.
+//! Shrinking stops at the budget of [`ShrinkConfig`] (evaluations, wall time) keeping the
+//! best failure so far, and records why it stopped ([`ShrinkStop`]).
+
+mod cache;
+mod passes;
+
+use crate::case::TestCase;
+use crate::exec::{Failure, Outcome, evaluate};
+use crate::property::{Fixture, Property};
+use std::cmp::Ordering;
+use std::time::{Duration, Instant};
+
+/// Budgets of one shrink pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShrinkConfig {
+    /// Most property runs one pass may make.
+    pub max_evaluations: u64,
+    /// Most wall time one pass may take (checked before every run).
+    pub max_time: Duration,
+}
+
+impl Default for ShrinkConfig {
+    /// 5000 evaluations and 10 seconds per pass.
+    fn default() -> ShrinkConfig {
+        ShrinkConfig {
+            max_evaluations: 5000,
+            max_time: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Why a shrink pass stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ShrinkStop {
+    /// No pass finds a simpler failing candidate: the result is locally minimal.
+    FixedPoint,
+    /// The evaluation budget ran out; the result is the best failure found so far.
+    MaxEvaluations,
+    /// The time budget ran out; the result is the best failure found so far.
+    MaxTime,
+}
+
+impl ShrinkStop {
+    /// The receipt string: `fixed_point`, `max_evaluations` or `max_time`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShrinkStop::FixedPoint => "fixed_point",
+            ShrinkStop::MaxEvaluations => "max_evaluations",
+            ShrinkStop::MaxTime => "max_time",
+        }
+    }
+}
+
+/// The result of one shrink pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShrinkPass {
+    /// The minimal failing choice sequence; `TestCase::replay(choices, true)` rebuilds it.
+    pub choices: Vec<u64>,
+    /// The failure of the minimal input (its signature is always the original's).
+    pub failure: Failure,
+    /// `Debug` renderings of the minimal input's top-level draws (and its notes).
+    pub drawn: Vec<String>,
+    /// Property runs made (see the module docs).
+    pub evaluations: u64,
+    /// Candidates answered by the cache without running.
+    pub cache_hits: u64,
+    pub stop: ShrinkStop,
+    pub elapsed: Duration,
+    /// False when the original input did not fail with the signature on replay, or the
+    /// minimal input did not on its final replay: the property is not deterministic, and
+    /// `choices` and `failure` are the best the pass could do.
+    pub reproduced: bool,
+}
+
+/// Two shrink passes from the same original failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShrinkReport {
+    pub first: ShrinkPass,
+    pub second: ShrinkPass,
+    /// Both passes reproduced the failure and returned the identical minimal sequence.
+    pub stable: bool,
+}
+
+/// The order of simplicity: shorter first, then lexicographic by choice index.
+pub fn shortlex(a: &[u64], b: &[u64]) -> Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+/// Shrinks the failing input `original` (a recorded choice sequence whose replay fails with
+/// `signature`), keeping only candidates that fail with the same signature.
+pub fn shrink(
+    property: &Property,
+    fixture: &Fixture,
+    original: &[u64],
+    signature: &str,
+    config: &ShrinkConfig,
+) -> ShrinkPass {
+    let started = Instant::now();
+    let mut shrinker = passes::Shrinker::new(property, fixture, signature, config, started);
+    let stop = shrinker.run(original);
+    let found = shrinker.found();
+    let evaluations = shrinker.evaluations();
+    let cache_hits = shrinker.cache_hits();
+    let (choices, found_failure) = shrinker.into_best();
+
+    let last = evaluate(property, TestCase::replay(choices.clone(), true), fixture);
+    let replayed = match last.outcome {
+        Outcome::Fail(f) if f.signature == signature => Some(f),
+        _ => None,
+    };
+    let reproduced = found && replayed.is_some();
+    let failure = replayed.or(found_failure).unwrap_or_else(|| Failure {
+        signature: signature.to_string(),
+        message: "the original failure did not reproduce on replay".to_string(),
+        location: None,
+    });
+    ShrinkPass {
+        choices,
+        failure,
+        drawn: last.record.drawn,
+        evaluations,
+        cache_hits,
+        stop,
+        elapsed: started.elapsed(),
+        reproduced,
+    }
+}
+
+/// Shrinks twice, both times starting from `original`; `stable` is true only when both passes
+/// reproduce the failure and return the identical minimal choice sequence.
+pub fn shrink_twice(
+    property: &Property,
+    fixture: &Fixture,
+    original: &[u64],
+    signature: &str,
+    config: &ShrinkConfig,
+) -> ShrinkReport {
+    let first = shrink(property, fixture, original, signature, config);
+    let second = shrink(property, fixture, original, signature, config);
+    let stable = first.reproduced
+        && second.reproduced
+        && first.choices == second.choices
+        && first.failure.signature == second.failure.signature;
+    ShrinkReport {
+        first,
+        second,
+        stable,
+    }
+}
+
+/// What a candidate run amounted to, for the shrinker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    /// The candidate ran out of choices.
+    Overrun,
+    /// A choice was above its bound, or a filter gave up.
+    Invalid,
+    /// The property passed, or failed with another signature.
+    Boring,
+    /// The property failed with the original signature.
+    Interesting,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortlex_prefers_shorter_then_smaller() {
+        assert_eq!(shortlex(&[9], &[0, 0]), Ordering::Less);
+        assert_eq!(shortlex(&[0, 2], &[1, 0]), Ordering::Less);
+        assert_eq!(shortlex(&[1, 0], &[1, 0]), Ordering::Equal);
+        assert_eq!(shortlex(&[], &[0]), Ordering::Less);
+    }
+
+    #[test]
+    fn stop_strings_are_the_receipt_strings() {
+        for (stop, s) in [
+            (ShrinkStop::FixedPoint, "fixed_point"),
+            (ShrinkStop::MaxEvaluations, "max_evaluations"),
+            (ShrinkStop::MaxTime, "max_time"),
+        ] {
+            assert_eq!(stop.as_str(), s);
+        }
+    }
+}

@@ -1,0 +1,756 @@
+//! The shrink passes and the loop that runs them to a fixed point (see `shrink.rs` for the
+//! order of simplicity and the list of passes).
+//!
+//! Every pass builds candidates from the current best failure and hands them to
+//! [`Shrinker::test`], which consults the cache, enforces the budgets, runs the property and
+//! adopts the candidate's consumed choices when they fail the same way and are simpler.
+//! A budget running out surfaces as `Err(Stopped)` and unwinds every pass at once.
+
+use super::cache::Cache;
+use super::{ShrinkConfig, ShrinkStop, Status, shortlex};
+use crate::case::{Record, TestCase};
+use crate::exec::{Failure, Outcome, evaluate};
+use crate::property::{Fixture, Property};
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
+use std::rc::Rc;
+use std::time::Instant;
+
+/// A budget ran out.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Stopped(ShrinkStop);
+
+type Step<T = ()> = Result<T, Stopped>;
+
+/// The span structure of the best failure: parents, children and positions among siblings.
+#[derive(Debug)]
+struct Tree {
+    parent: Vec<Option<usize>>,
+    /// Position of each span in its parent's child list.
+    pos: Vec<usize>,
+    children: Vec<Vec<usize>>,
+    roots: Vec<usize>,
+}
+
+impl Tree {
+    fn new(record: &Record) -> Tree {
+        let n = record.spans.len();
+        let mut tree = Tree {
+            parent: Vec::with_capacity(n),
+            pos: Vec::with_capacity(n),
+            children: vec![Vec::new(); n],
+            roots: Vec::new(),
+        };
+        let mut open: Vec<usize> = Vec::new();
+        for (i, span) in record.spans.iter().enumerate() {
+            let depth = span.depth as usize;
+            open.truncate(depth);
+            let parent = depth.checked_sub(1).and_then(|d| open.get(d).copied());
+            let list = match parent {
+                Some(p) => &mut tree.children[p],
+                None => &mut tree.roots,
+            };
+            tree.pos.push(list.len());
+            list.push(i);
+            tree.parent.push(parent);
+            open.push(i);
+        }
+        tree
+    }
+
+    fn siblings(&self, i: usize) -> &[usize] {
+        match self.parent[i] {
+            Some(p) => &self.children[p],
+            None => &self.roots,
+        }
+    }
+
+    /// The child list of `p`, where `p == n_spans` stands for the top level.
+    fn list(&self, p: usize) -> &[usize] {
+        self.children.get(p).map_or(&self.roots, |c| c)
+    }
+}
+
+pub(super) struct Shrinker<'a> {
+    property: &'a Property,
+    fixture: &'a Fixture,
+    signature: &'a str,
+    max_evaluations: u64,
+    deadline: Option<Instant>,
+    cache: Cache,
+    best: Record,
+    failure: Option<Failure>,
+    /// Bumped whenever a simpler failure is adopted.
+    generation: u64,
+    tree: Option<Rc<Tree>>,
+    evaluations: u64,
+    cache_hits: u64,
+}
+
+impl<'a> Shrinker<'a> {
+    pub(super) fn new(
+        property: &'a Property,
+        fixture: &'a Fixture,
+        signature: &'a str,
+        config: &ShrinkConfig,
+        started: Instant,
+    ) -> Shrinker<'a> {
+        Shrinker {
+            property,
+            fixture,
+            signature,
+            max_evaluations: config.max_evaluations,
+            deadline: started.checked_add(config.max_time),
+            cache: Cache::new(),
+            best: Record::default(),
+            failure: None,
+            generation: 0,
+            tree: None,
+            evaluations: 0,
+            cache_hits: 0,
+        }
+    }
+
+    pub(super) fn found(&self) -> bool {
+        self.failure.is_some()
+    }
+
+    pub(super) fn evaluations(&self) -> u64 {
+        self.evaluations
+    }
+
+    pub(super) fn cache_hits(&self) -> u64 {
+        self.cache_hits
+    }
+
+    pub(super) fn into_best(self) -> (Vec<u64>, Option<Failure>) {
+        (self.best.choices, self.failure)
+    }
+
+    /// Shrinks `original` until a fixed point or a budget.
+    pub(super) fn run(&mut self, original: &[u64]) -> ShrinkStop {
+        self.best.choices = original.to_vec();
+        match self.run_passes(original) {
+            Ok(()) => ShrinkStop::FixedPoint,
+            Err(Stopped(why)) => why,
+        }
+    }
+
+    fn run_passes(&mut self, original: &[u64]) -> Step {
+        if self.test(original)? != Status::Interesting {
+            return Ok(());
+        }
+        loop {
+            loop {
+                let before = self.generation;
+                self.delete_spans()?;
+                self.merge_siblings()?;
+                self.zero_spans()?;
+                self.pass_to_descendant()?;
+                self.minimize_choices()?;
+                self.lower_duplicates()?;
+                self.sort_siblings()?;
+                self.adjust_pairs()?;
+                if self.generation == before {
+                    break;
+                }
+            }
+            let before = self.generation;
+            self.delete_blocks()?;
+            if self.generation == before {
+                return Ok(());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ running candidates
+
+    /// Runs `candidate` (or answers it from the cache) and adopts it when it fails with the
+    /// signature and is simpler than the best so far.
+    fn test(&mut self, candidate: &[u64]) -> Step<Status> {
+        if let Some(status) = self.cache.lookup(candidate) {
+            self.cache_hits += 1;
+            if self.cache_hits.is_multiple_of(256) {
+                self.check_time()?;
+            }
+            return Ok(status);
+        }
+        if self.evaluations >= self.max_evaluations {
+            return Err(Stopped(ShrinkStop::MaxEvaluations));
+        }
+        self.check_time()?;
+        self.evaluations += 1;
+        let eval = evaluate(
+            self.property,
+            TestCase::replay(candidate.to_vec(), false),
+            self.fixture,
+        );
+        let consumed = eval.record.choices.len();
+        let (status, failure) = match eval.outcome {
+            Outcome::Fail(f) if f.signature == self.signature => (Status::Interesting, Some(f)),
+            Outcome::Fail(_) | Outcome::Pass => (Status::Boring, None),
+            Outcome::Overrun => (Status::Overrun, None),
+            Outcome::Invalid => (Status::Invalid, None),
+        };
+        match status {
+            Status::Overrun => self.cache.wanted_more(&eval.record.choices),
+            // The choice above its bound was read too (a filter giving up reads none more).
+            Status::Invalid => self
+                .cache
+                .finished(&candidate[..(consumed + 1).min(candidate.len())], status),
+            _ => self.cache.finished(&eval.record.choices, status),
+        }
+        if let Some(f) = failure
+            && (self.failure.is_none()
+                || shortlex(&eval.record.choices, &self.best.choices) == Ordering::Less)
+        {
+            self.best = eval.record;
+            self.failure = Some(f);
+            self.generation += 1;
+            self.tree = None;
+        }
+        Ok(status)
+    }
+
+    fn check_time(&self) -> Step {
+        match self.deadline {
+            Some(d) if Instant::now() >= d => Err(Stopped(ShrinkStop::MaxTime)),
+            _ => Ok(()),
+        }
+    }
+
+    /// True when `candidate` fails with the signature.
+    fn interesting(&mut self, candidate: &[u64]) -> Step<bool> {
+        Ok(self.test(candidate)? == Status::Interesting)
+    }
+
+    /// True when `candidate` made the best failure simpler.
+    fn improves(&mut self, candidate: &[u64]) -> Step<bool> {
+        let before = self.generation;
+        self.test(candidate)?;
+        Ok(self.generation != before)
+    }
+
+    fn tree(&mut self) -> Rc<Tree> {
+        match &self.tree {
+            Some(t) => Rc::clone(t),
+            None => {
+                let t = Rc::new(Tree::new(&self.best));
+                self.tree = Some(Rc::clone(&t));
+                t
+            }
+        }
+    }
+
+    /// The largest `n <= limit` for which `f(n)` holds, assuming `f(0)` holds and `f` is
+    /// monotone: probes 1..=4, then doubles, then binary-searches (Hypothesis' `find_integer`).
+    fn find_integer(
+        &mut self,
+        limit: u64,
+        mut f: impl FnMut(&mut Self, u64) -> Step<bool>,
+    ) -> Step<u64> {
+        let mut lo = 0;
+        while lo < limit && lo < 4 {
+            if !f(self, lo + 1)? {
+                return Ok(lo);
+            }
+            lo += 1;
+        }
+        if lo == limit {
+            return Ok(lo);
+        }
+        let hi = loop {
+            let next = lo.saturating_mul(2).min(limit);
+            if !f(self, next)? {
+                break next;
+            }
+            lo = next;
+            if lo == limit {
+                return Ok(lo);
+            }
+        };
+        let mut hi = hi;
+        while lo + 1 < hi {
+            let mid = lo + (hi - lo) / 2;
+            if f(self, mid)? {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
+    /// The largest `n <= limit` for which `f(n)` holds, assuming `f(0)` and monotonicity,
+    /// for amounts that are often all or nothing: tries 1, then `limit`, then bisects.
+    fn largest_amount(
+        &mut self,
+        limit: u64,
+        mut f: impl FnMut(&mut Self, u64) -> Step<bool>,
+    ) -> Step<u64> {
+        if limit == 0 || !f(self, 1)? {
+            return Ok(0);
+        }
+        if limit == 1 || f(self, limit)? {
+            return Ok(limit);
+        }
+        let (mut lo, mut hi) = (1, limit);
+        while lo + 1 < hi {
+            let mid = lo + (hi - lo) / 2;
+            if f(self, mid)? {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
+    // ------------------------------------------------------------ passes
+
+    /// Deletes spans with their gaps, from the end, extending over preceding same-label
+    /// siblings, with the length repair.
+    fn delete_spans(&mut self) -> Step {
+        let mut i = self.best.spans.len();
+        while i > 0 {
+            i -= 1;
+            if i >= self.best.spans.len() {
+                i = self.best.spans.len();
+                continue;
+            }
+            let tree = self.tree();
+            let spans = self.best.spans.clone();
+            let base = self.best.choices.clone();
+            if spans[i].is_empty() {
+                continue;
+            }
+            let list = tree.siblings(i);
+            let k = tree.pos[i];
+            let label = spans[i].label;
+            let mut r0 = k;
+            while r0 > 0 && spans[list[r0 - 1]].label == label {
+                r0 -= 1;
+            }
+            let parent_start = tree.parent[i].map_or(0, |p| spans[p].start as usize);
+            let gap_start = |pos: usize| {
+                if pos == 0 {
+                    parent_start
+                } else {
+                    spans[list[pos - 1]].end as usize
+                }
+            };
+            let end = spans[i].end as usize;
+            let delete = |m: usize| -> Vec<u64> {
+                let from = gap_start(k + 1 - m);
+                let mut c = base[..from].to_vec();
+                c.extend_from_slice(&base[end..]);
+                c
+            };
+            let limit = (k - r0 + 1) as u64;
+            let status = self.test(&delete(1))?;
+            if status == Status::Interesting {
+                let m = self.find_integer(limit, |me, m| me.interesting(&delete(m as usize)))?;
+                i = list[k + 1 - m.max(1) as usize];
+                continue;
+            }
+            if !matches!(status, Status::Overrun | Status::Invalid) {
+                continue;
+            }
+            // Repair: the choice just before the block may be a size or a flag.
+            let from = gap_start(k);
+            if from > 0 && base[from - 1] > 0 {
+                let mut c = delete(1);
+                c[from - 1] -= 1;
+                if self.improves(&c)? {
+                    i = list[k];
+                    continue;
+                }
+            }
+            // Repair: a length drawn just before the run of siblings.
+            let run_from = gap_start(r0);
+            if run_from > 0 && run_from != from && base[run_from - 1] > 0 {
+                let j = run_from - 1;
+                let with_length = |m: usize| {
+                    let mut c = delete(m);
+                    c[j] -= m as u64;
+                    c
+                };
+                if self.interesting(&with_length(1))? {
+                    let limit = limit.min(base[j]);
+                    let m =
+                        self.find_integer(limit, |me, m| me.interesting(&with_length(m as usize)))?;
+                    i = list[k + 1 - m.max(1) as usize];
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges adjacent same-label siblings by deleting the first one's end flag and the gap
+    /// before the second (or replacing both by one continue flag).
+    fn merge_siblings(&mut self) -> Step {
+        let mut i = self.best.spans.len();
+        while i > 0 {
+            i -= 1;
+            if i >= self.best.spans.len() {
+                i = self.best.spans.len();
+                continue;
+            }
+            let tree = self.tree();
+            let spans = &self.best.spans;
+            let list = tree.siblings(i);
+            let Some(&next) = list.get(tree.pos[i] + 1) else {
+                continue;
+            };
+            let (a, b) = (spans[i], spans[next]);
+            if a.label != b.label || a.is_empty() {
+                continue;
+            }
+            let flag = a.end as usize - 1;
+            let base = &self.best.choices;
+            if base[flag] != 0 {
+                continue;
+            }
+            let mut c = base[..flag].to_vec();
+            c.extend_from_slice(&base[b.start as usize..]);
+            let status = self.test(&c)?;
+            if status == Status::Interesting {
+                i += 1;
+                continue;
+            }
+            if matches!(status, Status::Overrun | Status::Invalid) && b.start as usize > flag + 1 {
+                let base = &self.best.choices;
+                let mut c = base[..flag].to_vec();
+                c.push(1);
+                c.extend_from_slice(&base[b.start as usize..]);
+                if self.improves(&c)? {
+                    i += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets a span's choices to 0, or only those of its leaf sub-spans.
+    fn zero_spans(&mut self) -> Step {
+        let mut i = 0;
+        while i < self.best.spans.len() {
+            let span = self.best.spans[i];
+            i += 1;
+            let (start, end) = (span.start as usize, span.end as usize);
+            if end - start < 2 || self.best.choices[start..end].iter().all(|&v| v == 0) {
+                continue;
+            }
+            let mut all = self.best.choices.clone();
+            all[start..end].fill(0);
+            if self.improves(&all)? {
+                continue;
+            }
+            let tree = self.tree();
+            let mut leaves = self.best.choices.clone();
+            let spans = &self.best.spans;
+            let mut j = i;
+            while j < spans.len() && spans[j].depth > span.depth {
+                if tree.children[j].is_empty() {
+                    leaves[spans[j].start as usize..spans[j].end as usize].fill(0);
+                }
+                j += 1;
+            }
+            if leaves != all && leaves != self.best.choices {
+                self.improves(&leaves)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces a span by a smaller descendant with the same label.
+    fn pass_to_descendant(&mut self) -> Step {
+        const MAX_TRIES: usize = 8;
+        let mut i = 0;
+        'spans: while i < self.best.spans.len() {
+            let spans = self.best.spans.clone();
+            let span = spans[i];
+            let mut tries = 0;
+            let mut j = i + 1;
+            while j < spans.len() && spans[j].depth > span.depth && tries < MAX_TRIES {
+                let d = spans[j];
+                j += 1;
+                if d.label != span.label || d.len() >= span.len() {
+                    continue;
+                }
+                tries += 1;
+                let base = &self.best.choices;
+                let mut c = base[..span.start as usize].to_vec();
+                c.extend_from_slice(&base[d.start as usize..d.end as usize]);
+                c.extend_from_slice(&base[span.end as usize..]);
+                if self.improves(&c)? {
+                    continue 'spans;
+                }
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// Lowers each choice: 0, then binary search, then probes just below the result.
+    fn minimize_choices(&mut self) -> Step {
+        let mut i = 0;
+        while i < self.best.choices.len() {
+            self.minimize_choice(i)?;
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn minimize_choice(&mut self, i: usize) -> Step {
+        let base = self.best.choices.clone();
+        let v = base[i];
+        if v == 0 {
+            return Ok(());
+        }
+        let with = |x: u64| {
+            let mut c = base.clone();
+            c[i] = x;
+            c
+        };
+        if self.interesting(&with(0))? {
+            return Ok(());
+        }
+        // Probe upward from the bottom (1, 2, 4, ..., 128) so that a small result costs about
+        // 2 log2(result) runs rather than log2(v).
+        let mut lo = 0;
+        let mut hi = v;
+        let mut probe = 1;
+        while probe < v && probe <= 128 {
+            if self.interesting(&with(probe))? {
+                hi = probe;
+                break;
+            }
+            lo = probe;
+            probe = probe.saturating_mul(2);
+        }
+        loop {
+            while lo + 1 < hi {
+                let mid = lo + (hi - lo) / 2;
+                if self.interesting(&with(mid))? {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            let mut moved = false;
+            for d in [2, 3] {
+                if hi > d && self.interesting(&with(hi - d))? {
+                    hi -= d;
+                    moved = true;
+                    break;
+                }
+            }
+            if !moved {
+                return Ok(());
+            }
+            lo = 0;
+        }
+    }
+
+    /// Lowers every group of equal choices (same value, same bound) together.
+    fn lower_duplicates(&mut self) -> Step {
+        let mut done = BTreeSet::new();
+        loop {
+            let base = self.best.choices.clone();
+            let maxes = &self.best.maxes;
+            let mut next: Option<(u64, u64)> = None;
+            for (i, &v) in base.iter().enumerate() {
+                let key = (v, maxes[i]);
+                if v == 0 || done.contains(&key) {
+                    continue;
+                }
+                if base[i + 1..]
+                    .iter()
+                    .zip(&maxes[i + 1..])
+                    .any(|(&w, &m)| (w, m) == key)
+                {
+                    next = Some(key);
+                    break;
+                }
+            }
+            let Some(key) = next else {
+                return Ok(());
+            };
+            done.insert(key);
+            let members: Vec<usize> = (0..base.len())
+                .filter(|&i| (base[i], maxes[i]) == key)
+                .collect();
+            let with = |x: u64| {
+                let mut c = base.clone();
+                for &i in &members {
+                    c[i] = x;
+                }
+                c
+            };
+            if self.interesting(&with(0))? {
+                continue;
+            }
+            let (mut lo, mut hi) = (0, key.0);
+            while lo + 1 < hi {
+                let mid = lo + (hi - lo) / 2;
+                if self.interesting(&with(mid))? {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+        }
+    }
+
+    /// Sorts runs of same-label sibling spans; failing that, swaps adjacent ones.
+    fn sort_siblings(&mut self) -> Step {
+        let mut p = 0;
+        // `p == spans.len()` is the top level, visited last.
+        while p <= self.best.spans.len() {
+            if !self.sort_list(p)? {
+                p += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// One sorting step in the child list of `p`; true when it made progress.
+    fn sort_list(&mut self, p: usize) -> Step<bool> {
+        let tree = self.tree();
+        let spans = self.best.spans.clone();
+        let list = tree.list(p);
+        let base = self.best.choices.clone();
+        let content = |s: usize| &base[spans[s].start as usize..spans[s].end as usize];
+        let before = |a: &[u64], b: &[u64]| {
+            let ab: Vec<u64> = a.iter().chain(b).copied().collect();
+            let ba: Vec<u64> = b.iter().chain(a).copied().collect();
+            ab.cmp(&ba)
+        };
+        let mut r0 = 0;
+        while r0 < list.len() {
+            let mut r1 = r0;
+            while r1 + 1 < list.len() && spans[list[r1 + 1]].label == spans[list[r0]].label {
+                r1 += 1;
+            }
+            let run = &list[r0..=r1];
+            r0 = r1 + 1;
+            if run.len() < 2 {
+                continue;
+            }
+            let mut sorted: Vec<&[u64]> = run.iter().map(|&s| content(s)).collect();
+            sorted.sort_by(|a, b| before(a, b));
+            let mut c = base[..spans[run[0]].start as usize].to_vec();
+            for (q, &s) in run.iter().enumerate() {
+                if q > 0 {
+                    c.extend_from_slice(
+                        &base[spans[run[q - 1]].end as usize..spans[s].start as usize],
+                    );
+                }
+                c.extend_from_slice(sorted[q]);
+            }
+            c.extend_from_slice(&base[spans[run[run.len() - 1]].end as usize..]);
+            if c >= base {
+                continue;
+            }
+            if self.improves(&c)? {
+                return Ok(true);
+            }
+            for q in 0..run.len() - 1 {
+                let (a, b) = (spans[run[q]], spans[run[q + 1]]);
+                if before(content(run[q + 1]), content(run[q])) != Ordering::Less {
+                    continue;
+                }
+                let mut c = base[..a.start as usize].to_vec();
+                c.extend_from_slice(content(run[q + 1]));
+                c.extend_from_slice(&base[a.end as usize..b.start as usize]);
+                c.extend_from_slice(content(run[q]));
+                c.extend_from_slice(&base[b.end as usize..]);
+                if self.improves(&c)? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// For adjacent same-label single-choice siblings: lowers both together, or moves value
+    /// from the first to the second.
+    fn adjust_pairs(&mut self) -> Step {
+        let mut i = 0;
+        while i < self.best.spans.len() {
+            let tree = self.tree();
+            let spans = &self.best.spans;
+            let a = spans[i];
+            let next = tree.siblings(i).get(tree.pos[i] + 1).map(|&n| spans[n]);
+            i += 1;
+            let Some(b) = next else { continue };
+            if a.label != b.label || a.len() != 1 || b.len() != 1 {
+                continue;
+            }
+            let (x, y) = (a.start as usize, b.start as usize);
+            let base = self.best.choices.clone();
+            let (u, v, max_v) = (base[x], base[y], self.best.maxes[y]);
+            for step in [1, 2] {
+                if u >= step && v >= step {
+                    let lowered = |n: u64| {
+                        let mut c = base.clone();
+                        c[x] -= n * step;
+                        c[y] -= n * step;
+                        c
+                    };
+                    let n =
+                        self.largest_amount(u.min(v) / step, |me, n| me.interesting(&lowered(n)))?;
+                    if n > 0 {
+                        break;
+                    }
+                }
+            }
+            let base = self.best.choices.clone();
+            let (u, v) = (base[x], base[y]);
+            for step in [1, 2] {
+                let room = max_v.saturating_sub(v);
+                if u >= step && room >= step {
+                    let moved = |n: u64| {
+                        let mut c = base.clone();
+                        c[x] -= n * step;
+                        c[y] += n * step;
+                        c
+                    };
+                    let n =
+                        self.largest_amount(u.min(room) / step, |me, n| me.interesting(&moved(n)))?;
+                    if n > 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes raw blocks of 2 and 1 choices from the end, with the repair of the choice
+    /// just before the block.
+    fn delete_blocks(&mut self) -> Step {
+        for k in [2, 1] {
+            let mut i = self.best.choices.len();
+            while i > 0 {
+                i -= 1;
+                let base = self.best.choices.clone();
+                if i + k > base.len() {
+                    continue;
+                }
+                let mut c = base[..i].to_vec();
+                c.extend_from_slice(&base[i + k..]);
+                let status = self.test(&c)?;
+                if status == Status::Interesting {
+                    continue;
+                }
+                if matches!(status, Status::Overrun | Status::Invalid) && i > 0 && c[i - 1] > 0 {
+                    c[i - 1] -= 1;
+                    self.improves(&c)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,330 @@
+//! Shrinking: minimal results, the same-signature rule, budgets, stability, replay, caching.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use seedledger_runner::{
+    BoxedGen, Fixture, Gen, Outcome, PropResult, Property, ShrinkConfig, ShrinkReport, ShrinkStop,
+    TestCase, any_int, evaluate, execute, int, one_of, prop_assert, recursive, shortlex, shrink,
+    shrink_twice, vec,
+};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+type Test = fn(&mut TestCase, &Fixture) -> PropResult;
+
+/// The first failing seed of `0..2000` for `test`: its recorded choices and signature.
+fn first_failure(property: &Property) -> (Vec<u64>, String) {
+    let fixture = Fixture::new(Vec::new());
+    for seed in 0..2000 {
+        let mut tc = TestCase::random(seed);
+        if let Outcome::Fail(_) = execute(property, &mut tc, &fixture) {
+            let eval = evaluate(property, TestCase::recording(seed), &fixture);
+            let sig = eval.outcome.failure().unwrap().signature.clone();
+            return (eval.record.choices, sig);
+        }
+    }
+    panic!("no failing seed for {}", property.id);
+}
+
+/// Shrinks the first failure of `test` twice with the default budget.
+fn check(id: &'static str, test: Test) -> ShrinkReport {
+    let property = Property::new(id, test);
+    let (choices, sig) = first_failure(&property);
+    let fixture = Fixture::new(Vec::new());
+    let report = shrink_twice(
+        &property,
+        &fixture,
+        &choices,
+        &sig,
+        &ShrinkConfig::default(),
+    );
+    assert_eq!(report.first.failure.signature, sig, "{id}: signature kept");
+    assert!(
+        shortlex(&report.first.choices, &choices).is_le(),
+        "{id}: never worse than the original"
+    );
+    report
+}
+
+fn drawn(report: &ShrinkReport) -> String {
+    report.first.drawn.join("; ")
+}
+
+#[test]
+fn minimal_inputs_of_small_problems() {
+    fn reverse(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let xs = tc.draw(&vec(any_int::<i64>(), 0..=20));
+        let mut r = xs.clone();
+        r.reverse();
+        prop_assert!(r == xs);
+        Ok(())
+    }
+    fn length_first(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let xs = tc.draw(&int(1..=30u64).flat_map(|n| vec(int(0..=1000u32), n as usize)));
+        prop_assert!(xs.iter().all(|&x| x < 900));
+        Ok(())
+    }
+    fn nested(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let xss = tc.draw(&vec(vec(int(-100..=100i32), 0..=8), 0..=8));
+        prop_assert!(xss.iter().map(Vec::len).sum::<usize>() <= 4);
+        Ok(())
+    }
+    fn filtered(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let xs = tc.draw(&vec(int(0..=100u32).filter(|x| x % 2 == 1), 0..=6));
+        prop_assert!(xs.iter().sum::<u32>() < 20);
+        Ok(())
+    }
+    fn sum_pair(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let a = tc.draw(&int(0..=100u32));
+        let b = tc.draw(&int(0..=100u32));
+        prop_assert!(a + b <= 100);
+        Ok(())
+    }
+    let table: &[(&'static str, Test, &str)] = &[
+        ("reverse", reverse, "[0, 1]"),
+        ("length_first", length_first, "[900]"),
+        ("nested", nested, "[[0, 0, 0, 0, 0]]"),
+        ("filtered", filtered, "[21]"),
+        ("sum_pair", sum_pair, "1; 100"),
+    ];
+    for &(id, test, want) in table {
+        let report = check(id, test);
+        assert_eq!(drawn(&report), want, "{id}");
+        assert!(report.stable, "{id}: a deterministic property is stable");
+        assert_eq!(report.first.stop, ShrinkStop::FixedPoint, "{id}");
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Tree {
+    Leaf(u8),
+    Node(Box<Tree>, Box<Tree>),
+}
+
+fn tree_gen() -> BoxedGen<Tree> {
+    recursive(4, int(0..=9u8).map(Tree::Leaf).boxed(), |sub| {
+        (sub.clone(), sub)
+            .map(|(a, b)| Tree::Node(Box::new(a), Box::new(b)))
+            .boxed()
+    })
+}
+
+fn has_big_leaf(t: &Tree) -> bool {
+    match t {
+        Tree::Leaf(v) => *v >= 7,
+        Tree::Node(a, b) => has_big_leaf(a) || has_big_leaf(b),
+    }
+}
+
+#[test]
+fn a_recursive_structure_shrinks_to_a_subtree() {
+    fn no_big_leaf(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let t = tc.draw(&one_of(vec![tree_gen()]));
+        prop_assert!(!has_big_leaf(&t));
+        Ok(())
+    }
+    let report = check("no_big_leaf", no_big_leaf);
+    assert_eq!(drawn(&report), "Leaf(7)");
+    assert!(report.stable);
+}
+
+#[test]
+fn a_shrink_that_would_change_the_signature_is_rejected() {
+    // Small inputs panic (index out of bounds); big ones fail the assertion. Shrinking the
+    // assertion failure must not slip to the panic.
+    fn two_bugs(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let x = tc.draw(&int(0..=1000u32));
+        let table = [0u8; 3];
+        if x < 50 {
+            let _ = table[x as usize + 10];
+        }
+        prop_assert!(x < 500);
+        Ok(())
+    }
+    let report = check("two_bugs", two_bugs);
+    assert_eq!(report.first.failure.signature, "assert:x < 500");
+    assert_eq!(drawn(&report), "500");
+    assert!(report.stable);
+
+    // Shrinking the panic instead stays with the panic.
+    let property = Property::new("two_bugs", two_bugs);
+    let fixture = Fixture::new(Vec::new());
+    let panic_case = vec![40];
+    let eval = evaluate(
+        &property,
+        TestCase::replay(panic_case.clone(), false),
+        &fixture,
+    );
+    let sig = eval.outcome.failure().unwrap().signature.clone();
+    assert!(sig.starts_with("panic:"), "{sig}");
+    let pass = shrink(
+        &property,
+        &fixture,
+        &panic_case,
+        &sig,
+        &ShrinkConfig::default(),
+    );
+    assert_eq!(pass.failure.signature, sig);
+    assert_eq!(pass.drawn, ["0"]);
+}
+
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+#[test]
+fn a_flickering_property_is_unstable_and_a_deterministic_one_stable() {
+    // The threshold rises with every call, so no two shrinks see the same property.
+    fn flickers(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let x = tc.draw(&int(0..=1_000_000u64));
+        let threshold = 100 + CALLS.fetch_add(1, Ordering::Relaxed);
+        prop_assert!(x < threshold);
+        Ok(())
+    }
+    let property = Property::new("flickers", flickers);
+    let fixture = Fixture::new(Vec::new());
+    let original = vec![900_000];
+    let eval = evaluate(
+        &property,
+        TestCase::replay(original.clone(), false),
+        &fixture,
+    );
+    let sig = eval.outcome.failure().unwrap().signature.clone();
+    let report = shrink_twice(
+        &property,
+        &fixture,
+        &original,
+        &sig,
+        &ShrinkConfig::default(),
+    );
+    assert!(!report.stable, "{report:?}");
+
+    fn steady(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let x = tc.draw(&int(0..=1_000_000u64));
+        prop_assert!(x < 100);
+        Ok(())
+    }
+    let report = check("steady", steady);
+    assert!(report.stable);
+    assert_eq!(report.first.choices, report.second.choices);
+    assert_eq!(report.first.choices, [100]);
+}
+
+fn big_list(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let xs = tc.draw(&vec(int(0..=1000u32), 0..=50));
+    prop_assert!(xs.iter().filter(|&&x| x > 10).count() < 3);
+    Ok(())
+}
+
+#[test]
+fn budgets_stop_shrinking_and_are_recorded() {
+    let property = Property::new("big_list", big_list);
+    let fixture = Fixture::new(Vec::new());
+    let (choices, sig) = first_failure(&property);
+
+    let tiny = ShrinkConfig {
+        max_evaluations: 5,
+        ..ShrinkConfig::default()
+    };
+    let pass = shrink(&property, &fixture, &choices, &sig, &tiny);
+    assert_eq!(pass.stop, ShrinkStop::MaxEvaluations);
+    assert!(pass.evaluations <= 5);
+    assert_eq!(pass.failure.signature, sig);
+    assert!(pass.reproduced);
+    assert!(shortlex(&pass.choices, &choices).is_le());
+
+    let no_time = ShrinkConfig {
+        max_time: Duration::ZERO,
+        ..ShrinkConfig::default()
+    };
+    let pass = shrink(&property, &fixture, &choices, &sig, &no_time);
+    assert_eq!(pass.stop, ShrinkStop::MaxTime);
+    assert_eq!(pass.choices, choices, "the best so far is the original");
+    assert_eq!(pass.failure.signature, sig);
+
+    let full = shrink(
+        &property,
+        &fixture,
+        &choices,
+        &sig,
+        &ShrinkConfig::default(),
+    );
+    assert_eq!(full.stop, ShrinkStop::FixedPoint);
+    assert_eq!(full.drawn, ["[11, 11, 11]"]);
+    assert_eq!(ShrinkStop::FixedPoint.as_str(), "fixed_point");
+}
+
+#[test]
+fn replaying_the_minimal_choices_reproduces_input_and_signature() {
+    let property = Property::new("big_list", big_list);
+    let fixture = Fixture::new(Vec::new());
+    let (choices, sig) = first_failure(&property);
+    let pass = shrink(
+        &property,
+        &fixture,
+        &choices,
+        &sig,
+        &ShrinkConfig::default(),
+    );
+    let replay = evaluate(
+        &property,
+        TestCase::replay(pass.choices.clone(), true),
+        &fixture,
+    );
+    assert_eq!(replay.record.drawn, pass.drawn);
+    assert_eq!(replay.record.choices, pass.choices);
+    assert_eq!(replay.outcome, Outcome::Fail(pass.failure.clone()));
+    assert!(pass.reproduced);
+
+    // Shrinking the minimal input again changes nothing.
+    let again = shrink(
+        &property,
+        &fixture,
+        &pass.choices,
+        &sig,
+        &ShrinkConfig::default(),
+    );
+    assert_eq!(again.choices, pass.choices);
+}
+
+#[test]
+fn cache_hits_are_counted_apart_from_evaluations() {
+    let property = Property::new("big_list", big_list);
+    let fixture = Fixture::new(Vec::new());
+    let (choices, sig) = first_failure(&property);
+    let pass = shrink(
+        &property,
+        &fixture,
+        &choices,
+        &sig,
+        &ShrinkConfig::default(),
+    );
+    assert!(pass.cache_hits > 0, "{pass:?}");
+    assert!(pass.evaluations > 0);
+    // Each executed candidate is a distinct sequence: re-running the whole shrink from its
+    // own result is answered mostly from a fresh cache's perspective, but never exceeds the
+    // first pass's cost.
+    let again = shrink(
+        &property,
+        &fixture,
+        &pass.choices,
+        &sig,
+        &ShrinkConfig::default(),
+    );
+    assert!(again.evaluations <= pass.evaluations);
+}
+
+#[test]
+fn an_original_that_does_not_fail_is_returned_unreproduced() {
+    let property = Property::new("big_list", big_list);
+    let fixture = Fixture::new(Vec::new());
+    let passing = vec![0];
+    let pass = shrink(
+        &property,
+        &fixture,
+        &passing,
+        "assert:nothing",
+        &ShrinkConfig::default(),
+    );
+    assert!(!pass.reproduced);
+    assert_eq!(pass.choices, passing);
+    assert_eq!(pass.failure.signature, "assert:nothing");
+    assert_eq!(pass.evaluations, 1);
+}
