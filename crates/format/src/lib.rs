@@ -9,6 +9,7 @@ mod durable;
 mod errors;
 mod exit;
 mod hash;
+mod pretty;
 mod receipt;
 mod seed;
 mod spec;
@@ -22,6 +23,7 @@ pub use hash::{
     FIXTURE_HASH_PREFIX, fixture_hash, fixture_hash_from_pin, fixture_pin, is_fixture_hash,
     is_hex64, property_digest,
 };
+pub use pretty::to_json_readable;
 pub use receipt::{
     FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt, ShrinkPassRecord, ShrinkRecord,
 };

@@ -231,7 +231,8 @@ impl Receipt {
 
     /// The receipt as pretty JSON text, ending with a newline.
     pub fn to_json_pretty(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let value = serde_json::to_value(self).unwrap_or(Value::Null);
+        let mut text = crate::pretty::to_json_readable(&value);
         text.push('\n');
         text
     }

@@ -44,7 +44,7 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, PlanError> {
                 text: text.to_string(),
             });
         }
-        range(lo, hi - lo + 1)?
+        range(lo, (hi - lo).checked_add(1).ok_or(PlanError::TooLarge)?)?
     } else if let Some((lo, hi)) = t.split_once("..") {
         let (lo, hi) = (seed(lo).ok_or_else(syntax)?, seed(hi).ok_or_else(syntax)?);
         if hi <= lo {
