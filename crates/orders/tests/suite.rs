@@ -10,7 +10,7 @@ use seedledger_orders::{
     PriceError, Quote,
 };
 use seedledger_runner::{
-    Fixture, Outcome, PropResult, Property, ReplayInput, RunConfig, RunSummary, ShrinkConfig,
+    Fixture, Outcome, Property, ReplayInput, RunConfig, RunSummary, ShrinkConfig,
     TestCase, replay, run_property,
 };
 use std::path::{Path, PathBuf};
