@@ -24,6 +24,9 @@ pub struct ShrinkBenchArgs {
     /// Independent starting points per problem.
     #[arg(long, default_value_t = 100)]
     starts: u64,
+    /// Index of the first starting point (to rerun one: `--start-at 17 --starts 1`).
+    #[arg(long, default_value_t = 0)]
+    start_at: u64,
     /// Seeds in each starting point's plan (the first failing one is shrunk).
     #[arg(long, default_value_t = 10_000)]
     plan: u64,
@@ -161,7 +164,7 @@ fn measure(
         stops: BTreeSet::new(),
         time: Duration::ZERO,
     };
-    for start in 0..args.starts {
+    for start in args.start_at..args.start_at + args.starts {
         let Some(report) =
             first_failure_shrunk(problem, fixture, start * 1_000_000, args.plan, config)
         else {
@@ -186,6 +189,13 @@ fn measure(
             report.first.stop.as_str(),
             report.second.stop.as_str()
         ));
+        if args.verbose && report.first.stop != seedledger_runner::ShrinkStop::FixedPoint {
+            println!(
+                "    start {start}: stopped by {} after {} evaluations",
+                report.first.stop.as_str(),
+                report.first.evaluations
+            );
+        }
         *row.results.entry(drawn).or_default() += 1;
     }
     row.time = started.elapsed();
@@ -273,6 +283,14 @@ fn problems() -> Vec<Problem> {
         ),
         p("string_repeat", string_repeat, |d| d == "\"aa\"", true),
         p("filtered_sum", filtered_sum, |d| d == "[100]", true),
+        p("sorted_list", sorted_list, |d| d == "[0, -1]", true),
+        p(
+            "distinct_strings",
+            distinct_strings,
+            |d| d == "[\"\", \"\"]",
+            true,
+        ),
+        p("coupling", coupling, |d| d == "[1, 0]", true),
     ]
 }
 
@@ -416,5 +434,30 @@ fn string_repeat(tc: &mut TestCase, _: &Fixture) -> PropResult {
 fn filtered_sum(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let xs = tc.draw(&vec(int(0..=1000u32).filter(|x| x % 3 == 1), 0..=10));
     prop_assert!(xs.iter().map(|&x| u64::from(x)).sum::<u64>() < 100);
+    Ok(())
+}
+
+fn sorted_list(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let xs = tc.draw(&i64_list());
+    prop_assert!(xs.windows(2).all(|w| w[0] <= w[1]));
+    Ok(())
+}
+
+fn distinct_strings(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let xs = tc.draw(&vec(string_of(char_in('a'..='z'), 0..=8), 0..=16));
+    prop_assert!(xs.iter().collect::<BTreeSet<_>>().len() == xs.len());
+    Ok(())
+}
+
+/// The coupling challenge: a list whose elements are indices into it (a list-level filter).
+fn coupling(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let xs = tc.draw(
+        &vec(int(0..=10u64), 0..=10).filter(|xs| xs.iter().all(|&j| (j as usize) < xs.len())),
+    );
+    for (i, &j) in xs.iter().enumerate() {
+        if i < j as usize {
+            prop_assert!(xs[j as usize] != i as u64);
+        }
+    }
     Ok(())
 }

@@ -36,14 +36,18 @@
 //!    (simplest elements, same shape).
 //! 4. `pass_to_descendant` — replace a span by a smaller nested span with the same label
 //!    (a tree by one of its subtrees).
-//! 5. `minimize_choices` — each choice: try 0, then binary search downward, then probe two
-//!    and three below the result (for failures that hold on separate intervals).
-//! 6. `lower_duplicates` — lower all equal choices (same value and bound) together.
+//! 5. `minimize_choices` — each choice: try 0, probe upward (1, 3, 7, ..., 127) for a
+//!    small value that fails, bisect down to the edge, then descend in steps of 2
+//!    (exponential probe; the same sign for zigzag-encoded integers, whose failing set is
+//!    often every other index) and try 3 below (failures on separate intervals).
+//! 6. `lower_duplicates` — lower all equal choices (same value and bound) together, searched
+//!    like a single choice.
 //! 7. `sort_siblings` — sort each run of same-label sibling spans; failing that, swap
 //!    adjacent out-of-order siblings.
 //! 8. `adjust_pairs` — for adjacent same-label single-choice siblings: lower both by the same
-//!    amount, or move value from the first to the second (in steps of 1, then of 2, which
-//!    keeps the sign of zigzag-encoded signed integers).
+//!    amount, or else move value from the first to the second (in steps of 1, then of 2,
+//!    which keeps the sign of zigzag-encoded signed integers; amounts: 1, then all, then
+//!    bisection).
 //!
 //! When a round of these changes nothing, raw block deletion (blocks of 2 and 1 choices
 //! from the end, with the same repair) runs once; if it changes something, rounds resume.

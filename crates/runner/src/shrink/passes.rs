@@ -78,13 +78,15 @@ pub(super) struct Shrinker<'a> {
     max_evaluations: u64,
     deadline: Option<Instant>,
     cache: Cache,
-    best: Record,
+    /// The simplest failure so far (shared, so passes can hold a snapshot cheaply).
+    best: Rc<Record>,
     failure: Option<Failure>,
     /// Bumped whenever a simpler failure is adopted.
     generation: u64,
     tree: Option<Rc<Tree>>,
     evaluations: u64,
     cache_hits: u64,
+    ticks: u64,
 }
 
 impl<'a> Shrinker<'a> {
@@ -102,12 +104,13 @@ impl<'a> Shrinker<'a> {
             max_evaluations: config.max_evaluations,
             deadline: started.checked_add(config.max_time),
             cache: Cache::new(),
-            best: Record::default(),
+            best: Rc::new(Record::default()),
             failure: None,
             generation: 0,
             tree: None,
             evaluations: 0,
             cache_hits: 0,
+            ticks: 0,
         }
     }
 
@@ -124,12 +127,16 @@ impl<'a> Shrinker<'a> {
     }
 
     pub(super) fn into_best(self) -> (Vec<u64>, Option<Failure>) {
-        (self.best.choices, self.failure)
+        let choices = Rc::try_unwrap(self.best).map_or_else(|rc| rc.choices.clone(), |r| r.choices);
+        (choices, self.failure)
     }
 
     /// Shrinks `original` until a fixed point or a budget.
     pub(super) fn run(&mut self, original: &[u64]) -> ShrinkStop {
-        self.best.choices = original.to_vec();
+        self.best = Rc::new(Record {
+            choices: original.to_vec(),
+            ..Record::default()
+        });
         match self.run_passes(original) {
             Ok(()) => ShrinkStop::FixedPoint,
             Err(Stopped(why)) => why,
@@ -204,12 +211,22 @@ impl<'a> Shrinker<'a> {
             && (self.failure.is_none()
                 || shortlex(&eval.record.choices, &self.best.choices) == Ordering::Less)
         {
-            self.best = eval.record;
+            self.best = Rc::new(eval.record);
             self.failure = Some(f);
             self.generation += 1;
             self.tree = None;
         }
         Ok(status)
+    }
+
+    /// Called once per pass-loop iteration: checks the clock every 1024 ticks, so that
+    /// passes doing work without running candidates also respect the time budget.
+    fn tick(&mut self) -> Step {
+        self.ticks += 1;
+        if self.ticks.is_multiple_of(1024) {
+            self.check_time()?;
+        }
+        Ok(())
     }
 
     fn check_time(&self) -> Step {
@@ -314,13 +331,14 @@ impl<'a> Shrinker<'a> {
         let mut i = self.best.spans.len();
         while i > 0 {
             i -= 1;
+            self.tick()?;
             if i >= self.best.spans.len() {
                 i = self.best.spans.len();
                 continue;
             }
             let tree = self.tree();
-            let spans = self.best.spans.clone();
-            let base = self.best.choices.clone();
+            let best = Rc::clone(&self.best);
+            let (spans, base) = (&best.spans, &best.choices);
             if spans[i].is_empty() {
                 continue;
             }
@@ -392,6 +410,7 @@ impl<'a> Shrinker<'a> {
         let mut i = self.best.spans.len();
         while i > 0 {
             i -= 1;
+            self.tick()?;
             if i >= self.best.spans.len() {
                 i = self.best.spans.len();
                 continue;
@@ -413,8 +432,9 @@ impl<'a> Shrinker<'a> {
             }
             let mut c = base[..flag].to_vec();
             c.extend_from_slice(&base[b.start as usize..]);
+            let before = self.generation;
             let status = self.test(&c)?;
-            if status == Status::Interesting {
+            if self.generation != before {
                 i += 1;
                 continue;
             }
@@ -435,6 +455,7 @@ impl<'a> Shrinker<'a> {
     fn zero_spans(&mut self) -> Step {
         let mut i = 0;
         while i < self.best.spans.len() {
+            self.tick()?;
             let span = self.best.spans[i];
             i += 1;
             let (start, end) = (span.start as usize, span.end as usize);
@@ -468,7 +489,9 @@ impl<'a> Shrinker<'a> {
         const MAX_TRIES: usize = 8;
         let mut i = 0;
         'spans: while i < self.best.spans.len() {
-            let spans = self.best.spans.clone();
+            self.tick()?;
+            let best = Rc::clone(&self.best);
+            let spans = &best.spans;
             let span = spans[i];
             let mut tries = 0;
             let mut j = i + 1;
@@ -496,6 +519,7 @@ impl<'a> Shrinker<'a> {
     fn minimize_choices(&mut self) -> Step {
         let mut i = 0;
         while i < self.best.choices.len() {
+            self.tick()?;
             self.minimize_choice(i)?;
             i += 1;
         }
@@ -503,7 +527,8 @@ impl<'a> Shrinker<'a> {
     }
 
     fn minimize_choice(&mut self, i: usize) -> Step {
-        let base = self.best.choices.clone();
+        let best = Rc::clone(&self.best);
+        let base = &best.choices;
         let v = base[i];
         if v == 0 {
             return Ok(());
@@ -513,52 +538,60 @@ impl<'a> Shrinker<'a> {
             c[i] = x;
             c
         };
-        if self.interesting(&with(0))? {
-            return Ok(());
+        self.lowest(v, |me, x| me.interesting(&with(x)))?;
+        Ok(())
+    }
+
+    /// The lowest value in `0..=v` for which `f` holds, searched as if `f` were monotone,
+    /// assuming `f(v)`: tries 0; probes upward (1, 3, 7, ..., 127) so that a small result
+    /// costs about 2 log2(result) runs rather than log2(v); bisects; then descends in steps
+    /// of 2 (exponential probe) and tries 3 below, for failures that hold on every other
+    /// index (the signs of zigzag-encoded integers) or on separate intervals. At most three
+    /// descents per call; the fixed-point loop comes back for more.
+    fn lowest(&mut self, v: u64, mut f: impl FnMut(&mut Self, u64) -> Step<bool>) -> Step<u64> {
+        if v == 0 || f(self, 0)? {
+            return Ok(0);
         }
-        // Probe upward from the bottom (1, 2, 4, ..., 128) so that a small result costs about
-        // 2 log2(result) runs rather than log2(v).
-        let mut lo = 0;
-        let mut hi = v;
+        let (mut lo, mut hi) = (0, v);
         let mut probe = 1;
-        while probe < v && probe <= 128 {
-            if self.interesting(&with(probe))? {
+        while probe < v && probe <= 127 {
+            if f(self, probe)? {
                 hi = probe;
                 break;
             }
             lo = probe;
-            probe = probe.saturating_mul(2);
+            probe = probe * 2 + 1;
         }
-        loop {
+        for _ in 0..3 {
             while lo + 1 < hi {
                 let mid = lo + (hi - lo) / 2;
-                if self.interesting(&with(mid))? {
+                if f(self, mid)? {
                     hi = mid;
                 } else {
                     lo = mid;
                 }
             }
-            let mut moved = false;
-            for d in [2, 3] {
-                if hi > d && self.interesting(&with(hi - d))? {
-                    hi -= d;
-                    moved = true;
-                    break;
-                }
-            }
-            if !moved {
-                return Ok(());
+            let top = hi;
+            let k = self.find_integer(top / 2, |me, k| f(me, top - 2 * k))?;
+            if k > 0 {
+                hi = top - 2 * k;
+            } else if hi > 3 && f(self, hi - 3)? {
+                hi -= 3;
+            } else {
+                break;
             }
             lo = 0;
         }
+        Ok(hi)
     }
 
     /// Lowers every group of equal choices (same value, same bound) together.
     fn lower_duplicates(&mut self) -> Step {
         let mut done = BTreeSet::new();
         loop {
-            let base = self.best.choices.clone();
-            let maxes = &self.best.maxes;
+            self.tick()?;
+            let best = Rc::clone(&self.best);
+            let (base, maxes) = (&best.choices, &best.maxes);
             let mut next: Option<(u64, u64)> = None;
             for (i, &v) in base.iter().enumerate() {
                 let key = (v, maxes[i]);
@@ -588,18 +621,7 @@ impl<'a> Shrinker<'a> {
                 }
                 c
             };
-            if self.interesting(&with(0))? {
-                continue;
-            }
-            let (mut lo, mut hi) = (0, key.0);
-            while lo + 1 < hi {
-                let mid = lo + (hi - lo) / 2;
-                if self.interesting(&with(mid))? {
-                    hi = mid;
-                } else {
-                    lo = mid;
-                }
-            }
+            self.lowest(key.0, |me, x| me.interesting(&with(x)))?;
         }
     }
 
@@ -608,6 +630,7 @@ impl<'a> Shrinker<'a> {
         let mut p = 0;
         // `p == spans.len()` is the top level, visited last.
         while p <= self.best.spans.len() {
+            self.tick()?;
             if !self.sort_list(p)? {
                 p += 1;
             }
@@ -618,9 +641,10 @@ impl<'a> Shrinker<'a> {
     /// One sorting step in the child list of `p`; true when it made progress.
     fn sort_list(&mut self, p: usize) -> Step<bool> {
         let tree = self.tree();
-        let spans = self.best.spans.clone();
+        let best = Rc::clone(&self.best);
+        let spans = &best.spans;
         let list = tree.list(p);
-        let base = self.best.choices.clone();
+        let base = &best.choices;
         let content = |s: usize| &base[spans[s].start as usize..spans[s].end as usize];
         let before = |a: &[u64], b: &[u64]| {
             let ab: Vec<u64> = a.iter().chain(b).copied().collect();
@@ -650,7 +674,7 @@ impl<'a> Shrinker<'a> {
                 c.extend_from_slice(sorted[q]);
             }
             c.extend_from_slice(&base[spans[run[run.len() - 1]].end as usize..]);
-            if c >= base {
+            if c >= *base {
                 continue;
             }
             if self.improves(&c)? {
@@ -679,8 +703,10 @@ impl<'a> Shrinker<'a> {
     fn adjust_pairs(&mut self) -> Step {
         let mut i = 0;
         while i < self.best.spans.len() {
+            self.tick()?;
             let tree = self.tree();
-            let spans = &self.best.spans;
+            let best = Rc::clone(&self.best);
+            let spans = &best.spans;
             let a = spans[i];
             let next = tree.siblings(i).get(tree.pos[i] + 1).map(|&n| spans[n]);
             i += 1;
@@ -689,8 +715,9 @@ impl<'a> Shrinker<'a> {
                 continue;
             }
             let (x, y) = (a.start as usize, b.start as usize);
-            let base = self.best.choices.clone();
-            let (u, v, max_v) = (base[x], base[y], self.best.maxes[y]);
+            let base = &best.choices;
+            let (u, v, max_v) = (base[x], base[y], best.maxes[y]);
+            let before = self.generation;
             for step in [1, 2] {
                 if u >= step && v >= step {
                     let lowered = |n: u64| {
@@ -699,30 +726,30 @@ impl<'a> Shrinker<'a> {
                         c[y] -= n * step;
                         c
                     };
-                    let n =
-                        self.largest_amount(u.min(v) / step, |me, n| me.interesting(&lowered(n)))?;
-                    if n > 0 {
+                    let limit = u.min(v) / step;
+                    if self.largest_amount(limit, |me, n| me.interesting(&lowered(n)))? > 0 {
                         break;
                     }
                 }
             }
-            let base = self.best.choices.clone();
-            let (u, v) = (base[x], base[y]);
             for step in [1, 2] {
                 let room = max_v.saturating_sub(v);
-                if u >= step && room >= step {
+                if self.generation == before && u >= step && room >= step {
                     let moved = |n: u64| {
                         let mut c = base.clone();
                         c[x] -= n * step;
                         c[y] += n * step;
                         c
                     };
-                    let n =
-                        self.largest_amount(u.min(room) / step, |me, n| me.interesting(&moved(n)))?;
-                    if n > 0 {
+                    let limit = u.min(room) / step;
+                    if self.largest_amount(limit, |me, n| me.interesting(&moved(n)))? > 0 {
                         break;
                     }
                 }
+            }
+            if self.generation != before {
+                // Look at the same pair again, in the new structure.
+                i -= 1;
             }
         }
         Ok(())
@@ -735,7 +762,9 @@ impl<'a> Shrinker<'a> {
             let mut i = self.best.choices.len();
             while i > 0 {
                 i -= 1;
-                let base = self.best.choices.clone();
+                self.tick()?;
+                let best = Rc::clone(&self.best);
+                let base = &best.choices;
                 if i + k > base.len() {
                     continue;
                 }
