@@ -79,7 +79,19 @@ fn minimal_inputs_of_small_problems() {
         prop_assert!(a + b <= 100);
         Ok(())
     }
+    fn big_positive(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let x = tc.draw(&any_int::<i64>());
+        prop_assert!(x <= 1000);
+        Ok(())
+    }
+    fn big_negative(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let x = tc.draw(&any_int::<i64>());
+        prop_assert!(x >= -1000);
+        Ok(())
+    }
     let table: &[(&'static str, Test, &str)] = &[
+        ("big_positive", big_positive, "1001"),
+        ("big_negative", big_negative, "-1001"),
         ("reverse", reverse, "[0, 1]"),
         ("length_first", length_first, "[900]"),
         ("nested", nested, "[[0, 0, 0, 0, 0]]"),
@@ -238,6 +250,23 @@ fn budgets_stop_shrinking_and_are_recorded() {
     assert_eq!(pass.stop, ShrinkStop::MaxTime);
     assert_eq!(pass.choices, choices, "the best so far is the original");
     assert_eq!(pass.failure.signature, sig);
+
+    fn slow(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let xs = tc.draw(&vec(int(0..=1000u32), 0..=50));
+        std::thread::sleep(Duration::from_millis(2));
+        prop_assert!(xs.iter().filter(|&&x| x > 10).count() < 3);
+        Ok(())
+    }
+    let slow = Property::new("slow", slow);
+    let short = ShrinkConfig {
+        max_time: Duration::from_millis(30),
+        ..ShrinkConfig::default()
+    };
+    let pass = shrink(&slow, &fixture, &choices, &sig, &short);
+    assert_eq!(pass.stop, ShrinkStop::MaxTime);
+    assert!(pass.elapsed < Duration::from_secs(2), "{:?}", pass.elapsed);
+    assert!(pass.reproduced);
+    assert!(shortlex(&pass.choices, &choices).is_le());
 
     let full = shrink(
         &property,
