@@ -5,8 +5,9 @@
 //! its choices and shrunk twice with [`shrink_twice`]. The table reports, per problem: the
 //! share of starting points that found a failure, the share whose minimal input is the ideal
 //! one, the number of distinct minimal inputs, evaluations of the first pass (median / p95 /
-//! max), its cache hits, the wall time, and the share of stable shrinks. Problems below the
-//! line are generality checks the passes were not tuned on.
+//! max), its cache hits (median), the wall time (search and both shrinks), the share of
+//! stable shrinks, and the median number of seeds run until the first failure. Problems
+//! below the line are generality checks the passes were not tuned on.
 
 use seedledger_format::ExitStatus;
 use seedledger_runner::{
@@ -81,7 +82,7 @@ pub fn run(args: ShrinkBenchArgs) -> ExitStatus {
         args.starts, args.plan, config.max_evaluations, config.max_time
     );
     println!(
-        "{:<18} {:>6} {:>6} {:>8} {:>17} {:>9} {:>8} {:>7}",
+        "{:<18} {:>6} {:>6} {:>8} {:>17} {:>9} {:>8} {:>7} {:>10}",
         "problem",
         "found",
         "ideal",
@@ -89,7 +90,8 @@ pub fn run(args: ShrinkBenchArgs) -> ExitStatus {
         "evals med/p95/max",
         "hits med",
         "time s",
-        "stable"
+        "stable",
+        "seeds med"
     );
     let fixture = Fixture::new(Vec::new());
     let mut separated = false;
@@ -103,7 +105,7 @@ pub fn run(args: ShrinkBenchArgs) -> ExitStatus {
         }
         let row = measure(problem, &fixture, &args, &config);
         println!(
-            "{:<18} {:>6} {:>6} {:>8} {:>17} {:>9} {:>8.2} {:>7}",
+            "{:<18} {:>6} {:>6} {:>8} {:>17} {:>9} {:>8.2} {:>7} {:>10}",
             problem.name,
             row.found,
             row.ideal,
@@ -117,6 +119,7 @@ pub fn run(args: ShrinkBenchArgs) -> ExitStatus {
             percentile(&row.hits, 50),
             row.time.as_secs_f64(),
             row.stable,
+            percentile(&row.seeds, 50),
         );
         if args.verbose {
             for (drawn, count) in &row.results {
@@ -139,6 +142,8 @@ struct Row {
     stable: u64,
     evals: Vec<u64>,
     hits: Vec<u64>,
+    /// Seeds run until the first failure, per starting point that found one.
+    seeds: Vec<u64>,
     results: BTreeMap<String, u64>,
     /// Choices of the first non-ideal result of each kind (for `--verbose`).
     odd: BTreeMap<String, Vec<u64>>,
@@ -159,17 +164,19 @@ fn measure(
         stable: 0,
         evals: Vec::new(),
         hits: Vec::new(),
+        seeds: Vec::new(),
         results: BTreeMap::new(),
         odd: BTreeMap::new(),
         stops: BTreeSet::new(),
         time: Duration::ZERO,
     };
     for start in args.start_at..args.start_at + args.starts {
-        let Some(report) =
-            first_failure_shrunk(problem, fixture, start * 1_000_000, args.plan, config)
+        let base = start * 1_000_000;
+        let Some((seed, report)) = first_failure_shrunk(problem, fixture, base, args.plan, config)
         else {
             continue;
         };
+        row.seeds.push(seed - base + 1);
         row.found += 1;
         let drawn = report.first.drawn.join("; ");
         if (problem.ideal)(&drawn) {
@@ -209,7 +216,7 @@ fn first_failure_shrunk(
     base: u64,
     plan: u64,
     config: &ShrinkConfig,
-) -> Option<ShrinkReport> {
+) -> Option<(u64, ShrinkReport)> {
     let property = &problem.property;
     let seed = (base..base + plan).find(|&seed| {
         let mut tc = TestCase::random(seed);
@@ -217,13 +224,8 @@ fn first_failure_shrunk(
     })?;
     let eval = evaluate(property, TestCase::recording(seed), fixture);
     let signature = eval.outcome.failure()?.signature.clone();
-    Some(shrink_twice(
-        property,
-        fixture,
-        &eval.record.choices,
-        &signature,
-        config,
-    ))
+    let report = shrink_twice(property, fixture, &eval.record.choices, &signature, config);
+    Some((seed, report))
 }
 
 fn percentile(values: &[u64], p: usize) -> u64 {
