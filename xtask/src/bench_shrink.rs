@@ -21,6 +21,9 @@ use std::time::{Duration, Instant};
 /// Measures shrink quality. Build in release mode for meaningful times:
 /// `cargo run --release -p xtask -- bench shrink`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Times are meaningful only in release mode: cargo run --release -p xtask -- bench shrink"
+)]
 pub struct ShrinkBenchArgs {
     /// Independent starting points per problem.
     #[arg(long, default_value_t = 100)]
