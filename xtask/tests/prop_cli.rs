@@ -315,7 +315,9 @@ fn wait_for_attempts(path: &Path, n: usize, child: &mut std::process::Child) -> 
         // process is gone must parse, so retry here.
         if let Ok(text) = std::fs::read_to_string(path)
             && let Ok(v) = serde_json::from_str::<Value>(&text)
-            && v["attempted_seeds"].as_array().is_some_and(|a| a.len() >= n)
+            && v["attempted_seeds"]
+                .as_array()
+                .is_some_and(|a| a.len() >= n)
         {
             return v;
         }

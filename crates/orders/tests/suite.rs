@@ -10,8 +10,8 @@ use seedledger_orders::{
     PriceError, Quote,
 };
 use seedledger_runner::{
-    Fixture, Outcome, Property, ReplayInput, RunConfig, RunSummary, ShrinkConfig,
-    TestCase, replay, run_property,
+    Fixture, Outcome, Property, ReplayInput, RunConfig, RunSummary, ShrinkConfig, TestCase, replay,
+    run_property,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

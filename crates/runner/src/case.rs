@@ -50,7 +50,7 @@ impl Span {
 
 #[derive(Debug)]
 enum Source {
-    Random(Box<RandomState>),
+    Random(RandomState),
     Replay { prefix: Vec<u64> },
 }
 
@@ -65,7 +65,7 @@ struct RandomState {
 }
 
 impl RandomState {
-    #[inline]
+    #[inline(always)]
     fn take_bits(&mut self, n: u32) -> u64 {
         if self.bits_left < n {
             self.bits = self.rng.next_u64();
@@ -77,7 +77,7 @@ impl RandomState {
         out
     }
 
-    #[inline]
+    #[inline(always)]
     fn remember(&mut self, index: u64) {
         self.recent[self.n_recent % 8] = index;
         self.n_recent += 1;
@@ -94,30 +94,38 @@ impl RandomState {
     /// An index in `0..=max`, biased: one draw in four is special (0, 1, the maximum, a small
     /// index, a repeat of a recent index, or a recent index plus or minus 1..=4); the rest
     /// are uniform.
-    #[inline]
+    #[inline(always)]
     fn biased(&mut self, max: u64) -> u64 {
         let index = if self.take_bits(2) != 0 {
             self.rng.upto(max)
         } else {
-            match self.take_bits(3) {
-                0 => 0,
-                1 => 1.min(max),
-                2 => max,
-                3 => self.rng.upto(max.min(255)),
-                4 => self.recent_one(max).unwrap_or_else(|| self.rng.upto(max)),
-                5 => match self.recent_one(max) {
-                    Some(r) => r.saturating_add(1 + self.rng.below(4)).min(max),
-                    None => self.rng.upto(max),
-                },
-                6 => match self.recent_one(max) {
-                    Some(r) => r.saturating_sub(1 + self.rng.below(4)),
-                    None => self.rng.upto(max),
-                },
-                _ => self.rng.upto(max),
-            }
+            self.special(max)
         };
         self.remember(index);
         index
+    }
+
+    /// The special quarter of [`RandomState::biased`], kept out of line so the common path
+    /// stays small enough to inline into every draw.
+    #[cold]
+    #[inline(never)]
+    fn special(&mut self, max: u64) -> u64 {
+        match self.take_bits(3) {
+            0 => 0,
+            1 => 1.min(max),
+            2 => max,
+            3 => self.rng.upto(max.min(255)),
+            4 => self.recent_one(max).unwrap_or_else(|| self.rng.upto(max)),
+            5 => match self.recent_one(max) {
+                Some(r) => r.saturating_add(1 + self.rng.below(4)).min(max),
+                None => self.rng.upto(max),
+            },
+            6 => match self.recent_one(max) {
+                Some(r) => r.saturating_sub(1 + self.rng.below(4)),
+                None => self.rng.upto(max),
+            },
+            _ => self.rng.upto(max),
+        }
     }
 }
 
@@ -151,13 +159,13 @@ pub struct Record {
 impl TestCase {
     /// A test case drawing from `seed`'s stream, recording nothing (the fast path).
     pub fn random(seed: u64) -> TestCase {
-        TestCase::new(Source::Random(Box::new(RandomState {
+        TestCase::new(Source::Random(RandomState {
             rng: SeedRng::new(seed),
             bits: 0,
             bits_left: 0,
             recent: [0; 8],
             n_recent: 0,
-        })))
+        }))
     }
 
     /// A test case drawing from `seed`'s stream and recording every choice, span and
@@ -225,7 +233,7 @@ impl TestCase {
     }
 
     /// The primitive: a choice in `0..=max` (0 is simplest), drawn with the standard bias.
-    #[inline]
+    #[inline(always)]
     pub fn choice(&mut self, max: u64) -> u64 {
         self.choice_with(max, |r| r.biased(max))
     }
@@ -238,7 +246,7 @@ impl TestCase {
 
     /// A choice whose random value `pick` computes from the stream (it must return a value
     /// in `0..=max`). Replays ignore `pick`.
-    #[inline]
+    #[inline(always)]
     fn choice_with(&mut self, max: u64, pick: impl FnOnce(&mut RandomState) -> u64) -> u64 {
         let value = match &mut self.source {
             Source::Random(state) => {
@@ -291,7 +299,7 @@ impl TestCase {
     }
 
     /// A "continue?" flag (1 = one more element). `wanted` is the random-mode answer.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn flag(&mut self, wanted: bool) -> bool {
         self.choice_with(1, |_| u64::from(wanted)) == 1
     }

@@ -346,9 +346,9 @@ fn draw_elements<G: Gen>(
     tc: &mut TestCase,
     elem: &G,
     sizes: Sizes,
+    target: Option<u64>,
     mut push: impl FnMut(G::Value),
 ) {
-    let target = tc.hidden_size(sizes.min as u64, sizes.max as u64);
     let mut n = 0usize;
     while n < sizes.max {
         if n >= sizes.min {
@@ -383,8 +383,11 @@ pub fn vec<G: Gen>(elem: G, sizes: impl Into<Sizes>) -> VecGen<G> {
 impl<G: Gen> Gen for VecGen<G> {
     type Value = Vec<G::Value>;
     fn generate(&self, tc: &mut TestCase) -> Vec<G::Value> {
-        let mut out = Vec::new();
-        draw_elements(tc, &self.elem, self.sizes, |v| out.push(v));
+        let target = tc.hidden_size(self.sizes.min as u64, self.sizes.max as u64);
+        // Random cases know their size up front: allocate once.
+        let mut out =
+            Vec::with_capacity(target.map_or(self.sizes.min, |t| t as usize).min(1 << 12));
+        draw_elements(tc, &self.elem, self.sizes, target, |v| out.push(v));
         out
     }
     fn label(&self) -> &'static str {
@@ -425,8 +428,10 @@ pub fn string() -> StringGen<CharGen> {
 impl<G: Gen<Value = char>> Gen for StringGen<G> {
     type Value = String;
     fn generate(&self, tc: &mut TestCase) -> String {
-        let mut out = String::new();
-        draw_elements(tc, &self.chars, self.sizes, |c| out.push(c));
+        let target = tc.hidden_size(self.sizes.min as u64, self.sizes.max as u64);
+        let mut out =
+            String::with_capacity(target.map_or(self.sizes.min, |t| t as usize).min(1 << 12));
+        draw_elements(tc, &self.chars, self.sizes, target, |c| out.push(c));
         out
     }
     fn label(&self) -> &'static str {
