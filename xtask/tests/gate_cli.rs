@@ -649,6 +649,501 @@ fn decide_an_empty_witness_file_is_a_refusal() {
 }
 
 // ---------------------------------------------------------------------------------------
+// cite
+
+/// An expiry far enough ahead for every run of this suite.
+const FUTURE: &str = "2999-01-01T00:00:00Z";
+
+impl Dir {
+    /// `gate cite` for the workspace's property over `w.jsonl`, writing `cite.json`, with
+    /// `extra` appended.
+    fn cite(&self, receipts: &[&str], extra: &[&str]) -> Run {
+        let mut args = vec![
+            "gate",
+            "cite",
+            "--property",
+            "order_total_nonneg",
+            "--witnesses",
+            "w.jsonl",
+            "--receipts",
+        ];
+        args.extend(receipts);
+        args.extend(["--out", "cite.json"]);
+        args.extend(extra);
+        self.run(&args)
+    }
+
+    fn exists(&self, rel: &str) -> bool {
+        self.path().join(rel).exists()
+    }
+}
+
+#[test]
+fn cite_writes_a_citation_on_an_admitted_batch_with_an_eligible_receipt() {
+    let dir = Dir::new();
+    dir.admitted_pair();
+    dir.receipt("r.json", json!({}));
+    dir.receipt(
+        "other.json",
+        json!({"property_id": "other", "failing_seed": null}),
+    );
+    let run = dir.cite(&["r.json", "other.json"], &["--expires-at", FUTURE]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "stable signature across opposite verdicts\nfail_id: w-local-1\npass_id: w-remote-9\ncitation written: cite.json\n"
+    );
+    let text = std::fs::read_to_string(dir.path().join("cite.json")).unwrap();
+    let value: Value = serde_json::from_str(&text).unwrap();
+    // Every field of `seedledger_format::Citation`, and nothing else.
+    assert_eq!(
+        keys(&value),
+        [
+            "bound",
+            "expires_at",
+            "fail_id",
+            "fixture_pin",
+            "pass_id",
+            "patch_id",
+            "property_digest",
+            "property_id",
+            "schema_version",
+            "written_at"
+        ]
+    );
+    let citation: seedledger_format::Citation = serde_json::from_value(value.clone()).unwrap();
+    assert_eq!(
+        citation,
+        seedledger_format::Citation {
+            schema_version: seedledger_format::CITATION_SCHEMA_VERSION,
+            patch_id: "agent-1842".to_string(),
+            property_id: "order_total_nonneg".to_string(),
+            property_digest: dir.digest(),
+            fixture_pin: dir.pin(),
+            bound: "total>=0".to_string(),
+            fail_id: "w-local-1".to_string(),
+            pass_id: "w-remote-9".to_string(),
+            expires_at: FUTURE.to_string(),
+            written_at: citation.written_at.clone(),
+        }
+    );
+    // written_at is now, `YYYY-MM-DDTHH:MM:SSZ`.
+    let w = citation.written_at.as_bytes();
+    assert_eq!(w.len(), 20, "{}", citation.written_at);
+    assert_eq!((w[4], w[10], w[19]), (b'-', b'T', b'Z'));
+    assert!(citation.written_at.as_str() > "2024" && citation.written_at.as_str() < FUTURE);
+    // No temporary file is left beside it.
+    assert_eq!(
+        dir.files()
+            .iter()
+            .filter(|f| f.contains(".seedledger-"))
+            .count(),
+        0
+    );
+
+    // JSON: the last line; an expiry with an offset is written in UTC.
+    std::fs::remove_file(dir.path().join("cite.json")).unwrap();
+    let run = dir.cite(
+        &["r.json"],
+        &[
+            "--expires-at",
+            "2999-01-01T02:00:00.5+02:00",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        json_lines(&run.stdout).pop().unwrap(),
+        json!({
+            "written": true,
+            "reason": "stable signature across opposite verdicts",
+            "refusal": null,
+            "citation": "cite.json",
+            "fail_id": "w-local-1",
+            "pass_id": "w-remote-9"
+        })
+    );
+    let value: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("cite.json")).unwrap())
+            .unwrap();
+    assert_eq!(value["expires_at"], json!(FUTURE));
+}
+
+/// (case, receipts, extra flags, local-only witnesses?, decision reason, cite refusal)
+type RefusalCase<'a> = (
+    &'a str,
+    &'a [&'a str],
+    &'a [&'a str],
+    bool,
+    &'a str,
+    &'a str,
+);
+
+#[test]
+fn cite_refusals_exit_1_with_the_reason_and_write_nothing() {
+    const ADMIT: &str = "stable signature across opposite verdicts";
+    let dir = Dir::new();
+    dir.receipt("r.json", json!({}));
+    dir.receipt(
+        "open.json",
+        json!({"attempted_seeds": [1101, 1102], "stopped_early": true}),
+    );
+    dir.receipt("unstable.json", json!({"shrink_stable": false}));
+    dir.receipt("pass.json", json!({"failing_seed": null}));
+    dir.receipt("elsewhere.json", json!({"property_id": "other"}));
+    dir.receipt(
+        "retired.json",
+        json!({"fixture_hash": format!("sha256:{}", "0".repeat(64))}),
+    );
+    let both_local = [
+        dir.row("w-local-1", "fail", "AssertionError", "local"),
+        dir.row("w-local-2", "pass", "ok", "local"),
+    ];
+    let cases: [RefusalCase; 8] = [
+        (
+            "remote writer",
+            &["r.json"],
+            &["--expires-at", FUTURE, "--runner", "remote"],
+            false,
+            ADMIT,
+            "a remote runner cannot write a citation",
+        ),
+        (
+            "no expiry",
+            &["r.json"],
+            &[],
+            false,
+            ADMIT,
+            "a citation needs an expiry from policy",
+        ),
+        (
+            "empty expiry",
+            &["r.json"],
+            &["--expires-at", ""],
+            false,
+            ADMIT,
+            "a citation needs an expiry from policy",
+        ),
+        (
+            "decision refused: no remote witness",
+            &["r.json"],
+            &["--expires-at", FUTURE],
+            true,
+            "need both a local witness and a remote witness",
+            "no admit: need both a local witness and a remote witness",
+        ),
+        (
+            "an open receipt of the same patch",
+            &["r.json", "open.json"],
+            &["--expires-at", FUTURE],
+            false,
+            ADMIT,
+            "patch `agent-1842` has 1 open receipt(s); freeze creation is disabled",
+        ),
+        (
+            "no eligible receipt for the property",
+            &["unstable.json", "pass.json", "elsewhere.json"],
+            &["--expires-at", FUTURE],
+            false,
+            ADMIT,
+            "patch `agent-1842` has no freeze_eligible receipt for property `order_total_nonneg`",
+        ),
+        (
+            "the only eligible receipt was made against another fixture",
+            &["retired.json"],
+            &["--expires-at", FUTURE],
+            false,
+            ADMIT,
+            "patch `agent-1842` has no freeze_eligible receipt for property `order_total_nonneg`",
+        ),
+        (
+            "remote writer wins over a missing expiry",
+            &["r.json"],
+            &["--runner", "remote"],
+            false,
+            ADMIT,
+            "a remote runner cannot write a citation",
+        ),
+    ];
+    for (case, receipts, extra, local_only, reason, refusal) in cases {
+        if local_only {
+            dir.write_rows("w.jsonl", &both_local);
+        } else {
+            dir.admitted_pair();
+        }
+        let run = dir.cite(receipts, extra);
+        assert_eq!(run.code, 1, "{case}: {}", run.stderr);
+        assert_eq!(
+            run.stdout.lines().next(),
+            Some(reason),
+            "{case}: {}",
+            run.stdout
+        );
+        assert!(
+            run.stdout
+                .ends_with(&format!("citation refused: {refusal}\n")),
+            "{case}: {}",
+            run.stdout
+        );
+        assert!(!dir.exists("cite.json"), "{case}");
+        let mut json_extra = extra.to_vec();
+        json_extra.extend(["--format", "json"]);
+        let run = dir.cite(receipts, &json_extra);
+        assert_eq!(run.code, 1, "{case}");
+        let admitted = reason == ADMIT;
+        assert_eq!(
+            json_lines(&run.stdout).pop().unwrap(),
+            json!({
+                "written": false,
+                "reason": reason,
+                "refusal": refusal,
+                "citation": null,
+                "fail_id": if admitted { json!("w-local-1") } else { Value::Null },
+                "pass_id": if admitted { json!("w-remote-9") } else { Value::Null },
+            }),
+            "{case}"
+        );
+        assert!(!dir.exists("cite.json"), "{case}");
+    }
+    // The retired receipt is named on stderr.
+    dir.admitted_pair();
+    let run = dir.cite(&["retired.json"], &["--expires-at", FUTURE]);
+    assert!(
+        run.stderr.contains("`retired.json` is retired"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn cite_bad_expiry_exits_2() {
+    let dir = Dir::new();
+    dir.admitted_pair();
+    dir.receipt("r.json", json!({}));
+    for expiry in [
+        "2001-01-01T00:00:00Z",
+        "1970-01-01T00:00:00Z",
+        "tomorrow",
+        "2999-01-01",
+        "2999-01-01T00:00:00",
+        "2999-02-30T00:00:00Z",
+        "2999-13-01T00:00:00Z",
+        "2999-01-01T00:00:00+2:00",
+        "２９９９-01-01T00:00:00Z",
+    ] {
+        let run = dir.cite(&["r.json"], &["--expires-at", expiry]);
+        assert_eq!(run.code, 2, "{expiry}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{expiry}: {}", run.stdout);
+        assert!(run.stderr.contains("--expires-at"), "{}", run.stderr);
+        assert!(!run.stderr.contains("panicked"));
+        assert!(!dir.exists("cite.json"));
+    }
+    let run = dir.cite(&["r.json"], &["--expires-at", "2001-01-01T00:00:00Z"]);
+    assert!(run.stderr.contains("not in the future"), "{}", run.stderr);
+    let run = dir.cite(&["r.json"], &["--expires-at", "tomorrow"]);
+    assert!(
+        run.stderr.contains("not an RFC 3339 time"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn cite_never_overwrites_an_existing_citation() {
+    let dir = Dir::new();
+    dir.admitted_pair();
+    dir.receipt("r.json", json!({}));
+    dir.write("cite.json", "the old citation\n");
+    for extra in [
+        &["--expires-at", FUTURE][..],
+        &["--expires-at", FUTURE, "--format", "json"][..],
+        // Even a refusal would not touch it: the existing file is checked first.
+        &["--runner", "remote"][..],
+    ] {
+        let run = dir.cite(&["r.json"], extra);
+        assert_eq!(run.code, 2, "{extra:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+        assert!(
+            run.stderr.contains("`--out cite.json` already exists"),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("cite.json")).unwrap(),
+            "the old citation\n"
+        );
+    }
+    // A directory in the way is refused the same way.
+    std::fs::remove_file(dir.path().join("cite.json")).unwrap();
+    std::fs::create_dir(dir.path().join("cite.json")).unwrap();
+    assert_eq!(dir.cite(&["r.json"], &["--expires-at", FUTURE]).code, 2);
+}
+
+#[test]
+fn cite_needs_the_receipts_of_one_patch() {
+    let dir = Dir::new();
+    dir.admitted_pair();
+    dir.receipt("r.json", json!({}));
+    dir.receipt("p2.json", json!({"patch_id": "agent-7"}));
+    dir.receipt("anon.json", json!({"patch_id": null}));
+    dir.write("broken.json", "{\n  \"patch_id\": \n");
+    let with = |receipts: &[&str]| dir.cite(receipts, &["--expires-at", FUTURE]);
+    let run = with(&["r.json", "p2.json"]);
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""));
+    assert!(
+        run.stderr
+            .contains("`agent-1842` (first in `r.json`), `agent-7` (first in `p2.json`)"),
+        "{}",
+        run.stderr
+    );
+    let run = with(&["r.json", "anon.json"]);
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""));
+    assert!(
+        run.stderr.contains("receipt `anon.json`: field `patch_id`"),
+        "{}",
+        run.stderr
+    );
+    let run = with(&["r.json", "broken.json", "missing.json"]);
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""));
+    assert!(
+        run.stderr.contains("broken.json") && run.stderr.contains("line 3"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("missing.json"), "{}", run.stderr);
+    // Unreadable witnesses, spec or fixture: exit 2, as for `gate decide`.
+    let run = dir.cite(
+        &["r.json"],
+        &["--expires-at", FUTURE, "--fixture", "fixtures/none.json"],
+    );
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""));
+    assert!(run.stderr.contains("fixtures/none.json"), "{}", run.stderr);
+    let run = dir.cite(&["r.json"], &["--expires-at", FUTURE, "--root", "nowhere"]);
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""));
+    assert!(
+        run.stderr.contains("nowhere/props/order_total_nonneg.md"),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.exists("cite.json"));
+}
+
+// ---------------------------------------------------------------------------------------
+// counts
+
+#[test]
+fn counts_per_patch_open_closed_failures_and_budget_passes() {
+    let dir = Dir::new();
+    // agent-1842: one open (seed_gap), two closed failures, one budget pass.
+    dir.receipt("a-eligible.json", json!({}));
+    dir.receipt("a-unstable.json", json!({"shrink_stable": false}));
+    dir.receipt("a-pass.json", json!({"failing_seed": null}));
+    dir.receipt("a-gap.json", json!({"attempted_seeds": [1101, 1102]}));
+    // agent-7: closed only.
+    dir.receipt("b-eligible.json", json!({"patch_id": "agent-7"}));
+    dir.receipt(
+        "b-pass.json",
+        json!({"patch_id": "agent-7", "failing_seed": null}),
+    );
+    // agent-9: a killed run and a receipt with a malformed decision field.
+    dir.receipt(
+        "c-killed.json",
+        json!({"patch_id": "agent-9", "attempted_seeds": [1101], "stopped_early": true}),
+    );
+    dir.receipt(
+        "c-bad.json",
+        json!({"patch_id": "agent-9", "planned_seeds": ["1101"]}),
+    );
+    let all = [
+        "c-killed.json",
+        "a-eligible.json",
+        "b-eligible.json",
+        "a-unstable.json",
+        "a-pass.json",
+        "c-bad.json",
+        "a-gap.json",
+        "b-pass.json",
+    ];
+    let mut args = vec!["gate", "counts"];
+    args.extend(all);
+    let run = dir.run(&args);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "agent-1842: open 1, closed failures 2, budget passes 1; freeze path disabled\n\
+         agent-7: open 0, closed failures 1, budget passes 1; freeze path enabled\n\
+         agent-9: open 2, closed failures 0, budget passes 0; freeze path disabled\n"
+    );
+    // Each open receipt is named with why.
+    for needle in [
+        "`a-gap.json` is open: seed_gap",
+        "`c-killed.json` is open: early_stop_incomplete",
+        "`c-bad.json` is open: incomplete_fields",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
+    }
+    let mut json_args = vec!["gate", "counts", "--format", "json"];
+    json_args.extend(all);
+    let run = dir.run(&json_args);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        json_lines(&run.stdout),
+        [
+            json!({"patch_id": "agent-1842", "open_receipts": 1, "closed_failures": 2, "budget_passes": 1, "freeze_enabled": false}),
+            json!({"patch_id": "agent-7", "open_receipts": 0, "closed_failures": 1, "budget_passes": 1, "freeze_enabled": true}),
+            json!({"patch_id": "agent-9", "open_receipts": 2, "closed_failures": 0, "budget_passes": 0, "freeze_enabled": false}),
+        ]
+    );
+    // Every patch closed: exit 0.
+    let run = dir.run(&[
+        "gate",
+        "counts",
+        "b-eligible.json",
+        "b-pass.json",
+        "a-pass.json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.lines().count(), 2);
+}
+
+#[test]
+fn counts_unreadable_input_exits_2_and_still_counts_the_rest() {
+    let dir = Dir::new();
+    dir.receipt("good.json", json!({}));
+    dir.receipt("anon.json", json!({"patch_id": ""}));
+    dir.write("broken.json", "{\"planned_seeds\": [1");
+    dir.write("binary.json", b"\xff\xfe");
+    let run = dir.run(&[
+        "gate",
+        "counts",
+        "--format",
+        "json",
+        "broken.json",
+        "missing.json",
+        "anon.json",
+        "binary.json",
+        "good.json",
+    ]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        json_lines(&run.stdout),
+        [
+            json!({"patch_id": "agent-1842", "open_receipts": 0, "closed_failures": 1, "budget_passes": 0, "freeze_enabled": true})
+        ]
+    );
+    for needle in [
+        "receipt `broken.json`: not JSON: line 1",
+        "cannot read receipt `missing.json`",
+        "receipt `anon.json`: field `patch_id`",
+        "receipt `binary.json`: not JSON: line 1",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
+    }
+    assert!(!run.stderr.contains("panicked"));
+}
+
+// ---------------------------------------------------------------------------------------
 // help and bad arguments
 
 #[test]
@@ -661,6 +1156,13 @@ fn help_says_what_each_command_does_and_its_exit_codes() {
             &["gate", "decide", "--help"][..],
             "stable signature across opposite verdicts",
         ),
+        (
+            &["gate", "cite", "--help"][..],
+            "never refreshed or extended",
+        ),
+        (&["gate", "cite", "--help"][..], "--expires-at <RFC3339>"),
+        (&["gate", "counts", "--help"][..], "freeze_enabled"),
+        (&["gate", "--help"][..], "counts"),
         (&["gate", "pin", "--help"][..], "fixture-v1"),
         (&["gate", "digest", "--help"][..], "sha256"),
     ] {
@@ -668,8 +1170,14 @@ fn help_says_what_each_command_does_and_its_exit_codes() {
         assert_eq!(run.code, 0, "{args:?}");
         assert!(run.stdout.contains(needle), "{args:?}: {}", run.stdout);
     }
-    let run = dir.run(&["gate", "close", "--help"]);
-    assert!(run.stdout.contains("Exit status: 0"), "{}", run.stdout);
+    for cmd in ["close", "cite", "counts"] {
+        let run = dir.run(&["gate", cmd, "--help"]);
+        assert!(
+            run.stdout.contains("Exit status: 0"),
+            "{cmd}: {}",
+            run.stdout
+        );
+    }
 }
 
 #[test]
@@ -681,6 +1189,51 @@ fn bad_arguments_exit_2() {
         &["gate", "decide", "--witnesses", "w.jsonl"][..],
         &["gate", "decide", "--property", "order_total_nonneg"][..],
         &["gate", "pin"][..],
+        &["gate", "counts"][..],
+        &[
+            "gate",
+            "cite",
+            "--property",
+            "p",
+            "--witnesses",
+            "w.jsonl",
+            "--receipts",
+            "r.json",
+        ][..],
+        &[
+            "gate",
+            "cite",
+            "--property",
+            "p",
+            "--witnesses",
+            "w.jsonl",
+            "--out",
+            "c.json",
+        ][..],
+        &[
+            "gate",
+            "cite",
+            "--property",
+            "p",
+            "--receipts",
+            "r.json",
+            "--out",
+            "c.json",
+        ][..],
+        &[
+            "gate",
+            "cite",
+            "--property",
+            "p",
+            "--witnesses",
+            "w.jsonl",
+            "--receipts",
+            "r.json",
+            "--out",
+            "c.json",
+            "--runner",
+            "cloud",
+        ][..],
     ] {
         let run = dir.run(args);
         assert_eq!(run.code, 2, "{args:?}");
