@@ -40,11 +40,24 @@ fn write_value(out: &mut String, value: &Value, depth: usize) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                out.push_str(&v.to_string());
+                write_scalar(out, v);
             }
             out.push(']');
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => write_scalar(out, scalar),
+    }
+}
+
+/// Writes a scalar without allocating for numbers (receipts hold long seed lists).
+fn write_scalar(out: &mut String, value: &Value) {
+    use std::fmt::Write;
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            let _ = write!(out, "{n}");
+        }
+        other => out.push_str(&other.to_string()),
     }
 }
 

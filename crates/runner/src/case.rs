@@ -48,6 +48,9 @@ impl Span {
     }
 }
 
+// The random state lives inline: boxing it would cost an allocation per test case on the
+// runner's hot path, and a test case is never moved in a loop.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Source {
     Random(RandomState),
