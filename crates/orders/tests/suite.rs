@@ -460,3 +460,74 @@ fn an_unreadable_fixture_stops_the_run_before_any_receipt() {
                 .map_or(true, |mut d| d.next().is_none())
     );
 }
+
+// ------------------------------------------------------------------ the whole evidence chain
+
+static FLICKER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+#[test]
+fn a_flaky_failure_goes_from_run_to_replay_to_an_admitted_freeze() {
+    use seedledger_gate::{Expected, decide_freeze, witness_lines_from_bytes};
+    use std::sync::atomic::Ordering;
+    let root = Root::new();
+    // A property whose outcome depends on the environment, not on its input: it fails on
+    // the local runner and passes when the remote runner replays the same seed.
+    let p = Property::new("order_total_nonneg", |tc, fx| {
+        let catalog = fx.parsed(Catalog::from_json)?;
+        let n = tc.draw(&seedledger_runner::int(0..=catalog.products.len() as u32));
+        seedledger_runner::prop_assert!(!FLICKER.load(Ordering::SeqCst), "n = {n}");
+        Ok(())
+    });
+    let summary = run_property(&p, &root.config((1101..=1104).collect())).unwrap();
+    let (text, receipt) = read_receipt(&summary);
+    assert_eq!(receipt.failing_seed, Some(1101));
+    assert!(
+        receipt.shrink_stable,
+        "a constant environment shrinks the same way twice"
+    );
+    assert_eq!(
+        close_ledger_text(&text).unwrap().status,
+        CloseStatus::FreezeEligible
+    );
+
+    FLICKER.store(false, Ordering::SeqCst);
+    let remote = replay(
+        &p,
+        root.path(),
+        &root.path().join("out"),
+        "agent-1842",
+        Runner::Remote,
+        Some(&receipt.fixture_hash),
+        &ReplayInput::Seed(1101),
+    )
+    .unwrap();
+    assert_eq!(remote.outcome, Outcome::Pass);
+
+    let spec = seedledger_runner::load_spec(root.path(), "order_total_nonneg").unwrap();
+    let (_, pin) = seedledger_runner::load_fixture(root.path(), &spec).unwrap();
+    let expected = Expected {
+        property_id: "order_total_nonneg".into(),
+        digest: spec.digest.clone(),
+        pin,
+        bound: spec.spec.bound.clone(),
+    };
+    let lines = witness_lines_from_bytes(&std::fs::read(&summary.witness_path).unwrap());
+    assert_eq!(lines.len(), 5, "four local trials and one remote replay");
+    let decision = decide_freeze(&lines, &expected);
+    assert!(decision.admit, "{decision:?}");
+    assert_eq!(decision.reason, "stable signature across opposite verdicts");
+    let local_fail = lines[0].row.as_ref().unwrap();
+    assert_eq!(
+        decision.fail_id.as_deref(),
+        Some(local_fail.witness_id.as_str())
+    );
+    assert_eq!(
+        decision.pass_id.as_ref(),
+        remote.witness.as_ref().map(|w| &w.witness_id)
+    );
+
+    // Without the remote replay the same rows cannot admit.
+    let decision = decide_freeze(&lines[..4], &expected);
+    assert!(!decision.admit);
+    assert_eq!(decision.reason, "opposite verdicts required");
+}
