@@ -358,16 +358,35 @@ fn check_seed_list(value: Option<&Value>, key: &str) -> Result<Vec<u64>, (String
     }
 }
 
-/// The 1-based line of the first `"key"` followed by `:` in `text`, if any.
-fn key_line(text: &str, key: &str) -> Option<usize> {
-    let quoted = format!("\"{key}\"");
-    let mut from = 0;
-    while let Some(at) = text[from..].find(&quoted) {
-        let end = from + at + quoted.len();
-        if text[end..].trim_start().starts_with(':') {
-            return Some(text[..from + at].matches('\n').count() + 1);
+/// The 1-based line of the top-level member `key` of the JSON object in `text`, if any.
+/// Keys of nested objects (extensions) and string contents are not matched.
+pub(crate) fn key_line(text: &str, key: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut line, mut i) = (0usize, 1usize, 0usize);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => line += 1,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    } else if bytes[i] == b'\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                let name = text.get(start..i.min(bytes.len()))?;
+                if depth == 1 && name == key && text[(i + 1).min(text.len())..].trim_start().starts_with(':') {
+                    return Some(line);
+                }
+            }
+            _ => {}
         }
-        from = end;
+        i += 1;
     }
     None
 }

@@ -121,3 +121,13 @@ fn ledger_view_missing_and_wrong_typed_fields() {
         );
     }
 }
+
+#[test]
+fn key_lines_are_top_level_only() {
+    let text = "{\n  \"shrink\": {\"planned_seeds\": 1},\n  \"note\": \"\\\"planned_seeds\\\": x\",\n  \"planned_seeds\": [1.5]\n}";
+    assert_eq!(key_line(text, "planned_seeds"), Some(4));
+    assert_eq!(key_line(text, "note"), Some(3));
+    assert_eq!(key_line(text, "absent"), None);
+    let err = Receipt::parse(&with("planned_seeds", "[1.5]")).unwrap_err();
+    assert!(matches!(err, ParseError::Field(FieldError { line: Some(_), .. })), "{err:?}");
+}
