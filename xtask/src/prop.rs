@@ -124,6 +124,11 @@ pub struct ReplayArgs {
     /// Replay the receipt's stored minimal choice sequence instead of the seed.
     #[arg(long, requires = "receipt")]
     minimal: bool,
+    /// With --property/--seed, do not look for the run's receipt (by default, when
+    /// OUT/PATCH/ID.receipt.json planned this seed, its fixture hash is checked and its
+    /// minimal input shown).
+    #[arg(long, conflicts_with = "receipt")]
+    no_receipt: bool,
     /// Runner role recorded in the witness row.
     #[arg(long, value_enum, default_value = "local")]
     runner: Role,
@@ -148,7 +153,7 @@ fn root_of(common: &Common) -> PathBuf {
         return root.clone();
     }
     if Path::new("props").is_dir() {
-        return PathBuf::from(".");
+        return PathBuf::new(); // the current directory, without a `./` in printed paths
     }
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -389,6 +394,24 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
             }
         }
     };
+    // A seed replay checks against the run's own receipt when there is one for this seed.
+    let receipt = match (receipt, &args.property, args.seed) {
+        (None, Some(id), Some(seed)) if !args.no_receipt => {
+            let (path, _) = seedledger_runner::evidence_paths(&out_dir, &args.patch_id, id);
+            match std::fs::read_to_string(&path).map(|t| Receipt::parse(&t)) {
+                Ok(Ok(r)) if r.planned_seeds.contains(&seed) => Some((path, r)),
+                Ok(Err(e)) => {
+                    eprintln!(
+                        "warning: ignoring unreadable receipt `{}`: {e}",
+                        path.display()
+                    );
+                    None
+                }
+                _ => None,
+            }
+        }
+        (receipt, _, _) => receipt,
+    };
     let property_id = match (&receipt, &args.property) {
         (Some((_, r)), _) => r.property_id.clone(),
         (None, Some(id)) => id.clone(),
@@ -501,11 +524,21 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
                 }
             }
         }
+        let replayed_seed = match &input {
+            ReplayInput::Seed(seed) | ReplayInput::Choices { seed, .. } => *seed,
+        };
         if let Some((path, r)) = &receipt
             && let Some(shrink) = &r.shrink
+            && shrink.seed == replayed_seed
         {
-            println!("  original input: {}", shrink.original_input);
-            println!("  minimal input:  {}", shrink.minimal_input);
+            if args.minimal {
+                println!(
+                    "  original input (seed {}): {}",
+                    shrink.seed, shrink.original_input
+                );
+            } else {
+                println!("  minimal input:  {}", shrink.minimal_input);
+            }
             if !args.minimal {
                 println!(
                     "  replay the minimal input: cargo xtask prop replay --receipt {} --minimal",

@@ -305,6 +305,32 @@ fn a_failing_run_names_its_seeds_and_its_replay_commands_reproduce_them() {
         "{}",
         refused.stderr
     );
+    // A plain seed replay finds the run's receipt for that seed and refuses too...
+    let refused = root.run(&[
+        "prop",
+        "replay",
+        "--property",
+        "order_total_nonneg",
+        "--seed",
+        &seed.to_string(),
+    ]);
+    assert_eq!(refused.code, 2, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("refusing to replay"),
+        "{}",
+        refused.stderr
+    );
+    // ...unless told not to look for it.
+    let unchecked = root.run(&[
+        "prop",
+        "replay",
+        "--property",
+        "order_total_nonneg",
+        "--seed",
+        &seed.to_string(),
+        "--no-receipt",
+    ]);
+    assert_ne!(unchecked.code, 2, "{}", unchecked.stderr);
 }
 
 /// Waits until the receipt exists and lists at least `n` attempted seeds.
