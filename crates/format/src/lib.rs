@@ -8,6 +8,7 @@ mod citation;
 mod durable;
 mod errors;
 mod exit;
+mod fields;
 mod hash;
 mod pretty;
 mod receipt;

@@ -1,7 +1,7 @@
 //! Receipts: one JSON file per property run (SPEC: Receipt).
 
 use crate::errors::{FieldError, FieldProblem, ParseError};
-use crate::seed::{seed_from_json, seeds_from_json};
+use crate::fields::Fields;
 use crate::spec::OracleSource;
 use crate::witness::Runner;
 use serde::{Deserialize, Serialize};
@@ -146,68 +146,20 @@ impl Receipt {
     pub fn parse(text: &str) -> Result<Receipt, ParseError> {
         let value: Value =
             serde_json::from_str(text).map_err(|e| ParseError::from_json_syntax(&e))?;
-        let Value::Object(map) = &value else {
-            return Err(ParseError::NotObject);
-        };
-        let field_err = |field: &str, problem: FieldProblem| FieldError {
-            line: key_line(text, field.split('[').next().unwrap_or(field)),
-            field: field.to_string(),
-            problem,
-        };
+        let f = Fields::of(&value)?;
         // The required fields first, with the seed rules applied exactly.
-        for key in ["patch_id", "property_id", "fixture_hash", "oracle_source"] {
-            match map.get(key) {
-                None | Some(Value::Null) => {
-                    return Err(field_err(key, FieldProblem::Missing).into());
-                }
-                Some(Value::String(s)) if s.is_empty() => {
-                    return Err(field_err(key, FieldProblem::Missing).into());
-                }
-                Some(Value::String(_)) => {}
-                Some(_) => {
-                    return Err(field_err(
-                        key,
-                        FieldProblem::Invalid {
-                            expected: "a string",
-                        },
-                    )
-                    .into());
-                }
+        let required = || -> Result<(), FieldError> {
+            for key in ["patch_id", "property_id", "fixture_hash", "oracle_source"] {
+                f.text(key)?;
             }
-        }
-        for key in ["planned_seeds", "attempted_seeds"] {
-            check_seed_list(map.get(key), key).map_err(|(f, p)| field_err(&f, p))?;
-        }
-        for key in ["shrink_stable", "stopped_early"] {
-            match map.get(key) {
-                None | Some(Value::Null) => {
-                    return Err(field_err(key, FieldProblem::Missing).into());
-                }
-                Some(Value::Bool(_)) => {}
-                Some(_) => {
-                    return Err(field_err(
-                        key,
-                        FieldProblem::Invalid {
-                            expected: "true or false",
-                        },
-                    )
-                    .into());
-                }
-            }
-        }
-        match map.get("failing_seed") {
-            None | Some(Value::Null) => {}
-            Some(v) if seed_from_json(v).is_some() => {}
-            Some(_) => {
-                return Err(field_err(
-                    "failing_seed",
-                    FieldProblem::Invalid {
-                        expected: "a seed or null",
-                    },
-                )
-                .into());
-            }
-        }
+            f.seeds("planned_seeds")?;
+            f.seeds("attempted_seeds")?;
+            f.flag("shrink_stable")?;
+            f.flag("stopped_early")?;
+            f.optional_seed("failing_seed")?;
+            Ok(())
+        };
+        required().map_err(|e| with_line(text, e))?;
         // Then everything, extensions included, through serde with the failing path named.
         serde_path_to_error::deserialize::<_, Receipt>(&value).map_err(|e| {
             let field = e.path().to_string();
@@ -269,63 +221,21 @@ impl LedgerView {
         let value: Value =
             serde_json::from_str(text).map_err(|e| ParseError::from_json_syntax(&e))?;
         LedgerView::from_value(&value).map_err(|e| match e {
-            ParseError::Field(mut f) => {
-                f.line = key_line(text, f.field.split('[').next().unwrap_or(&f.field));
-                ParseError::Field(f)
-            }
+            ParseError::Field(f) => ParseError::Field(with_line(text, f)),
             other => other,
         })
     }
 
     /// Reads the decision fields of a JSON value (no line numbers in errors).
     pub fn from_value(value: &Value) -> Result<LedgerView, ParseError> {
-        let Value::Object(map) = value else {
-            return Err(ParseError::NotObject);
-        };
-        let err = |field: &str, problem| FieldError {
-            field: field.to_string(),
-            line: None,
-            problem,
-        };
-        let seeds = |key: &str| check_seed_list(map.get(key), key).map_err(|(f, p)| err(&f, p));
-        let flag = |key: &str| match map.get(key) {
-            None | Some(Value::Null) => Err(err(key, FieldProblem::Missing)),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(err(
-                key,
-                FieldProblem::Invalid {
-                    expected: "true or false",
-                },
-            )),
-        };
-        let text = |key: &str| match map.get(key) {
-            None | Some(Value::Null) => Err(err(key, FieldProblem::Missing)),
-            Some(Value::String(s)) if s.is_empty() => Err(err(key, FieldProblem::Missing)),
-            Some(Value::String(s)) => Ok(s.clone()),
-            Some(_) => Err(err(
-                key,
-                FieldProblem::Invalid {
-                    expected: "a string",
-                },
-            )),
-        };
-        let planned_seeds = seeds("planned_seeds")?;
-        let attempted_seeds = seeds("attempted_seeds")?;
-        let stopped_early = flag("stopped_early")?;
-        let shrink_stable = flag("shrink_stable")?;
-        let oracle_source = text("oracle_source")?;
-        let fixture_hash = text("fixture_hash")?;
-        let failing_seed = match map.get("failing_seed") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(seed_from_json(v).ok_or_else(|| {
-                err(
-                    "failing_seed",
-                    FieldProblem::Invalid {
-                        expected: "a seed or null",
-                    },
-                )
-            })?),
-        };
+        let f = Fields::of(value)?;
+        let planned_seeds = f.seeds("planned_seeds")?;
+        let attempted_seeds = f.seeds("attempted_seeds")?;
+        let stopped_early = f.flag("stopped_early")?;
+        let shrink_stable = f.flag("shrink_stable")?;
+        let oracle_source = f.text("oracle_source")?.to_string();
+        let fixture_hash = f.text("fixture_hash")?.to_string();
+        let failing_seed = f.optional_seed("failing_seed")?;
         Ok(LedgerView {
             planned_seeds,
             attempted_seeds,
@@ -338,24 +248,10 @@ impl LedgerView {
     }
 }
 
-fn check_seed_list(value: Option<&Value>, key: &str) -> Result<Vec<u64>, (String, FieldProblem)> {
-    match value {
-        None | Some(Value::Null) => Err((key.to_string(), FieldProblem::Missing)),
-        Some(v) => seeds_from_json(v).map_err(|bad| match bad {
-            Some(i) => (
-                format!("{key}[{i}]"),
-                FieldProblem::Invalid {
-                    expected: "a seed (an integer in 0..=2^64-1)",
-                },
-            ),
-            None => (
-                key.to_string(),
-                FieldProblem::Invalid {
-                    expected: "a list of seeds",
-                },
-            ),
-        }),
-    }
+/// `err` with the line of its (top-level) field in `text`.
+fn with_line(text: &str, mut err: FieldError) -> FieldError {
+    err.line = key_line(text, err.field.split('[').next().unwrap_or(&err.field));
+    err
 }
 
 /// The 1-based line of the top-level member `key` of the JSON object in `text`, if any.
@@ -380,7 +276,12 @@ pub(crate) fn key_line(text: &str, key: &str) -> Option<usize> {
                     i += 1;
                 }
                 let name = text.get(start..i.min(bytes.len()))?;
-                if depth == 1 && name == key && text[(i + 1).min(text.len())..].trim_start().starts_with(':') {
+                if depth == 1
+                    && name == key
+                    && text[(i + 1).min(text.len())..]
+                        .trim_start()
+                        .starts_with(':')
+                {
                     return Some(line);
                 }
             }

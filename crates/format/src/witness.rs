@@ -1,7 +1,7 @@
 //! Witness rows: one JSON object per line, one line per trial (SPEC: Witness row).
 
-use crate::errors::{FieldError, FieldProblem, ParseError};
-use crate::seed::seed_from_json;
+use crate::errors::ParseError;
+use crate::fields::{Fields, invalid};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -91,83 +91,25 @@ impl WitnessRow {
 
     /// Reads one row from a JSON value, naming the first missing or invalid field.
     pub fn from_value(value: &Value) -> Result<WitnessRow, ParseError> {
-        let Value::Object(map) = value else {
-            return Err(ParseError::NotObject);
-        };
-        let err = |field: &str, problem| FieldError {
-            field: field.to_string(),
-            line: None,
-            problem,
-        };
-        let text = |key: &str| match map.get(key) {
-            None | Some(Value::Null) => Err(err(key, FieldProblem::Missing)),
-            Some(Value::String(s)) if s.is_empty() => Err(err(key, FieldProblem::Missing)),
-            Some(Value::String(s)) => Ok(s.clone()),
-            Some(_) => Err(err(
-                key,
-                FieldProblem::Invalid {
-                    expected: "a string",
-                },
-            )),
-        };
-        let witness_id = text("witness_id")?;
-        let property_id = text("property_id")?;
-        let property_digest = text("property_digest")?;
-        let fixture_pin = text("fixture_pin")?;
-        let bound = text("bound")?;
-        let seed = match map.get("seed") {
-            None | Some(Value::Null) => return Err(err("seed", FieldProblem::Missing).into()),
-            Some(v) => seed_from_json(v).ok_or_else(|| {
-                err(
-                    "seed",
-                    FieldProblem::Invalid {
-                        expected: "a seed (an integer in 0..=2^64-1)",
-                    },
-                )
-            })?,
-        };
-        let verdict = match text("verdict")?.as_str() {
+        let f = Fields::of(value)?;
+        let witness_id = f.text("witness_id")?.to_string();
+        let property_id = f.text("property_id")?.to_string();
+        let property_digest = f.text("property_digest")?.to_string();
+        let fixture_pin = f.text("fixture_pin")?.to_string();
+        let bound = f.text("bound")?.to_string();
+        let seed = f.seed("seed")?;
+        let verdict = match f.text("verdict")? {
             "pass" => Verdict::Pass,
             "fail" => Verdict::Fail,
-            _ => {
-                return Err(err(
-                    "verdict",
-                    FieldProblem::Invalid {
-                        expected: "`pass` or `fail`",
-                    },
-                )
-                .into());
-            }
+            _ => return Err(invalid("verdict", "`pass` or `fail`").into()),
         };
-        let signature = text("signature")?;
-        let runner = match text("runner")?.as_str() {
+        let signature = f.text("signature")?.to_string();
+        let runner = match f.text("runner")? {
             "local" => Runner::Local,
             "remote" => Runner::Remote,
-            _ => {
-                return Err(err(
-                    "runner",
-                    FieldProblem::Invalid {
-                        expected: "`local` or `remote`",
-                    },
-                )
-                .into());
-            }
+            _ => return Err(invalid("runner", "`local` or `remote`").into()),
         };
-        let freeze_writer = match map.get("freeze_writer") {
-            None | Some(Value::Null) => {
-                return Err(err("freeze_writer", FieldProblem::Missing).into());
-            }
-            Some(Value::Bool(b)) => *b,
-            Some(_) => {
-                return Err(err(
-                    "freeze_writer",
-                    FieldProblem::Invalid {
-                        expected: "true or false",
-                    },
-                )
-                .into());
-            }
-        };
+        let freeze_writer = f.flag("freeze_writer")?;
         Ok(WitnessRow {
             witness_id,
             property_id,

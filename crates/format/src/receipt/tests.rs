@@ -129,5 +129,8 @@ fn key_lines_are_top_level_only() {
     assert_eq!(key_line(text, "note"), Some(3));
     assert_eq!(key_line(text, "absent"), None);
     let err = Receipt::parse(&with("planned_seeds", "[1.5]")).unwrap_err();
-    assert!(matches!(err, ParseError::Field(FieldError { line: Some(_), .. })), "{err:?}");
+    assert!(
+        matches!(err, ParseError::Field(FieldError { line: Some(_), .. })),
+        "{err:?}"
+    );
 }
