@@ -91,6 +91,10 @@ pub struct RunArgs {
     /// Directory for receipts and witness rows [default: ROOT/target/seedledger].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Properties run in parallel, one per job (each property's seeds run in order) [default:
+    /// the number of CPUs]. Use 1 for properties that share global state.
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
     /// Do not shrink failing seeds (receipts then say shrink_stable: false).
     #[arg(long)]
     no_shrink: bool,
@@ -188,13 +192,13 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         Ok(s) => s,
         Err(e) => return error(format_args!("bad seed plan: {e}")),
     };
-    let selected: Vec<&Property> = if args.properties.is_empty() {
-        suite.iter().collect()
+    let selected: Vec<Property> = if args.properties.is_empty() {
+        suite.to_vec()
     } else {
         match args
             .properties
             .iter()
-            .map(|id| find(suite, id))
+            .map(|id| find(suite, id).copied())
             .collect::<Result<Vec<_>, _>>()
         {
             Ok(s) => s,
@@ -220,28 +224,29 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         durable: true,
     };
     let mut status = ExitStatus::Success;
-    for property in selected {
-        match seedledger_runner::run_property(property, &config) {
-            Ok(summary) => {
-                if !summary.passed() {
-                    status = status.max(ExitStatus::No);
-                }
-                print_summary(&summary, args.common.format);
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    seedledger_runner::run_properties(&selected, &config, jobs, |property, result| match result {
+        Ok(summary) => {
+            if !summary.passed() {
+                status = status.max(ExitStatus::No);
             }
-            Err(e) => {
-                status = ExitStatus::Error;
-                match args.common.format {
-                    Format::Human => eprintln!("ERROR {}: {e}", property.id),
-                    Format::Json => {
-                        println!(
-                            "{}",
-                            json!({"property_id": property.id, "status": "error", "error": e.to_string()})
-                        );
-                    }
+            print_summary(&summary, args.common.format);
+        }
+        Err(e) => {
+            status = ExitStatus::Error;
+            match args.common.format {
+                Format::Human => eprintln!("ERROR {}: {e}", property.id),
+                Format::Json => {
+                    println!(
+                        "{}",
+                        json!({"property_id": property.id, "status": "error", "error": e.to_string()})
+                    );
                 }
             }
         }
-    }
+    });
     status
 }
 

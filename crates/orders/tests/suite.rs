@@ -531,3 +531,28 @@ fn a_flaky_failure_goes_from_run_to_replay_to_an_admitted_freeze() {
     assert!(!decision.admit);
     assert_eq!(decision.reason, "opposite verdicts required");
 }
+
+#[test]
+fn parallel_runs_report_in_suite_order_and_write_the_same_evidence() {
+    let root = Root::new();
+    let mut order = Vec::new();
+    let mut config = root.config((1..=150).collect());
+    seedledger_runner::run_properties(PROPERTIES, &config, 3, |p, result| {
+        let summary = result.unwrap();
+        assert_eq!(summary.property_id, p.id);
+        order.push(p.id);
+    });
+    assert_eq!(order, PROPERTIES.iter().map(|p| p.id).collect::<Vec<_>>());
+    for p in PROPERTIES {
+        let (parallel, _) = seedledger_runner::evidence_paths(&config.out_dir, "agent-1842", p.id);
+        let parallel: Receipt =
+            Receipt::parse(&std::fs::read_to_string(parallel).unwrap()).unwrap();
+        config.out_dir = root.path().join("sequential");
+        let sequential = run_property(p, &config).unwrap().receipt;
+        config.out_dir = root.path().join("out");
+        assert_eq!(
+            (parallel.attempted_seeds, parallel.verdicts),
+            (sequential.attempted_seeds, sequential.verdicts)
+        );
+    }
+}

@@ -283,6 +283,54 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
     })
 }
 
+/// Runs several properties, `jobs` at a time (each property's seeds still run in order on
+/// one thread), and hands each result to `report` in the order of `properties`, as soon as
+/// it and every earlier one are done. `jobs` of 0 or 1 runs them one after another.
+pub fn run_properties(
+    properties: &[Property],
+    config: &RunConfig,
+    jobs: usize,
+    mut report: impl FnMut(&Property, Result<RunSummary, RunError>),
+) {
+    let jobs = jobs.clamp(1, properties.len().max(1));
+    if jobs == 1 {
+        for property in properties {
+            report(property, run_property(property, config));
+        }
+        return;
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            let send = send.clone();
+            let next = &next;
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(property) = properties.get(i) else {
+                        break;
+                    };
+                    if send.send((i, run_property(property, config))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(send);
+        let mut done: Vec<Option<Result<RunSummary, RunError>>> =
+            properties.iter().map(|_| None).collect();
+        let mut shown = 0;
+        for (i, result) in receive {
+            done[i] = Some(result);
+            while let Some(result) = done.get_mut(shown).and_then(Option::take) {
+                report(&properties[shown], result);
+                shown += 1;
+            }
+        }
+    });
+}
+
 /// Re-runs the failing seed recording its choices, then shrinks that input twice.
 fn shrink_seed(
     property: &Property,
