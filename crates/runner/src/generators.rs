@@ -111,6 +111,35 @@ macro_rules! impl_int {
 }
 impl_int!(i8, i16, i32, i64, u8, u16, u32, u64);
 
+// Pointer-sized integers: ranges map through `i128` like every other width, and their full
+// range is pinned to the 32-bit one on every platform, so `any_int::<usize>()` means the same
+// values on 32- and 64-bit machines.
+impl Int for usize {
+    const MIN: i128 = 0;
+    const MAX: i128 = u32::MAX as i128;
+    #[inline]
+    fn to_i128(self) -> i128 {
+        self as i128
+    }
+    #[inline]
+    fn from_i128(v: i128) -> Self {
+        v as usize
+    }
+}
+
+impl Int for isize {
+    const MIN: i128 = i32::MIN as i128;
+    const MAX: i128 = i32::MAX as i128;
+    #[inline]
+    fn to_i128(self) -> i128 {
+        self as i128
+    }
+    #[inline]
+    fn from_i128(v: i128) -> Self {
+        v as isize
+    }
+}
+
 /// Integers in a range; see [`int`].
 #[derive(Debug, Clone, Copy)]
 pub struct IntGen<T> {
@@ -405,6 +434,21 @@ where
 }
 
 type SetFromVec<T> = fn(Vec<T>) -> std::collections::BTreeSet<T>;
+
+/// `BTreeMap`s built from up to `sizes.max` drawn `(key, value)` pairs (a repeated key keeps
+/// its last value, so the map may be smaller than the number drawn).
+pub fn btree_map<K: Gen, V: Gen>(
+    keys: K,
+    values: V,
+    sizes: impl Into<Sizes>,
+) -> Map<VecGen<(K, V)>, MapFromVec<K::Value, V::Value>>
+where
+    K::Value: Ord,
+{
+    vec((keys, values), sizes).map(|v| v.into_iter().collect())
+}
+
+type MapFromVec<K, V> = fn(Vec<(K, V)>) -> std::collections::BTreeMap<K, V>;
 
 /// `String`s of characters from `chars` with a length in `sizes` (in characters).
 #[derive(Debug, Clone)]

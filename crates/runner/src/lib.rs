@@ -22,8 +22,8 @@ pub use exec::{Evaluation, Failure, Outcome, evaluate, execute};
 pub use generators::{
     BoolGen, BoxedGen, CharGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Filter, FlatMap, FromFn, Gen, Int,
     IntGen, Just, Map, OneOf, OptionGen, Sizes, StringGen, UnitF64, VecGen, any_int, boolean,
-    btree_set, char_any, char_in, from_fn, int, just, one_of, option, recursive, select, string,
-    string_of, unit_f64, vec, weighted,
+    btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option, recursive, select,
+    string, string_of, unit_f64, vec, weighted,
 };
 pub use ledger::{OpenReceipt, WitnessFormatter};
 pub use plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, MAX_PLAN, PlanError, cases, parse_seeds};

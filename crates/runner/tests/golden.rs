@@ -68,3 +68,31 @@ const GOLDEN_VALUES: &str = r#"
 (720, [8], 14650507470394770331, false, "kmj")
 (-187, [9, 8, 9], 10180055208106320938, true, "nyfzz")
 "#;
+
+#[test]
+fn pointer_sized_and_map_generators_are_portable() {
+    use seedledger_runner::btree_map;
+    let g = (
+        any_int::<usize>(),
+        any_int::<isize>(),
+        int(3..=9usize),
+        btree_map(int(0..=3u8), boolean(), 0..=6),
+    );
+    for seed in 0..300u64 {
+        let (u, i, r, m) = TestCase::random(seed).draw(&g);
+        assert!(u as u64 <= u64::from(u32::MAX));
+        assert!(i64::from(i32::MIN) <= i as i64 && i as i64 <= i64::from(i32::MAX));
+        assert!((3..=9).contains(&r));
+        assert!(m.len() <= 4 && m.keys().all(|k| *k <= 3));
+    }
+    let first: Vec<String> = (0..3u64)
+        .map(|s| format!("{:?}", TestCase::random(s).draw(&g)))
+        .collect();
+    insta_like(&first.join("\n"), GOLDEN_PORTABLE);
+}
+
+const GOLDEN_PORTABLE: &str = r#"
+(180, -1011270844, 9, {0: true, 2: true})
+(448282435, -904680960, 3, {2: false})
+(4294967295, 1794832607, 6, {0: false, 1: true})
+"#;
