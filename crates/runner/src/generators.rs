@@ -437,11 +437,7 @@ type SetFromVec<T> = fn(Vec<T>) -> std::collections::BTreeSet<T>;
 
 /// `BTreeMap`s built from up to `sizes.max` drawn `(key, value)` pairs (a repeated key keeps
 /// its last value, so the map may be smaller than the number drawn).
-pub fn btree_map<K: Gen, V: Gen>(
-    keys: K,
-    values: V,
-    sizes: impl Into<Sizes>,
-) -> Map<VecGen<(K, V)>, MapFromVec<K::Value, V::Value>>
+pub fn btree_map<K: Gen, V: Gen>(keys: K, values: V, sizes: impl Into<Sizes>) -> BTreeMapGen<K, V>
 where
     K::Value: Ord,
 {
@@ -449,6 +445,9 @@ where
 }
 
 type MapFromVec<K, V> = fn(Vec<(K, V)>) -> std::collections::BTreeMap<K, V>;
+
+/// What [`btree_map`] returns.
+pub type BTreeMapGen<K, V> = Map<VecGen<(K, V)>, MapFromVec<<K as Gen>::Value, <V as Gen>::Value>>;
 
 /// `String`s of characters from `chars` with a length in `sizes` (in characters).
 #[derive(Debug, Clone)]
