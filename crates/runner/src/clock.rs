@@ -1,5 +1,6 @@
 //! Wall-clock stamps for receipts (RFC 3339, UTC, second precision), without a date crate.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Now, as `YYYY-MM-DDTHH:MM:SSZ`.
@@ -32,16 +33,22 @@ pub fn rfc3339(secs: u64) -> String {
     )
 }
 
-/// A run identifier unique enough for witness ids: role, time in nanoseconds, process id.
+/// A run identifier for witness ids: role, time in nanoseconds, process id, and a counter
+/// so that runs started by one process in the same nanosecond (parallel properties) differ.
 pub fn run_id(role: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!("{role}-{nanos:x}-{}", std::process::id())
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let n = RUNS.fetch_add(1, Ordering::Relaxed);
+    format!("{role}-{nanos:x}-{}-{n}", std::process::id())
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn run_ids_differ_within_a_process() {
+        assert_ne!(super::run_id("local"), super::run_id("local"));
+    }
+
     #[test]
     fn known_dates() {
         assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");
