@@ -5,6 +5,7 @@ mod bench;
 mod bench_shrink;
 mod gate;
 mod prop;
+mod report;
 
 use clap::{Parser, Subcommand};
 use seedledger_format::ExitStatus;

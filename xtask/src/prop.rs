@@ -104,6 +104,16 @@ pub struct RunArgs {
     /// Most wall time one shrink pass may take, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = ShrinkConfig::default().max_time.as_secs_f64())]
     shrink_max_seconds: f64,
+    /// Also write a JUnit XML report (one testsuite `seedledger`, one testcase per property)
+    /// to FILE, atomically, once every property has finished — also when some failed. A
+    /// projection for CI dashboards: the JSON receipts stay the truth.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Print a GitHub Actions `::error` workflow command to stderr for every property that
+    /// did not pass, and append a Markdown table to $GITHUB_STEP_SUMMARY when it is set
+    /// [default: on when GITHUB_ACTIONS=true]. Stdout is never touched.
+    #[arg(long)]
+    github_annotations: bool,
 }
 
 #[derive(Debug, Args)]
@@ -227,12 +237,14 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let mut results = Vec::with_capacity(selected.len());
     seedledger_runner::run_properties(&selected, &config, jobs, |property, result| match result {
         Ok(summary) => {
             if !summary.passed() {
                 status = status.max(ExitStatus::No);
             }
             print_summary(&summary, args.common.format);
+            results.push(crate::report::PropertyResult::ran(summary));
         }
         Err(e) => {
             status = ExitStatus::Error;
@@ -245,8 +257,50 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
                     );
                 }
             }
+            results.push(crate::report::PropertyResult::errored(property.id, e));
         }
     });
+    // CI projections of the receipts, after every property finished.
+    if let Some(path) = &args.junit {
+        let info = crate::report::RunInfo {
+            patch_id: &args.patch_id,
+            runner: Runner::from(args.runner).as_str(),
+        };
+        let written = crate::report::junit_xml(&results, info)
+            .map_err(|e| e.to_string())
+            .and_then(|xml| {
+                seedledger_format::write_atomic(path, xml.as_bytes()).map_err(|e| e.to_string())
+            });
+        if let Err(e) = written {
+            eprintln!(
+                "error: failed to write JUnit report `{}`: {e}",
+                path.display()
+            );
+            status = ExitStatus::Error;
+        }
+    }
+    let on_github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+    if args.github_annotations || on_github {
+        eprint!("{}", crate::report::github_annotations(&results));
+        if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+            let appended = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .and_then(|mut file| {
+                    std::io::Write::write_all(
+                        &mut file,
+                        crate::report::step_summary(&results).as_bytes(),
+                    )
+                });
+            if let Err(e) = appended {
+                eprintln!(
+                    "warning: failed to append the step summary to `{}`: {e}",
+                    Path::new(&path).display()
+                );
+            }
+        }
+    }
     status
 }
 
