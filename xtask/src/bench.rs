@@ -229,7 +229,7 @@ fn runner_bench(args: &RunnerBenchArgs) -> ExitStatus {
     let mut scratch = Vec::with_capacity(128);
 
     if let Some(seed) = same_values(0..n.min(20_000)) {
-        eprintln!("error: the hand-written replica disagrees with the generator on seed {seed}");
+        errln!("error: the hand-written replica disagrees with the generator on seed {seed}");
         return ExitStatus::Error;
     }
     // Mean input sizes, to read the uniform floor's ratio fairly.
@@ -243,7 +243,7 @@ fn runner_bench(args: &RunnerBenchArgs) -> ExitStatus {
     let root = match tempfile::tempdir() {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("error: cannot create a temporary directory: {e}");
+            errln!("error: cannot create a temporary directory: {e}");
             return ExitStatus::Error;
         }
     };
@@ -257,7 +257,7 @@ fn runner_bench(args: &RunnerBenchArgs) -> ExitStatus {
             )
         });
     if let Err(e) = setup {
-        eprintln!("error: cannot write the benchmark's spec and fixture: {e}");
+        errln!("error: cannot write the benchmark's spec and fixture: {e}");
         return ExitStatus::Error;
     }
     let config = |durable: bool| RunConfig {
@@ -284,22 +284,26 @@ fn runner_bench(args: &RunnerBenchArgs) -> ExitStatus {
     let t_plain = run(false);
     let t_durable = run(true);
     if let Some(e) = failed {
-        eprintln!("error: benchmark run failed: {e}");
+        errln!("error: benchmark run failed: {e}");
         return ExitStatus::Error;
     }
 
-    println!(
+    outln!(
         "runner benchmark: {n} seeds per measurement, median of {} repetitions",
         args.repeat
     );
-    println!("workload: Vec<u64> of length 0..=99, property: wrapping sum forward == reversed");
-    println!();
-    println!(
+    outln!("workload: Vec<u64> of length 0..=99, property: wrapping sum forward == reversed");
+    outln!();
+    outln!(
         "  {:<58} {:>9} {:>11} {:>8} {:>9}",
-        "measurement", "ns/trial", "trials/s", "x same", "x uniform"
+        "measurement",
+        "ns/trial",
+        "trials/s",
+        "x same",
+        "x uniform"
     );
     let row = |name: &str, d: Duration| {
-        println!(
+        outln!(
             "  {name:<58} {:>9.0} {:>11.0} {:>8.2} {:>9.2}",
             per(d),
             1e9 / per(d),
@@ -324,12 +328,12 @@ fn runner_bench(args: &RunnerBenchArgs) -> ExitStatus {
         "seedledger: run + witness rows + crash-safe receipt",
         t_durable,
     );
-    println!();
-    println!(
+    outln!();
+    outln!(
         "  framework overhead over the same values: {:.2}x (mean length {ours_mean:.1}; the uniform floor's is {floor_mean:.1})",
         per(t_gen) / per(t_replica),
     );
-    println!(
+    outln!(
         "  evidence: witness rows + receipts {:.0} ns/trial; crash-safe receipt updates {:.0} ns/trial ({:.1}% of the durable run)",
         per(t_plain) - per(t_gen),
         per(t_durable) - per(t_plain),

@@ -68,7 +68,7 @@ pub fn run(args: ShrinkBenchArgs) -> ExitStatus {
     for name in &args.problem {
         if !problems.iter().any(|p| p.name == name) {
             let names: Vec<_> = problems.iter().map(|p| p.name).collect();
-            eprintln!(
+            errln!(
                 "error: unknown problem `{name}` (known: {})",
                 names.join(", ")
             );
@@ -76,15 +76,18 @@ pub fn run(args: ShrinkBenchArgs) -> ExitStatus {
         }
     }
     if cfg!(debug_assertions) {
-        eprintln!(
+        errln!(
             "note: unoptimised build; for meaningful times run `cargo run --release -p xtask -- bench shrink`"
         );
     }
-    println!(
+    outln!(
         "shrink benchmark: {} starting points x plan of {} seeds; budget {} evaluations / {:?} per pass",
-        args.starts, args.plan, config.max_evaluations, config.max_time
+        args.starts,
+        args.plan,
+        config.max_evaluations,
+        config.max_time
     );
-    println!(
+    outln!(
         "{:<18} {:>6} {:>6} {:>8} {:>17} {:>9} {:>8} {:>7} {:>10}",
         "problem",
         "found",
@@ -103,11 +106,11 @@ pub fn run(args: ShrinkBenchArgs) -> ExitStatus {
             continue;
         }
         if problem.extra && !separated {
-            println!("-- generality checks (passes not tuned on these) --");
+            outln!("-- generality checks (passes not tuned on these) --");
             separated = true;
         }
         let row = measure(problem, &fixture, &args, &config);
-        println!(
+        outln!(
             "{:<18} {:>6} {:>6} {:>8} {:>17} {:>9} {:>8.2} {:>7} {:>10}",
             problem.name,
             row.found,
@@ -126,13 +129,13 @@ pub fn run(args: ShrinkBenchArgs) -> ExitStatus {
         );
         if args.verbose {
             for (drawn, count) in &row.results {
-                println!("    {count:>4} x {drawn}");
+                outln!("    {count:>4} x {drawn}");
             }
             for (drawn, choices) in &row.odd {
-                println!("    not ideal: {drawn}\n      choices: {choices:?}");
+                outln!("    not ideal: {drawn}\n      choices: {choices:?}");
             }
             for stop in &row.stops {
-                println!("    stop: {stop}");
+                outln!("    stop: {stop}");
             }
         }
     }
@@ -200,7 +203,7 @@ fn measure(
             report.second.stop.as_str()
         ));
         if args.verbose && report.first.stop != seedledger_runner::ShrinkStop::FixedPoint {
-            println!(
+            outln!(
                 "    start {start}: stopped by {} after {} evaluations",
                 report.first.stop.as_str(),
                 report.first.evaluations

@@ -16,7 +16,6 @@ use seedledger_gate::{
     decide_freeze, patch_counts, witness_lines_from_bytes,
 };
 use serde_json::{Value, json};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -733,12 +732,12 @@ fn key_line(text: &str, key: &str) -> usize {
 
 /// Prints a line on stdout; a closed pipe is not a reason to panic.
 fn out_line(line: &str) {
-    let _ = writeln!(std::io::stdout().lock(), "{line}");
+    outln!("{line}");
 }
 
 /// Prints a line on stderr; a closed pipe is not a reason to panic.
 fn err_line(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    errln!("{line}");
 }
 
 /// Seconds since the Unix epoch, now (0 for a clock set before 1970).

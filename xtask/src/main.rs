@@ -1,6 +1,22 @@
 //! `cargo xtask`: seedledger's command line. Thin: parses arguments (clap derive), calls the
 //! crates, and maps outcomes to the exit codes documented in [`ExitStatus`].
 
+/// `println!` that ignores a closed stdout (`cargo xtask ... | head`) instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that ignores a closed stderr instead of panicking.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod bench;
 mod bench_shrink;
 mod gate;
@@ -42,6 +58,11 @@ enum Command {
     Bench(bench::BenchCommand),
 }
 
+/// The property suites `cargo xtask prop` knows, in run order. To add your own, write a
+/// crate whose `PROPERTIES` lists them (each with its `props/<id>.md`), depend on it from
+/// `xtask/Cargo.toml`, and add it here.
+const SUITES: &[&[seedledger_runner::Property]] = &[seedledger_orders::PROPERTIES];
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -55,7 +76,7 @@ fn main() -> ExitCode {
         }
     };
     let status = match cli.command {
-        Command::Prop(cmd) => prop::run(cmd, seedledger_orders::PROPERTIES),
+        Command::Prop(cmd) => prop::run(cmd, &SUITES.concat()),
         Command::Gate(cmd) => gate::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
     };

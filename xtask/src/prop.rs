@@ -175,7 +175,7 @@ fn root_of(common: &Common) -> PathBuf {
 }
 
 fn error(msg: impl std::fmt::Display) -> ExitStatus {
-    eprintln!("error: {msg}");
+    errln!("error: {msg}");
     ExitStatus::Error
 }
 
@@ -215,9 +215,9 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
             Err(e) => return error(e),
         }
     };
-    if !(args.shrink_max_seconds.is_finite() && args.shrink_max_seconds >= 0.0) {
-        return error("--shrink-max-seconds must be a non-negative number");
-    }
+    let Ok(shrink_max_time) = Duration::try_from_secs_f64(args.shrink_max_seconds) else {
+        return error("--shrink-max-seconds must be a non-negative number of seconds");
+    };
     let config = RunConfig {
         out_dir: args
             .out
@@ -227,9 +227,9 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         patch_id: args.patch_id.clone(),
         runner: args.runner.into(),
         seeds,
-        shrink: (!args.no_shrink).then(|| ShrinkConfig {
+        shrink: (!args.no_shrink).then_some(ShrinkConfig {
             max_evaluations: args.shrink_max_evaluations,
-            max_time: Duration::from_secs_f64(args.shrink_max_seconds),
+            max_time: shrink_max_time,
         }),
         durable: true,
     };
@@ -249,9 +249,9 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         Err(e) => {
             status = ExitStatus::Error;
             match args.common.format {
-                Format::Human => eprintln!("ERROR {}: {e}", property.id),
+                Format::Human => errln!("ERROR {}: {e}", property.id),
                 Format::Json => {
-                    println!(
+                    outln!(
                         "{}",
                         json!({"property_id": property.id, "status": "error", "error": e.to_string()})
                     );
@@ -272,7 +272,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
                 seedledger_format::write_atomic(path, xml.as_bytes()).map_err(|e| e.to_string())
             });
         if let Err(e) = written {
-            eprintln!(
+            errln!(
                 "error: failed to write JUnit report `{}`: {e}",
                 path.display()
             );
@@ -294,7 +294,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
                     )
                 });
             if let Err(e) = appended {
-                eprintln!(
+                errln!(
                     "warning: failed to append the step summary to `{}`: {e}",
                     Path::new(&path).display()
                 );
@@ -302,10 +302,6 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         }
     }
     status
-}
-
-fn replay_seed_command(property_id: &str, seed: u64) -> String {
-    format!("cargo xtask prop replay --property {property_id} --seed {seed}")
 }
 
 fn print_summary(summary: &RunSummary, format: Format) {
@@ -332,9 +328,9 @@ fn print_summary(summary: &RunSummary, format: Format) {
             "fixture_changed": changed,
             "receipt": summary.receipt_path,
             "witnesses": summary.witness_path,
-            "replay": shown.iter().map(|s| replay_seed_command(&r.property_id, *s)).collect::<Vec<_>>(),
+            "replay": shown.iter().map(|s| crate::report::replay_command(&r.property_id, *s)).collect::<Vec<_>>(),
         });
-        println!("{line}");
+        outln!("{line}");
         return;
     }
     let counts = format!(
@@ -344,15 +340,15 @@ fn print_summary(summary: &RunSummary, format: Format) {
     );
     let secs = r.elapsed_ms.unwrap_or(0) as f64 / 1000.0;
     if changed {
-        println!(
+        outln!(
             "INVALID {}  {counts}: the fixture changed during the run; the receipt stays open",
             r.property_id
         );
-        println!("    receipt: {}", summary.receipt_path.display());
+        outln!("    receipt: {}", summary.receipt_path.display());
         return;
     }
     if r.failing_seeds.is_empty() {
-        println!("PASS {}  {counts}  ({secs:.2} s)", r.property_id);
+        outln!("PASS {}  {counts}  ({secs:.2} s)", r.property_id);
         return;
     }
     let more = r.failing_seeds.len().saturating_sub(shown.len());
@@ -363,7 +359,7 @@ fn print_summary(summary: &RunSummary, format: Format) {
         String::new()
     };
     let signature = r.failures.first().map_or("", |f| f.signature.as_str());
-    println!(
+    outln!(
         "FAIL {}  {counts}, {} failing: {}{more}  [{signature}]  ({secs:.2} s)",
         r.property_id,
         r.failing_seeds.len(),
@@ -375,7 +371,7 @@ fn print_summary(summary: &RunSummary, format: Format) {
         } else {
             "NOT stable"
         };
-        println!(
+        outln!(
             "    minimal input (seed {}, {} -> {} choices, shrink {stable}): {}",
             shrink.seed,
             shrink.original_choices_len,
@@ -384,9 +380,12 @@ fn print_summary(summary: &RunSummary, format: Format) {
         );
     }
     for seed in &shown {
-        println!("    replay: {}", replay_seed_command(&r.property_id, *seed));
+        outln!(
+            "    replay: {}",
+            crate::report::replay_command(&r.property_id, *seed)
+        );
     }
-    println!("    receipt: {}", summary.receipt_path.display());
+    outln!("    receipt: {}", summary.receipt_path.display());
 }
 
 fn list(args: ListArgs, suite: &[Property]) -> ExitStatus {
@@ -395,7 +394,7 @@ fn list(args: ListArgs, suite: &[Property]) -> ExitStatus {
     for property in suite {
         match seedledger_runner::load_spec(&root, property.id) {
             Ok(spec) => match args.common.format {
-                Format::Human => println!(
+                Format::Human => outln!(
                     "{}  bound `{}`  fixture {}  oracle {}  spec {}",
                     property.id,
                     spec.spec.bound,
@@ -403,7 +402,7 @@ fn list(args: ListArgs, suite: &[Property]) -> ExitStatus {
                     spec.spec.oracle_source,
                     spec.rel_path.display()
                 ),
-                Format::Json => println!(
+                Format::Json => outln!(
                     "{}",
                     json!({
                         "property_id": property.id,
@@ -417,7 +416,7 @@ fn list(args: ListArgs, suite: &[Property]) -> ExitStatus {
             },
             Err(e) => {
                 status = ExitStatus::Error;
-                eprintln!("error: {}: {e}", property.id);
+                errln!("error: {}: {e}", property.id);
             }
         }
     }
@@ -460,7 +459,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
             match std::fs::read_to_string(&path).map(|t| Receipt::parse(&t)) {
                 Ok(Ok(r)) if r.planned_seeds.contains(&seed) => Some((path, r)),
                 Ok(Err(e)) => {
-                    eprintln!(
+                    errln!(
                         "warning: ignoring unreadable receipt `{}`: {e}",
                         path.display()
                     );
@@ -551,7 +550,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         }
     };
     if args.common.format == Format::Json {
-        println!(
+        outln!(
             "{}",
             json!({
                 "property_id": property.id,
@@ -566,20 +565,20 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
             })
         );
     } else {
-        println!("replaying {} {what}", property.id);
+        outln!("replaying {} {what}", property.id);
         if let Some((path, _)) = &receipt {
-            println!("  receipt: {} (fixture hash matches)", path.display());
+            outln!("  receipt: {} (fixture hash matches)", path.display());
         }
-        println!("  input: {}", result.drawn.join(", "));
+        outln!("  input: {}", result.drawn.join(", "));
         match verdict {
-            "pass" => println!("  result: PASS"),
+            "pass" => outln!("  result: PASS"),
             _ => {
-                println!("  result: FAIL [{signature}]");
+                outln!("  result: FAIL [{signature}]");
                 for line in message.lines() {
-                    println!("    {line}");
+                    outln!("    {line}");
                 }
                 if let Some(at) = &location {
-                    println!("    at {at}");
+                    outln!("    at {at}");
                 }
             }
         }
@@ -591,22 +590,23 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
             && shrink.seed == replayed_seed
         {
             if args.minimal {
-                println!(
+                outln!(
                     "  original input (seed {}): {}",
-                    shrink.seed, shrink.original_input
+                    shrink.seed,
+                    shrink.original_input
                 );
             } else {
-                println!("  minimal input:  {}", shrink.minimal_input);
+                outln!("  minimal input:  {}", shrink.minimal_input);
             }
             if !args.minimal {
-                println!(
+                outln!(
                     "  replay the minimal input: cargo xtask prop replay --receipt {} --minimal",
                     path.display()
                 );
             }
         }
         if let Some(w) = &result.witness {
-            println!(
+            outln!(
                 "  witness row {} ({}) appended to {}",
                 w.witness_id,
                 w.runner,

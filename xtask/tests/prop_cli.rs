@@ -41,7 +41,9 @@ impl Root {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_xtask"));
         cmd.args(args)
             .current_dir(self.path())
-            .env_remove("SEEDLEDGER_PATCH_ID");
+            .env_remove("SEEDLEDGER_PATCH_ID")
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY");
         cmd
     }
 
@@ -145,6 +147,14 @@ fn bad_plans_and_unknown_properties_exit_two() {
         (
             vec!["prop", "run", "--seeds", "1", "--cases", "3"],
             "cannot be used with",
+        ),
+        (
+            vec!["prop", "run", "--shrink-max-seconds", "1e300"],
+            "--shrink-max-seconds must be",
+        ),
+        (
+            vec!["prop", "run", "--shrink-max-seconds", "NaN"],
+            "--shrink-max-seconds must be",
         ),
         (
             vec!["prop", "replay", "--property", "order_total_nonneg"],
@@ -456,4 +466,26 @@ fn a_fixture_edited_mid_run_makes_the_run_invalid() {
         "{}",
         close.stdout
     );
+}
+
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let root = Root::new();
+    for args in [
+        vec!["prop", "list"],
+        vec!["prop", "run", "--seeds", "1..=3"],
+        vec!["prop", "--help"],
+    ] {
+        let mut child = root
+            .command(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader goes away, as with `| head -0`
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}");
+    }
 }

@@ -37,7 +37,9 @@ pub fn rfc3339(secs: u64) -> String {
 /// so that runs started by one process in the same nanosecond (parallel properties) differ.
 pub fn run_id(role: &str) -> String {
     static RUNS: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
     let n = RUNS.fetch_add(1, Ordering::Relaxed);
     format!("{role}-{nanos:x}-{}-{n}", std::process::id())
 }
