@@ -270,6 +270,7 @@ fn runner_bench(args: &RunnerBenchArgs) -> ExitStatus {
         seeds: (0..n).collect(),
         shrink: None,
         durable,
+        trial_timeout: None,
     };
     let mut failed = None;
     let mut run = |durable: bool| {

@@ -95,6 +95,12 @@ pub struct RunArgs {
     /// the number of CPUs]. Use 1 for properties that share global state.
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
+    /// Stop the run when one trial (or shrink evaluation) takes longer than this many
+    /// seconds: the property and seed are named on stderr, the receipt stays open
+    /// (stopped_early: true) and the exit status is 1. A hung trial cannot be interrupted,
+    /// so the whole process stops [default: no limit].
+    #[arg(long, value_name = "SECONDS")]
+    trial_timeout: Option<f64>,
     /// Do not shrink failing seeds (receipts then say shrink_stable: false).
     #[arg(long)]
     no_shrink: bool,
@@ -218,6 +224,11 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     let Ok(shrink_max_time) = Duration::try_from_secs_f64(args.shrink_max_seconds) else {
         return error("--shrink-max-seconds must be a non-negative number of seconds");
     };
+    let trial_timeout = match args.trial_timeout.map(Duration::try_from_secs_f64) {
+        None => None,
+        Some(Ok(t)) if !t.is_zero() => Some(t),
+        Some(_) => return error("--trial-timeout must be a positive number of seconds"),
+    };
     let config = RunConfig {
         out_dir: args
             .out
@@ -232,6 +243,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
             max_time: shrink_max_time,
         }),
         durable: true,
+        trial_timeout,
     };
     let mut status = ExitStatus::Success;
     let jobs = args

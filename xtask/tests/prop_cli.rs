@@ -157,6 +157,10 @@ fn bad_plans_and_unknown_properties_exit_two() {
             "--shrink-max-seconds must be",
         ),
         (
+            vec!["prop", "run", "--trial-timeout", "0"],
+            "--trial-timeout must be",
+        ),
+        (
             vec!["prop", "replay", "--property", "order_total_nonneg"],
             "--seed",
         ),

@@ -52,6 +52,7 @@ impl Root {
                 max_time: Duration::from_secs(20),
             }),
             durable: true,
+            trial_timeout: None,
         }
     }
 }

@@ -79,7 +79,9 @@ fn payload_message(payload: &(dyn std::any::Any + Send)) -> String {
 pub fn execute(property: &Property, tc: &mut TestCase, fixture: &Fixture) -> Outcome {
     install_hook();
     let was = CAPTURING.with(|c| c.replace(true));
+    crate::watchdog::trial_started();
     let result = panic::catch_unwind(AssertUnwindSafe(|| (property.test)(tc, fixture)));
+    crate::watchdog::trial_finished();
     CAPTURING.with(|c| c.set(was));
     match result {
         Ok(Ok(())) => Outcome::Pass,

@@ -14,6 +14,7 @@ mod rng;
 mod run;
 mod shrink;
 mod signature;
+mod watchdog;
 
 pub use case::{MAX_CHOICES, Record, Span, Stop, TestCase};
 pub use clock::rfc3339;
@@ -35,3 +36,4 @@ pub use run::{
 };
 pub use shrink::*;
 pub use signature::{fold_whitespace, normalize, panic_signature};
+pub use watchdog::TIMEOUT_EXIT_STATUS;

@@ -51,6 +51,11 @@ pub struct RunConfig {
     /// Write the receipt's attempted seeds as each trial starts (crash safety). Only
     /// benchmarks turn this off.
     pub durable: bool,
+    /// A trial (or shrink evaluation) running longer than this stops the whole process
+    /// with [`crate::TIMEOUT_EXIT_STATUS`] after naming the property and seed on stderr: a
+    /// hung thread cannot be stopped in-process. The receipt then stays open. `None`: no
+    /// limit.
+    pub trial_timeout: Option<std::time::Duration>,
 }
 
 /// A spec file as read from disk.
@@ -204,9 +209,13 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
     let mut row_buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut verdicts = String::with_capacity(config.seeds.len());
     let mut first_failure: Option<(u64, Failure)> = None;
+    let _watched = config
+        .trial_timeout
+        .map(|t| crate::watchdog::arm(property.id, t));
 
     for &seed in &config.seeds {
         ledger.attempt(seed).map_err(write_err(&receipt_path))?;
+        crate::watchdog::set_seed(seed, false);
         let mut tc = TestCase::random(seed);
         let outcome = execute(property, &mut tc, &fixture);
         match outcome.failure() {
@@ -269,6 +278,7 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
 
     if let (Some((seed, failure)), Some(shrink), false) = (&first_failure, &config.shrink, changed)
     {
+        crate::watchdog::set_seed(*seed, true);
         receipt.shrink = Some(shrink_seed(property, &fixture, *seed, failure, shrink));
         receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
         receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);

@@ -1,0 +1,157 @@
+//! The trial timeout: a watchdog for trials that never return.
+//!
+//! A thread cannot be stopped from outside in Rust, so a hung property would hang the whole
+//! run (and the CI job). When a run sets a trial timeout, its thread takes a slot here; every
+//! trial (and every shrink evaluation) marks its start and end in the slot with two atomic
+//! stores; a background thread looks at the slots every 50 ms. A trial older than the
+//! timeout is reported on stderr — property, seed, phase — and the process exits with status
+//! 1. The receipt on disk then says `stopped_early: true` with the hung seed as the last
+//! attempted one, which is exactly what happened.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, Once, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The exit status of a process stopped by the trial timeout ("a property failed").
+pub const TIMEOUT_EXIT_STATUS: i32 = 1;
+
+const SLOTS: usize = 64;
+
+struct Slot {
+    in_use: AtomicBool,
+    /// Nanoseconds since `epoch()` at which the running trial started, plus one; 0 = idle.
+    started: AtomicU64,
+    timeout_nanos: AtomicU64,
+    seed: AtomicU64,
+    shrinking: AtomicBool,
+    property: Mutex<String>,
+}
+
+#[allow(clippy::declare_interior_mutable_const)] // used only to initialise the array below
+const IDLE: Slot = Slot {
+    in_use: AtomicBool::new(false),
+    started: AtomicU64::new(0),
+    timeout_nanos: AtomicU64::new(0),
+    seed: AtomicU64::new(0),
+    shrinking: AtomicBool::new(false),
+    property: Mutex::new(String::new()),
+};
+
+static TABLE: [Slot; SLOTS] = [IDLE; SLOTS];
+static WATCHER: Once = Once::new();
+
+thread_local! {
+    static MINE: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn now_nanos() -> u64 {
+    epoch().elapsed().as_nanos() as u64
+}
+
+/// This thread's trials are watched until the guard drops.
+#[derive(Debug)]
+pub(crate) struct Armed {
+    slot: Option<usize>,
+}
+
+impl Drop for Armed {
+    fn drop(&mut self) {
+        if let Some(i) = self.slot {
+            TABLE[i].started.store(0, Ordering::SeqCst);
+            TABLE[i].in_use.store(false, Ordering::SeqCst);
+            MINE.with(|m| m.set(None));
+        }
+    }
+}
+
+/// Watches the trials of `property` on this thread with `timeout`. With no free slot (more
+/// than 64 watched threads) the trials run unwatched.
+pub(crate) fn arm(property: &str, timeout: Duration) -> Armed {
+    let _ = epoch();
+    WATCHER.call_once(|| {
+        let _ = std::thread::Builder::new()
+            .name("seedledger-watchdog".into())
+            .spawn(watch);
+    });
+    let slot = (0..SLOTS).find(|&i| {
+        TABLE[i]
+            .in_use
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    });
+    if let Some(i) = slot {
+        let s = &TABLE[i];
+        if let Ok(mut p) = s.property.lock() {
+            p.clear();
+            p.push_str(property);
+        }
+        s.timeout_nanos.store(
+            timeout.as_nanos().min(u128::from(u64::MAX)) as u64,
+            Ordering::SeqCst,
+        );
+        s.shrinking.store(false, Ordering::SeqCst);
+        s.started.store(0, Ordering::SeqCst);
+        MINE.with(|m| m.set(Some(i)));
+    }
+    Armed { slot }
+}
+
+/// The seed the next trials on this thread belong to, and whether they are shrink runs.
+pub(crate) fn set_seed(seed: u64, shrinking: bool) {
+    if let Some(i) = MINE.with(Cell::get) {
+        TABLE[i].seed.store(seed, Ordering::Relaxed);
+        TABLE[i].shrinking.store(shrinking, Ordering::Relaxed);
+    }
+}
+
+/// A trial starts on this thread (a no-op unless the thread is watched).
+#[inline]
+pub(crate) fn trial_started() {
+    if let Some(i) = MINE.with(Cell::get) {
+        TABLE[i].started.store(now_nanos() + 1, Ordering::Release);
+    }
+}
+
+/// The trial on this thread has returned.
+#[inline]
+pub(crate) fn trial_finished() {
+    if let Some(i) = MINE.with(Cell::get) {
+        TABLE[i].started.store(0, Ordering::Release);
+    }
+}
+
+fn watch() {
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let now = now_nanos();
+        for s in &TABLE {
+            let started = s.started.load(Ordering::Acquire);
+            if !s.in_use.load(Ordering::Acquire) || started == 0 {
+                continue;
+            }
+            let timeout = s.timeout_nanos.load(Ordering::Acquire);
+            if now.saturating_sub(started - 1) > timeout {
+                let property = s.property.lock().map(|p| p.clone()).unwrap_or_default();
+                let seed = s.seed.load(Ordering::Acquire);
+                let phase = if s.shrinking.load(Ordering::Acquire) {
+                    format!("while shrinking the input of seed {seed}")
+                } else {
+                    format!("on seed {seed}")
+                };
+                eprintln!(
+                    "error: property `{property}` ran longer than the trial timeout ({:.1} s) {phase}; \
+                     the run stops here and its receipt stays open (stopped_early: true). \
+                     Replay it with: cargo xtask prop replay --property {property} --seed {seed}",
+                    Duration::from_nanos(timeout).as_secs_f64()
+                );
+                std::process::exit(TIMEOUT_EXIT_STATUS);
+            }
+        }
+    }
+}
