@@ -4,9 +4,9 @@
 //! run (and the CI job). When a run sets a trial timeout, its thread takes a slot here; every
 //! trial (and every shrink evaluation) marks its start and end in the slot with two atomic
 //! stores; a background thread looks at the slots every 50 ms. A trial older than the
-//! timeout is reported on stderr — property, seed, phase — and the process exits with status
-//! 1. The receipt on disk then says `stopped_early: true` with the hung seed as the last
-//! attempted one, which is exactly what happened.
+//! timeout is reported on stderr (property, seed, phase) and the process exits with
+//! [`TIMEOUT_EXIT_STATUS`]. The receipt on disk then says `stopped_early: true` with the hung
+//! seed as the last attempted one, which is exactly what happened.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
