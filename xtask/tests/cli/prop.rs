@@ -1,75 +1,13 @@
 //! `cargo xtask prop ...` end to end: the real `xtask` binary in a scratch copy of the
 //! workspace's props/ and fixtures/: exit codes, summaries and JSON lines, a failing run and
 //! its replay commands, `kill -9` mid-run, and a fixture edited mid-run.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use crate::support::Root;
 use seedledger_format::{Receipt, Verdict, parse_witness_lines};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-struct Root {
-    tmp: tempfile::TempDir,
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Root {
-    fn new() -> Root {
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        for sub in ["props", "fixtures"] {
-            std::fs::create_dir_all(tmp.path().join(sub)).unwrap();
-            for entry in std::fs::read_dir(repo.join(sub)).unwrap() {
-                let entry = entry.unwrap();
-                std::fs::copy(entry.path(), tmp.path().join(sub).join(entry.file_name())).unwrap();
-            }
-        }
-        Root { tmp }
-    }
-
-    fn path(&self) -> &Path {
-        self.tmp.path()
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_xtask"));
-        cmd.args(args)
-            .current_dir(self.path())
-            .env_remove("SEEDLEDGER_PATCH_ID")
-            .env_remove("GITHUB_ACTIONS")
-            .env_remove("GITHUB_STEP_SUMMARY");
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        let out = self.command(args).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
-    }
-
-    fn receipt_path(&self, patch: &str, id: &str) -> PathBuf {
-        self.path()
-            .join(format!("target/seedledger/{patch}/{id}.receipt.json"))
-    }
-
-    /// Plants a data bug: a product with a negative price makes `order_total_nonneg` fail on
-    /// the real code.
-    fn plant_negative_price(&self) {
-        let path = self.path().join("fixtures/order.json");
-        let text = std::fs::read_to_string(&path).unwrap();
-        let text = text.replace("\"price_cents\": 899", "\"price_cents\": -899");
-        std::fs::write(path, text).unwrap();
-    }
-}
 
 #[test]
 fn list_names_every_property_with_its_spec() {

@@ -2,73 +2,15 @@
 //! a scratch copy of props/ and fixtures/ with a planted bug; the JUnit file read back with
 //! quick-junit and checked against the JSON lines (the receipts' view), annotations on stderr
 //! only, the step-summary table appended.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use crate::support::Root;
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
 
-struct Root {
-    tmp: tempfile::TempDir,
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Root {
-    fn new() -> Root {
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        for sub in ["props", "fixtures"] {
-            std::fs::create_dir_all(tmp.path().join(sub)).unwrap();
-            for entry in std::fs::read_dir(repo.join(sub)).unwrap() {
-                let entry = entry.unwrap();
-                std::fs::copy(entry.path(), tmp.path().join(sub).join(entry.file_name())).unwrap();
-            }
-        }
-        Root { tmp }
-    }
-
-    fn path(&self) -> &Path {
-        self.tmp.path()
-    }
-
-    /// The binary in the scratch root, with no CI environment leaking in from the caller.
-    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_xtask"));
-        cmd.args(args)
-            .current_dir(self.path())
-            .env_remove("SEEDLEDGER_PATCH_ID")
-            .env_remove("GITHUB_ACTIONS")
-            .env_remove("GITHUB_STEP_SUMMARY");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
-    }
-
-    /// A product with a negative price: `order_total_nonneg` fails on the real code.
-    fn plant_negative_price(&self) {
-        let path = self.path().join("fixtures/order.json");
-        let text = std::fs::read_to_string(&path).unwrap();
-        let text = text.replace("\"price_cents\": 899", "\"price_cents\": -899");
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn junit(&self, file: &str) -> Report {
-        let xml = std::fs::read_to_string(self.path().join(file)).unwrap();
-        Report::deserialize_from_str(&xml).unwrap()
-    }
+fn junit(root: &Root, file: &str) -> Report {
+    let xml = std::fs::read_to_string(root.path().join(file)).unwrap();
+    Report::deserialize_from_str(&xml).unwrap()
 }
 
 /// `property_id -> status` from the `--format json` lines; panics on a line that is not JSON.
@@ -108,7 +50,7 @@ fn failure_of(status: &TestCaseStatus) -> Option<(NonSuccessKind, String, String
 fn junit_reports_the_planted_bug_as_a_failure_and_agrees_with_the_json_lines() {
     let root = Root::new();
     root.plant_negative_price();
-    let run = root.run(
+    let run = root.run_env(
         &[
             "prop", "run", "--cases", "64", "--junit", "out.xml", "--format", "json",
         ],
@@ -119,7 +61,7 @@ fn junit_reports_the_planted_bug_as_a_failure_and_agrees_with_the_json_lines() {
     let statuses = json_statuses(&run.stdout);
     assert_eq!(statuses["order_total_nonneg"], "fail");
 
-    let report = root.junit("out.xml");
+    let report = junit(&root, "out.xml");
     assert_eq!(report.test_suites.len(), 1);
     let suite = &report.test_suites[0];
     assert_eq!(suite.name.as_str(), "seedledger");
@@ -199,21 +141,21 @@ fn junit_reports_the_planted_bug_as_a_failure_and_agrees_with_the_json_lines() {
 #[test]
 fn junit_is_written_when_a_run_errors_and_on_a_clean_pass() {
     let root = Root::new();
-    let run = root.run(&["prop", "run", "--cases", "8", "--junit", "pass.xml"], &[]);
+    let run = root.run_env(&["prop", "run", "--cases", "8", "--junit", "pass.xml"], &[]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    let report = root.junit("pass.xml");
+    let report = junit(&root, "pass.xml");
     assert_eq!(
         (report.tests >= 4, report.failures, report.errors),
         (true, 0, 0)
     );
 
     std::fs::remove_file(root.path().join("props/balance_conserved.md")).unwrap();
-    let run = root.run(
+    let run = root.run_env(
         &["prop", "run", "--cases", "8", "--junit", "reports/err.xml"],
         &[],
     );
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    let report = root.junit("reports/err.xml");
+    let report = junit(&root, "reports/err.xml");
     assert_eq!((report.failures, report.errors), (0, 1));
     let case = report.test_suites[0]
         .test_cases
@@ -241,7 +183,7 @@ fn on_github_actions_annotations_go_to_stderr_and_the_table_to_the_step_summary(
     root.plant_negative_price();
     let summary = root.path().join("step-summary.md");
     std::fs::write(&summary, "earlier step\n").unwrap();
-    let run = root.run(
+    let run = root.run_env(
         &["prop", "run", "--cases", "64", "--format", "json"],
         &[
             ("GITHUB_ACTIONS", "true"),
@@ -309,12 +251,12 @@ fn annotations_need_github_actions_or_the_flag() {
     ];
     let env = [("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())];
 
-    let run = root.run(&args, &env);
+    let run = root.run_env(&args, &env);
     assert_eq!(run.code, 1);
     assert!(!run.stderr.contains("::error"), "{}", run.stderr);
     assert!(!summary.exists(), "no step summary outside GitHub mode");
 
-    let run = root.run(&[&args[..], &["--github-annotations"]].concat(), &env);
+    let run = root.run_env(&[&args[..], &["--github-annotations"]].concat(), &env);
     assert_eq!(run.code, 1);
     assert!(
         run.stderr.contains("::error file=crates/orders/src/"),

@@ -1,6 +1,5 @@
 //! `cargo xtask gate ...` end to end: the real `xtask` binary, run in a temporary workspace,
 //! checked for exit codes, output lines and JSON line shapes.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use assert_cmd::Command;
 use serde_json::{Value, json};

@@ -1,0 +1,8 @@
+//! The command line end to end: one integration test binary that runs the real `xtask`
+//! binary in scratch workspaces (`support.rs`), one module per command group.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod gate;
+mod prop;
+mod report;
+mod support;

@@ -1,0 +1,77 @@
+//! A scratch copy of the workspace's props/ and fixtures/, and running `xtask` in it with no
+//! CI environment leaking in from the caller.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Root {
+    tmp: tempfile::TempDir,
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Root {
+    pub fn new() -> Root {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for sub in ["props", "fixtures"] {
+            std::fs::create_dir_all(tmp.path().join(sub)).unwrap();
+            for entry in std::fs::read_dir(repo.join(sub)).unwrap() {
+                let entry = entry.unwrap();
+                std::fs::copy(entry.path(), tmp.path().join(sub).join(entry.file_name())).unwrap();
+            }
+        }
+        Root { tmp }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// `xtask ARGS` in the scratch root, not yet started.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_xtask"));
+        cmd.args(args)
+            .current_dir(self.path())
+            .env_remove("SEEDLEDGER_PATCH_ID")
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY");
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.run_env(args, &[])
+    }
+
+    /// Runs with extra environment variables.
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = self.command(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    pub fn receipt_path(&self, patch: &str, id: &str) -> PathBuf {
+        self.path()
+            .join(format!("target/seedledger/{patch}/{id}.receipt.json"))
+    }
+
+    /// Plants a data bug: a product with a negative price makes `order_total_nonneg` fail on
+    /// the real code.
+    pub fn plant_negative_price(&self) {
+        let path = self.path().join("fixtures/order.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = text.replace("\"price_cents\": 899", "\"price_cents\": -899");
+        std::fs::write(path, text).unwrap();
+    }
+}
