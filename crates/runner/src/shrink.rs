@@ -140,7 +140,8 @@ pub struct ShrinkPass {
 pub struct ShrinkReport {
     pub first: ShrinkPass,
     pub second: ShrinkPass,
-    /// Both passes reproduced the failure and returned the identical minimal sequence.
+    /// Both passes reached a fixed point (no budget cut either short), reproduced the failure
+    /// and returned the identical minimal sequence.
     pub stable: bool,
 }
 
@@ -190,7 +191,9 @@ pub fn shrink(
 }
 
 /// Shrinks twice, both times starting from `original`; `stable` is true only when both passes
-/// reproduce the failure and return the identical minimal choice sequence.
+/// reach a fixed point (a pass stopped by its budget has not found *the* minimal input, so
+/// agreeing on it proves nothing), reproduce the failure and return the identical minimal
+/// choice sequence.
 pub fn shrink_twice(
     property: &Property,
     fixture: &Fixture,
@@ -200,7 +203,9 @@ pub fn shrink_twice(
 ) -> ShrinkReport {
     let first = shrink(property, fixture, original, signature, config);
     let second = shrink(property, fixture, original, signature, config);
-    let stable = first.reproduced
+    let stable = first.stop == ShrinkStop::FixedPoint
+        && second.stop == ShrinkStop::FixedPoint
+        && first.reproduced
         && second.reproduced
         && first.choices == second.choices
         && first.failure.signature == second.failure.signature;

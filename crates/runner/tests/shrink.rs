@@ -241,6 +241,11 @@ fn budgets_stop_shrinking_and_are_recorded() {
     assert_eq!(pass.failure.signature, sig);
     assert!(pass.reproduced);
     assert!(shortlex(&pass.choices, &choices).is_le());
+    // Two budget-stopped passes agree (the same evaluations, deterministically), but neither
+    // reached a minimal input: that is not a stable shrink.
+    let twice = seedledger_runner::shrink_twice(&property, &fixture, &choices, &sig, &tiny);
+    assert_eq!(twice.first.choices, twice.second.choices);
+    assert!(!twice.stable);
 
     let no_time = ShrinkConfig {
         max_time: Duration::ZERO,
