@@ -1,70 +1,157 @@
 //! Durable writing: whole files are replaced atomically (temp file in the same directory,
-//! fsync, rename, fsync of the directory); journals are appended one line per `write`.
+//! fsync, rename, fsync of the directory); journals are appended under an advisory lock, and
+//! a torn last line left by a crash is cut off before the next append.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::fs::{File, OpenOptions, Permissions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// Replaces `path` with `bytes` atomically: a reader sees the old file or the new one,
-/// never a mix, and a crash leaves one of the two. Creates missing parent directories.
+/// never a mix, and a crash leaves one of the two. Creates missing parent directories. The
+/// file is readable by everyone (mode 0644), like a file written the ordinary way.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".seedledger-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    sync_dir(dir);
+    write_atomic_file(path, bytes).map(drop)
+}
+
+/// [`write_atomic`], returning the new file opened for reading and writing — the file just
+/// put in place, even if another process replaces the path right after.
+pub fn write_atomic_file(path: &Path, bytes: &[u8]) -> io::Result<File> {
+    let (dir, tmp) = temp_with(path, bytes)?;
+    let mut file = tmp.persist(path).map_err(|e| e.error)?;
+    sync_dir(&dir);
+    file.rewind()?;
+    Ok(file)
+}
+
+/// Like [`write_atomic`], but never replaces an existing file: fails with
+/// [`io::ErrorKind::AlreadyExists`] if `path` exists, even when another process creates it
+/// between a check and this call (for files that must never be rewritten, like citations).
+pub fn write_atomic_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (dir, tmp) = temp_with(path, bytes)?;
+    tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    sync_dir(&dir);
     Ok(())
 }
 
-/// An append-only JSON Lines file: each line goes to the file in one `write` call, so
-/// concurrent appenders never interleave within a line and a crash loses at most the line
-/// being written.
+fn temp_with(
+    path: &Path,
+    bytes: &[u8],
+) -> io::Result<(std::path::PathBuf, tempfile::NamedTempFile)> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => Path::new(".").to_path_buf(),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".seedledger-")
+        .suffix(".tmp")
+        .tempfile_in(&dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file()
+        .set_permissions(Permissions::from_mode(0o644))?;
+    tmp.as_file().sync_all()?;
+    Ok((dir, tmp))
+}
+
+/// An append-only JSON Lines file. Every append takes an exclusive advisory lock
+/// (`flock`) for the one `write` it makes, so appenders using this type never interleave,
+/// and opening cuts off a torn last line (one without its newline, left by a crash in the
+/// middle of an append) so that new lines never glue onto a fragment.
 #[derive(Debug)]
 pub struct JsonLinesWriter {
     file: File,
     buf: Vec<u8>,
+    torn: u64,
 }
 
 impl JsonLinesWriter {
-    /// Opens `path` for appending, creating it (and its parent directories) if needed.
+    /// Opens `path` for appending, creating it (and its parent directories) if needed, and
+    /// repairs a torn last line.
     pub fn open(path: &Path) -> io::Result<JsonLinesWriter> {
         if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)?;
+        file.lock()?;
+        let torn = cut_torn_tail(&mut file);
+        file.unlock()?;
         Ok(JsonLinesWriter {
             file,
             buf: Vec::new(),
+            torn: torn?,
         })
+    }
+
+    /// Bytes of a torn last line that `open` removed (0 when the file ended cleanly).
+    pub fn torn_bytes_removed(&self) -> u64 {
+        self.torn
     }
 
     /// Appends one line. `line` must not contain a newline.
     pub fn append(&mut self, line: &str) -> io::Result<()> {
         debug_assert!(!line.contains('\n'));
-        self.buf.clear();
-        self.buf.extend_from_slice(line.as_bytes());
-        self.buf.push(b'\n');
-        self.file.write_all(&self.buf)
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
+        let res = self.append_raw(&buf);
+        self.buf = buf;
+        res
     }
 
     /// Appends several pre-formatted lines (each ending in `\n`) in one `write`.
     pub fn append_raw(&mut self, lines: &[u8]) -> io::Result<()> {
         debug_assert!(lines.is_empty() || lines.ends_with(b"\n"));
-        self.file.write_all(lines)
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.file.lock()?;
+        let res = self.file.write_all(lines);
+        let unlocked = self.file.unlock();
+        res.and(unlocked)
     }
 
     /// Flushes the file to stable storage.
     pub fn sync(&self) -> io::Result<()> {
         self.file.sync_data()
     }
+}
+
+/// Truncates `file` after its last newline when it does not end with one; returns the number
+/// of bytes removed.
+fn cut_torn_tail(file: &mut File) -> io::Result<u64> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(0);
+    }
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(len - 1))?;
+    file.read_exact(&mut last)?;
+    if last[0] == b'\n' {
+        return Ok(0);
+    }
+    // Scan backwards in blocks for the last newline.
+    let mut end = len;
+    let mut block = vec![0u8; 4096];
+    while end > 0 {
+        let start = end.saturating_sub(block.len() as u64);
+        let n = (end - start) as usize;
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut block[..n])?;
+        if let Some(i) = block[..n].iter().rposition(|&b| b == b'\n') {
+            let keep = start + i as u64 + 1;
+            file.set_len(keep)?;
+            return Ok(len - keep);
+        }
+        end = start;
+    }
+    file.set_len(0)?;
+    Ok(len)
 }
 
 fn sync_dir(dir: &Path) {
@@ -90,6 +177,50 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("receipt.json")]);
+    }
+
+    #[test]
+    fn atomic_files_are_world_readable_and_new_ones_never_clobber() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        write_atomic_new(&path, b"first").unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
+        let err = write_atomic_new(&path, b"second").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&path).unwrap(), b"first");
+        let mut f = write_atomic_file(&path, b"third").unwrap();
+        let mut text = String::new();
+        f.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "third");
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_before_appending() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.jsonl");
+        std::fs::write(&path, "{\"n\":1}\n{\"n\":2, \"tor").unwrap();
+        let mut w = JsonLinesWriter::open(&path).unwrap();
+        assert_eq!(w.torn_bytes_removed(), 12);
+        w.append("{\"n\":3}").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"n\":1}\n{\"n\":3}\n"
+        );
+        std::fs::write(&path, "no newline at all").unwrap();
+        let w = JsonLinesWriter::open(&path).unwrap();
+        assert_eq!(w.torn_bytes_removed(), 17);
+        assert_eq!(std::fs::read(&path).unwrap(), b"");
+        let big = format!("{}\n{}", "x".repeat(9000), "y".repeat(5000));
+        std::fs::write(&path, &big).unwrap();
+        assert_eq!(
+            JsonLinesWriter::open(&path).unwrap().torn_bytes_removed(),
+            5000
+        );
+        assert_eq!(std::fs::read(&path).unwrap().len(), 9001);
     }
 
     #[test]

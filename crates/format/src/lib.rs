@@ -17,7 +17,7 @@ mod spec;
 mod witness;
 
 pub use citation::{CITATION_SCHEMA_VERSION, Citation};
-pub use durable::{JsonLinesWriter, write_atomic};
+pub use durable::{JsonLinesWriter, write_atomic, write_atomic_file, write_atomic_new};
 pub use errors::{FieldError, FieldProblem, ParseError, SpecError};
 pub use exit::ExitStatus;
 pub use hash::{

@@ -34,7 +34,8 @@ pub const RECEIPT_SCHEMA_VERSION: u32 = 1;
 /// `runner`, `fixture_hash_after` and `fixture_changed` (the re-hash after the last trial),
 /// `failing_seeds` (every failing seed), `verdicts` (one character per attempted seed:
 /// `.` pass, `F` fail), `failures` (seed, signature, message, location of each failing
-/// seed), `shrink` (see [`ShrinkRecord`]), `started_at` / `finished_at` (RFC 3339 UTC) and
+/// seed), `shrink_status` (`not_needed`, `skipped`, `in_progress` — the run was stopped
+/// while shrinking — or `done`), `shrink` (see [`ShrinkRecord`]), `started_at` / `finished_at` (RFC 3339 UTC) and
 /// `elapsed_ms`.
 ///
 /// A seed is a JSON integer in `0..=2^64-1`.
@@ -77,6 +78,11 @@ pub struct Receipt {
     pub verdicts: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<FailureRecord>,
+    /// `not_needed` (nothing failed), `skipped` (shrinking off, or the fixture changed),
+    /// `in_progress` (the run was stopped while shrinking: `shrink_stable` stays false), or
+    /// `done` (see `shrink`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shrink_status: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shrink: Option<ShrinkRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

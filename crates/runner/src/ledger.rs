@@ -34,11 +34,12 @@
 //! final, readable form.
 
 use memmap2::MmapMut;
-use seedledger_format::{Runner, WitnessRow, write_atomic};
+use seedledger_format::{JsonLinesWriter, Runner, WitnessRow, write_atomic, write_atomic_file};
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const PAGE: u64 = 4096;
@@ -89,11 +90,10 @@ impl OpenReceipt {
         if !text.ends_with('\n') {
             text.push('\n');
         }
-        if durable {
-            write_atomic(path, text.as_bytes())?;
-        }
+        // The file just put in place, not a re-open by path: another run replacing the
+        // path meanwhile must not receive this run's seeds.
         let file = if durable {
-            Some(File::options().read(true).write(true).open(path)?)
+            Some(write_atomic_file(path, text.as_bytes())?)
         } else {
             None
         };
@@ -271,6 +271,76 @@ impl WitnessFormatter {
         self.push_row(&mut out, seed, signature);
         let value: serde_json::Value = serde_json::from_slice(&out).ok()?;
         WitnessRow::from_value(&value).ok()
+    }
+}
+
+/// The witness rows of one run: formatted by hand into a buffer that is appended to the
+/// witness file every 64 KiB and at the end. The buffer sits behind a mutex (uncontended:
+/// one lock per trial) so that the trial-timeout watchdog can still write the rows of the
+/// trials that finished, and a `timeout` row for the hung one, before it ends the process.
+#[derive(Debug)]
+pub struct RowSink {
+    rows: WitnessFormatter,
+    state: Mutex<SinkState>,
+}
+
+#[derive(Debug)]
+struct SinkState {
+    buf: Vec<u8>,
+    writer: JsonLinesWriter,
+}
+
+/// Rows are appended to the file once this many bytes are buffered.
+const FLUSH_AT: usize = (1 << 16) - 1024;
+
+/// The signature of a trial stopped by the trial timeout.
+pub const TIMEOUT_SIGNATURE: &str = "timeout";
+
+impl RowSink {
+    pub fn open(path: &Path, rows: WitnessFormatter) -> io::Result<RowSink> {
+        let writer = JsonLinesWriter::open(path)?;
+        Ok(RowSink {
+            rows,
+            state: Mutex::new(SinkState {
+                buf: Vec::with_capacity(1 << 16),
+                writer,
+            }),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, SinkState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The row of one finished trial (`signature` is `None` for a pass).
+    #[inline]
+    pub fn push(&self, seed: u64, signature: Option<&str>) -> io::Result<()> {
+        let mut state = self.state();
+        self.rows.push_row(&mut state.buf, seed, signature);
+        if state.buf.len() >= FLUSH_AT {
+            let SinkState { buf, writer } = &mut *state;
+            writer.append_raw(buf)?;
+            buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Appends what is buffered and syncs the file.
+    pub fn finish(&self) -> io::Result<()> {
+        let mut state = self.state();
+        let SinkState { buf, writer } = &mut *state;
+        writer.append_raw(buf)?;
+        buf.clear();
+        writer.sync()
+    }
+
+    /// For the watchdog: a `timeout` row for the trial of `seed` that never returned, then
+    /// everything buffered, synced. Best effort: the process is about to end.
+    pub fn abandon(&self, seed: u64) {
+        let _ = self.push(seed, Some(TIMEOUT_SIGNATURE));
+        let _ = self.finish();
     }
 }
 

@@ -17,7 +17,7 @@ use crate::case::TestCase;
 use crate::clock::{now_rfc3339, run_id};
 use crate::errors::RunError;
 use crate::exec::{Failure, Outcome, evaluate, execute};
-use crate::ledger::{OpenReceipt, WitnessFormatter};
+use crate::ledger::{OpenReceipt, RowSink, WitnessFormatter};
 use crate::property::{Fixture, Property};
 use crate::rng::RNG_SCHEME;
 use crate::shrink::{ShrinkConfig, shrink_twice};
@@ -183,6 +183,7 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
         failing_seeds: Vec::new(),
         verdicts: None,
         failures: Vec::new(),
+        shrink_status: None,
         shrink: None,
         started_at: Some(now_rfc3339()),
         finished_at: None,
@@ -197,7 +198,6 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
     let mut ledger = OpenReceipt::create(&receipt_path, &fields, &config.seeds, config.durable)
         .map_err(write_err(&receipt_path))?;
 
-    let mut witnesses = JsonLinesWriter::open(&witness_path).map_err(write_err(&witness_path))?;
     let rows = WitnessFormatter::new(
         &run_id(config.runner.as_str()),
         property.id,
@@ -206,12 +206,13 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
         &spec.spec.bound,
         config.runner,
     );
-    let mut row_buf: Vec<u8> = Vec::with_capacity(1 << 16);
+    let sink =
+        std::sync::Arc::new(RowSink::open(&witness_path, rows).map_err(write_err(&witness_path))?);
     let mut verdicts = String::with_capacity(config.seeds.len());
     let mut first_failure: Option<(u64, Failure)> = None;
     let _watched = config
         .trial_timeout
-        .map(|t| crate::watchdog::arm(property.id, t));
+        .map(|t| crate::watchdog::arm(property.id, t, std::sync::Arc::clone(&sink)));
 
     for &seed in &config.seeds {
         ledger.attempt(seed).map_err(write_err(&receipt_path))?;
@@ -221,11 +222,12 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
         match outcome.failure() {
             None => {
                 verdicts.push('.');
-                rows.push_row(&mut row_buf, seed, None);
+                sink.push(seed, None).map_err(write_err(&witness_path))?;
             }
             Some(failure) => {
                 verdicts.push('F');
-                rows.push_row(&mut row_buf, seed, Some(&failure.signature));
+                sink.push(seed, Some(&failure.signature))
+                    .map_err(write_err(&witness_path))?;
                 if first_failure.is_none() {
                     ledger
                         .first_failure(seed)
@@ -243,17 +245,8 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
                 }
             }
         }
-        if row_buf.len() >= (1 << 16) - 1024 {
-            witnesses
-                .append_raw(&row_buf)
-                .map_err(write_err(&witness_path))?;
-            row_buf.clear();
-        }
     }
-    witnesses
-        .append_raw(&row_buf)
-        .map_err(write_err(&witness_path))?;
-    witnesses.sync().map_err(write_err(&witness_path))?;
+    sink.finish().map_err(write_err(&witness_path))?;
 
     // Every planned seed has finished. Re-hash the fixture before closing.
     let pin_after = std::fs::read(config.root.join(&spec.spec.fixture))
@@ -271,15 +264,30 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
     receipt.stopped_early = changed;
     receipt.finished_at = Some(now_rfc3339());
     receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+    let shrinking = match (&first_failure, &config.shrink, changed) {
+        (None, _, _) => None,
+        (Some((seed, failure)), Some(shrink), false) => Some((*seed, failure, shrink)),
+        (Some(_), _, _) => None,
+    };
+    receipt.shrink_status = Some(
+        match (&first_failure, &shrinking) {
+            (None, _) => "not_needed",
+            (Some(_), None) => "skipped",
+            // Said on disk before shrinking starts: a run stopped while shrinking leaves
+            // `in_progress` (and `shrink_stable: false`), never a claim that shrinking ran.
+            (Some(_), Some(_)) => "in_progress",
+        }
+        .to_string(),
+    );
     let final_text = receipt.to_json_pretty();
     ledger
         .finish(&final_text)
         .map_err(write_err(&receipt_path))?;
 
-    if let (Some((seed, failure)), Some(shrink), false) = (&first_failure, &config.shrink, changed)
-    {
-        crate::watchdog::set_seed(*seed, true);
-        receipt.shrink = Some(shrink_seed(property, &fixture, *seed, failure, shrink));
+    if let Some((seed, failure, shrink)) = shrinking {
+        crate::watchdog::set_seed(seed, true);
+        receipt.shrink = Some(shrink_seed(property, &fixture, seed, failure, shrink));
+        receipt.shrink_status = Some("done".to_string());
         receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
         receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
         seedledger_format::write_atomic(&receipt_path, receipt.to_json_pretty().as_bytes())

@@ -5,12 +5,16 @@
 //! trial (and every shrink evaluation) marks its start and end in the slot with two atomic
 //! stores; a background thread looks at the slots every 50 ms. A trial older than the
 //! timeout is reported on stderr (property, seed, phase) and the process exits with
-//! [`TIMEOUT_EXIT_STATUS`]. The receipt on disk then says `stopped_early: true` with the hung
-//! seed as the last attempted one, which is exactly what happened.
+//! [`TIMEOUT_EXIT_STATUS`]. A trial of the main run leaves the receipt open
+//! (`stopped_early: true`, the hung seed last in `attempted_seeds`), and the watchdog first
+//! writes the buffered witness rows and a `timeout` row for the hung seed. A shrink
+//! evaluation leaves the closed receipt with `shrink_status: in_progress` and
+//! `shrink_stable: false`.
 
+use crate::ledger::RowSink;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, Once, OnceLock};
+use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The exit status of a process stopped by the trial timeout ("a property failed").
@@ -26,6 +30,7 @@ struct Slot {
     seed: AtomicU64,
     shrinking: AtomicBool,
     property: Mutex<String>,
+    rows: Mutex<Option<Arc<RowSink>>>,
 }
 
 #[allow(clippy::declare_interior_mutable_const)] // used only to initialise the array below
@@ -36,6 +41,7 @@ const IDLE: Slot = Slot {
     seed: AtomicU64::new(0),
     shrinking: AtomicBool::new(false),
     property: Mutex::new(String::new()),
+    rows: Mutex::new(None),
 };
 
 static TABLE: [Slot; SLOTS] = [IDLE; SLOTS];
@@ -64,15 +70,19 @@ impl Drop for Armed {
     fn drop(&mut self) {
         if let Some(i) = self.slot {
             TABLE[i].started.store(0, Ordering::SeqCst);
+            if let Ok(mut rows) = TABLE[i].rows.lock() {
+                *rows = None;
+            }
             TABLE[i].in_use.store(false, Ordering::SeqCst);
             MINE.with(|m| m.set(None));
         }
     }
 }
 
-/// Watches the trials of `property` on this thread with `timeout`. With no free slot (more
-/// than 64 watched threads) the trials run unwatched.
-pub(crate) fn arm(property: &str, timeout: Duration) -> Armed {
+/// Watches the trials of `property` on this thread with `timeout`; on expiry the watchdog
+/// writes `rows` (the buffered ones and a `timeout` row) before ending the process. With no
+/// free slot (more than 64 watched threads) the trials run unwatched.
+pub(crate) fn arm(property: &str, timeout: Duration, rows: Arc<RowSink>) -> Armed {
     let _ = epoch();
     WATCHER.call_once(|| {
         let _ = std::thread::Builder::new()
@@ -97,6 +107,9 @@ pub(crate) fn arm(property: &str, timeout: Duration) -> Armed {
         );
         s.shrinking.store(false, Ordering::SeqCst);
         s.started.store(0, Ordering::SeqCst);
+        if let Ok(mut r) = s.rows.lock() {
+            *r = Some(rows);
+        }
         MINE.with(|m| m.set(Some(i)));
     }
     Armed { slot }
@@ -139,17 +152,24 @@ fn watch() {
             if now.saturating_sub(started - 1) > timeout {
                 let property = s.property.lock().map(|p| p.clone()).unwrap_or_default();
                 let seed = s.seed.load(Ordering::Acquire);
-                let phase = if s.shrinking.load(Ordering::Acquire) {
-                    format!("while shrinking the input of seed {seed}")
+                let secs = Duration::from_nanos(timeout).as_secs_f64();
+                if s.shrinking.load(Ordering::Acquire) {
+                    eprintln!(
+                        "error: property `{property}` ran longer than the trial timeout ({secs:.1} s) while shrinking \
+                         the input of seed {seed}; shrinking stops here and the receipt says \
+                         shrink_status: in_progress, shrink_stable: false. \
+                         Replay the seed with: cargo xtask prop replay --property {property} --seed {seed}"
+                    );
                 } else {
-                    format!("on seed {seed}")
-                };
-                eprintln!(
-                    "error: property `{property}` ran longer than the trial timeout ({:.1} s) {phase}; \
-                     the run stops here and its receipt stays open (stopped_early: true). \
-                     Replay it with: cargo xtask prop replay --property {property} --seed {seed}",
-                    Duration::from_nanos(timeout).as_secs_f64()
-                );
+                    if let Some(rows) = s.rows.lock().ok().and_then(|r| r.clone()) {
+                        rows.abandon(seed);
+                    }
+                    eprintln!(
+                        "error: property `{property}` ran longer than the trial timeout ({secs:.1} s) on seed {seed}; \
+                         the run stops here: its receipt stays open (stopped_early: true) and a `timeout` \
+                         witness row names the seed. Replay it with: cargo xtask prop replay --property {property} --seed {seed}"
+                    );
+                }
                 std::process::exit(TIMEOUT_EXIT_STATUS);
             }
         }

@@ -87,4 +87,95 @@ fn a_hung_trial_stops_the_run_naming_property_and_seed() {
     let receipt: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(receipt["stopped_early"], true);
     assert_eq!(receipt["attempted_seeds"], serde_json::json!([1, 2, 3]));
+    // The rows of the finished trials and a `timeout` row for the hung one were written.
+    let rows = std::fs::read_to_string(dir.path().join("out/p/hangs.witness.jsonl")).unwrap();
+    let rows: Vec<_> = seedledger_format::parse_witness_lines(&rows)
+        .into_iter()
+        .map(|l| l.row.unwrap())
+        .collect();
+    let seen: Vec<_> = rows
+        .iter()
+        .map(|r| (r.seed, r.signature.as_str()))
+        .collect();
+    assert_eq!(seen, vec![(1, "ok"), (2, "ok"), (3, "timeout")]);
+}
+
+fn hangs_when_shrinking(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let n = tc.draw(&int(0..=1000u32));
+    // Every seed fails; a shrink candidate below 10 hangs.
+    if n < 10 && tc.is_replay() {
+        loop {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    seedledger_runner::prop_assert!(n > 5000, "n = {n}");
+    Ok(())
+}
+
+/// The child: every seed fails, and shrinking reaches an input that hangs.
+#[test]
+fn child_run_hung_while_shrinking() {
+    let Some(root) = std::env::var_os(CHILD_SHRINK).map(PathBuf::from) else {
+        return;
+    };
+    let config = RunConfig {
+        out_dir: root.join("out"),
+        root,
+        patch_id: "p".into(),
+        runner: Runner::Local,
+        seeds: vec![1, 2],
+        shrink: Some(seedledger_runner::ShrinkConfig::default()),
+        durable: true,
+        trial_timeout: Some(Duration::from_millis(300)),
+    };
+    let _ = run_property(&Property::new("hangs", hangs_when_shrinking), &config);
+    panic!("the watchdog should have ended the process");
+}
+
+const CHILD_SHRINK: &str = "SEEDLEDGER_WATCHDOG_SHRINK_CHILD_ROOT";
+
+#[test]
+fn a_hung_shrink_leaves_a_closed_receipt_that_says_shrinking_did_not_finish() {
+    let dir = scratch_root();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_run_hung_while_shrinking",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(CHILD_SHRINK, dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(seedledger_runner::TIMEOUT_EXIT_STATUS),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("while shrinking the input of seed 1"),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(dir.path().join("out/p/hangs.receipt.json")).unwrap();
+    let receipt = seedledger_format::Receipt::parse(&text).unwrap();
+    assert!(!receipt.stopped_early, "every planned seed finished");
+    assert_eq!(receipt.attempted_seeds, vec![1, 2]);
+    assert_eq!(receipt.shrink_status.as_deref(), Some("in_progress"));
+    assert!(!receipt.shrink_stable);
+    assert!(receipt.shrink.is_none());
+}
+
+fn scratch_root() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("props")).unwrap();
+    std::fs::create_dir_all(dir.path().join("fixtures")).unwrap();
+    std::fs::write(dir.path().join("fixtures/f.json"), "{}").unwrap();
+    std::fs::write(
+        dir.path().join("props/hangs.md"),
+        "---\nproperty_id: hangs\nbound: returns\nfixture: fixtures/f.json\noracle_source: human_reviewed\n---\n",
+    )
+    .unwrap();
+    dir
 }
