@@ -9,7 +9,7 @@ use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use seedledger_format::{
     Citation, ExitStatus, Runner, SpecFile, fixture_hash_from_pin, fixture_pin, property_digest,
-    to_json_readable, write_atomic,
+    to_json_readable, write_atomic_new,
 };
 use seedledger_gate::{
     CiteError, CiteRequest, CloseStatus, Closing, Expected, FreezeDecision, close_ledger_bytes,
@@ -577,13 +577,17 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
 /// link or a directory).
 fn refuse_existing(out: &Path) -> anyhow::Result<()> {
     match std::fs::symlink_metadata(out) {
-        Ok(_) => bail!(
-            "`--out {}` already exists; a citation is never refreshed or extended: a new one needs new evidence and a new file",
-            out.display()
-        ),
+        Ok(_) => Err(already_exists(out)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(anyhow!("cannot check `--out {}`: {e}", out.display())),
     }
+}
+
+fn already_exists(out: &Path) -> anyhow::Error {
+    anyhow!(
+        "`--out {}` already exists; a citation is never refreshed or extended: a new one needs new evidence and a new file",
+        out.display()
+    )
 }
 
 /// Validates `--expires-at` against `now` and returns it in UTC, `YYYY-MM-DDTHH:MM:SSZ`.
@@ -648,14 +652,17 @@ fn read_patch_receipts(files: &[PathBuf]) -> anyhow::Result<(String, Vec<ReadRec
     }
 }
 
-/// Writes the citation atomically; checks again that `out` does not exist just before.
+/// Writes the citation atomically, never over an existing file: the rename itself refuses
+/// to replace one, so two writers racing for the same `out` cannot both succeed.
 fn write_citation(out: &Path, citation: &Citation) -> anyhow::Result<()> {
     let value = serde_json::to_value(citation).context("cannot encode the citation")?;
     let mut text = to_json_readable(&value);
     text.push('\n');
     refuse_existing(out)?;
-    write_atomic(out, text.as_bytes())
-        .with_context(|| format!("cannot write citation `{}`", out.display()))
+    match write_atomic_new(out, text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(already_exists(out)),
+        res => res.with_context(|| format!("cannot write citation `{}`", out.display())),
+    }
 }
 
 fn print_cite(d: &FreezeDecision, outcome: &Result<String, CiteError>, format: Format) {
