@@ -340,7 +340,7 @@ fn print_summary(summary: &RunSummary, format: Format) {
             "fixture_changed": changed,
             "receipt": summary.receipt_path,
             "witnesses": summary.witness_path,
-            "replay": shown.iter().map(|s| crate::report::replay_command(&r.property_id, *s)).collect::<Vec<_>>(),
+            "replay": shown.iter().map(|s| crate::report::replay_command(summary, *s)).collect::<Vec<_>>(),
         });
         outln!("{line}");
         return;
@@ -394,7 +394,7 @@ fn print_summary(summary: &RunSummary, format: Format) {
     for seed in &shown {
         outln!(
             "    replay: {}",
-            crate::report::replay_command(&r.property_id, *seed)
+            crate::report::replay_command(summary, *seed)
         );
     }
     outln!("    receipt: {}", summary.receipt_path.display());
@@ -518,22 +518,15 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         (None, false, None) => return error("--seed N is required without --receipt"),
     };
     // A receipt's witness rows live beside it; a plain seed replay uses the run's layout.
-    let (witness_out, patch_id) = match &receipt {
-        Some((path, r)) => (
-            path.parent()
-                .and_then(Path::parent)
-                .map(Path::to_path_buf)
-                .unwrap_or(out_dir),
-            r.patch_id.clone(),
-        ),
-        None => (out_dir, args.patch_id.clone()),
+    let witness_path = match &receipt {
+        Some((path, _)) => path.with_file_name(format!("{property_id}.witness.jsonl")),
+        None => seedledger_runner::evidence_paths(&out_dir, &args.patch_id, &property_id).1,
     };
     let expected = receipt.as_ref().map(|(_, r)| r.fixture_hash.as_str());
     let result = match seedledger_runner::replay(
         property,
         &root,
-        &witness_out,
-        &patch_id,
+        &witness_path,
         args.runner.into(),
         expected,
         &input,

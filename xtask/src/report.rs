@@ -82,9 +82,21 @@ pub struct RunInfo<'a> {
     pub runner: &'a str,
 }
 
-/// The copy-paste command that replays one seed.
-pub fn replay_command(property_id: &str, seed: u64) -> String {
-    format!("cargo xtask prop replay --property {property_id} --seed {seed}")
+/// The copy-paste command that replays one seed of a run. A run of the default layout
+/// (patch `local`, receipts under `target/seedledger/` of the current directory) gets the
+/// short `--property ID --seed N`, which finds that receipt by itself; any other run names
+/// its receipt, so the replay checks the right fixture hash and appends beside it.
+pub fn replay_command(summary: &RunSummary, seed: u64) -> String {
+    let id = &summary.receipt.property_id;
+    let default = Path::new("target/seedledger/local").join(format!("{id}.receipt.json"));
+    if summary.receipt.patch_id == "local" && summary.receipt_path == default {
+        format!("cargo xtask prop replay --property {id} --seed {seed}")
+    } else {
+        format!(
+            "cargo xtask prop replay --receipt {} --seed {seed}",
+            summary.receipt_path.display()
+        )
+    }
 }
 
 /// `6, 20, 37, 48, 53 and 21 more`.
@@ -124,7 +136,7 @@ fn failure_line(summary: &RunSummary) -> String {
         );
     }
     if let Some(seed) = r.failing_seeds.first() {
-        let _ = write!(line, "; replay: {}", replay_command(&r.property_id, *seed));
+        let _ = write!(line, "; replay: {}", replay_command(summary, *seed));
     }
     line
 }
@@ -158,7 +170,7 @@ fn failure_details(summary: &RunSummary) -> String {
         );
     }
     for seed in r.failing_seeds.iter().take(SHOWN_SEEDS) {
-        let _ = writeln!(text, "replay: {}", replay_command(&r.property_id, *seed));
+        let _ = writeln!(text, "replay: {}", replay_command(summary, *seed));
     }
     let _ = writeln!(
         text,
@@ -327,11 +339,7 @@ pub fn github_annotations(results: &[PropertyResult]) -> String {
                     );
                 }
                 if let Some(seed) = r.failing_seeds.first() {
-                    let _ = write!(
-                        message,
-                        "\nreplay: {}",
-                        replay_command(&r.property_id, *seed)
-                    );
+                    let _ = write!(message, "\nreplay: {}", replay_command(s, *seed));
                 }
                 let _ = write!(message, "\nreceipt: {}", s.receipt_path.display());
                 let location = r
@@ -392,7 +400,7 @@ pub fn step_summary(results: &[PropertyResult]) -> String {
                     notes.push(format!("- `{}`: {INVALID_LINE}", result.property_id));
                 }
                 let replay = r.failing_seeds.first().map_or(String::new(), |seed| {
-                    format!("`{}`", replay_command(&r.property_id, *seed))
+                    format!("`{}`", replay_command(s, *seed))
                 });
                 let failing = if r.failing_seeds.is_empty() {
                     String::new()

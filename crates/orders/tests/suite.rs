@@ -218,8 +218,7 @@ fn planted_bugs_fail_the_right_property_with_a_named_seed() {
         let again = replay(
             p,
             root.path(),
-            &root.path().join("out"),
-            "agent-1842",
+            &summary.witness_path,
             Runner::Remote,
             Some(&receipt.fixture_hash),
             &ReplayInput::Seed(seed),
@@ -373,12 +372,10 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     let summary = run_property(&p, &root.config((1..=300).collect())).unwrap();
     let (_, receipt) = read_receipt(&summary);
     let seed = receipt.failing_seed.unwrap();
-    let out = root.path().join("out");
     let a = replay(
         &p,
         root.path(),
-        &out,
-        "agent-1842",
+        &summary.witness_path,
         Runner::Local,
         Some(&receipt.fixture_hash),
         &ReplayInput::Seed(seed),
@@ -387,8 +384,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     let b = replay(
         &p,
         root.path(),
-        &out,
-        "agent-1842",
+        &summary.witness_path,
         Runner::Remote,
         Some(&receipt.fixture_hash),
         &ReplayInput::Seed(seed),
@@ -416,8 +412,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     let m = replay(
         &p,
         root.path(),
-        &out,
-        "agent-1842",
+        &summary.witness_path,
         Runner::Local,
         Some(&receipt.fixture_hash),
         &ReplayInput::Choices {
@@ -434,8 +429,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     let refused = replay(
         &p,
         root.path(),
-        &out,
-        "agent-1842",
+        &summary.witness_path,
         Runner::Local,
         Some(&receipt.fixture_hash),
         &ReplayInput::Seed(seed),
@@ -495,8 +489,7 @@ fn a_flaky_failure_goes_from_run_to_replay_to_an_admitted_freeze() {
     let remote = replay(
         &p,
         root.path(),
-        &root.path().join("out"),
-        "agent-1842",
+        &summary.witness_path,
         Runner::Remote,
         Some(&receipt.fixture_hash),
         &ReplayInput::Seed(1101),

@@ -442,12 +442,12 @@ pub struct ReplayResult {
 
 /// Replays one input of `property`. When `expected_fixture_hash` is given (from a receipt),
 /// refuses unless the fixture on disk still has that hash. A seed replay appends one witness
-/// row for `runner` (with `freeze_writer: false`); the receipt is never touched.
+/// row for `runner` (with `freeze_writer: false`) to `witness_path` — beside the receipt it
+/// replays, or where the run put its rows; the receipt is never touched.
 pub fn replay(
     property: &Property,
     root: &Path,
-    out_dir: &Path,
-    patch_id: &str,
+    witness_path: &Path,
     runner: Runner,
     expected_fixture_hash: Option<&str>,
     input: &ReplayInput,
@@ -464,7 +464,6 @@ pub fn replay(
         });
     }
     let fixture = Fixture::new(bytes);
-    let (_, witness_path) = evidence_paths(out_dir, patch_id, property.id);
     let (tc, seed) = match input {
         ReplayInput::Seed(seed) => (TestCase::recording(*seed), Some(*seed)),
         ReplayInput::Choices { choices, .. } => (TestCase::replay(choices.clone(), true), None),
@@ -485,11 +484,11 @@ pub fn replay(
         rows.push_row(&mut line, seed, signature);
         let mut writer =
             JsonLinesWriter::open(&witness_path).map_err(|source| RunError::Write {
-                path: witness_path.clone(),
+                path: witness_path.to_path_buf(),
                 source,
             })?;
         writer.append_raw(&line).map_err(|source| RunError::Write {
-            path: witness_path.clone(),
+            path: witness_path.to_path_buf(),
             source,
         })?;
         witness = rows.row(seed, signature);
@@ -498,6 +497,6 @@ pub fn replay(
         drawn: evaluation.record.drawn,
         outcome: evaluation.outcome,
         witness,
-        witness_path,
+        witness_path: witness_path.to_path_buf(),
     })
 }

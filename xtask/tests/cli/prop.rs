@@ -431,3 +431,52 @@ fn a_closed_stdout_is_not_a_panic() {
         assert_ne!(out.status.code(), Some(101), "{args:?}");
     }
 }
+
+#[test]
+fn replay_commands_of_other_layouts_name_the_receipt_and_replays_append_beside_it() {
+    let root = Root::new();
+    root.plant_negative_price();
+    let run = root.run(&[
+        "prop",
+        "run",
+        "--property",
+        "order_total_nonneg",
+        "--cases",
+        "60",
+        "--patch-id",
+        "agent-1842",
+        "--out",
+        "receipts",
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let receipt = "receipts/agent-1842/order_total_nonneg.receipt.json";
+    let seed = Receipt::parse(&std::fs::read_to_string(root.path().join(receipt)).unwrap())
+        .unwrap()
+        .failing_seed
+        .unwrap();
+    let command = format!("cargo xtask prop replay --receipt {receipt} --seed {seed}");
+    assert!(run.stdout.contains(&command), "{}", run.stdout);
+
+    // A CI artifact downloaded elsewhere: the replay's witness row goes beside the receipt.
+    std::fs::rename(root.path().join("receipts"), root.path().join("dl")).unwrap();
+    let witness = root
+        .path()
+        .join("dl/agent-1842/order_total_nonneg.witness.jsonl");
+    let before = parse_witness_lines(&std::fs::read_to_string(&witness).unwrap()).len();
+    let replay = root.run(&[
+        "prop",
+        "replay",
+        "--receipt",
+        "dl/agent-1842/order_total_nonneg.receipt.json",
+        "--seed",
+        &seed.to_string(),
+        "--runner",
+        "remote",
+    ]);
+    assert_eq!(replay.code, 1, "{}", replay.stderr);
+    let rows = parse_witness_lines(&std::fs::read_to_string(&witness).unwrap());
+    assert_eq!(rows.len(), before + 1);
+    assert_eq!(rows.last().unwrap().row.as_ref().unwrap().seed, seed);
+    assert!(!root.path().join("target/seedledger").exists());
+    assert!(!root.path().join("local").exists());
+}
