@@ -482,11 +482,10 @@ pub fn replay(
         let signature = evaluation.outcome.failure().map(|f| f.signature.as_str());
         let mut line = Vec::new();
         rows.push_row(&mut line, seed, signature);
-        let mut writer =
-            JsonLinesWriter::open(&witness_path).map_err(|source| RunError::Write {
-                path: witness_path.to_path_buf(),
-                source,
-            })?;
+        let mut writer = JsonLinesWriter::open(witness_path).map_err(|source| RunError::Write {
+            path: witness_path.to_path_buf(),
+            source,
+        })?;
         writer.append_raw(&line).map_err(|source| RunError::Write {
             path: witness_path.to_path_buf(),
             source,
