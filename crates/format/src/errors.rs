@@ -46,6 +46,10 @@ pub enum ParseError {
         column: usize,
         message: String,
     },
+    /// The text nests arrays and objects deeper than the parser follows (128 levels): it
+    /// may be valid JSON, but it is not a file this format describes.
+    #[error("JSON nested more than 128 levels deep at line {line}, column {column}")]
+    TooDeep { line: usize, column: usize },
     /// The text is JSON, but not an object.
     #[error("expected a JSON object at the top level")]
     NotObject,
@@ -56,6 +60,12 @@ pub enum ParseError {
 impl ParseError {
     pub(crate) fn from_json_syntax(err: &serde_json::Error) -> ParseError {
         let message = err.to_string();
+        if message.starts_with("recursion limit exceeded") {
+            return ParseError::TooDeep {
+                line: err.line(),
+                column: err.column(),
+            };
+        }
         // serde_json appends " at line L column C"; keep only the description.
         let message = match message.rfind(" at line ") {
             Some(at) => message[..at].to_string(),

@@ -134,3 +134,21 @@ fn key_lines_are_top_level_only() {
         "{err:?}"
     );
 }
+
+#[test]
+fn deeply_nested_json_is_too_deep_not_garbage() {
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let text = format!("{{\"planned_seeds\": [1], \"extra\": {deep}}}");
+    assert!(matches!(
+        LedgerView::parse(&text),
+        Err(ParseError::TooDeep { line: 1, .. })
+    ));
+    assert!(matches!(
+        Receipt::parse(&deep),
+        Err(ParseError::TooDeep { .. })
+    ));
+    assert!(matches!(
+        LedgerView::parse("[1,"),
+        Err(ParseError::NotJson { .. })
+    ));
+}

@@ -558,3 +558,14 @@ fn details_say_why() {
     );
     assert!(detail(&json!([])).contains("object"));
 }
+
+#[test]
+fn a_receipt_nested_too_deep_to_read_fails_closed() {
+    // Valid JSON whose extension nests past the parser's depth: the decision fields cannot
+    // be read, so the receipt is incomplete — not an input error, never eligible.
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let text = serde_json::to_string(&eligible()).unwrap();
+    let text = format!("{},\"extra\":{deep}}}", text.trim_end_matches('}'));
+    let closing = close_ledger_text(&text).unwrap();
+    assert_eq!(closing.status, CloseStatus::IncompleteFields);
+}
