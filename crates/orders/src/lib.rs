@@ -13,6 +13,7 @@ mod properties;
 pub use accounts::{Account, AccountError, Op, Plan, PlanBook, apply};
 pub use pricing::{
     Catalog, Coupon, CouponKind, Line, Order, PriceError, Product, QuantityDiscount, Quote, price,
+    tax_on,
 };
 pub use properties::{
     CORRECT, Impl, PROPERTIES, check_balance_conserved, check_balance_non_negative,

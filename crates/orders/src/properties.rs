@@ -76,7 +76,7 @@ pub fn check_order_total_adds_up(tc: &mut TestCase, fixture: &Fixture, imp: &Imp
     let taxable = q.subtotal - q.coupon_discount;
     prop_assert_eq!(
         q.tax,
-        (taxable * catalog.tax_rate_bp + 5_000) / 10_000,
+        crate::pricing::tax_on(taxable, catalog.tax_rate_bp)?,
         "quote = {q:?}"
     );
     prop_assert_eq!(q.total, taxable + q.tax);

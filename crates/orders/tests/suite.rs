@@ -103,7 +103,7 @@ fn price_without_coupon_clamp(catalog: &Catalog, order: &Order) -> Result<Quote,
         {
             q.coupon_discount = amount_cents;
             let taxable = q.subtotal - amount_cents;
-            q.tax = (taxable * catalog.tax_rate_bp + 5_000) / 10_000;
+            q.tax = seedledger_orders::tax_on(taxable, catalog.tax_rate_bp)?;
             q.total = taxable + q.tax;
         }
     }
