@@ -338,6 +338,7 @@ fn print_summary(summary: &RunSummary, format: Format) {
             "shrink_stable": r.shrink_stable,
             "minimal_input": r.shrink.as_ref().map(|s| &s.minimal_input),
             "fixture_changed": changed,
+            "spec_committed": r.spec_committed,
             "receipt": summary.receipt_path,
             "witnesses": summary.witness_path,
             "replay": shown.iter().map(|s| crate::report::replay_command(summary, *s)).collect::<Vec<_>>(),
@@ -359,8 +360,17 @@ fn print_summary(summary: &RunSummary, format: Format) {
         outln!("    receipt: {}", summary.receipt_path.display());
         return;
     }
+    let draft = || {
+        if r.spec_committed == Some(false) {
+            outln!(
+                "    note: {} is not committed unchanged: recorded as oracle_source model_draft (commit it to make receipts closable)",
+                r.spec_path.as_deref().unwrap_or("the spec file")
+            );
+        }
+    };
     if r.failing_seeds.is_empty() {
         outln!("PASS {}  {counts}  ({secs:.2} s)", r.property_id);
+        draft();
         return;
     }
     let more = r.failing_seeds.len().saturating_sub(shown.len());
@@ -377,6 +387,7 @@ fn print_summary(summary: &RunSummary, format: Format) {
         r.failing_seeds.len(),
         listed.join(", ")
     );
+    draft();
     if let Some(shrink) = &r.shrink {
         let stable = if shrink.stable {
             "stable"

@@ -30,7 +30,9 @@ pub const RECEIPT_SCHEMA_VERSION: u32 = 1;
 ///
 /// Extensions (all optional when reading; readers must ignore unknown fields):
 /// `schema_version` (this is version 1), `tool`, `rng` (the seed -> input scheme, for
-/// example `chacha8-v1`), `property_digest`, `bound`, `spec_path`, `fixture_path`,
+/// example `chacha8-v1`), `property_digest`, `bound`, `spec_path`, `spec_committed`
+/// (the spec file is committed unchanged in git; `false` forces `oracle_source:
+/// model_draft`), `fixture_path`,
 /// `runner`, `fixture_hash_after` and `fixture_changed` (the re-hash after the last trial),
 /// `failing_seeds` (every failing seed), `verdicts` (one character per attempted seed:
 /// `.` pass, `F` fail), `failures` (seed, signature, message, location of each failing
@@ -64,6 +66,11 @@ pub struct Receipt {
     pub bound: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_path: Option<String>,
+    /// Whether the spec file was committed unchanged in the git work tree the run used
+    /// (absent when that could not be told: no git, or not a repository). An uncommitted or
+    /// modified spec is a draft: the receipt then says `oracle_source: model_draft`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_committed: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixture_path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -550,3 +550,69 @@ fn parallel_runs_report_in_suite_order_and_write_the_same_evidence() {
         );
     }
 }
+
+// ------------------------------------------------------------------ drafts are not specs
+
+fn git(root: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(root)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn an_uncommitted_spec_is_a_draft_whatever_it_says() {
+    let root = Root::new();
+    git(root.path(), &["init", "-q"]);
+    git(root.path(), &["add", "props", "fixtures"]);
+    git(root.path(), &["commit", "-q", "-m", "specs"]);
+    let p = PLANTED[0].1; // fails, shrinks stably: eligible when the spec is committed
+    let committed = run_property(&p, &root.config((1..=100).collect())).unwrap();
+    assert_eq!(committed.receipt.spec_committed, Some(true));
+    assert_eq!(
+        committed.receipt.oracle_source,
+        seedledger_format::OracleSource::HumanReviewed
+    );
+
+    // An agent edits the spec without committing it: the receipt cannot close.
+    let spec = root.path().join("props/order_total_nonneg.md");
+    let text = std::fs::read_to_string(&spec).unwrap() + "\nEdited.\n";
+    std::fs::write(&spec, text).unwrap();
+    let edited = run_property(&p, &root.config((1..=100).collect())).unwrap();
+    assert_eq!(edited.receipt.spec_committed, Some(false));
+    assert_eq!(
+        edited.receipt.oracle_source,
+        seedledger_format::OracleSource::ModelDraft
+    );
+    let (text, _) = read_receipt(&edited);
+    assert_eq!(
+        close_ledger_text(&text).unwrap().status,
+        CloseStatus::OracleUnreviewed
+    );
+
+    // Committed, it is the spec again.
+    git(root.path(), &["commit", "-q", "-am", "edit"]);
+    let again = run_property(&p, &root.config((1..=100).collect())).unwrap();
+    assert_eq!(again.receipt.spec_committed, Some(true));
+    assert_eq!(
+        again.receipt.oracle_source,
+        seedledger_format::OracleSource::HumanReviewed
+    );
+
+    // Outside any repository, git cannot tell: the field is left out.
+    let plain = Root::new();
+    let unknown = run_property(&p, &plain.config((1..=10).collect())).unwrap();
+    assert_eq!(unknown.receipt.spec_committed, None);
+}

@@ -4,6 +4,7 @@
 
 mod case;
 mod clock;
+mod committed;
 mod errors;
 mod exec;
 mod generators;

@@ -160,6 +160,7 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
         move |source| RunError::Write { path, source }
     };
 
+    let spec_committed = crate::committed::spec_committed(&config.root, &spec.rel_path);
     let mut receipt = Receipt {
         patch_id: config.patch_id.clone(),
         property_id: property.id.to_string(),
@@ -169,13 +170,14 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
         shrink_stable: false,
         fixture_hash: fixture_hash_from_pin(&pin),
         stopped_early: true,
-        oracle_source: spec.spec.oracle_source,
+        oracle_source: crate::committed::effective_oracle(spec.spec.oracle_source, spec_committed),
         schema_version: Some(RECEIPT_SCHEMA_VERSION),
         tool: Some(TOOL.to_string()),
         rng: Some(RNG_SCHEME.to_string()),
         property_digest: Some(spec.digest.clone()),
         bound: Some(spec.spec.bound.clone()),
         spec_path: Some(spec.rel_path.display().to_string()),
+        spec_committed,
         fixture_path: Some(spec.spec.fixture.clone()),
         runner: Some(config.runner),
         fixture_hash_after: None,
