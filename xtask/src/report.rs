@@ -464,6 +464,23 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_default_layout_gets_the_short_replay_command() {
+        let mut r = receipt("p_bad");
+        r.patch_id = "local".into();
+        let mut s = summary(r);
+        s.receipt_path = PathBuf::from("target/seedledger/local/p_bad.receipt.json");
+        assert_eq!(
+            replay_command(&s, 7),
+            "cargo xtask prop replay --property p_bad --seed 7"
+        );
+        s.receipt_path = PathBuf::from("elsewhere/local/p_bad.receipt.json");
+        assert_eq!(
+            replay_command(&s, 7),
+            "cargo xtask prop replay --receipt elsewhere/local/p_bad.receipt.json --seed 7"
+        );
+    }
+
     fn pass(id: &str) -> PropertyResult {
         PropertyResult::ran(summary(receipt(id)))
     }
@@ -622,11 +639,11 @@ mod tests {
             message,
             "6 of 8 seeds failed: 2, 3, 5, 6, 7 and 1 more [assert:quote.total >= 0]; \
              minimal input (seed 2): Order { lines: [MUG] }; \
-             replay: cargo xtask prop replay --property p_bad --seed 2"
+             replay: cargo xtask prop replay --receipt target/seedledger/agent-7/p_bad.receipt.json --seed 2"
         );
         assert!(description.contains("quote = -2"), "{description}");
         assert!(description.contains("at crates/orders/src/lib.rs:42:9"));
-        assert!(description.contains("cargo xtask prop replay --property p_bad --seed 7"));
+        assert!(description.contains("cargo xtask prop replay --receipt target/seedledger/agent-7/p_bad.receipt.json --seed 7"));
         assert!(description.contains("receipt: target/seedledger/agent-7/p_bad.receipt.json"));
     }
 
@@ -665,7 +682,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4, "{text}");
         assert!(lines[0].starts_with(
-            "::error file=crates/orders/src/lib.rs,line=42,title=seedledger p_bad::6 of 8 seeds failed: 2, 3, 5, 6, 7 and 1 more [assert:quote.total >= 0]%0Aassertion failed: quote.total >= 0%0Aquote = -2%0Areplay: cargo xtask prop replay --property p_bad --seed 2%0Areceipt: "
+            "::error file=crates/orders/src/lib.rs,line=42,title=seedledger p_bad::6 of 8 seeds failed: 2, 3, 5, 6, 7 and 1 more [assert:quote.total >= 0]%0Aassertion failed: quote.total >= 0%0Aquote = -2%0Areplay: cargo xtask prop replay --receipt target/seedledger/agent-7/p_bad.receipt.json --seed 2%0Areceipt: "
         ), "{}", lines[0]);
         assert!(lines[1].starts_with("::error title=seedledger p_far::6 of 8"));
         assert!(
@@ -696,7 +713,7 @@ mod tests {
                 "| property | status | seeds | failing seeds | replay |",
                 "|---|---|---|---|---|",
                 "| `p_ok` | pass | 8/8 |  |  |",
-                "| `p_bad` | **fail** | 8/8 | 6: 2, 3, 5, 6, 7 and 1 more | `cargo xtask prop replay --property p_bad --seed 2` |",
+                "| `p_bad` | **fail** | 8/8 | 6: 2, 3, 5, 6, 7 and 1 more | `cargo xtask prop replay --receipt target/seedledger/agent-7/p_bad.receipt.json --seed 2` |",
                 "| `p_changed` | **invalid** | 8/8 |  |  |",
                 "| `p_err` | **error** | — |  |  |",
             ]
