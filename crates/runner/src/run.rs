@@ -90,8 +90,18 @@ pub fn load_spec(root: &Path, property_id: &str) -> Result<LoadedSpec, RunError>
         path: path.clone(),
         source,
     })?;
-    let text = String::from_utf8_lossy(&bytes);
-    let spec = SpecFile::parse(&text).map_err(|source| RunError::Spec {
+    let text = std::str::from_utf8(&bytes).map_err(|e| RunError::Spec {
+        path: path.clone(),
+        source: seedledger_format::SpecError {
+            line: bytes[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+                + 1,
+            message: "the file is not UTF-8 text".to_string(),
+        },
+    })?;
+    let spec = SpecFile::parse(text).map_err(|source| RunError::Spec {
         path: path.clone(),
         source,
     })?;

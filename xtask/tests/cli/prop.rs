@@ -480,3 +480,27 @@ fn replay_commands_of_other_layouts_name_the_receipt_and_replays_append_beside_i
     assert!(!root.path().join("target/seedledger").exists());
     assert!(!root.path().join("local").exists());
 }
+
+#[test]
+fn a_spec_that_is_not_utf8_is_an_input_error_naming_file_and_line() {
+    let root = Root::new();
+    let spec = root.path().join("props/order_total_nonneg.md");
+    let mut bytes = std::fs::read(&spec).unwrap();
+    bytes.extend_from_slice(b"\n\xff\xfe\n");
+    std::fs::write(&spec, bytes).unwrap();
+    let run = root.run(&[
+        "prop",
+        "run",
+        "--property",
+        "order_total_nonneg",
+        "--seeds",
+        "1",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("props/order_total_nonneg.md"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("not UTF-8"), "{}", run.stderr);
+}
