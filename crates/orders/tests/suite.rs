@@ -23,7 +23,18 @@ struct Root {
 }
 
 impl Root {
+    /// A scratch root whose props/ and fixtures/ are committed in a git repository of its
+    /// own, so that specs count as committed wherever the temporary directory lives.
     fn new() -> Root {
+        let root = Root::uncommitted();
+        git(root.path(), &["init", "-q"]);
+        git(root.path(), &["add", "props", "fixtures"]);
+        git(root.path(), &["commit", "-q", "-m", "specs"]);
+        root
+    }
+
+    /// The copies only: no repository of its own.
+    fn uncommitted() -> Root {
         let dir = tempfile::tempdir().unwrap();
         let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         for sub in ["props", "fixtures"] {
@@ -575,9 +586,6 @@ fn git(root: &Path, args: &[&str]) {
 #[test]
 fn an_uncommitted_spec_is_a_draft_whatever_it_says() {
     let root = Root::new();
-    git(root.path(), &["init", "-q"]);
-    git(root.path(), &["add", "props", "fixtures"]);
-    git(root.path(), &["commit", "-q", "-m", "specs"]);
     let p = PLANTED[0].1; // fails, shrinks stably: eligible when the spec is committed
     let committed = run_property(&p, &root.config((1..=100).collect())).unwrap();
     assert_eq!(committed.receipt.spec_committed, Some(true));
@@ -602,6 +610,26 @@ fn an_uncommitted_spec_is_a_draft_whatever_it_says() {
         CloseStatus::OracleUnreviewed
     );
 
+    // Hiding the edit from `git diff` does not help: the bytes are compared with HEAD's.
+    git(
+        root.path(),
+        &[
+            "update-index",
+            "--assume-unchanged",
+            "props/order_total_nonneg.md",
+        ],
+    );
+    let hidden = run_property(&p, &root.config((1..=100).collect())).unwrap();
+    assert_eq!(hidden.receipt.spec_committed, Some(false));
+    git(
+        root.path(),
+        &[
+            "update-index",
+            "--no-assume-unchanged",
+            "props/order_total_nonneg.md",
+        ],
+    );
+
     // Committed, it is the spec again.
     git(root.path(), &["commit", "-q", "-am", "edit"]);
     let again = run_property(&p, &root.config((1..=100).collect())).unwrap();
@@ -611,8 +639,26 @@ fn an_uncommitted_spec_is_a_draft_whatever_it_says() {
         seedledger_format::OracleSource::HumanReviewed
     );
 
-    // Outside any repository, git cannot tell: the field is left out.
-    let plain = Root::new();
+    // A repository without any commit holds no spec yet.
+    let fresh = Root::uncommitted();
+    git(fresh.path(), &["init", "-q"]);
+    git(fresh.path(), &["add", "props", "fixtures"]);
+    let staged = run_property(&p, &fresh.config((1..=10).collect())).unwrap();
+    assert_eq!(staged.receipt.spec_committed, Some(false));
+    assert_eq!(
+        staged.receipt.oracle_source,
+        seedledger_format::OracleSource::ModelDraft
+    );
+
+    // Outside any repository git cannot tell: the field is left out (when the temporary
+    // directory is itself inside a work tree, the copy counts as untracked instead).
+    let plain = Root::uncommitted();
     let unknown = run_property(&p, &plain.config((1..=10).collect())).unwrap();
-    assert_eq!(unknown.receipt.spec_committed, None);
+    let in_a_repo = std::process::Command::new("git")
+        .args(["rev-parse", "--is-inside-work-tree"])
+        .current_dir(plain.path())
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let expected = if in_a_repo { Some(false) } else { None };
+    assert_eq!(unknown.receipt.spec_committed, expected);
 }

@@ -65,6 +65,8 @@ pub struct LoadedSpec {
     pub rel_path: PathBuf,
     pub spec: SpecFile,
     pub digest: String,
+    /// The bytes the digest was taken over.
+    pub bytes: Vec<u8>,
 }
 
 /// What a run did.
@@ -116,6 +118,7 @@ pub fn load_spec(root: &Path, property_id: &str) -> Result<LoadedSpec, RunError>
         rel_path,
         spec,
         digest: property_digest(&bytes),
+        bytes,
     })
 }
 
@@ -170,7 +173,8 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
         move |source| RunError::Write { path, source }
     };
 
-    let spec_committed = crate::committed::spec_committed(&config.root, &spec.rel_path);
+    let spec_committed =
+        crate::committed::spec_committed(&config.root, &spec.rel_path, &spec.bytes);
     let mut receipt = Receipt {
         patch_id: config.patch_id.clone(),
         property_id: property.id.to_string(),
