@@ -55,9 +55,11 @@ fn temp_with(
 }
 
 /// An append-only JSON Lines file. Every append takes an exclusive advisory lock
-/// (`flock`) for the one `write` it makes, so appenders using this type never interleave,
-/// and opening cuts off a torn last line (one without its newline, left by a crash in the
-/// middle of an append) so that new lines never glue onto a fragment.
+/// (`flock`, where the file system has it) for the one `write` it makes, so appenders using
+/// this type never interleave. Under that lock it first looks at the file's end: a last line
+/// without its newline is completed with one when it is a whole JSON value (a file written
+/// by another tool), and cut off when it is not (a fragment left by a crash in the middle of
+/// an append), so that new lines never glue onto a fragment and no whole row is lost.
 #[derive(Debug)]
 pub struct JsonLinesWriter {
     file: File,
@@ -77,9 +79,9 @@ impl JsonLinesWriter {
             .read(true)
             .append(true)
             .open(path)?;
-        file.lock()?;
-        let torn = cut_torn_tail(&mut file);
-        file.unlock()?;
+        let locked = lock(&file)?;
+        let torn = repair_tail(&mut file);
+        unlock(&file, locked)?;
         Ok(JsonLinesWriter {
             file,
             buf: Vec::new(),
@@ -87,7 +89,8 @@ impl JsonLinesWriter {
         })
     }
 
-    /// Bytes of a torn last line that `open` removed (0 when the file ended cleanly).
+    /// Bytes of a torn last line that `open` removed (0 when the file ended cleanly or its
+    /// last line only lacked the newline).
     pub fn torn_bytes_removed(&self) -> u64 {
         self.torn
     }
@@ -110,9 +113,9 @@ impl JsonLinesWriter {
         if lines.is_empty() {
             return Ok(());
         }
-        self.file.lock()?;
-        let res = self.file.write_all(lines);
-        let unlocked = self.file.unlock();
+        let locked = lock(&self.file)?;
+        let res = repair_tail(&mut self.file).and_then(|_| self.file.write_all(lines));
+        let unlocked = unlock(&self.file, locked);
         res.and(unlocked)
     }
 
@@ -122,9 +125,25 @@ impl JsonLinesWriter {
     }
 }
 
-/// Truncates `file` after its last newline when it does not end with one; returns the number
-/// of bytes removed.
-fn cut_torn_tail(file: &mut File) -> io::Result<u64> {
+/// Takes the file's advisory lock; `false` when the file system has no locks (then appends
+/// rely on `O_APPEND` alone).
+fn lock(file: &File) -> io::Result<bool> {
+    match file.lock() {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::Unsupported || e.raw_os_error() == Some(37) => {
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn unlock(file: &File, locked: bool) -> io::Result<()> {
+    if locked { file.unlock() } else { Ok(()) }
+}
+
+/// Makes `file` end with a newline: a last line that is a whole JSON value gets its newline,
+/// a fragment is cut off. Returns the number of bytes cut.
+fn repair_tail(file: &mut File) -> io::Result<u64> {
     let len = file.metadata()?.len();
     if len == 0 {
         return Ok(0);
@@ -135,7 +154,8 @@ fn cut_torn_tail(file: &mut File) -> io::Result<u64> {
     if last[0] == b'\n' {
         return Ok(0);
     }
-    // Scan backwards in blocks for the last newline.
+    // Scan backwards in blocks for the start of the last line.
+    let mut start_of_line = 0;
     let mut end = len;
     let mut block = vec![0u8; 4096];
     while end > 0 {
@@ -144,14 +164,20 @@ fn cut_torn_tail(file: &mut File) -> io::Result<u64> {
         file.seek(SeekFrom::Start(start))?;
         file.read_exact(&mut block[..n])?;
         if let Some(i) = block[..n].iter().rposition(|&b| b == b'\n') {
-            let keep = start + i as u64 + 1;
-            file.set_len(keep)?;
-            return Ok(len - keep);
+            start_of_line = start + i as u64 + 1;
+            break;
         }
         end = start;
     }
-    file.set_len(0)?;
-    Ok(len)
+    let mut tail = Vec::with_capacity((len - start_of_line) as usize);
+    file.seek(SeekFrom::Start(start_of_line))?;
+    file.read_to_end(&mut tail)?;
+    if serde_json::from_slice::<serde_json::Value>(&tail).is_ok() {
+        file.write_all(b"\n")?;
+        return Ok(0);
+    }
+    file.set_len(start_of_line)?;
+    Ok(len - start_of_line)
 }
 
 fn sync_dir(dir: &Path) {
@@ -214,6 +240,28 @@ mod tests {
         let w = JsonLinesWriter::open(&path).unwrap();
         assert_eq!(w.torn_bytes_removed(), 17);
         assert_eq!(std::fs::read(&path).unwrap(), b"");
+        // A whole last row that only lacks its newline is kept.
+        std::fs::write(&path, "{\"n\":1}\n{\"n\":2}").unwrap();
+        let mut w = JsonLinesWriter::open(&path).unwrap();
+        assert_eq!(w.torn_bytes_removed(), 0);
+        w.append("{\"n\":3}").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n"
+        );
+        // A fragment left behind by another writer after this one opened is cut too.
+        let mut w = JsonLinesWriter::open(&path).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"n\":4, \"to")
+            .unwrap();
+        w.append("{\"n\":5}").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n{\"n\":5}\n"
+        );
         let big = format!("{}\n{}", "x".repeat(9000), "y".repeat(5000));
         std::fs::write(&path, &big).unwrap();
         assert_eq!(
