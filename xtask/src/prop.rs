@@ -96,9 +96,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
     /// Stop the run when one trial (or shrink evaluation) takes longer than this many
-    /// seconds: the property and seed are named on stderr, the receipt stays open
-    /// (stopped_early: true) and the exit status is 1. A hung trial cannot be interrupted,
-    /// so the whole process stops [default: no limit].
+    /// seconds: the property, seed and a replay command are printed on stderr and the exit
+    /// status is 1 (a hung trial cannot be interrupted, so the whole process stops). A trial
+    /// of the run leaves its receipt open (stopped_early: true) with a `timeout` witness row;
+    /// a hung shrink leaves shrink_status: in_progress [default: no limit].
     #[arg(long, value_name = "SECONDS")]
     trial_timeout: Option<f64>,
     /// Do not shrink failing seeds (receipts then say shrink_stable: false).

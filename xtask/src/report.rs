@@ -85,16 +85,17 @@ pub struct RunInfo<'a> {
 /// The copy-paste command that replays one seed of a run. A run of the default layout
 /// (patch `local`, receipts under `target/seedledger/` of the current directory) gets the
 /// short `--property ID --seed N`, which finds that receipt by itself; any other run names
-/// its receipt, so the replay checks the right fixture hash and appends beside it.
+/// its receipt (and root), so the replay checks the right fixture hash and appends beside it.
 pub fn replay_command(summary: &RunSummary, seed: u64) -> String {
     let id = &summary.receipt.property_id;
     let default = Path::new("target/seedledger/local").join(format!("{id}.receipt.json"));
-    if summary.receipt.patch_id == "local" && summary.receipt_path == default {
+    let here = summary.root.as_os_str().is_empty();
+    if here && summary.receipt.patch_id == "local" && summary.receipt_path == default {
         format!("cargo xtask prop replay --property {id} --seed {seed}")
     } else {
         format!(
-            "cargo xtask prop replay --receipt {} --seed {seed}",
-            summary.receipt_path.display()
+            "{} --seed {seed}",
+            seedledger_runner::replay_receipt_command(&summary.receipt_path, &summary.root)
         )
     }
 }
@@ -458,6 +459,7 @@ mod tests {
         let dir = PathBuf::from("target/seedledger/agent-7");
         RunSummary {
             property_id: receipt.property_id.clone(),
+            root: PathBuf::new(),
             receipt_path: dir.join(format!("{}.receipt.json", receipt.property_id)),
             witness_path: dir.join(format!("{}.witness.jsonl", receipt.property_id)),
             receipt,
@@ -478,6 +480,12 @@ mod tests {
         assert_eq!(
             replay_command(&s, 7),
             "cargo xtask prop replay --receipt elsewhere/local/p_bad.receipt.json --seed 7"
+        );
+        s.root = PathBuf::from("/tmp/my root");
+        s.receipt_path = PathBuf::from("/tmp/my root/target/seedledger/local/p_bad.receipt.json");
+        assert_eq!(
+            replay_command(&s, 7),
+            "cargo xtask prop replay --receipt '/tmp/my root/target/seedledger/local/p_bad.receipt.json' --root '/tmp/my root' --seed 7"
         );
     }
 

@@ -9,7 +9,8 @@ use std::path::Path;
 
 /// Replaces `path` with `bytes` atomically: a reader sees the old file or the new one,
 /// never a mix, and a crash leaves one of the two. Creates missing parent directories. The
-/// file is readable by everyone (mode 0644), like a file written the ordinary way.
+/// file gets mode 0644 (readable by everyone, whatever the umask), not the 0600 of a
+/// temporary file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic_file(path, bytes).map(drop)
 }

@@ -1,9 +1,9 @@
 //! Pricing an order from a catalog: line totals, quantity discounts, one coupon, tax.
 //!
 //! All money is integer cents. Per line: `price * qty`, minus a quantity discount
-//! (`floor(line * percent_off / 100)` when `qty >= min_qty`). The subtotal is the sum of
+//! (`line * percent_off / 100` (rounded toward zero) when `qty >= min_qty`). The subtotal is the sum of
 //! discounted lines. A coupon applies when the subtotal reaches its minimum: a fixed coupon
-//! takes off at most the subtotal, a percent coupon `floor(subtotal * percent / 100)`. Tax
+//! takes off at most the subtotal, a percent coupon `subtotal * percent / 100` (rounded toward zero). Tax
 //! is charged on what remains, `round_half_up(taxable * tax_rate_bp / 10000)` ([`tax_on`]).
 
 use serde::Deserialize;

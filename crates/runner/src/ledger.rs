@@ -285,7 +285,7 @@ pub struct RowSink {
 }
 
 #[derive(Debug)]
-struct SinkState {
+pub(crate) struct SinkState {
     buf: Vec<u8>,
     writer: JsonLinesWriter,
 }
@@ -336,11 +336,27 @@ impl RowSink {
         writer.sync()
     }
 
-    /// For the watchdog: a `timeout` row for the trial of `seed` that never returned, then
-    /// everything buffered, synced. Best effort: the process is about to end.
-    pub fn abandon(&self, seed: u64) {
-        let _ = self.push(seed, Some(TIMEOUT_SIGNATURE));
-        let _ = self.finish();
+    /// For the watchdog: takes the sink, so that no row can be pushed meanwhile, and asks
+    /// `hung` — under the lock — for the seed of a trial that is still running past its
+    /// timeout. If there is one, writes a `timeout` row for it (when `write_row`), then every
+    /// buffered row, syncs, and returns the seed with the lock still held: nothing else is
+    /// written before the process ends. `None` (lock released) when the trial has finished
+    /// in the meantime.
+    pub(crate) fn abandon_if(
+        &self,
+        write_row: bool,
+        hung: impl FnOnce() -> Option<u64>,
+    ) -> Option<(u64, std::sync::MutexGuard<'_, SinkState>)> {
+        let mut state = self.state();
+        let seed = hung()?;
+        let SinkState { buf, writer } = &mut *state;
+        if write_row {
+            self.rows.push_row(buf, seed, Some(TIMEOUT_SIGNATURE));
+        }
+        let _ = writer.append_raw(buf);
+        buf.clear();
+        let _ = writer.sync();
+        Some((seed, state))
     }
 }
 

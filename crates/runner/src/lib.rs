@@ -33,7 +33,8 @@ pub use property::{Fixture, PropError, PropErrorKind, PropResult, Property};
 pub use rng::{RNG_SCHEME, SeedRng};
 pub use run::{
     LoadedSpec, MAX_FAILURE_RECORDS, ReplayInput, ReplayResult, RunConfig, RunSummary, TOOL,
-    evidence_paths, load_fixture, load_spec, replay, run_properties, run_property,
+    evidence_paths, load_fixture, load_spec, replay, replay_receipt_command, run_properties,
+    run_property, shell_word,
 };
 pub use shrink::*;
 pub use signature::{fold_whitespace, normalize, panic_signature};

@@ -73,6 +73,8 @@ pub struct LoadedSpec {
 #[derive(Debug, Clone)]
 pub struct RunSummary {
     pub property_id: String,
+    /// The workspace root the run used (empty: the current directory).
+    pub root: PathBuf,
     pub receipt_path: PathBuf,
     pub witness_path: PathBuf,
     pub receipt: Receipt,
@@ -160,6 +162,37 @@ pub fn evidence_paths(out_dir: &Path, patch_id: &str, property_id: &str) -> (Pat
     )
 }
 
+/// `cargo xtask prop replay --receipt RECEIPT` (with `--root ROOT` unless the root is the
+/// current directory), each path quoted for a POSIX shell when it needs to be: the command
+/// that replays seeds of this receipt from wherever it was printed. Add `--seed N`.
+pub fn replay_receipt_command(receipt: &Path, root: &Path) -> String {
+    let mut command = format!(
+        "cargo xtask prop replay --receipt {}",
+        shell_word(&receipt.display().to_string())
+    );
+    if !(root.as_os_str().is_empty() || root == Path::new(".")) {
+        command.push_str(&format!(
+            " --root {}",
+            shell_word(&root.display().to_string())
+        ));
+    }
+    command
+}
+
+/// `word` as one POSIX shell word: unchanged when it is made of safe characters, else in
+/// single quotes (a `'` inside written as `'\''`).
+pub fn shell_word(word: &str) -> String {
+    let safe = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
+    if safe {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// Runs `property` over every planned seed and writes its receipt and witness rows.
 pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummary, RunError> {
     let started = Instant::now();
@@ -226,9 +259,13 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
         std::sync::Arc::new(RowSink::open(&witness_path, rows).map_err(write_err(&witness_path))?);
     let mut verdicts = String::with_capacity(config.seeds.len());
     let mut first_failure: Option<(u64, Failure)> = None;
-    let _watched = config
-        .trial_timeout
-        .map(|t| crate::watchdog::arm(property.id, t, std::sync::Arc::clone(&sink)));
+    let _watched = config.trial_timeout.map(|t| {
+        let replay = format!(
+            "{} --seed ",
+            replay_receipt_command(&receipt_path, &config.root)
+        );
+        crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink))
+    });
 
     for &seed in &config.seeds {
         ledger.attempt(seed).map_err(write_err(&receipt_path))?;
@@ -311,6 +348,7 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
     }
     Ok(RunSummary {
         property_id: property.id.to_string(),
+        root: config.root.clone(),
         receipt_path,
         witness_path,
         receipt,
@@ -514,4 +552,28 @@ pub fn replay(
         witness,
         witness_path: witness_path.to_path_buf(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_survive_pasting() {
+        assert_eq!(
+            shell_word("target/seedledger/x.receipt.json"),
+            "target/seedledger/x.receipt.json"
+        );
+        assert_eq!(shell_word("my out/x.json"), "'my out/x.json'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(
+            replay_receipt_command(Path::new("r.json"), Path::new("")),
+            "cargo xtask prop replay --receipt r.json"
+        );
+        assert_eq!(
+            replay_receipt_command(Path::new("a b/r.json"), Path::new("/w s")),
+            "cargo xtask prop replay --receipt 'a b/r.json' --root '/w s'"
+        );
+    }
 }

@@ -26,10 +26,15 @@ struct Slot {
     in_use: AtomicBool,
     /// Nanoseconds since `epoch()` at which the running trial started, plus one; 0 = idle.
     started: AtomicU64,
+    /// Counts the trials started in this slot, so the watchdog can tell "the same trial is
+    /// still running" from "a later one is".
+    trial: AtomicU64,
     timeout_nanos: AtomicU64,
     seed: AtomicU64,
     shrinking: AtomicBool,
     property: Mutex<String>,
+    /// The replay command up to the seed (`cargo xtask prop replay --receipt R --seed `).
+    replay: Mutex<String>,
     rows: Mutex<Option<Arc<RowSink>>>,
 }
 
@@ -37,10 +42,12 @@ struct Slot {
 const IDLE: Slot = Slot {
     in_use: AtomicBool::new(false),
     started: AtomicU64::new(0),
+    trial: AtomicU64::new(0),
     timeout_nanos: AtomicU64::new(0),
     seed: AtomicU64::new(0),
     shrinking: AtomicBool::new(false),
     property: Mutex::new(String::new()),
+    replay: Mutex::new(String::new()),
     rows: Mutex::new(None),
 };
 
@@ -82,7 +89,7 @@ impl Drop for Armed {
 /// Watches the trials of `property` on this thread with `timeout`; on expiry the watchdog
 /// writes `rows` (the buffered ones and a `timeout` row) before ending the process. With no
 /// free slot (more than 64 watched threads) the trials run unwatched.
-pub(crate) fn arm(property: &str, timeout: Duration, rows: Arc<RowSink>) -> Armed {
+pub(crate) fn arm(property: &str, replay: String, timeout: Duration, rows: Arc<RowSink>) -> Armed {
     let _ = epoch();
     WATCHER.call_once(|| {
         let _ = std::thread::Builder::new()
@@ -110,6 +117,9 @@ pub(crate) fn arm(property: &str, timeout: Duration, rows: Arc<RowSink>) -> Arme
         if let Ok(mut r) = s.rows.lock() {
             *r = Some(rows);
         }
+        if let Ok(mut r) = s.replay.lock() {
+            *r = replay;
+        }
         MINE.with(|m| m.set(Some(i)));
     }
     Armed { slot }
@@ -127,7 +137,8 @@ pub(crate) fn set_seed(seed: u64, shrinking: bool) {
 #[inline]
 pub(crate) fn trial_started() {
     if let Some(i) = MINE.with(Cell::get) {
-        TABLE[i].started.store(now_nanos() + 1, Ordering::Release);
+        TABLE[i].trial.fetch_add(1, Ordering::SeqCst);
+        TABLE[i].started.store(now_nanos() + 1, Ordering::SeqCst);
     }
 }
 
@@ -135,7 +146,7 @@ pub(crate) fn trial_started() {
 #[inline]
 pub(crate) fn trial_finished() {
     if let Some(i) = MINE.with(Cell::get) {
-        TABLE[i].started.store(0, Ordering::Release);
+        TABLE[i].started.store(0, Ordering::SeqCst);
     }
 }
 
@@ -144,34 +155,47 @@ fn watch() {
         std::thread::sleep(Duration::from_millis(50));
         let now = now_nanos();
         for s in &TABLE {
-            let started = s.started.load(Ordering::Acquire);
-            if !s.in_use.load(Ordering::Acquire) || started == 0 {
+            let trial = s.trial.load(Ordering::SeqCst);
+            let started = s.started.load(Ordering::SeqCst);
+            if !s.in_use.load(Ordering::SeqCst) || started == 0 {
                 continue;
             }
-            let timeout = s.timeout_nanos.load(Ordering::Acquire);
-            if now.saturating_sub(started - 1) > timeout {
-                let property = s.property.lock().map(|p| p.clone()).unwrap_or_default();
-                let seed = s.seed.load(Ordering::Acquire);
-                let secs = Duration::from_nanos(timeout).as_secs_f64();
-                if s.shrinking.load(Ordering::Acquire) {
-                    eprintln!(
-                        "error: property `{property}` ran longer than the trial timeout ({secs:.1} s) while shrinking \
-                         the input of seed {seed}; shrinking stops here and the receipt says \
-                         shrink_status: in_progress, shrink_stable: false. \
-                         Replay the seed with: cargo xtask prop replay --property {property} --seed {seed}"
-                    );
-                } else {
-                    if let Some(rows) = s.rows.lock().ok().and_then(|r| r.clone()) {
-                        rows.abandon(seed);
-                    }
-                    eprintln!(
-                        "error: property `{property}` ran longer than the trial timeout ({secs:.1} s) on seed {seed}; \
-                         the run stops here: its receipt stays open (stopped_early: true) and a `timeout` \
-                         witness row names the seed. Replay it with: cargo xtask prop replay --property {property} --seed {seed}"
-                    );
-                }
-                std::process::exit(TIMEOUT_EXIT_STATUS);
+            let timeout = s.timeout_nanos.load(Ordering::SeqCst);
+            if now.saturating_sub(started - 1) <= timeout {
+                continue;
             }
+            let Some(rows) = s.rows.lock().ok().and_then(|r| r.clone()) else {
+                continue;
+            };
+            let shrinking = s.shrinking.load(Ordering::SeqCst);
+            // Under the row sink's lock the run cannot record another trial: check that the
+            // trial seen above is still the one running, and read its seed.
+            let still_hung = || {
+                let same = s.trial.load(Ordering::SeqCst) == trial
+                    && s.started.load(Ordering::SeqCst) != 0;
+                same.then(|| s.seed.load(Ordering::SeqCst))
+            };
+            let Some((seed, _held)) = rows.abandon_if(!shrinking, still_hung) else {
+                continue;
+            };
+            let property = s.property.lock().map(|p| p.clone()).unwrap_or_default();
+            let replay = s.replay.lock().map(|r| r.clone()).unwrap_or_default();
+            let secs = Duration::from_nanos(timeout).as_secs_f64();
+            if shrinking {
+                eprintln!(
+                    "error: property `{property}` ran longer than the trial timeout ({secs:.1} s) while shrinking \
+                     the input of seed {seed}; shrinking stops here and the receipt says \
+                     shrink_status: in_progress, shrink_stable: false. \
+                     Replay the seed with: {replay}{seed}"
+                );
+            } else {
+                eprintln!(
+                    "error: property `{property}` ran longer than the trial timeout ({secs:.1} s) on seed {seed}; \
+                     the run stops here: its receipt stays open (stopped_early: true) and a `timeout` \
+                     witness row names the seed. Replay it with: {replay}{seed}"
+                );
+            }
+            std::process::exit(TIMEOUT_EXIT_STATUS);
         }
     }
 }

@@ -80,7 +80,9 @@ fn a_hung_trial_stops_the_run_naming_property_and_seed() {
     );
     assert!(stderr.contains("on seed 3"), "{stderr}");
     assert!(
-        stderr.contains("cargo xtask prop replay --property hangs --seed 3"),
+        stderr.contains("cargo xtask prop replay --receipt ")
+            && stderr.contains("hangs.receipt.json --root ")
+            && stderr.contains(" --seed 3"),
         "{stderr}"
     );
     let text = std::fs::read_to_string(dir.path().join("out/p/hangs.receipt.json")).unwrap();

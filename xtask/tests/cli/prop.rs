@@ -504,3 +504,54 @@ fn a_spec_that_is_not_utf8_is_an_input_error_naming_file_and_line() {
     );
     assert!(run.stderr.contains("not UTF-8"), "{}", run.stderr);
 }
+
+#[test]
+fn a_timeout_on_a_busy_run_names_the_last_attempted_seed_and_writes_one_row_per_seed() {
+    // A timeout far below a trial's length: the watchdog fires on whatever trial is running
+    // when it looks, while the run races on. Whatever it catches, the evidence must agree.
+    let root = Root::new();
+    let run = root.run(&[
+        "prop",
+        "run",
+        "--property",
+        "balance_conserved",
+        "--cases",
+        "200000",
+        "--no-shrink",
+        "--trial-timeout",
+        "0.000000001",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let receipt: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.receipt_path("local", "balance_conserved")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(receipt["stopped_early"], true);
+    let attempted = receipt["attempted_seeds"].as_array().unwrap();
+    let last = attempted.last().unwrap().as_u64().unwrap();
+    assert!(
+        run.stderr.contains(&format!("on seed {last};")),
+        "{}",
+        run.stderr
+    );
+    let rows = parse_witness_lines(
+        &std::fs::read_to_string(
+            root.path()
+                .join("target/seedledger/local/balance_conserved.witness.jsonl"),
+        )
+        .unwrap(),
+    );
+    let rows: Vec<_> = rows.into_iter().map(|l| l.row.unwrap()).collect();
+    assert_eq!(
+        rows.len(),
+        attempted.len(),
+        "one row per attempted seed, the hung one included"
+    );
+    let ids: std::collections::BTreeSet<_> = rows.iter().map(|r| r.witness_id.clone()).collect();
+    assert_eq!(ids.len(), rows.len(), "witness ids are unique");
+    let timeout = rows.last().unwrap();
+    assert_eq!(
+        (timeout.seed, timeout.signature.as_str()),
+        (last, "timeout")
+    );
+}
