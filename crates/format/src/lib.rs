@@ -10,6 +10,7 @@ mod errors;
 mod exit;
 mod fields;
 mod hash;
+mod json;
 mod pretty;
 mod receipt;
 mod seed;

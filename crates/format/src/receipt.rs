@@ -157,8 +157,7 @@ pub struct ShrinkPassRecord {
 impl Receipt {
     /// Strict, typed parse of a receipt's text. The error names the field (and its line).
     pub fn parse(text: &str) -> Result<Receipt, ParseError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| ParseError::from_json_syntax(&e))?;
+        let value: Value = crate::json::parse(text)?;
         let f = Fields::of(&value)?;
         // The required fields first, with the seed rules applied exactly.
         let required = || -> Result<(), FieldError> {
@@ -231,8 +230,7 @@ impl LedgerView {
 
     /// Reads the decision fields of a receipt's text.
     pub fn parse(text: &str) -> Result<LedgerView, ParseError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| ParseError::from_json_syntax(&e))?;
+        let value: Value = crate::json::parse(text)?;
         LedgerView::from_value(&value).map_err(|e| match e {
             ParseError::Field(f) => ParseError::Field(with_line(text, f)),
             other => other,

@@ -132,14 +132,14 @@ pub fn parse_witness_lines(text: &str) -> Vec<WitnessLine> {
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
             let line = i + 1;
-            let value: Value = match serde_json::from_str(l) {
+            let value: Value = match crate::json::parse(l) {
                 Ok(v) => v,
                 Err(e) => {
                     return WitnessLine {
                         line,
                         witness_id: None,
                         remote_minting: false,
-                        row: Err(ParseError::from_json_syntax(&e)),
+                        row: Err(e),
                     };
                 }
             };
