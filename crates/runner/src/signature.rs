@@ -13,13 +13,16 @@
 //! | the input needs more than `MAX_CHOICES` choices | `overrun:too_many_choices` |
 //! | a trial outlives the trial timeout | `timeout` |
 //!
-//! Values never enter a signature: assertion signatures use the source text of the check;
-//! in panic messages every run of digits becomes `#` and every double-quoted string `"…"`
-//! (`index out of bounds: the len is # but the index is #`, ``called `Result::unwrap()` on an
-//! `Err` value: "…"``); line numbers are left out so that editing unrelated code above a check
-//! does not change its signature. The panic's file is made machine-independent: a file of a
-//! crates.io dependency becomes `<crate>/src/...` (no registry path, no version), a file of
-//! the standard library `rustc/library/...` (no compiler hash), any other absolute path
+//! Values are kept out of signatures: assertion signatures use the source text of the
+//! check; in panic messages every run of digits becomes `#`, a one-word double-quoted string
+//! (a key or a value) becomes `"…"`, a longer one keeps only its first word (`"bad sku
+//! alpha"` -> `"bad…"`, so that `"unknown sku"` and `"quantity overflow"` stay different
+//! modes), a quoted character becomes `'…'` and a hex number `#x#`; line numbers are left
+//! out so that editing unrelated code above a check does not change its signature. This is
+//! a heuristic: a message that puts a value first inside a multi-word quote still leaks it.
+//! The panic's file is made machine-independent: a file of a crates.io dependency becomes
+//! `<crate>/src/...` (no registry path, no version), a file of the standard library
+//! `rustc/library/...` (no compiler hash or distribution path), any other absolute path
 //! `<crate dir>/src/...`; workspace files stay as the compiler names them (relative).
 //! Signatures are at most 200 characters.
 
@@ -29,31 +32,64 @@ pub fn normalize(text: &str) -> String {
     fold(&mask_quoted(text), true)
 }
 
-/// Replaces the contents of every double-quoted string (escapes honoured) by `…`.
+/// Masks the values a panic message quotes: a double-quoted string that is one word
+/// (`"alpha"`, a key or a value) becomes `"…"`; one of several words keeps its first word
+/// (`"bad sku alpha"` -> `"bad…"`, so `"unknown sku"` and `"quantity overflow"` stay apart);
+/// a quoted character (`'x'`) becomes `'…'`; a hex number (`0x7ffd5a`) becomes `#x#` once digits are masked.
 fn mask_quoted(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        out.push(c);
-        if c != '"' {
-            continue;
-        }
-        out.push('…');
-        let mut closed = false;
-        while let Some(d) = chars.next() {
-            match d {
-                '\\' => {
-                    chars.next();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '"' => {
+                // Find the closing quote, honouring escapes.
+                let mut j = i + 1;
+                let mut closed = false;
+                while j < chars.len() {
+                    match chars[j] {
+                        '\\' => j += 2,
+                        '"' => {
+                            closed = true;
+                            break;
+                        }
+                        _ => j += 1,
+                    }
                 }
-                '"' => {
-                    closed = true;
-                    break;
+                let inner: String = chars[i + 1..j.min(chars.len())].iter().collect();
+                out.push('"');
+                if let Some((first, _)) = inner.trim_start().split_once(char::is_whitespace) {
+                    out.push_str(first);
                 }
-                _ => {}
+                out.push('…');
+                if closed {
+                    out.push('"');
+                }
+                i = j + 1;
             }
-        }
-        if closed {
-            out.push('"');
+            '\'' if chars.get(i + 2) == Some(&'\'') && chars.get(i + 1) != Some(&'\'') => {
+                out.push_str("'…'");
+                i += 3;
+            }
+            '\'' if chars.get(i + 1) == Some(&'\\') && chars.get(i + 3) == Some(&'\'') => {
+                out.push_str("'…'");
+                i += 4;
+            }
+            '0' if matches!(chars.get(i + 1), Some('x' | 'X'))
+                && chars.get(i + 2).is_some_and(char::is_ascii_hexdigit)
+                && (i == 0 || !chars[i - 1].is_ascii_alphanumeric()) =>
+            {
+                out.push_str("0x#");
+                i += 2;
+                while chars.get(i).is_some_and(char::is_ascii_hexdigit) {
+                    i += 1;
+                }
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
         }
     }
     out
@@ -67,13 +103,24 @@ pub fn stable_path(file: &str) -> String {
             .map(str::to_string)
             .collect::<Vec<_>>()
     };
-    let unversioned = |dir: &str| match dir.rsplit_once('-') {
-        Some((name, rest))
-            if rest.starts_with(|c: char| c.is_ascii_digit() || c.is_ascii_hexdigit()) =>
-        {
-            name.to_string()
+    // `serde_json-1.0.154` -> `serde_json`, `foo-1.0.0-beta.1` -> `foo`, `repo-0123abcd`
+    // (a git checkout) -> `repo`: cut at the first `-` followed by a digit, or at a last `-`
+    // followed by a hex hash.
+    let unversioned = |dir: &str| {
+        let cut = dir
+            .char_indices()
+            .find(|&(i, c)| c == '-' && dir[i + 1..].starts_with(|d: char| d.is_ascii_digit()));
+        if let Some((i, _)) = cut {
+            return dir[..i].to_string();
         }
-        _ => dir.to_string(),
+        match dir.rsplit_once('-') {
+            Some((name, hash))
+                if hash.len() >= 7 && hash.chars().all(|c| c.is_ascii_hexdigit()) =>
+            {
+                name.to_string()
+            }
+            _ => dir.to_string(),
+        }
     };
     let normalized = file.replace('\\', "/");
     if let Some((_, rest)) = normalized.split_once("/registry/src/") {
@@ -95,6 +142,15 @@ pub fn stable_path(file: &str) -> String {
                 .collect::<Vec<_>>()
                 .join("/");
         }
+    }
+    if let Some((before, rest)) = normalized.split_once("/library/")
+        && before
+            .rsplit('/')
+            .next()
+            .is_some_and(|d| d.starts_with("rustc"))
+    {
+        // A distribution's standard library sources: `/usr/src/rustc-1.85.0/library/...`.
+        return format!("rustc/library/{rest}");
     }
     if let Some(rest) = normalized.strip_prefix("/rustc/") {
         // <commit hash>/library/...
@@ -211,10 +267,32 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(
             a,
-            "panic:src/main.rs:called `Result::unwrap()` on an `Err` value: \"…\""
+            "panic:src/main.rs:called `Result::unwrap()` on an `Err` value: \"bad…\""
         );
         let c = panic_signature(Some("src/main.rs"), "cannot access key \"alpha\" in object");
         assert_eq!(c, "panic:src/main.rs:cannot access key \"…\" in object");
+        // Different messages stay different modes.
+        let unknown = panic_signature(
+            Some("src/main.rs"),
+            "called `Result::unwrap()` on an `Err` value: \"unknown sku\"",
+        );
+        let overflow = panic_signature(
+            Some("src/main.rs"),
+            "called `Result::unwrap()` on an `Err` value: \"quantity overflow\"",
+        );
+        assert_ne!(unknown, overflow);
+        assert!(unknown.ends_with("\"unknown…\""), "{unknown}");
+        // Quoted characters and hex addresses are values too.
+        assert_eq!(
+            normalize(
+                "byte index 3 is not a char boundary; it is inside 'é' (bytes 2..4) at 0x7ffd5a"
+            ),
+            "byte index # is not a char boundary; it is inside '…' (bytes #..#) at #x#"
+        );
+        assert_eq!(
+            normalize("'\\n' and 'ab' and don't"),
+            "'…' and 'ab' and don't"
+        );
         assert_eq!(normalize("unterminated \"abc"), "unterminated \"…");
     }
 
