@@ -26,8 +26,8 @@
 //! `<crate dir>/src/...`; workspace files stay as the compiler names them (relative).
 //! Signatures are at most 200 characters.
 
-/// Masks every run of ASCII digits as `#` and every double-quoted string as `"…"`, folds
-/// whitespace, and caps the length.
+/// Masks the values of a message (digits, quoted values, quoted characters, hex; see the
+/// module docs), folds whitespace, and caps the length.
 pub fn normalize(text: &str) -> String {
     fold(&mask_quoted(text), true)
 }
