@@ -26,7 +26,3 @@ pub struct Citation {
     pub expires_at: String,
     pub written_at: String,
 }
-
-impl Citation {
-    pub const SCHEMA_VERSION: u32 = CITATION_SCHEMA_VERSION;
-}
