@@ -17,7 +17,7 @@ pub enum PropCommand {
     /// Every planned seed runs, even after a failure. For each property the receipt goes to
     /// OUT/PATCH/ID.receipt.json and one witness row per seed is appended to
     /// OUT/PATCH/ID.witness.jsonl. The first failing seed is shrunk twice; the summary names
-    /// every failing seed with a copy-paste replay command.
+    /// the failing seeds, with a copy-paste replay command for each of the first five.
     ///
     /// Exit status: 0 all properties passed, 1 a property failed, 2 an error (bad
     /// arguments, unreadable spec or fixture, unwritable output).
