@@ -336,6 +336,17 @@ impl RowSink {
         writer.sync()
     }
 
+    /// For the watchdog ending the process for another run's hung trial: writes every
+    /// buffered row, syncs, and keeps the lock so that nothing is half-written at the exit.
+    pub(crate) fn flush_and_hold(&self) -> std::sync::MutexGuard<'_, SinkState> {
+        let mut state = self.state();
+        let SinkState { buf, writer } = &mut *state;
+        let _ = writer.append_raw(buf);
+        buf.clear();
+        let _ = writer.sync();
+        state
+    }
+
     /// For the watchdog: takes the sink, so that no row can be pushed meanwhile, and asks
     /// `hung` — under the lock — for the seed of a trial that is still running past its
     /// timeout. If there is one, writes a `timeout` row for it (when `write_row`), then every

@@ -178,6 +178,14 @@ fn watch() {
             let Some((seed, _held)) = rows.abandon_if(!shrinking, still_hung) else {
                 continue;
             };
+            // Runs in parallel on other threads end with the process too: write their
+            // buffered rows, and hold their sinks so nothing is half-written at the exit.
+            let others: Vec<Arc<RowSink>> = TABLE
+                .iter()
+                .filter(|o| !std::ptr::eq(*o, s) && o.in_use.load(Ordering::SeqCst))
+                .filter_map(|o| o.rows.lock().ok().and_then(|r| r.clone()))
+                .collect();
+            let _held_others: Vec<_> = others.iter().map(|r| r.flush_and_hold()).collect();
             let property = s.property.lock().map(|p| p.clone()).unwrap_or_default();
             let replay = s.replay.lock().map(|r| r.clone()).unwrap_or_default();
             let secs = Duration::from_nanos(timeout).as_secs_f64();

@@ -181,3 +181,77 @@ fn scratch_root() -> tempfile::TempDir {
     .unwrap();
     dir
 }
+
+fn busy(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let _ = tc.draw(&int(0..=9u8));
+    std::thread::sleep(Duration::from_millis(1));
+    Ok(())
+}
+
+const CHILD_PARALLEL: &str = "SEEDLEDGER_WATCHDOG_PARALLEL_CHILD_ROOT";
+
+/// The child: a hanging property and a busy one, side by side.
+#[test]
+fn child_parallel_runs_one_hung() {
+    let Some(root) = std::env::var_os(CHILD_PARALLEL).map(PathBuf::from) else {
+        return;
+    };
+    let config = RunConfig {
+        out_dir: root.join("out"),
+        root,
+        patch_id: "p".into(),
+        runner: Runner::Local,
+        seeds: (1..=100_000).collect(),
+        shrink: None,
+        durable: true,
+        trial_timeout: Some(Duration::from_millis(300)),
+    };
+    let properties = [
+        Property::new("hangs", hangs_on_seed_3),
+        Property::new("busy", busy),
+    ];
+    seedledger_runner::run_properties(&properties, &config, 2, |_, _| {});
+    panic!("the watchdog should have ended the process");
+}
+
+#[test]
+fn a_hung_run_ends_the_process_with_the_rows_of_parallel_runs_written() {
+    let dir = scratch_root();
+    std::fs::write(
+        dir.path().join("props/busy.md"),
+        "---\nproperty_id: busy\nbound: returns\nfixture: fixtures/f.json\noracle_source: human_reviewed\n---\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_parallel_runs_one_hung",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(CHILD_PARALLEL, dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(seedledger_runner::TIMEOUT_EXIT_STATUS),
+        "{stderr}"
+    );
+    let receipt: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/p/busy.receipt.json")).unwrap(),
+    )
+    .unwrap();
+    let attempted = receipt["attempted_seeds"].as_array().unwrap().len();
+    let rows = std::fs::read_to_string(dir.path().join("out/p/busy.witness.jsonl")).unwrap();
+    let rows = seedledger_format::parse_witness_lines(&rows);
+    assert!(attempted > 10, "the busy run was under way: {attempted}");
+    // Every finished trial's row is on disk; only the one running at the exit may lack it.
+    assert!(
+        rows.len() + 1 >= attempted && rows.len() <= attempted,
+        "{} rows, {attempted} attempted",
+        rows.len()
+    );
+    assert!(rows.iter().all(|l| l.row.is_ok()));
+}
