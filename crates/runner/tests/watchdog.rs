@@ -1,79 +1,136 @@
 //! The trial timeout: a trial that never returns stops the process with the property and
-//! seed named, and the receipt stays open with the hung seed as the last attempted one.
-//! The run happens in a child process (this test binary, re-executed), since the watchdog
-//! ends the whole process.
+//! seed named; the evidence on disk then says what happened. Each run happens in a child
+//! process (this test binary, re-executed with one `child_*` test selected), since the
+//! watchdog ends the whole process.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use seedledger_format::Runner;
-use seedledger_runner::{Fixture, PropResult, Property, RunConfig, TestCase, int, run_property};
-use std::path::PathBuf;
+use seedledger_format::{Receipt, Runner, parse_witness_lines};
+use seedledger_runner::{
+    Fixture, PropResult, Property, RunConfig, ShrinkConfig, TIMEOUT_EXIT_STATUS, TestCase, int,
+    prop_assert, run_properties, run_property,
+};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const CHILD: &str = "SEEDLEDGER_WATCHDOG_CHILD_ROOT";
+/// Set in a child: the scratch root to run in.
+const CHILD_ROOT: &str = "SEEDLEDGER_WATCHDOG_CHILD_ROOT";
 
-fn hangs_on_seed_3(tc: &mut TestCase, _: &Fixture) -> PropResult {
+thread_local! {
+    static TRIALS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Passes, except that its third trial on a thread never returns.
+fn hangs_on_third_trial(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let _ = tc.draw(&int(0..=9u8));
-    if SEED.with(|s| s.get()) == 3 {
+    if TRIALS.with(|t| t.replace(t.get() + 1)) == 2 {
         loop {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
-    SEED.with(|s| s.set(s.get() + 1));
     Ok(())
 }
 
-thread_local! {
-    static SEED: std::cell::Cell<u64> = const { std::cell::Cell::new(1) };
+/// Every seed fails; a shrink candidate below 10 never returns.
+fn hangs_when_shrinking(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let n = tc.draw(&int(0..=1000u32));
+    if n < 10 && tc.is_replay() {
+        loop {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    prop_assert!(n > 5000, "n = {n}");
+    Ok(())
 }
 
-/// The child: runs seeds 1..=5 of a property that hangs on the third trial.
-#[test]
-fn child_run_with_a_hung_trial() {
-    let Some(root) = std::env::var_os(CHILD).map(PathBuf::from) else {
-        return;
-    };
-    let config = RunConfig {
+fn busy(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let _ = tc.draw(&int(0..=9u8));
+    std::thread::sleep(Duration::from_millis(1));
+    Ok(())
+}
+
+/// The child's configuration, or `None` in the parent's ordinary test run.
+fn child_config(seeds: Vec<u64>, shrink: Option<ShrinkConfig>) -> Option<RunConfig> {
+    let root = PathBuf::from(std::env::var_os(CHILD_ROOT)?);
+    Some(RunConfig {
         out_dir: root.join("out"),
         root,
         patch_id: "p".into(),
         runner: Runner::Local,
-        seeds: vec![1, 2, 3, 4, 5],
-        shrink: None,
+        seeds,
+        shrink,
         durable: true,
         trial_timeout: Some(Duration::from_millis(300)),
+    })
+}
+
+#[test]
+fn child_hung_trial() {
+    let Some(config) = child_config(vec![1, 2, 3, 4, 5], None) else {
+        return;
     };
-    let _ = run_property(&Property::new("hangs", hangs_on_seed_3), &config);
+    let _ = run_property(&Property::new("hangs", hangs_on_third_trial), &config);
     panic!("the watchdog should have ended the process");
 }
 
 #[test]
-fn a_hung_trial_stops_the_run_naming_property_and_seed() {
+fn child_hung_shrink() {
+    let Some(config) = child_config(vec![1, 2], Some(ShrinkConfig::default())) else {
+        return;
+    };
+    let _ = run_property(&Property::new("hangs", hangs_when_shrinking), &config);
+    panic!("the watchdog should have ended the process");
+}
+
+#[test]
+fn child_hung_beside_a_busy_run() {
+    let Some(config) = child_config((1..=100_000).collect(), None) else {
+        return;
+    };
+    let properties = [
+        Property::new("hangs", hangs_on_third_trial),
+        Property::new("busy", busy),
+    ];
+    run_properties(&properties, &config, 2, |_, _| {});
+    panic!("the watchdog should have ended the process");
+}
+
+/// A scratch root with spec files for `hangs` and `busy`.
+fn scratch_root() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("props")).unwrap();
     std::fs::create_dir_all(dir.path().join("fixtures")).unwrap();
     std::fs::write(dir.path().join("fixtures/f.json"), "{}").unwrap();
-    std::fs::write(
-        dir.path().join("props/hangs.md"),
-        "---\nproperty_id: hangs\nbound: returns\nfixture: fixtures/f.json\noracle_source: human_reviewed\n---\n",
-    )
-    .unwrap();
+    for id in ["hangs", "busy"] {
+        std::fs::write(
+            dir.path().join(format!("props/{id}.md")),
+            format!("---\nproperty_id: {id}\nbound: returns\nfixture: fixtures/f.json\noracle_source: human_reviewed\n---\n"),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+/// Runs the child test `name` in `root`; checks it was stopped by the watchdog and returns
+/// its stderr.
+fn run_child(name: &str, root: &Path) -> String {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_run_with_a_hung_trial",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(CHILD, dir.path())
+        .args(["--exact", name, "--nocapture", "--test-threads", "1"])
+        .env(CHILD_ROOT, root)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(seedledger_runner::TIMEOUT_EXIT_STATUS),
-        "{stderr}"
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(TIMEOUT_EXIT_STATUS), "{stderr}");
+    stderr
+}
+
+fn read(root: &Path, file: &str) -> String {
+    std::fs::read_to_string(root.join("out/p").join(file)).unwrap()
+}
+
+#[test]
+fn a_hung_trial_stops_the_run_naming_property_and_seed() {
+    let dir = scratch_root();
+    let stderr = run_child("child_hung_trial", dir.path());
     assert!(
         stderr.contains("property `hangs` ran longer than the trial timeout"),
         "{stderr}"
@@ -85,13 +142,12 @@ fn a_hung_trial_stops_the_run_naming_property_and_seed() {
             && stderr.contains(" --seed 3"),
         "{stderr}"
     );
-    let text = std::fs::read_to_string(dir.path().join("out/p/hangs.receipt.json")).unwrap();
-    let receipt: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let receipt: serde_json::Value =
+        serde_json::from_str(&read(dir.path(), "hangs.receipt.json")).unwrap();
     assert_eq!(receipt["stopped_early"], true);
     assert_eq!(receipt["attempted_seeds"], serde_json::json!([1, 2, 3]));
     // The rows of the finished trials and a `timeout` row for the hung one were written.
-    let rows = std::fs::read_to_string(dir.path().join("out/p/hangs.witness.jsonl")).unwrap();
-    let rows: Vec<_> = seedledger_format::parse_witness_lines(&rows)
+    let rows: Vec<_> = parse_witness_lines(&read(dir.path(), "hangs.witness.jsonl"))
         .into_iter()
         .map(|l| l.row.unwrap())
         .collect();
@@ -102,66 +158,15 @@ fn a_hung_trial_stops_the_run_naming_property_and_seed() {
     assert_eq!(seen, vec![(1, "ok"), (2, "ok"), (3, "timeout")]);
 }
 
-fn hangs_when_shrinking(tc: &mut TestCase, _: &Fixture) -> PropResult {
-    let n = tc.draw(&int(0..=1000u32));
-    // Every seed fails; a shrink candidate below 10 hangs.
-    if n < 10 && tc.is_replay() {
-        loop {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-    seedledger_runner::prop_assert!(n > 5000, "n = {n}");
-    Ok(())
-}
-
-/// The child: every seed fails, and shrinking reaches an input that hangs.
-#[test]
-fn child_run_hung_while_shrinking() {
-    let Some(root) = std::env::var_os(CHILD_SHRINK).map(PathBuf::from) else {
-        return;
-    };
-    let config = RunConfig {
-        out_dir: root.join("out"),
-        root,
-        patch_id: "p".into(),
-        runner: Runner::Local,
-        seeds: vec![1, 2],
-        shrink: Some(seedledger_runner::ShrinkConfig::default()),
-        durable: true,
-        trial_timeout: Some(Duration::from_millis(300)),
-    };
-    let _ = run_property(&Property::new("hangs", hangs_when_shrinking), &config);
-    panic!("the watchdog should have ended the process");
-}
-
-const CHILD_SHRINK: &str = "SEEDLEDGER_WATCHDOG_SHRINK_CHILD_ROOT";
-
 #[test]
 fn a_hung_shrink_leaves_a_closed_receipt_that_says_shrinking_did_not_finish() {
     let dir = scratch_root();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_run_hung_while_shrinking",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(CHILD_SHRINK, dir.path())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(seedledger_runner::TIMEOUT_EXIT_STATUS),
-        "{stderr}"
-    );
+    let stderr = run_child("child_hung_shrink", dir.path());
     assert!(
         stderr.contains("while shrinking the input of seed 1"),
         "{stderr}"
     );
-    let text = std::fs::read_to_string(dir.path().join("out/p/hangs.receipt.json")).unwrap();
-    let receipt = seedledger_format::Receipt::parse(&text).unwrap();
+    let receipt = Receipt::parse(&read(dir.path(), "hangs.receipt.json")).unwrap();
     assert!(!receipt.stopped_early, "every planned seed finished");
     assert_eq!(receipt.attempted_seeds, vec![1, 2]);
     assert_eq!(receipt.shrink_status.as_deref(), Some("in_progress"));
@@ -169,83 +174,14 @@ fn a_hung_shrink_leaves_a_closed_receipt_that_says_shrinking_did_not_finish() {
     assert!(receipt.shrink.is_none());
 }
 
-fn scratch_root() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("props")).unwrap();
-    std::fs::create_dir_all(dir.path().join("fixtures")).unwrap();
-    std::fs::write(dir.path().join("fixtures/f.json"), "{}").unwrap();
-    std::fs::write(
-        dir.path().join("props/hangs.md"),
-        "---\nproperty_id: hangs\nbound: returns\nfixture: fixtures/f.json\noracle_source: human_reviewed\n---\n",
-    )
-    .unwrap();
-    dir
-}
-
-fn busy(tc: &mut TestCase, _: &Fixture) -> PropResult {
-    let _ = tc.draw(&int(0..=9u8));
-    std::thread::sleep(Duration::from_millis(1));
-    Ok(())
-}
-
-const CHILD_PARALLEL: &str = "SEEDLEDGER_WATCHDOG_PARALLEL_CHILD_ROOT";
-
-/// The child: a hanging property and a busy one, side by side.
-#[test]
-fn child_parallel_runs_one_hung() {
-    let Some(root) = std::env::var_os(CHILD_PARALLEL).map(PathBuf::from) else {
-        return;
-    };
-    let config = RunConfig {
-        out_dir: root.join("out"),
-        root,
-        patch_id: "p".into(),
-        runner: Runner::Local,
-        seeds: (1..=100_000).collect(),
-        shrink: None,
-        durable: true,
-        trial_timeout: Some(Duration::from_millis(300)),
-    };
-    let properties = [
-        Property::new("hangs", hangs_on_seed_3),
-        Property::new("busy", busy),
-    ];
-    seedledger_runner::run_properties(&properties, &config, 2, |_, _| {});
-    panic!("the watchdog should have ended the process");
-}
-
 #[test]
 fn a_hung_run_ends_the_process_with_the_rows_of_parallel_runs_written() {
     let dir = scratch_root();
-    std::fs::write(
-        dir.path().join("props/busy.md"),
-        "---\nproperty_id: busy\nbound: returns\nfixture: fixtures/f.json\noracle_source: human_reviewed\n---\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_parallel_runs_one_hung",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(CHILD_PARALLEL, dir.path())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(seedledger_runner::TIMEOUT_EXIT_STATUS),
-        "{stderr}"
-    );
-    let receipt: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("out/p/busy.receipt.json")).unwrap(),
-    )
-    .unwrap();
+    run_child("child_hung_beside_a_busy_run", dir.path());
+    let receipt: serde_json::Value =
+        serde_json::from_str(&read(dir.path(), "busy.receipt.json")).unwrap();
     let attempted = receipt["attempted_seeds"].as_array().unwrap().len();
-    let rows = std::fs::read_to_string(dir.path().join("out/p/busy.witness.jsonl")).unwrap();
-    let rows = seedledger_format::parse_witness_lines(&rows);
+    let rows = parse_witness_lines(&read(dir.path(), "busy.witness.jsonl"));
     assert!(attempted > 10, "the busy run was under way: {attempted}");
     // Every finished trial's row is on disk; only the one running at the exit may lack it.
     assert!(
