@@ -195,10 +195,6 @@ impl OpenReceipt {
         self.file = None;
         write_atomic(&self.path, final_text.as_bytes())
     }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
 }
 
 /// Formats witness rows of one run by hand (no serde on the per-trial path): the parts that

@@ -127,3 +127,29 @@ fn passing_properties_pass() {
         );
     }
 }
+
+#[test]
+fn notes_join_the_recorded_input_and_cost_nothing_on_the_fast_path() {
+    let p = Property::new("noted", |tc, _| {
+        let n = tc.draw(&int(0..=9u8));
+        tc.note(|| format!("doubled: {}", u16::from(n) * 2));
+        prop_assert!(n > 100);
+        Ok(())
+    });
+    let fixture = Fixture::new(Vec::new());
+    let recorded = seedledger_runner::evaluate(&p, TestCase::recording(5), &fixture);
+    assert_eq!(
+        recorded.record.drawn.len(),
+        2,
+        "{:?}",
+        recorded.record.drawn
+    );
+    let n: u16 = recorded.record.drawn[0].parse().unwrap();
+    assert_eq!(
+        recorded.record.drawn[1],
+        format!("note: doubled: {}", n * 2)
+    );
+    let fast = seedledger_runner::evaluate(&p, TestCase::random(5), &fixture);
+    assert!(fast.record.drawn.is_empty());
+    assert_eq!(fast.outcome, recorded.outcome);
+}
