@@ -261,6 +261,7 @@ fn runner_bench(args: &RunnerBenchArgs) -> ExitStatus {
         return ExitStatus::Error;
     }
     let config = |durable: bool| RunConfig {
+        code: None,
         root: root.path().to_path_buf(),
         out_dir: root
             .path()

@@ -4,20 +4,21 @@
 //! (the gate crate reads none), calls `seedledger-gate`, prints, and maps outcomes to exit
 //! codes (0 yes, 1 no, 2 error).
 
+use crate::freezes::Currents;
 use crate::prop::Role;
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use seedledger_format::{
-    Citation, ExitStatus, Runner, SpecFile, fixture_hash_from_pin, fixture_pin, property_digest,
-    to_json_readable, write_atomic_new,
+    Citation, ExitStatus, Runner, SpecFile, WitnessLine, fixture_pin, parse_rfc3339,
+    property_digest, write_atomic_new,
 };
 use seedledger_gate::{
-    CiteError, CiteRequest, CloseStatus, Closing, Expected, FreezeDecision, close_ledger_bytes,
-    decide_freeze, patch_counts, witness_lines_from_bytes,
+    CiteError, CiteRequest, CloseStatus, Closing, Current, Expected, FreezeDecision, ReceiptFacts,
+    Retirement, Review, close_ledger_bytes, decide_freeze, patch_counts, receipt_retirement,
+    same_seed_review, witness_lines_from_bytes,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The gate: only a narrow, explicit set of facts lets a failing property be frozen.
 #[derive(Debug, Subcommand)]
@@ -128,6 +129,24 @@ pub enum GateCommand {
     #[command(verbatim_doc_comment)]
     Counts(CountsArgs),
 
+    /// List every citation in the freeze store with its state.
+    ///
+    /// States (SPEC: Freeze store and honoured freezes), first match wins: `retired (spec
+    /// changed)` (props/<id>.md no longer has the cited digest, or is gone), `retired (fixture
+    /// changed)`, `retired (diff changed)` (the work tree's code identity, computed against the
+    /// citation's own base revision — or HEAD — is not the cited one), `expired`, `active`.
+    /// Only `active` citations are honoured by `prop run`. A file that is not a valid citation
+    /// is listed as `invalid` (never honoured).
+    ///
+    /// Output, one line per file, sorted by name. Human: `<file>: <state>` followed by the
+    /// property, frozen signature, expiry, patch and review. JSON (`--format json`): one object
+    /// per line, `{"citation": <file>, "state": <state>, "property_id", "signature",
+    /// "expires_at", "patch_id", "seed", "same_seed_review", "error"}`.
+    ///
+    /// Exit status: 0 listed; 2 the store cannot be listed or a file is not a valid citation.
+    #[command(verbatim_doc_comment)]
+    Freezes(FreezesArgs),
+
     /// Print the fixture pin of FILE: sha256(b"fixture-v1\n" ++ bytes), lowercase hex.
     ///
     /// A receipt's fixture_hash is `sha256:` followed by this pin. Exit 2 when FILE cannot be
@@ -188,9 +207,14 @@ pub struct CiteArgs {
     /// 2030-01-01T00:00:00Z; must be in the future. Without it the citation is refused.
     #[arg(long, value_name = "RFC3339")]
     expires_at: Option<String>,
-    /// Where to write the citation (JSON). Must not exist: a citation is never refreshed.
-    #[arg(long, value_name = "FILE")]
-    out: PathBuf,
+    /// The freeze store the citation is written into, under a new file name
+    /// [default: ROOT/props/freezes]. `prop run` honours the citations it finds there.
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// Cite without the same-seed review, for suites whose noise is not the seed (timing,
+    /// the network). Explicit, and recorded in the citation as `same_seed_review: waived`.
+    #[arg(long)]
+    waive_same_seed_review: bool,
     /// Who is asking to write: only a local runner may write a citation.
     #[arg(long, value_enum, default_value_t = Role::Local)]
     runner: Role,
@@ -204,6 +228,28 @@ pub struct CountsArgs {
     /// Receipt files (JSON) of one or more patches.
     #[arg(required = true, value_name = "RECEIPT")]
     files: Vec<PathBuf>,
+    /// The workspace root whose specs, fixtures and git work tree say what is current
+    /// [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct FreezesArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// The freeze store [default: ROOT/props/freezes].
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// The workspace root whose specs, fixtures and git work tree say what is current
+    /// [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Judge expiry at this RFC 3339 time instead of now (which freezes will have expired
+    /// by then?).
+    #[arg(long, value_name = "RFC3339")]
+    at: Option<String>,
 }
 
 /// What the witness rows are decided against: the flags `gate decide` and `gate cite` share.
@@ -236,6 +282,7 @@ pub fn run(cmd: GateCommand) -> ExitStatus {
         GateCommand::Decide(args) => or_error(decide(&args)),
         GateCommand::Cite(args) => or_error(cite(&args)),
         GateCommand::Counts(args) => counts(&args),
+        GateCommand::Freezes(args) => freezes(&args),
         GateCommand::Pin { file } => print_hash(&file, "fixture", fixture_pin),
         GateCommand::Digest { file } => print_hash(&file, "spec", property_digest),
     }
@@ -260,6 +307,9 @@ struct ReadReceipt {
     property_id: Option<String>,
     /// `fixture_hash`, when it is a string.
     fixture_hash: Option<String>,
+    /// `code` and `code_base` (extensions), when they are non-empty strings.
+    code: Option<String>,
+    code_base: Option<String>,
 }
 
 /// Reads and closes one receipt. `Err` (a message naming the file, and the line and column
@@ -282,6 +332,8 @@ fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
         patch_id: text("patch_id"),
         property_id: text("property_id"),
         fixture_hash: text("fixture_hash"),
+        code: text("code"),
+        code_base: text("code_base"),
         shown,
         closing,
     })
@@ -348,25 +400,39 @@ fn counts(args: &CountsArgs) -> ExitStatus {
             }
         }
     }
+    let mut currents = Currents::new(&args.root.clone().unwrap_or_default());
+    let mut judged = Vec::with_capacity(read.len());
     for (patch_id, r) in &read {
-        if r.closing.status.is_open() {
+        let retired = retirement(&mut currents, r);
+        if let Some(why) = retired {
+            err_line(&format!(
+                "note: patch `{patch_id}`: receipt `{}` is {why}: listed, never counted as evidence",
+                r.shown
+            ));
+        } else if r.closing.status.is_open() {
             err_line(&format!(
                 "note: patch `{patch_id}`: receipt `{}` is open: {} ({})",
                 r.shown, r.closing.status, r.closing.detail
             ));
         }
+        judged.push((patch_id.as_str(), r.closing.status, retired.is_some()));
     }
-    let counts = patch_counts(read.iter().map(|(p, r)| (p.as_str(), r.closing.status)));
+    let counts = patch_counts(judged);
     let mut any_open = false;
     for c in &counts {
         any_open |= !c.freeze_enabled();
         match args.format {
             Format::Human => out_line(&format!(
-                "{}: open {}, closed failures {}, budget passes {}; freeze path {}",
+                "{}: open {}, closed failures {}, budget passes {}{}; freeze path {}",
                 c.patch_id,
                 c.open_receipts,
                 c.closed_failures,
                 c.budget_passes,
+                if c.retired > 0 {
+                    format!(", retired {}", c.retired)
+                } else {
+                    String::new()
+                },
                 if c.freeze_enabled() {
                     "enabled"
                 } else {
@@ -379,6 +445,7 @@ fn counts(args: &CountsArgs) -> ExitStatus {
                     "open_receipts": c.open_receipts,
                     "closed_failures": c.closed_failures,
                     "budget_passes": c.budget_passes,
+                    "retired_receipts": c.retired,
                     "freeze_enabled": c.freeze_enabled(),
                 })
                 .to_string(),
@@ -398,11 +465,20 @@ fn counts(args: &CountsArgs) -> ExitStatus {
 struct Evaluation {
     expected: Expected,
     decision: FreezeDecision,
+    lines: Vec<WitnessLine>,
 }
 
 fn decide(args: &DecideArgs) -> anyhow::Result<ExitStatus> {
-    let Evaluation { decision, .. } = evaluate(&args.expect)?;
-    print_decision(&decision, args.format);
+    let Evaluation {
+        decision,
+        expected,
+        lines,
+    } = evaluate(&args.expect)?;
+    // What the citation writer's same-seed review would say (it does not change the
+    // decision, nor the exit status: SPEC's decision 2 stays blind to seeds).
+    let review = same_seed_review(&lines, &expected, None, false);
+    err_line(&format!("note: same-seed review: {}", review.detail));
+    print_decision(&decision, &review, args.format);
     Ok(if decision.admit {
         ExitStatus::Success
     } else {
@@ -506,109 +582,95 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
         Some(file) => err_line(&format!("note: `{}`: {}", file.display(), decision.detail)),
         None => err_line(&format!("note: {}", decision.detail)),
     }
-    Ok(Evaluation { expected, decision })
+    Ok(Evaluation {
+        expected,
+        decision,
+        lines,
+    })
 }
 
 fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
-    // Bad arguments first: nothing is read or decided for a citation that could not be written.
-    refuse_existing(&args.out)?;
-    let now = now_secs();
-    let expires_at = match args.expires_at.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(text) => Some(expiry(text, now)?),
-    };
-    let (patch_id, receipts) = read_patch_receipts(&args.receipts)?;
-    let Evaluation { expected, decision } = evaluate(&args.expect)?;
+    let root = args.expect.root.clone().unwrap_or_default();
+    let store = crate::freezes::store_dir(&root, args.store.as_deref());
+    let receipts = read_receipts(&args.receipts)?;
+    let Evaluation {
+        expected,
+        decision,
+        lines,
+    } = evaluate(&args.expect)?;
 
-    // Receipt notes; closed receipts of the cited property made against another fixture are
-    // retired (SPEC: a receipt retires when the fixture hash changes) and left out. Open
-    // receipts always count: while one is open, freeze creation stays disabled.
-    let current = fixture_hash_from_pin(&expected.pin);
-    let mut statuses: Vec<(&str, CloseStatus)> = Vec::with_capacity(receipts.len());
+    // What is current for each receipt: its property's fixture pin, and the work tree's code
+    // identity against the receipt's own base. Notes say how each receipt stands.
+    let mut currents = Currents::new(&root);
+    let mut facts_current = Vec::with_capacity(receipts.len());
     for r in &receipts {
-        let property = r.property_id.as_deref().unwrap_or("");
-        let status = r.closing.status;
-        let retired = property == expected.property_id
-            && !status.is_open()
-            && r.fixture_hash.as_deref() != Some(current.as_str());
-        err_line(&format!(
-            "note: receipt `{}` (patch `{patch_id}`, property `{}`): {} ({})",
-            r.shown,
-            r.property_id.as_deref().unwrap_or("<none>"),
-            status,
-            r.closing.detail
-        ));
-        if retired {
-            err_line(&format!(
-                "note: receipt `{}` is retired: its fixture_hash `{}` is not the current `{current}`; it cannot back a citation",
-                r.shown,
-                r.fixture_hash.as_deref().unwrap_or("<none>")
-            ));
-        } else {
-            statuses.push((property, status));
-        }
+        let pin = r
+            .property_id
+            .as_deref()
+            .and_then(|p| currents.spec(p))
+            .map(|(_, pin)| pin);
+        let code = currents.code(r.code_base.as_deref());
+        facts_current.push((pin, code));
     }
-
-    let written_at = rfc3339(now);
+    let facts: Vec<ReceiptFacts<'_>> = receipts
+        .iter()
+        .zip(&facts_current)
+        .map(|(r, (pin, code))| ReceiptFacts {
+            file: &r.shown,
+            patch_id: r.patch_id.as_deref().unwrap_or(""),
+            property_id: r.property_id.as_deref().unwrap_or(""),
+            status: r.closing.status,
+            fixture_hash: r.fixture_hash.as_deref(),
+            code: r.code.as_deref(),
+            code_base: r.code_base.as_deref(),
+            current: Current {
+                digest: None,
+                pin: pin.as_deref(),
+                code: code.as_deref(),
+            },
+        })
+        .collect();
+    for f in &facts {
+        let retired = receipt_retirement(f.fixture_hash, f.code, &f.current);
+        err_line(&format!(
+            "note: receipt `{}` (patch `{}`, property `{}`, code {}): {}{}",
+            f.file,
+            f.patch_id,
+            f.property_id,
+            f.code.unwrap_or("<none>"),
+            f.status,
+            match retired {
+                Some(why) => format!(", {why}: not counted as evidence"),
+                None => String::new(),
+            }
+        ));
+    }
+    let review = same_seed_review(&lines, &expected, None, args.waive_same_seed_review);
     let req = CiteRequest {
+        lines: &lines,
         decision: &decision,
         expected: &expected,
-        patch_id: &patch_id,
         writer: Runner::from(args.runner),
-        receipts: &statuses,
-        expires_at: expires_at.as_deref(),
-        written_at: &written_at,
+        receipts: &facts,
+        expires_at: args.expires_at.as_deref(),
+        now: crate::freezes::now(),
+        waive_same_seed_review: args.waive_same_seed_review,
     };
     let outcome = match seedledger_gate::cite(&req) {
-        Ok(citation) => {
-            write_citation(&args.out, &citation)?;
-            Ok(args.out.display().to_string())
-        }
+        Ok(citation) => Ok(write_citation(&store, &citation)?),
+        Err(e) if e.is_input_error() => bail!("{e}"),
         Err(e) => Err(e),
     };
-    print_cite(&decision, &outcome, args.format);
+    print_cite(&decision, &review, &outcome, args.format);
     Ok(match outcome {
         Ok(_) => ExitStatus::Success,
         Err(_) => ExitStatus::No,
     })
 }
 
-/// A citation is never refreshed or extended: `--out` must not exist (not even as a dangling
-/// link or a directory).
-fn refuse_existing(out: &Path) -> anyhow::Result<()> {
-    match std::fs::symlink_metadata(out) {
-        Ok(_) => Err(already_exists(out)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(anyhow!("cannot check `--out {}`: {e}", out.display())),
-    }
-}
-
-fn already_exists(out: &Path) -> anyhow::Error {
-    anyhow!(
-        "`--out {}` already exists; a citation is never refreshed or extended: a new one needs new evidence and a new file",
-        out.display()
-    )
-}
-
-/// Validates `--expires-at` against `now` and returns it in UTC, `YYYY-MM-DDTHH:MM:SSZ`.
-fn expiry(text: &str, now: u64) -> anyhow::Result<String> {
-    let Some(secs) = parse_rfc3339(text) else {
-        bail!(
-            "`--expires-at {text}` is not an RFC 3339 time; give a UTC time such as 2030-01-01T00:00:00Z"
-        );
-    };
-    match u64::try_from(secs) {
-        Ok(secs) if secs > now => Ok(rfc3339(secs)),
-        _ => bail!(
-            "`--expires-at {text}` is not in the future (now is {}); an expired citation is not honoured",
-            rfc3339(now)
-        ),
-    }
-}
-
-/// Reads and closes every receipt of the patch being cited. `Err` when one cannot be read or
-/// is not JSON (all are named), has no patch_id, or when they name more than one patch.
-fn read_patch_receipts(files: &[PathBuf]) -> anyhow::Result<(String, Vec<ReadReceipt>)> {
+/// Reads and closes every receipt given. `Err` when one cannot be read or is not JSON (all
+/// are named) or has no patch_id.
+fn read_receipts(files: &[PathBuf]) -> anyhow::Result<Vec<ReadReceipt>> {
     let mut read = Vec::new();
     let mut errors = Vec::new();
     for file in files {
@@ -624,48 +686,51 @@ fn read_patch_receipts(files: &[PathBuf]) -> anyhow::Result<(String, Vec<ReadRec
         }
         bail!(last);
     }
-    let mut patches: Vec<(&str, &str)> = Vec::new();
-    for r in &read {
-        if let Some(p) = r.patch_id.as_deref()
-            && !patches.iter().any(|(seen, _)| *seen == p)
-        {
-            patches.push((p, &r.shown));
-        }
-    }
-    match patches.as_slice() {
-        [(patch_id, _)] => {
-            let patch_id = patch_id.to_string();
-            Ok((patch_id, read))
-        }
-        [] => bail!("no receipts given; a citation needs the receipts of its patch"),
-        many => {
-            let named: Vec<String> = many
-                .iter()
-                .map(|(p, file)| format!("`{p}` (first in `{file}`)"))
-                .collect();
-            bail!(
-                "the receipts belong to {} patches: {}; a citation is for one patch: pass only that patch's receipts",
-                many.len(),
-                named.join(", ")
-            )
-        }
-    }
+    Ok(read)
 }
 
-/// Writes the citation atomically, never over an existing file: the rename itself refuses
-/// to replace one, so two writers racing for the same `out` cannot both succeed.
-fn write_citation(out: &Path, citation: &Citation) -> anyhow::Result<()> {
-    let value = serde_json::to_value(citation).context("cannot encode the citation")?;
-    let mut text = to_json_readable(&value);
-    text.push('\n');
-    refuse_existing(out)?;
-    match write_atomic_new(out, text.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(already_exists(out)),
-        res => res.with_context(|| format!("cannot write citation `{}`", out.display())),
-    }
+/// The retirement of a receipt against the work tree (see `seedledger_gate::receipt_retirement`).
+fn retirement(currents: &mut Currents, r: &ReadReceipt) -> Option<Retirement> {
+    let pin = r
+        .property_id
+        .as_deref()
+        .and_then(|p| currents.spec(p))
+        .map(|(_, pin)| pin);
+    let code = currents.code(r.code_base.as_deref());
+    receipt_retirement(
+        r.fixture_hash.as_deref(),
+        r.code.as_deref(),
+        &Current {
+            digest: None,
+            pin: pin.as_deref(),
+            code: code.as_deref(),
+        },
+    )
 }
 
-fn print_cite(d: &FreezeDecision, outcome: &Result<String, CiteError>, format: Format) {
+/// Writes the citation into the store under a new name, atomically, never over an existing
+/// file (the rename itself refuses to replace one). Returns the path written.
+fn write_citation(store: &Path, citation: &Citation) -> anyhow::Result<String> {
+    let text = citation.to_json_pretty();
+    std::fs::create_dir_all(store)
+        .with_context(|| format!("cannot create the freeze store `{}`", store.display()))?;
+    let out = store.join(crate::freezes::file_name(citation, &text));
+    match write_atomic_new(&out, text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
+            "`{}` already exists; a citation is never refreshed or extended",
+            out.display()
+        ),
+        res => res.with_context(|| format!("cannot write citation `{}`", out.display()))?,
+    }
+    Ok(out.display().to_string())
+}
+
+fn print_cite(
+    d: &FreezeDecision,
+    review: &Review,
+    outcome: &Result<String, CiteError>,
+    format: Format,
+) {
     match format {
         Format::Human => {
             out_line(&d.reason);
@@ -673,6 +738,7 @@ fn print_cite(d: &FreezeDecision, outcome: &Result<String, CiteError>, format: F
                 out_line(&format!("fail_id: {fail_id}"));
                 out_line(&format!("pass_id: {pass_id}"));
             }
+            out_line(&review.summary());
             match outcome {
                 Ok(path) => out_line(&format!("citation written: {path}")),
                 Err(e) => out_line(&format!("citation refused: {e}")),
@@ -683,16 +749,21 @@ fn print_cite(d: &FreezeDecision, outcome: &Result<String, CiteError>, format: F
                 "written": outcome.is_ok(),
                 "reason": d.reason,
                 "refusal": outcome.as_ref().err().map(ToString::to_string),
+                "review_reason": match outcome {
+                    Err(CiteError::Review { reason, .. }) => Some(*reason),
+                    _ => None,
+                },
                 "citation": outcome.as_ref().ok(),
                 "fail_id": d.fail_id,
                 "pass_id": d.pass_id,
+                "same_seed_review": review_json(review),
             })
             .to_string(),
         ),
     }
 }
 
-fn print_decision(d: &FreezeDecision, format: Format) {
+fn print_decision(d: &FreezeDecision, review: &Review, format: Format) {
     match format {
         Format::Human => {
             out_line(&d.reason);
@@ -700,6 +771,7 @@ fn print_decision(d: &FreezeDecision, format: Format) {
                 out_line(&format!("fail_id: {fail_id}"));
                 out_line(&format!("pass_id: {pass_id}"));
             }
+            out_line(&review.summary());
         }
         Format::Json => out_line(
             &json!({
@@ -707,10 +779,101 @@ fn print_decision(d: &FreezeDecision, format: Format) {
                 "reason": d.reason,
                 "fail_id": d.fail_id,
                 "pass_id": d.pass_id,
+                "same_seed_review": review_json(review),
             })
             .to_string(),
         ),
     }
+}
+
+fn review_json(review: &Review) -> Value {
+    match &review.outcome {
+        Ok(pair) => json!({
+            "passed": true,
+            "reason": null,
+            "fail_id": pair.fail_id,
+            "pass_id": pair.pass_id,
+            "seed": pair.seed,
+        }),
+        Err(reason) => json!({
+            "passed": false,
+            "reason": reason,
+            "fail_id": null,
+            "pass_id": null,
+            "seed": null,
+        }),
+    }
+}
+
+fn freezes(args: &FreezesArgs) -> ExitStatus {
+    let root = args.root.clone().unwrap_or_default();
+    let dir = crate::freezes::store_dir(&root, args.store.as_deref());
+    let store = match crate::freezes::read_store(&dir) {
+        Ok(store) => store,
+        Err(e) => {
+            err_line(&format!("error: {e}"));
+            return ExitStatus::Error;
+        }
+    };
+    if store.is_empty() && args.format == Format::Human {
+        err_line(&format!("note: no citations in `{}`", dir.display()));
+    }
+    let now = match args.at.as_deref().map(parse_rfc3339) {
+        None => crate::freezes::now(),
+        Some(Some(at)) => at,
+        Some(None) => {
+            err_line(&format!(
+                "error: `--at {}` is not an RFC 3339 time such as 2030-01-01T00:00:00Z",
+                args.at.as_deref().unwrap_or("")
+            ));
+            return ExitStatus::Error;
+        }
+    };
+    let mut currents = Currents::new(&root);
+    let mut status = ExitStatus::Success;
+    for stored in &store {
+        let shown = stored.path.display().to_string();
+        match &stored.citation {
+            Ok(c) => {
+                let state = currents.judge(c, now);
+                match args.format {
+                    Format::Human => out_line(&format!(
+                        "{shown}: {state}  property {} [{}] expires {}, patch {}, same-seed review {}",
+                        c.property_id,
+                        c.signature,
+                        c.expires_at,
+                        c.patch_id,
+                        c.same_seed_review.as_str()
+                    )),
+                    Format::Json => out_line(
+                        &json!({
+                            "citation": shown,
+                            "state": state.as_str(),
+                            "property_id": c.property_id,
+                            "signature": c.signature,
+                            "expires_at": c.expires_at,
+                            "patch_id": c.patch_id,
+                            "seed": c.seed,
+                            "same_seed_review": c.same_seed_review.as_str(),
+                            "error": null,
+                        })
+                        .to_string(),
+                    ),
+                }
+            }
+            Err(e) => {
+                status = ExitStatus::Error;
+                err_line(&format!("error: citation `{shown}`: {e}"));
+                match args.format {
+                    Format::Human => out_line(&format!("{shown}: invalid  ({e})")),
+                    Format::Json => out_line(
+                        &json!({"citation": shown, "state": "invalid", "error": e}).to_string(),
+                    ),
+                }
+            }
+        }
+    }
+    status
 }
 
 fn print_hash(file: &Path, what: &str, hash: fn(&[u8]) -> String) -> ExitStatus {
@@ -745,143 +908,4 @@ fn out_line(line: &str) {
 /// Prints a line on stderr; a closed pipe is not a reason to panic.
 fn err_line(line: &str) {
     errln!("{line}");
-}
-
-/// Seconds since the Unix epoch, now (0 for a clock set before 1970).
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-/// `secs` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (the runner's receipt stamps).
-fn rfc3339(secs: u64) -> String {
-    seedledger_runner::rfc3339(secs)
-}
-
-/// Seconds since the Unix epoch of an RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS`, an optional
-/// fraction (ignored), then `Z` or an offset `+HH:MM` / `-HH:MM`; `T` and `Z` in either case.
-/// `None` for anything else, including dates that do not exist (`2030-02-30`).
-fn parse_rfc3339(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    let num = |from: usize, to: usize| -> Option<i64> {
-        let digits = b.get(from..to)?;
-        digits.iter().try_fold(0i64, |n, &d| {
-            d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0'))
-        })
-    };
-    let at = |i: usize, allowed: &[u8]| b.get(i).is_some_and(|c| allowed.contains(c));
-    if !(at(4, b"-") && at(7, b"-") && at(10, b"Tt") && at(13, b":") && at(16, b":")) {
-        return None;
-    }
-    let (year, month, day) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
-    let (hour, minute, second) = (num(11, 13)?, num(14, 16)?, num(17, 19)?);
-    if !(1..=12).contains(&month)
-        || !(1..=days_in_month(year, month)).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    let mut i = 19;
-    if at(i, b".") {
-        i += 1;
-        let start = i;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        if i == start {
-            return None;
-        }
-    }
-    let offset = if at(i, b"Zz") && b.len() == i + 1 {
-        0
-    } else if at(i, b"+-") && at(i + 3, b":") && b.len() == i + 6 {
-        let (h, m) = (num(i + 1, i + 3)?, num(i + 4, i + 6)?);
-        if h > 23 || m > 59 {
-            return None;
-        }
-        let sign = if at(i, b"-") { -1 } else { 1 };
-        sign * (h * 3600 + m * 60)
-    } else {
-        return None;
-    };
-    let days = days_from_civil(year, month, day);
-    Some(days * 86_400 + hour * 3600 + minute * 60 + second - offset)
-}
-
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days-from-civil,
-/// the inverse of the runner's civil-from-days).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rfc3339_times_parse_to_epoch_seconds() {
-        for (text, secs) in [
-            ("1970-01-01T00:00:00Z", Some(0)),
-            ("2000-02-29T00:00:00Z", Some(951_782_400)),
-            ("2026-11-29T21:51:03Z", Some(1_795_989_063)),
-            ("2026-11-29t21:51:03z", Some(1_795_989_063)),
-            ("2026-11-29T21:51:03.123456Z", Some(1_795_989_063)),
-            ("2026-11-29T23:51:03+02:00", Some(1_795_989_063)),
-            ("2026-11-29T20:21:03-01:30", Some(1_795_989_063)),
-            ("1969-12-31T23:59:59Z", Some(-1)),
-            ("2030-01-01", None),
-            ("2030-01-01T00:00:00", None),
-            ("2030-01-01 00:00:00Z", None),
-            ("2030-01-01T00:00:00.Z", None),
-            ("2030-01-01T00:00:00ZZ", None),
-            ("2030-01-01T00:00:00+0200", None),
-            ("2030-13-01T00:00:00Z", None),
-            ("2030-02-29T00:00:00Z", None),
-            ("2030-04-31T00:00:00Z", None),
-            ("2030-01-01T24:00:00Z", None),
-            ("+030-01-01T00:00:00Z", None),
-            ("２０３０-01-01T00:00:00Z", None),
-            ("tomorrow", None),
-            ("", None),
-        ] {
-            assert_eq!(parse_rfc3339(text), secs, "{text}");
-        }
-        for secs in [0u64, 951_782_400, 1_795_989_063, 4_102_444_800] {
-            assert_eq!(
-                parse_rfc3339(&rfc3339(secs)),
-                i64::try_from(secs).ok(),
-                "{secs}"
-            );
-        }
-    }
-
-    #[test]
-    fn an_expiry_must_be_in_the_future() {
-        let now = 1_795_989_063;
-        assert_eq!(
-            expiry("2026-11-29T23:51:04+02:00", now).ok().as_deref(),
-            Some("2026-11-29T21:51:04Z")
-        );
-        assert!(expiry("2026-11-29T21:51:03Z", now).is_err());
-        assert!(expiry("1960-01-01T00:00:00Z", now).is_err());
-        assert!(expiry("soon", now).is_err());
-    }
 }

@@ -19,6 +19,8 @@ macro_rules! errln {
 
 mod bench;
 mod bench_shrink;
+mod ci;
+mod freezes;
 mod gate;
 mod prop;
 mod report;
@@ -50,12 +52,17 @@ enum Command {
     /// Run, list and replay properties (the main job: `cargo xtask prop run`).
     #[command(subcommand)]
     Prop(prop::PropCommand),
-    /// Close receipts, decide freezes, print pins and digests.
+    /// Close receipts, count them, decide and cite freezes, list the freeze store, print
+    /// pins and digests.
     #[command(subcommand)]
     Gate(gate::GateCommand),
     /// Benchmarks that print figures: `bench shrink`, `bench runner`.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// The CI flow: `ci gate` (the workflow's gate job), `ci simulate` (the whole workflow
+    /// on this machine, two directories standing in for two runners).
+    #[command(subcommand)]
+    Ci(ci::CiCommand),
 }
 
 /// The property suites `cargo xtask prop` knows, in run order. To add your own, write a
@@ -79,6 +86,7 @@ fn main() -> ExitCode {
         Command::Prop(cmd) => prop::run(cmd, &SUITES.concat()),
         Command::Gate(cmd) => gate::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Ci(cmd) => ci::run(cmd),
     };
     status.into()
 }

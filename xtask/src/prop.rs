@@ -3,7 +3,7 @@
 use clap::{Args, Subcommand, ValueEnum};
 use seedledger_format::{ExitStatus, Receipt, Runner};
 use seedledger_runner::{
-    DEFAULT_BASE_SEED, DEFAULT_CASES, Outcome, Property, ReplayInput, RunConfig, RunSummary,
+    DEFAULT_BASE_SEED, DEFAULT_CASES, Outcome, Property, ReplayInput, ReplayTarget, RunConfig,
     ShrinkConfig,
 };
 use serde_json::json;
@@ -32,6 +32,18 @@ pub enum PropCommand {
     /// (exit 2) when the fixture on disk no longer has the receipt's fixture hash.
     /// Exit status: 0 the input passed, 1 it failed, 2 an error or a refusal.
     Replay(ReplayArgs),
+    /// Replay every failing seed of every receipt under DIR on this runner (the remote job
+    /// of the CI workflow): one witness row per seed, in OUT/PATCH/ID.witness.jsonl.
+    ///
+    /// Each receipt (`*.receipt.json`, searched recursively) is read strictly; every seed of
+    /// its `failing_seeds` is replayed against the fixture the receipt pinned (a changed
+    /// fixture is refused) and the row records the receipt's patch id, this runner's role
+    /// (default `remote`, with `freeze_writer: false`) and the code identity of this work
+    /// tree against `--base` (default: the receipt's `code_base`).
+    ///
+    /// Exit status: 0 every replayed seed passed here (none reproduced), 1 some failed again,
+    /// 2 an error (an unreadable receipt, an unknown property, a changed fixture, a bad base).
+    Reproduce(ReproduceArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -88,9 +100,18 @@ pub struct RunArgs {
     /// Runner role recorded in witness rows.
     #[arg(long, value_enum, default_value = "local")]
     runner: Role,
+    /// The base revision the patch is a diff against (a commit, branch or tag git knows
+    /// here). Receipts and witness rows then record `code: diff:<sha256 of git diff BASE>`
+    /// and the changed paths; without it they record the HEAD commit. Evidence, receipts and
+    /// freezes retire when this identity changes.
+    #[arg(long, env = "SEEDLEDGER_BASE", value_name = "REV")]
+    base: Option<String>,
     /// Directory for receipts and witness rows [default: ROOT/target/seedledger].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// The freeze store whose active citations this run honours [default: ROOT/props/freezes].
+    #[arg(long, value_name = "DIR")]
+    freezes: Option<PathBuf>,
     /// Properties run in parallel, one per job (each property's seeds run in order) [default:
     /// the number of CPUs]. Use 1 for properties that share global state.
     #[arg(long, value_name = "N")]
@@ -153,16 +174,40 @@ pub struct ReplayArgs {
     /// Runner role recorded in the witness row.
     #[arg(long, value_enum, default_value = "local")]
     runner: Role,
-    /// Patch id for the witness file of a --seed replay.
+    /// Patch id for the witness file of a --seed replay (with --receipt: the receipt's).
     #[arg(long, env = "SEEDLEDGER_PATCH_ID", default_value = "local")]
     patch_id: String,
+    /// The base revision for the code identity the witness row records [default: the
+    /// receipt's `code_base`, else HEAD].
+    #[arg(long, env = "SEEDLEDGER_BASE", value_name = "REV")]
+    base: Option<String>,
     /// Directory of receipts and witness rows [default: ROOT/target/seedledger].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
 
+#[derive(Debug, Args)]
+pub struct ReproduceArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The directory holding the receipts to reproduce (for example a downloaded artifact).
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Where the witness rows go: OUT/PATCH/ID.witness.jsonl.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Runner role recorded in the witness rows.
+    #[arg(long, value_enum, default_value = "remote")]
+    runner: Role,
+    /// The base revision for the rows' code identity [default: each receipt's code_base,
+    /// else HEAD].
+    #[arg(long, env = "SEEDLEDGER_BASE", value_name = "REV")]
+    base: Option<String>,
+}
+
 pub fn run(cmd: PropCommand, suite: &[Property]) -> ExitStatus {
     match cmd {
+        PropCommand::Reproduce(args) => reproduce(args, suite),
         PropCommand::Run(args) => run_suite(args, suite),
         PropCommand::List(args) => list(args, suite),
         PropCommand::Replay(args) => replay(args, suite),
@@ -230,7 +275,33 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         Some(Ok(t)) if !t.is_zero() => Some(t),
         Some(_) => return error("--trial-timeout must be a positive number of seconds"),
     };
+    let code = match seedledger_runner::code_identity(&root, args.base.as_deref()) {
+        Ok(code) => Some(code),
+        Err(e) if args.base.is_some() => return error(format_args!("--base: {e}")),
+        Err(e) => {
+            errln!(
+                "note: {e}; receipts and witness rows record no code identity and cannot back a citation"
+            );
+            None
+        }
+    };
+    let store_dir = crate::freezes::store_dir(&root, args.freezes.as_deref());
+    let store = match crate::freezes::read_store(&store_dir) {
+        Ok(store) => store,
+        Err(e) => return error(e),
+    };
+    for bad in &store {
+        if let Err(e) = &bad.citation {
+            errln!(
+                "warning: citation `{}` is ignored (never honoured): {e}",
+                bad.path.display()
+            );
+        }
+    }
+    let mut currents = crate::freezes::Currents::new(&root);
+    let now = crate::freezes::now();
     let config = RunConfig {
+        code,
         out_dir: args
             .out
             .clone()
@@ -253,11 +324,26 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     let mut results = Vec::with_capacity(selected.len());
     seedledger_runner::run_properties(&selected, &config, jobs, |property, result| match result {
         Ok(summary) => {
-            if !summary.passed() {
+            let mut result = crate::report::PropertyResult::ran(summary);
+            result.freezes = store
+                .iter()
+                .filter_map(|stored| {
+                    let citation = stored.citation.as_ref().ok()?;
+                    (citation.property_id == property.id).then(|| crate::freezes::Judged {
+                        path: stored.path.clone(),
+                        state: currents.judge(citation, now),
+                        citation: citation.clone(),
+                    })
+                })
+                .collect();
+            if matches!(
+                result.status(),
+                crate::report::Status::Fail | crate::report::Status::Invalid
+            ) {
                 status = status.max(ExitStatus::No);
             }
-            print_summary(&summary, args.common.format);
-            results.push(crate::report::PropertyResult::ran(summary));
+            print_summary(&result, args.common.format);
+            results.push(result);
         }
         Err(e) => {
             status = ExitStatus::Error;
@@ -317,32 +403,39 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     status
 }
 
-fn print_summary(summary: &RunSummary, format: Format) {
+fn print_summary(result: &crate::report::PropertyResult, format: Format) {
+    let crate::report::PropertyOutcome::Ran(summary) = &result.outcome else {
+        return;
+    };
+    let status = result.status();
     let r = &summary.receipt;
     let shown: Vec<u64> = r.failing_seeds.iter().copied().take(5).collect();
     let changed = r.fixture_changed == Some(true);
-    let status = if changed {
-        "invalid"
-    } else if r.failing_seeds.is_empty() {
-        "pass"
-    } else {
-        "fail"
-    };
     if format == Format::Json {
         let line = json!({
             "property_id": r.property_id,
-            "status": status,
+            "status": status.as_str(),
             "planned": r.planned_seeds.len(),
             "attempted": r.attempted_seeds.len(),
             "failing_seeds": r.failing_seeds,
             "signature": r.failures.first().map(|f| &f.signature),
+            "failure_modes": r.failure_modes,
             "shrink_stable": r.shrink_stable,
             "minimal_input": r.shrink.as_ref().map(|s| &s.minimal_input),
             "fixture_changed": changed,
             "spec_committed": r.spec_committed,
+            "code": r.code,
             "receipt": summary.receipt_path,
             "witnesses": summary.witness_path,
             "replay": shown.iter().map(|s| crate::report::replay_command(summary, *s)).collect::<Vec<_>>(),
+            "frozen": result.frozen_lines(),
+            "freeze_notes": result.freeze_notes(),
+            "freezes": result.freezes.iter().map(|j| json!({
+                "citation": j.path,
+                "state": j.state.as_str(),
+                "signature": j.citation.signature,
+                "expires_at": j.citation.expires_at,
+            })).collect::<Vec<_>>(),
         });
         outln!("{line}");
         return;
@@ -353,6 +446,11 @@ fn print_summary(summary: &RunSummary, format: Format) {
         r.planned_seeds.len()
     );
     let secs = r.elapsed_ms.unwrap_or(0) as f64 / 1000.0;
+    let notes = || {
+        for line in result.freeze_notes() {
+            outln!("    note: {line}");
+        }
+    };
     if changed {
         outln!(
             "INVALID {}  {counts}: the fixture changed during the run; the receipt stays open",
@@ -372,6 +470,7 @@ fn print_summary(summary: &RunSummary, format: Format) {
     if r.failing_seeds.is_empty() {
         outln!("PASS {}  {counts}  ({secs:.2} s)", r.property_id);
         draft();
+        notes();
         return;
     }
     let more = r.failing_seeds.len().saturating_sub(shown.len());
@@ -382,13 +481,32 @@ fn print_summary(summary: &RunSummary, format: Format) {
         String::new()
     };
     let signature = r.failures.first().map_or("", |f| f.signature.as_str());
+    let label = if status == crate::report::Status::Frozen {
+        "FROZEN"
+    } else {
+        "FAIL"
+    };
     outln!(
-        "FAIL {}  {counts}, {} failing: {}{more}  [{signature}]  ({secs:.2} s)",
+        "{label} {}  {counts}, {} failing: {}{more}  [{signature}]  ({secs:.2} s)",
         r.property_id,
         r.failing_seeds.len(),
         listed.join(", ")
     );
+    for line in result.frozen_lines() {
+        outln!("    {line}");
+    }
+    if r.failure_modes.len() > 1 {
+        for mode in &r.failure_modes {
+            outln!(
+                "    failure mode [{}]: {} seeds, first {}",
+                mode.signature,
+                mode.count,
+                mode.first_seed
+            );
+        }
+    }
     draft();
+    notes();
     if let Some(shrink) = &r.shrink {
         let stable = if shrink.stable {
             "stable"
@@ -535,14 +653,26 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         None => seedledger_runner::evidence_paths(&out_dir, &args.patch_id, &property_id).1,
     };
     let expected = receipt.as_ref().map(|(_, r)| r.fixture_hash.as_str());
-    let result = match seedledger_runner::replay(
-        property,
-        &root,
-        &witness_path,
-        args.runner.into(),
-        expected,
-        &input,
-    ) {
+    let base = args
+        .base
+        .clone()
+        .or_else(|| receipt.as_ref().and_then(|(_, r)| r.code_base.clone()));
+    let code = match seedledger_runner::code_identity(&root, base.as_deref()) {
+        Ok(code) => Some(code.code),
+        Err(e) if base.is_some() => return error(format_args!("base revision: {e}")),
+        Err(_) => None,
+    };
+    let patch_id = receipt
+        .as_ref()
+        .map_or(args.patch_id.as_str(), |(_, r)| r.patch_id.as_str());
+    let target = ReplayTarget {
+        witness_path: &witness_path,
+        runner: args.runner.into(),
+        expected_fixture_hash: expected,
+        patch_id,
+        code: code.as_deref(),
+    };
+    let result = match seedledger_runner::replay(property, &root, &target, &input) {
         Ok(r) => r,
         Err(e) => return error(e),
     };
@@ -636,4 +766,157 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
     } else {
         ExitStatus::No
     }
+}
+
+/// Every `*.receipt.json` under `dir`, sorted (symbolic links are not followed).
+fn receipt_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            let path = entry.path();
+            if kind.is_dir() {
+                pending.push(path);
+            } else if kind.is_file()
+                && path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(".receipt.json"))
+            {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
+    let root = root_of(&args.common);
+    let files = match receipt_files(&args.dir) {
+        Ok(files) => files,
+        Err(e) => {
+            return error(format_args!(
+                "cannot list receipts under `{}`: {e}",
+                args.dir.display()
+            ));
+        }
+    };
+    if files.is_empty() {
+        errln!("note: no *.receipt.json under `{}`", args.dir.display());
+    }
+    let mut codes: std::collections::HashMap<Option<String>, Result<String, String>> =
+        std::collections::HashMap::new();
+    let mut status = ExitStatus::Success;
+    for file in files {
+        let receipt = match std::fs::read_to_string(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|t| Receipt::parse(&t).map_err(|e| e.to_string()))
+        {
+            Ok(r) => r,
+            Err(e) => {
+                status = ExitStatus::Error;
+                errln!("error: receipt `{}`: {e}", file.display());
+                continue;
+            }
+        };
+        if receipt.failing_seeds.is_empty() {
+            continue;
+        }
+        let property = match find(suite, &receipt.property_id) {
+            Ok(p) => p,
+            Err(e) => {
+                status = ExitStatus::Error;
+                errln!("error: receipt `{}`: {e}", file.display());
+                continue;
+            }
+        };
+        let base = args.base.clone().or_else(|| receipt.code_base.clone());
+        let code = codes
+            .entry(base.clone())
+            .or_insert_with(|| {
+                seedledger_runner::code_identity(&root, base.as_deref())
+                    .map(|c| c.code)
+                    .map_err(|e| e.to_string())
+            })
+            .clone();
+        let code = match (code, &base) {
+            (Ok(code), _) => Some(code),
+            (Err(e), Some(_)) => {
+                status = ExitStatus::Error;
+                errln!("error: receipt `{}`: base revision: {e}", file.display());
+                continue;
+            }
+            (Err(_), None) => None,
+        };
+        let (_, witness_path) =
+            seedledger_runner::evidence_paths(&args.out, &receipt.patch_id, &receipt.property_id);
+        let target = ReplayTarget {
+            witness_path: &witness_path,
+            runner: args.runner.into(),
+            expected_fixture_hash: Some(&receipt.fixture_hash),
+            patch_id: &receipt.patch_id,
+            code: code.as_deref(),
+        };
+        let (mut again, mut passed) = (Vec::new(), Vec::new());
+        let mut failed_run = None;
+        for &seed in &receipt.failing_seeds {
+            match seedledger_runner::replay(property, &root, &target, &ReplayInput::Seed(seed)) {
+                Ok(result) => match result.outcome.failure() {
+                    Some(f) => again.push((seed, f.signature.clone())),
+                    None => passed.push(seed),
+                },
+                Err(e) => {
+                    failed_run = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        if let Some(e) = failed_run {
+            status = ExitStatus::Error;
+            errln!("error: receipt `{}`: {e}", file.display());
+            continue;
+        }
+        if !again.is_empty() {
+            status = status.max(ExitStatus::No);
+        }
+        let mut signatures: Vec<&str> = again.iter().map(|(_, s)| s.as_str()).collect();
+        signatures.dedup();
+        match args.common.format {
+            Format::Json => outln!(
+                "{}",
+                json!({
+                    "property_id": receipt.property_id,
+                    "patch_id": receipt.patch_id,
+                    "receipt": file,
+                    "runner": Runner::from(args.runner).as_str(),
+                    "replayed": receipt.failing_seeds.len(),
+                    "failed_again": again.iter().map(|(s, _)| s).collect::<Vec<_>>(),
+                    "passed": passed,
+                    "witnesses": witness_path,
+                    "code": code,
+                })
+            ),
+            Format::Human => {
+                outln!(
+                    "REPRODUCE {} (patch {}): {} failing seeds replayed on the {} runner: {} failed again{}, {} passed",
+                    receipt.property_id,
+                    receipt.patch_id,
+                    receipt.failing_seeds.len(),
+                    Runner::from(args.runner),
+                    again.len(),
+                    if signatures.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [{}]", signatures.join(", "))
+                    },
+                    passed.len()
+                );
+                outln!("    witnesses: {}", witness_path.display());
+            }
+        }
+    }
+    status
 }

@@ -2,7 +2,10 @@
 //! step-summary table. Pure formatting — the caller decides where the strings go. The JSON
 //! receipts stay the truth; everything here is a lossy view of them for CI dashboards.
 
+use crate::freezes::{Judged, why_not};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+use seedledger_format::Citation;
+use seedledger_gate::Honour;
 use seedledger_runner::RunSummary;
 use std::fmt::Write as _;
 use std::path::{Component, Path};
@@ -19,6 +22,8 @@ const SHOWN_SEEDS: usize = 5;
 pub struct PropertyResult {
     pub property_id: String,
     pub outcome: PropertyOutcome,
+    /// The property's citations in the freeze store, with their states.
+    pub freezes: Vec<Judged>,
 }
 
 #[derive(Debug, Clone)]
@@ -33,6 +38,8 @@ pub enum PropertyOutcome {
 pub enum Status {
     Pass,
     Fail,
+    /// Every failure mode of the run is frozen by an active citation: reported, not failed.
+    Frozen,
     /// The fixture changed during the run: the receipt stays open and can never close.
     Invalid,
     Error,
@@ -43,6 +50,7 @@ impl Status {
         match self {
             Status::Pass => "pass",
             Status::Fail => "fail",
+            Status::Frozen => "frozen",
             Status::Invalid => "invalid",
             Status::Error => "error",
         }
@@ -54,6 +62,7 @@ impl PropertyResult {
         PropertyResult {
             property_id: summary.receipt.property_id.clone(),
             outcome: PropertyOutcome::Ran(Box::new(summary)),
+            freezes: Vec::new(),
         }
     }
 
@@ -61,17 +70,109 @@ impl PropertyResult {
         PropertyResult {
             property_id: property_id.to_string(),
             outcome: PropertyOutcome::Errored(error.to_string()),
+            freezes: Vec::new(),
         }
     }
 
-    /// The same classification as the human and JSON summaries of `prop run`.
-    pub fn status(&self) -> Status {
-        match &self.outcome {
-            PropertyOutcome::Errored(_) => Status::Error,
-            PropertyOutcome::Ran(s) if s.receipt.fixture_changed == Some(true) => Status::Invalid,
-            PropertyOutcome::Ran(s) if s.receipt.failing_seeds.is_empty() => Status::Pass,
-            PropertyOutcome::Ran(_) => Status::Fail,
+    /// The citations of the property that are honoured.
+    pub fn active(&self) -> Vec<&Judged> {
+        self.freezes
+            .iter()
+            .filter(|j| j.state.is_active())
+            .collect()
+    }
+
+    /// How the run's failure modes read against the active citations (`None` when the run
+    /// did not finish, or the fixture changed).
+    pub fn honour(&self) -> Option<Honour<'_>> {
+        let PropertyOutcome::Ran(s) = &self.outcome else {
+            return None;
+        };
+        if s.receipt.fixture_changed == Some(true) {
+            return None;
         }
+        let active: Vec<&Citation> = self.active().into_iter().map(|j| &j.citation).collect();
+        let modes = &s.receipt.failure_modes;
+        if modes.is_empty() && !s.receipt.failing_seeds.is_empty() {
+            // A receipt without failure modes cannot be matched against a freeze.
+            return Some(Honour::Fail {
+                unfrozen: Vec::new(),
+                frozen: Vec::new(),
+            });
+        }
+        Some(seedledger_gate::honour(modes, &active))
+    }
+
+    /// The one classification every view of `prop run` uses: the human and JSON summaries,
+    /// JUnit, annotations, the step summary and the exit status.
+    pub fn status(&self) -> Status {
+        match (&self.outcome, self.honour()) {
+            (PropertyOutcome::Errored(_), _) => Status::Error,
+            (PropertyOutcome::Ran(_), None) => Status::Invalid,
+            (_, Some(Honour::Pass { .. })) => Status::Pass,
+            (_, Some(Honour::Frozen { .. })) => Status::Frozen,
+            (_, Some(Honour::Fail { .. })) => Status::Fail,
+        }
+    }
+
+    /// `frozen until <expiry> (citation <file>)`, one per citation that freezes a failure
+    /// mode of this run.
+    pub fn frozen_lines(&self) -> Vec<String> {
+        let cited: Vec<&Citation> = match self.honour() {
+            Some(Honour::Frozen { citations }) => citations,
+            Some(Honour::Fail { frozen, .. }) => frozen.into_iter().map(|(_, c)| c).collect(),
+            _ => Vec::new(),
+        };
+        cited
+            .into_iter()
+            .map(|c| {
+                let file = self
+                    .freezes
+                    .iter()
+                    .find(|j| std::ptr::eq(&j.citation, c))
+                    .map_or(String::new(), |j| j.path.display().to_string());
+                format!(
+                    "frozen until {} (citation {file}) [{}]",
+                    c.expires_at, c.signature
+                )
+            })
+            .collect()
+    }
+
+    /// Notes about the store for this property: failure modes no citation covers while
+    /// another is frozen, a freeze no longer needed, citations not honoured and why.
+    pub fn freeze_notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        match self.honour() {
+            Some(Honour::Pass { citation: Some(c) }) => {
+                let file = self
+                    .freezes
+                    .iter()
+                    .find(|j| std::ptr::eq(&j.citation, c))
+                    .map_or(String::new(), |j| j.path.display().to_string());
+                notes.push(format!(
+                    "frozen until {} (citation {file}), but the property now passes: the freeze can be removed",
+                    c.expires_at
+                ));
+            }
+            Some(Honour::Fail { unfrozen, frozen }) if !frozen.is_empty() => {
+                for mode in unfrozen {
+                    notes.push(format!(
+                        "failure mode [{}] ({} seeds, first {}) is not frozen: a freeze covers one failure mode, never the property",
+                        mode.signature, mode.count, mode.first_seed
+                    ));
+                }
+            }
+            _ => {}
+        }
+        for j in self.freezes.iter().filter(|j| !j.state.is_active()) {
+            notes.push(format!(
+                "citation {} not honoured: {}",
+                j.path.display(),
+                why_not(j)
+            ));
+        }
+        notes
     }
 }
 
@@ -82,22 +183,28 @@ pub struct RunInfo<'a> {
     pub runner: &'a str,
 }
 
-/// The copy-paste command that replays one seed of a run. A run of the default layout
-/// (patch `local`, receipts under `target/seedledger/` of the current directory) gets the
-/// short `--property ID --seed N`, which finds that receipt by itself; any other run names
-/// its receipt (and root), so the replay checks the right fixture hash and appends beside it.
+/// The copy-paste command that replays one seed of a run: `cargo xtask prop replay
+/// --property ID --seed N` (with `--root` when the run was given one). It names no receipt
+/// path, so it works wherever the evidence was copied to — a CI artifact unpacked anywhere
+/// (a seed is the whole input; the replay finds the run's receipt by itself when it sits in
+/// the default layout, and `--receipt FILE` checks the fixture hash of any other).
 pub fn replay_command(summary: &RunSummary, seed: u64) -> String {
     let id = &summary.receipt.property_id;
-    let default = Path::new("target/seedledger/local").join(format!("{id}.receipt.json"));
-    let here = summary.root.as_os_str().is_empty();
-    if here && summary.receipt.patch_id == "local" && summary.receipt_path == default {
-        format!("cargo xtask prop replay --property {id} --seed {seed}")
-    } else {
-        format!(
-            "{} --seed {seed}",
-            seedledger_runner::replay_receipt_command(&summary.receipt_path, &summary.root)
-        )
+    let mut command = format!("cargo xtask prop replay --property {id} --seed {seed}");
+    let root = &summary.root;
+    if !(root.as_os_str().is_empty() || root == Path::new(".")) {
+        command.push_str(&format!(
+            " --root {}",
+            seedledger_runner::shell_word(&root.display().to_string())
+        ));
     }
+    if summary.receipt.patch_id != "local" {
+        command.push_str(&format!(
+            " --patch-id {}",
+            seedledger_runner::shell_word(&summary.receipt.patch_id)
+        ));
+    }
+    command
 }
 
 /// `6, 20, 37, 48, 53 and 21 more`.
@@ -219,6 +326,19 @@ fn test_case(result: &PropertyResult) -> TestCase {
                 .set_description(failure_details(summary));
             status
         }
+        Status::Frozen => {
+            // Quarantined: skipped in JUnit terms, with the evidence still shown.
+            let mut status = TestCaseStatus::skipped();
+            status
+                .set_message(result.frozen_lines().join("; "))
+                .set_type("frozen")
+                .set_description(format!(
+                    "{}\n{}",
+                    failure_line(summary),
+                    failure_details(summary)
+                ));
+            status
+        }
         Status::Pass | Status::Error => TestCaseStatus::success(),
     };
     let mut case = TestCase::new(r.property_id.as_str(), status);
@@ -313,7 +433,8 @@ fn annotation_location(location: &str) -> Option<(&str, u32)> {
 pub fn github_annotations(results: &[PropertyResult]) -> String {
     let mut out = String::new();
     for result in results {
-        let (location, message) = match (&result.outcome, result.status()) {
+        let status = result.status();
+        let (location, mut message) = match (&result.outcome, status) {
             (_, Status::Pass) => continue,
             (PropertyOutcome::Errored(e), _) => (None, format!("the run did not complete: {e}")),
             (PropertyOutcome::Ran(s), Status::Invalid) => (
@@ -351,7 +472,15 @@ pub fn github_annotations(results: &[PropertyResult]) -> String {
                 (location, message)
             }
         };
-        out.push_str("::error ");
+        for line in result.frozen_lines().iter().chain(&result.freeze_notes()) {
+            let _ = write!(message, "\n{line}");
+        }
+        // A frozen failure does not fail the run: a warning, not an error.
+        out.push_str(if status == Status::Frozen {
+            "::warning "
+        } else {
+            "::error "
+        });
         if let Some((file, line)) = location {
             let _ = write!(out, "file={},line={line},", escape_property(file));
         }
@@ -375,9 +504,10 @@ fn cell(text: &str) -> String {
 pub fn step_summary(results: &[PropertyResult]) -> String {
     let count = |status: Status| results.iter().filter(|r| r.status() == status).count();
     let mut out = format!(
-        "### seedledger: {} passed, {} failed, {} invalid, {} errors\n\n",
+        "### seedledger: {} passed, {} failed, {} frozen, {} invalid, {} errors\n\n",
         count(Status::Pass),
         count(Status::Fail),
+        count(Status::Frozen),
         count(Status::Invalid),
         count(Status::Error)
     );
@@ -399,6 +529,9 @@ pub fn step_summary(results: &[PropertyResult]) -> String {
                 let r = &s.receipt;
                 if status == Status::Invalid {
                     notes.push(format!("- `{}`: {INVALID_LINE}", result.property_id));
+                }
+                for line in result.frozen_lines().iter().chain(&result.freeze_notes()) {
+                    notes.push(format!("- `{}`: {}", result.property_id, cell(line)));
                 }
                 let replay = r.failing_seeds.first().map_or(String::new(), |seed| {
                     format!("`{}`", replay_command(s, *seed))
@@ -467,25 +600,137 @@ mod tests {
     }
 
     #[test]
-    fn the_default_layout_gets_the_short_replay_command() {
+    fn replay_commands_name_no_evidence_path() {
+        // A CI artifact unpacked anywhere: the command must not depend on where the run
+        // wrote its receipt.
         let mut r = receipt("p_bad");
         r.patch_id = "local".into();
         let mut s = summary(r);
-        s.receipt_path = PathBuf::from("target/seedledger/local/p_bad.receipt.json");
+        s.receipt_path = PathBuf::from("elsewhere/local/p_bad.receipt.json");
         assert_eq!(
             replay_command(&s, 7),
             "cargo xtask prop replay --property p_bad --seed 7"
         );
-        s.receipt_path = PathBuf::from("elsewhere/local/p_bad.receipt.json");
-        assert_eq!(
-            replay_command(&s, 7),
-            "cargo xtask prop replay --receipt elsewhere/local/p_bad.receipt.json --seed 7"
-        );
+        s.receipt.patch_id = "pr 7".into();
         s.root = PathBuf::from("/tmp/my root");
-        s.receipt_path = PathBuf::from("/tmp/my root/target/seedledger/local/p_bad.receipt.json");
         assert_eq!(
             replay_command(&s, 7),
-            "cargo xtask prop replay --receipt '/tmp/my root/target/seedledger/local/p_bad.receipt.json' --root '/tmp/my root' --seed 7"
+            "cargo xtask prop replay --property p_bad --seed 7 --root '/tmp/my root' --patch-id 'pr 7'"
+        );
+    }
+
+    /// `fail(id)` with an active citation of its failure mode in the store.
+    fn frozen(id: &str) -> PropertyResult {
+        let mut result = fail(id, None);
+        result.freezes = vec![Judged {
+            path: PathBuf::from("props/freezes/p.json"),
+            state: seedledger_gate::CitationState::Active,
+            citation: citation("assert:quote.total >= 0", "2999-01-01T00:00:00Z"),
+        }];
+        result
+    }
+
+    fn citation(signature: &str, expires_at: &str) -> Citation {
+        Citation {
+            schema_version: seedledger_format::CITATION_SCHEMA_VERSION,
+            patch_id: "agent-7".into(),
+            property_id: "p".into(),
+            property_digest: "d".repeat(64),
+            fixture_pin: "e".repeat(64),
+            bound: "b".into(),
+            signature: signature.into(),
+            fail_id: "f".into(),
+            pass_id: "p".into(),
+            seed: Some(2),
+            same_seed_review: seedledger_format::SameSeedReview::Passed,
+            code: "diff:x".into(),
+            code_base: None,
+            expires_at: expires_at.into(),
+            written_at: "2026-12-01T00:00:00Z".into(),
+        }
+    }
+
+    #[test]
+    fn a_frozen_failure_is_reported_in_every_view_without_failing() {
+        let result = frozen("p_frozen");
+        assert_eq!(result.status(), Status::Frozen);
+        let line = "frozen until 2999-01-01T00:00:00Z (citation props/freezes/p.json) [assert:quote.total >= 0]";
+        assert_eq!(result.frozen_lines(), [line]);
+        // JUnit: skipped, with the freeze as message and the failing seeds and replay kept.
+        let (_, report) = round_trip(std::slice::from_ref(&result));
+        assert_eq!((report.tests, report.failures, report.errors), (1, 0, 0));
+        match &report.test_suites[0].test_cases[0].status {
+            TestCaseStatus::Skipped {
+                message,
+                ty,
+                description,
+            } => {
+                assert_eq!(message.as_deref(), Some(line));
+                assert_eq!(ty.as_deref(), Some("frozen"));
+                let description = description.as_deref().unwrap_or("");
+                assert!(description.contains("6 of 8 seeds failed: 2, 3, 5, 6, 7 and 1 more"));
+                assert!(
+                    description
+                        .contains("replay: cargo xtask prop replay --property p_frozen --seed 2")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // Annotations: a warning, not an error.
+        let text = github_annotations(std::slice::from_ref(&result));
+        assert!(
+            text.starts_with("::warning title=seedledger p_frozen::6 of 8 seeds failed"),
+            "{text}"
+        );
+        assert!(
+            text.contains("%0Afrozen until 2999-01-01T00:00:00Z (citation props/freezes/p.json)"),
+            "{text}"
+        );
+        // Step summary.
+        let summary = step_summary(std::slice::from_ref(&result));
+        assert!(
+            summary
+                .starts_with("### seedledger: 0 passed, 0 failed, 1 frozen, 0 invalid, 0 errors\n"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("| `p_frozen` | **frozen** | 8/8 | 6: 2, 3, 5, 6, 7 and 1 more |"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains(&format!("- `p_frozen`: {line}")),
+            "{summary}"
+        );
+    }
+
+    #[test]
+    fn another_failure_mode_an_expired_or_retired_freeze_still_fail() {
+        let mut other = frozen("p");
+        other.freezes[0].citation.signature = "assert:other".into();
+        assert_eq!(other.status(), Status::Fail);
+        assert!(other.frozen_lines().is_empty());
+        for state in [
+            seedledger_gate::CitationState::Expired,
+            seedledger_gate::CitationState::Retired(seedledger_gate::Retirement::DiffChanged),
+        ] {
+            let mut old = frozen("p");
+            old.freezes[0].state = state;
+            assert_eq!(old.status(), Status::Fail);
+            let notes = old.freeze_notes();
+            assert_eq!(notes.len(), 1, "{notes:?}");
+            assert!(notes[0].starts_with("citation props/freezes/p.json not honoured: "));
+            assert!(notes[0].ends_with(match state {
+                seedledger_gate::CitationState::Expired => "expired at 2999-01-01T00:00:00Z",
+                _ => "retired (diff changed)",
+            }));
+        }
+        // A frozen property that passes says the freeze can go.
+        let mut passing = pass("p");
+        passing.freezes = frozen("p").freezes;
+        assert_eq!(passing.status(), Status::Pass);
+        assert!(
+            passing.freeze_notes()[0]
+                .ends_with("but the property now passes: the freeze can be removed")
         );
     }
 
@@ -508,6 +753,11 @@ mod tests {
                 location: location.map(str::to_string),
             })
             .collect();
+        r.failure_modes = vec![seedledger_format::FailureMode {
+            signature: "assert:quote.total >= 0".to_string(),
+            count: 6,
+            first_seed: 2,
+        }];
         PropertyResult::ran(summary(r))
     }
 
@@ -647,11 +897,14 @@ mod tests {
             message,
             "6 of 8 seeds failed: 2, 3, 5, 6, 7 and 1 more [assert:quote.total >= 0]; \
              minimal input (seed 2): Order { lines: [MUG] }; \
-             replay: cargo xtask prop replay --receipt target/seedledger/agent-7/p_bad.receipt.json --seed 2"
+             replay: cargo xtask prop replay --property p_bad --seed 2 --patch-id agent-7"
         );
         assert!(description.contains("quote = -2"), "{description}");
         assert!(description.contains("at crates/orders/src/lib.rs:42:9"));
-        assert!(description.contains("cargo xtask prop replay --receipt target/seedledger/agent-7/p_bad.receipt.json --seed 7"));
+        assert!(
+            description
+                .contains("cargo xtask prop replay --property p_bad --seed 7 --patch-id agent-7")
+        );
         assert!(description.contains("receipt: target/seedledger/agent-7/p_bad.receipt.json"));
     }
 
@@ -690,7 +943,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4, "{text}");
         assert!(lines[0].starts_with(
-            "::error file=crates/orders/src/lib.rs,line=42,title=seedledger p_bad::6 of 8 seeds failed: 2, 3, 5, 6, 7 and 1 more [assert:quote.total >= 0]%0Aassertion failed: quote.total >= 0%0Aquote = -2%0Areplay: cargo xtask prop replay --receipt target/seedledger/agent-7/p_bad.receipt.json --seed 2%0Areceipt: "
+            "::error file=crates/orders/src/lib.rs,line=42,title=seedledger p_bad::6 of 8 seeds failed: 2, 3, 5, 6, 7 and 1 more [assert:quote.total >= 0]%0Aassertion failed: quote.total >= 0%0Aquote = -2%0Areplay: cargo xtask prop replay --property p_bad --seed 2 --patch-id agent-7%0Areceipt: "
         ), "{}", lines[0]);
         assert!(lines[1].starts_with("::error title=seedledger p_far::6 of 8"));
         assert!(
@@ -721,12 +974,14 @@ mod tests {
                 "| property | status | seeds | failing seeds | replay |",
                 "|---|---|---|---|---|",
                 "| `p_ok` | pass | 8/8 |  |  |",
-                "| `p_bad` | **fail** | 8/8 | 6: 2, 3, 5, 6, 7 and 1 more | `cargo xtask prop replay --receipt target/seedledger/agent-7/p_bad.receipt.json --seed 2` |",
+                "| `p_bad` | **fail** | 8/8 | 6: 2, 3, 5, 6, 7 and 1 more | `cargo xtask prop replay --property p_bad --seed 2 --patch-id agent-7` |",
                 "| `p_changed` | **invalid** | 8/8 |  |  |",
                 "| `p_err` | **error** | — |  |  |",
             ]
         );
-        assert!(text.starts_with("### seedledger: 1 passed, 1 failed, 1 invalid, 1 errors\n"));
+        assert!(
+            text.starts_with("### seedledger: 1 passed, 1 failed, 0 frozen, 1 invalid, 1 errors\n")
+        );
         assert!(text.contains("- `p_err`: the run did not complete: a \\| b"));
     }
 }

@@ -1,18 +1,57 @@
-//! Citations: the freeze file the local gate writes after an admit (SPEC: Citation).
+//! Citations: the freeze file the local gate writes after an admit and a same-seed review
+//! (SPEC: Citation; Same-seed review; Freeze store and honoured freezes).
 
+use crate::errors::{FieldError, FieldProblem, ParseError};
+use crate::fields::{Fields, invalid};
+use crate::hash::is_hex64;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-/// The citation schema this crate writes.
-pub const CITATION_SCHEMA_VERSION: u32 = 1;
+/// The citation schema this crate writes. Version 1 (before the freeze store) named no
+/// failure signature and no code identity, so it cannot be honoured; it is refused on read.
+pub const CITATION_SCHEMA_VERSION: u32 = 2;
 
-/// A freeze citation.
+/// How the same-seed review of a citation ended (SPEC: Same-seed review).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SameSeedReview {
+    /// A fail row and a pass row in scope share a seed: the citation names that pair.
+    Passed,
+    /// A maintainer waived the review explicitly (`gate cite --waive-same-seed-review`).
+    Waived,
+}
+
+impl SameSeedReview {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SameSeedReview::Passed => "passed",
+            SameSeedReview::Waived => "waived",
+        }
+    }
+}
+
+/// A freeze citation: one file in the freeze store, never refreshed or extended.
 ///
 /// # Format
 ///
-/// A JSON object: `schema_version` (1), `property_id`, `property_digest` (64 hex),
-/// `fixture_pin` (64 hex), `bound`, `fail_id` and `pass_id` (the witness ids the gate
-/// admitted), `expires_at` (RFC 3339 UTC, from policy; required), `written_at` (RFC 3339
-/// UTC), and `patch_id`. A citation is never refreshed or extended.
+/// A JSON object (schema 2; an object that repeats a key is refused):
+///
+/// | field | type | meaning |
+/// |---|---|---|
+/// | `schema_version` | 2 | |
+/// | `patch_id` | string | the patch whose evidence is cited |
+/// | `property_id` | string | the frozen property |
+/// | `property_digest` | 64 hex | the spec's digest when cited; a different digest retires the citation |
+/// | `fixture_pin` | 64 hex | the fixture's pin when cited; a different pin retires it |
+/// | `bound` | string | the spec's bound |
+/// | `signature` | string | the one failure mode frozen: a failure with any other signature still fails the run |
+/// | `fail_id`, `pass_id` | string | the cited witness rows (the same-seed pair when the review passed) |
+/// | `seed` | u64, optional | the seed both cited rows ran (absent when the review was waived) |
+/// | `same_seed_review` | `passed` or `waived` | |
+/// | `code` | string | the code identity of the cited evidence; a different one retires the citation |
+/// | `code_base` | string, optional | the base revision (commit id) `code` was computed against |
+/// | `expires_at` | RFC 3339 UTC | from policy; from then on the citation is not honoured |
+/// | `written_at` | RFC 3339 UTC | when the local gate wrote it |
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Citation {
     pub schema_version: u32,
@@ -21,8 +60,211 @@ pub struct Citation {
     pub property_digest: String,
     pub fixture_pin: String,
     pub bound: String,
+    pub signature: String,
     pub fail_id: String,
     pub pass_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    pub same_seed_review: SameSeedReview,
+    pub code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_base: Option<String>,
     pub expires_at: String,
     pub written_at: String,
+}
+
+impl Citation {
+    /// Strict read of a citation file's text: every required field present and well formed,
+    /// the schema version this crate writes, 64-hex digest and pin, RFC 3339 times, no
+    /// repeated key. The error names the field and its line.
+    pub fn parse(text: &str) -> Result<Citation, ParseError> {
+        let value: Value = crate::json::parse(text)?;
+        let line = |e: FieldError| {
+            let top = e.field.split('[').next().unwrap_or(&e.field).to_string();
+            FieldError {
+                line: crate::receipt::key_line(text, &top),
+                ..e
+            }
+        };
+        let f = Fields::of(&value)?;
+        let check = || -> Result<(), FieldError> {
+            match value.get("schema_version").and_then(Value::as_u64) {
+                Some(v) if v == u64::from(CITATION_SCHEMA_VERSION) => {}
+                Some(1) => {
+                    return Err(invalid(
+                        "schema_version",
+                        "2 (a schema 1 citation names no failure signature or code identity and cannot be honoured; cite again)",
+                    ));
+                }
+                _ => return Err(invalid("schema_version", "2")),
+            }
+            for key in [
+                "patch_id",
+                "property_id",
+                "bound",
+                "signature",
+                "fail_id",
+                "pass_id",
+                "code",
+                "expires_at",
+                "written_at",
+            ] {
+                f.text(key)?;
+            }
+            for key in ["property_digest", "fixture_pin"] {
+                if !is_hex64(f.text(key)?) {
+                    return Err(invalid(key, "64 lowercase hex digits"));
+                }
+            }
+            for key in ["expires_at", "written_at"] {
+                if parse_rfc3339(f.text(key)?).is_none() {
+                    return Err(invalid(
+                        key,
+                        "an RFC 3339 time such as 2030-01-01T00:00:00Z",
+                    ));
+                }
+            }
+            if value.get("seed").is_some_and(|v| !v.is_null()) {
+                f.seed("seed")?;
+            }
+            match f.text("same_seed_review")? {
+                "passed" | "waived" => Ok(()),
+                _ => Err(invalid("same_seed_review", "`passed` or `waived`")),
+            }
+        };
+        check().map_err(line)?;
+        serde_path_to_error::deserialize::<_, Citation>(&value).map_err(|e| {
+            let field = e.path().to_string();
+            line(FieldError {
+                field,
+                line: None,
+                problem: FieldProblem::Invalid {
+                    expected: "a value of the documented type",
+                },
+            })
+            .into()
+        })
+    }
+
+    /// `expires_at` as seconds since the Unix epoch (`None` when it is not RFC 3339, which
+    /// [`Citation::parse`] never lets through).
+    pub fn expires_at_unix(&self) -> Option<i64> {
+        parse_rfc3339(&self.expires_at)
+    }
+
+    /// The citation as pretty JSON text, ending with a newline.
+    pub fn to_json_pretty(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or(Value::Null);
+        let mut text = crate::pretty::to_json_readable(&value);
+        text.push('\n');
+        text
+    }
+}
+
+/// Seconds since the Unix epoch of an RFC 3339 time (`2030-01-01T00:00:00Z`,
+/// `2030-01-01T01:00:00+01:00`), or `None` when `text` is not one.
+pub fn parse_rfc3339(text: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(text.trim())
+        .ok()
+        .map(|t| t.timestamp())
+}
+
+/// `secs` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn format_rfc3339(secs: i64) -> String {
+    chrono::DateTime::from_timestamp(secs, 0)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn citation() -> Citation {
+        Citation {
+            schema_version: CITATION_SCHEMA_VERSION,
+            patch_id: "pr-7".into(),
+            property_id: "order_receipt_roundtrip".into(),
+            property_digest: "d".repeat(64),
+            fixture_pin: "e".repeat(64),
+            bound: "parse(print(total))=total".into(),
+            signature: "assert:parsed == quote.total".into(),
+            fail_id: "local-1-1102".into(),
+            pass_id: "replay-remote-2-1102".into(),
+            seed: Some(1102),
+            same_seed_review: SameSeedReview::Passed,
+            code: format!("diff:{}", "a".repeat(64)),
+            code_base: Some("b".repeat(40)),
+            expires_at: "2030-01-01T00:00:00Z".into(),
+            written_at: "2026-12-01T00:00:00Z".into(),
+        }
+    }
+
+    #[test]
+    fn round_trips_and_refuses_what_it_must() {
+        let text = citation().to_json_pretty();
+        assert_eq!(Citation::parse(&text).unwrap(), citation());
+        let edit = |from: &str, to: &str| {
+            assert!(text.contains(from), "{from}");
+            Citation::parse(&text.replacen(from, to, 1)).unwrap_err()
+        };
+        // A repeated key is refused wherever it is, whichever value comes last.
+        let dup = edit(
+            "\"schema_version\": 2,",
+            "\"schema_version\": 2, \"expires_at\": \"2099-01-01T00:00:00Z\",",
+        );
+        assert!(
+            matches!(&dup, ParseError::DuplicateKey { key, .. } if key == "expires_at"),
+            "{dup}"
+        );
+        let field = |e: ParseError| match e {
+            ParseError::Field(f) => (f.field, f.line.is_some()),
+            other => panic!("{other}"),
+        };
+        assert_eq!(
+            field(edit("\"schema_version\": 2", "\"schema_version\": 1")),
+            ("schema_version".to_string(), true)
+        );
+        assert_eq!(
+            field(edit(
+                "\"signature\": \"assert",
+                "\"signature\": \"\", \"x\": \""
+            )),
+            ("signature".to_string(), true)
+        );
+        assert_eq!(
+            field(edit(
+                "\"expires_at\": \"2030-01-01T00:00:00Z\"",
+                "\"expires_at\": \"soon\""
+            )),
+            ("expires_at".to_string(), true)
+        );
+        assert_eq!(
+            field(edit(&"d".repeat(64), &"D".repeat(64))).0,
+            "property_digest"
+        );
+        assert_eq!(
+            field(edit(
+                "\"same_seed_review\": \"passed\"",
+                "\"same_seed_review\": \"yes\""
+            ))
+            .0,
+            "same_seed_review"
+        );
+        assert_eq!(field(edit("\"seed\": 1102", "\"seed\": -1")).0, "seed");
+        assert!(matches!(edit("{", "[{"), ParseError::NotJson { .. }));
+    }
+
+    #[test]
+    fn rfc3339_times() {
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            parse_rfc3339("2030-01-01T01:00:00+01:00"),
+            Some(1_893_456_000)
+        );
+        assert_eq!(format_rfc3339(1_893_456_000), "2030-01-01T00:00:00Z");
+        for bad in ["", "2030-01-01", "2030-13-01T00:00:00Z", "tomorrow"] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
 }

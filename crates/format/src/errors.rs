@@ -50,6 +50,14 @@ pub enum ParseError {
     /// may be valid JSON, but it is not a file this format describes.
     #[error("JSON nested more than 128 levels deep at line {line}, column {column}")]
     TooDeep { line: usize, column: usize },
+    /// An object repeats a key (at any depth): the document is invalid, whichever
+    /// occurrence a lenient parser would keep (SPEC: Duplicate keys).
+    #[error("line {line}, column {column}: duplicate key `{key}`")]
+    DuplicateKey {
+        key: String,
+        line: usize,
+        column: usize,
+    },
     /// The text is JSON, but not an object.
     #[error("expected a JSON object at the top level")]
     NotObject,
@@ -71,6 +79,13 @@ impl ParseError {
             Some(at) => message[..at].to_string(),
             None => message,
         };
+        if let Some(key) = message.strip_prefix(crate::json::DUPLICATE_KEY_MARK) {
+            return ParseError::DuplicateKey {
+                key: key.trim_matches('`').to_string(),
+                line: err.line(),
+                column: err.column(),
+            };
+        }
         ParseError::NotJson {
             line: err.line(),
             column: err.column(),

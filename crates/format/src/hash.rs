@@ -32,6 +32,12 @@ pub fn property_digest(spec_bytes: &[u8]) -> String {
     hex(&Sha256::digest(spec_bytes))
 }
 
+/// Lowercase hex of `sha256(bytes)` (the property digest is this over a spec file's bytes;
+/// the runner's code identity is this over a diff).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 /// True when `s` is exactly 64 lowercase hex digits.
 pub fn is_hex64(s: &str) -> bool {
     s.len() == 64

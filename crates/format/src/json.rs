@@ -5,22 +5,93 @@
 use crate::errors::ParseError;
 use serde_json::Value;
 
-/// `text` as a JSON value, or why not.
+/// `text` as a JSON value, or why not. An object that repeats a key, at any depth, is
+/// refused ([`ParseError::DuplicateKey`]; SPEC: "Duplicate keys"): a parser that kept the
+/// last occurrence would let `"stopped_early": true, ..., "stopped_early": false` through.
 pub(crate) fn parse(text: &str) -> Result<Value, ParseError> {
-    serde_json::from_str(text).map_err(|e| match ParseError::from_json_syntax(&e) {
-        ParseError::TooDeep { line, column } => match check_syntax(text) {
-            Ok(()) => ParseError::TooDeep { line, column },
-            Err((at, message)) => {
-                let (line, column) = position(text, at);
-                ParseError::NotJson {
-                    line,
-                    column,
-                    message: message.to_string(),
+    serde_json::from_str::<Unique>(text).map(|u| u.0).map_err(
+        |e| match ParseError::from_json_syntax(&e) {
+            ParseError::TooDeep { line, column } => match check_syntax(text) {
+                Ok(()) => ParseError::TooDeep { line, column },
+                Err((at, message)) => {
+                    let (line, column) = position(text, at);
+                    ParseError::NotJson {
+                        line,
+                        column,
+                        message: message.to_string(),
+                    }
                 }
-            }
+            },
+            other => other,
         },
-        other => other,
-    })
+    )
+}
+
+/// Marks the message of a duplicate-key error so that [`ParseError::from_json_syntax`] can
+/// tell it from a syntax error.
+pub(crate) const DUPLICATE_KEY_MARK: &str = "duplicate key ";
+
+/// A JSON value read with every object's keys checked for repeats.
+struct Unique(Value);
+
+impl<'de> serde::Deserialize<'de> for Unique {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Unique, D::Error> {
+        de.deserialize_any(UniqueVisitor).map(Unique)
+    }
+}
+
+struct UniqueVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(Unique(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(serde::de::Error::custom(format_args!(
+                    "{DUPLICATE_KEY_MARK}`{key}`"
+                )));
+            }
+            let Unique(v) = map.next_value()?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 fn position(text: &str, at: usize) -> (usize, usize) {

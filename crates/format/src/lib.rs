@@ -17,17 +17,20 @@ mod seed;
 mod spec;
 mod witness;
 
-pub use citation::{CITATION_SCHEMA_VERSION, Citation};
+pub use citation::{
+    CITATION_SCHEMA_VERSION, Citation, SameSeedReview, format_rfc3339, parse_rfc3339,
+};
 pub use durable::{JsonLinesWriter, write_atomic, write_atomic_file, write_atomic_new};
 pub use errors::{FieldError, FieldProblem, ParseError, SpecError};
 pub use exit::ExitStatus;
 pub use hash::{
     FIXTURE_HASH_PREFIX, fixture_hash, fixture_hash_from_pin, fixture_pin, is_fixture_hash,
-    is_hex64, property_digest,
+    is_hex64, property_digest, sha256_hex,
 };
 pub use pretty::to_json_readable;
 pub use receipt::{
-    FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt, ShrinkPassRecord, ShrinkRecord,
+    FailureMode, FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt, ShrinkPassRecord,
+    ShrinkRecord,
 };
 pub use seed::{seed_from_json, seeds_from_json};
 pub use spec::{OracleSource, SpecFile};

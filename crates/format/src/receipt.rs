@@ -36,7 +36,12 @@ pub const RECEIPT_SCHEMA_VERSION: u32 = 1;
 /// `runner`, `fixture_hash_after` and `fixture_changed` (the re-hash after the last trial),
 /// `failing_seeds` (every failing seed), `verdicts` (one character per attempted seed:
 /// `.` pass, `F` fail), `failures` (seed, signature, message, location of each failing
-/// seed), `shrink_status` (`not_needed`, `skipped`, `in_progress` — the run was stopped
+/// seed, at most 100), `failure_modes` (each distinct signature with its count and first
+/// seed, over every failing seed), `run_id` (the run's id; its witness rows carry it too),
+/// `code` (the code identity: `diff:<sha256 of git diff BASE>` when the run had a base
+/// revision, else `commit:<HEAD>` with `+dirty:<sha256>` for uncommitted changes),
+/// `code_base` (the base as a commit id) and `code_paths` (the paths the diff names),
+/// `shrink_status` (`not_needed`, `skipped`, `in_progress` — the run was stopped
 /// while shrinking — or `done`), `shrink` (see [`ShrinkRecord`]), `started_at` / `finished_at` (RFC 3339 UTC) and
 /// `elapsed_ms`.
 ///
@@ -76,6 +81,14 @@ pub struct Receipt {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runner: Option<Runner>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_base: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub code_paths: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixture_hash_after: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixture_changed: Option<bool>,
@@ -85,6 +98,8 @@ pub struct Receipt {
     pub verdicts: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<FailureRecord>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failure_modes: Vec<FailureMode>,
     /// `not_needed` (nothing failed), `skipped` (shrinking off, or the fixture changed),
     /// `in_progress` (the run was stopped while shrinking: `shrink_stable` stays false), or
     /// `done` (see `shrink`).
@@ -110,6 +125,15 @@ pub struct FailureRecord {
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
+}
+
+/// One failure mode of a run: a distinct signature, how many seeds failed with it, and the
+/// first of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureMode {
+    pub signature: String,
+    pub count: u64,
+    pub first_seed: u64,
 }
 
 /// The result of shrinking the first failing seed's input, twice.

@@ -55,6 +55,13 @@ impl Verdict {
 /// (64 lowercase hex), `bound` (string), `seed` (u64), `verdict` (`pass` | `fail`),
 /// `signature` (`ok` for a pass, the stable failure signature for a fail), `runner`
 /// (`local` | `remote`), `freeze_writer` (bool). Rows are appended, never rewritten.
+///
+/// Extensions (SPEC: Witness row extensions; `decide_freeze` ignores them, the citation-time
+/// reviews use them): `run_id` (the run that wrote the row; its receipt carries the same
+/// id), `patch_id` (the patch under test), `code` (the code identity the run recorded:
+/// `diff:<sha256 of git diff BASE>` with a base revision, else `commit:<HEAD>`, see
+/// `Receipt::code`). A row that lacks them, or carries them as non-strings, cannot back a
+/// citation. An object that repeats a key is not a row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WitnessRow {
     pub witness_id: String,
@@ -67,6 +74,12 @@ pub struct WitnessRow {
     pub signature: String,
     pub runner: Runner,
     pub freeze_writer: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
 }
 
 /// One non-blank line of a witness file, read leniently: a bad line is kept, with what
@@ -110,7 +123,17 @@ impl WitnessRow {
             _ => return Err(invalid("runner", "`local` or `remote`").into()),
         };
         let freeze_writer = f.flag("freeze_writer")?;
+        let extension = |key: &str| {
+            value
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
         Ok(WitnessRow {
+            run_id: extension("run_id"),
+            patch_id: extension("patch_id"),
+            code: extension("code"),
             witness_id,
             property_id,
             property_digest,
@@ -135,9 +158,18 @@ pub fn parse_witness_lines(text: &str) -> Vec<WitnessLine> {
             let value: Value = match crate::json::parse(l) {
                 Ok(v) => v,
                 Err(e) => {
+                    // A row that repeats a key is malformed; name it by its id when a
+                    // lenient read can tell it.
+                    let witness_id = match &e {
+                        ParseError::DuplicateKey { .. } => serde_json::from_str::<Value>(l)
+                            .ok()
+                            .and_then(|v| v.get("witness_id")?.as_str().map(str::to_string))
+                            .filter(|s| !s.is_empty()),
+                        _ => None,
+                    };
                     return WitnessLine {
                         line,
-                        witness_id: None,
+                        witness_id,
                         remote_minting: false,
                         row: Err(e),
                     };

@@ -1,90 +1,214 @@
-//! The citation writer's checks (SPEC: Citation): a citation is built only by the local
-//! caller, only after an admit, only with an expiry from policy, and never while the patch
-//! has an open receipt. Building the value is pure; writing the file is the caller's job
-//! (`seedledger_format::write_atomic`).
+//! The citation writer's checks (SPEC: Citation; Same-seed review; Per-patch counts and
+//! retirement): a citation is built only by the local caller, only with an expiry from
+//! policy that lies in the future, only after an admit, never while the patch has an open
+//! receipt, only on a current `freeze_eligible` receipt of the property, and only when a
+//! fail row and a pass row of the patch, at its code identity, share a seed (unless the
+//! review is explicitly waived). Building the value is pure — the caller supplies the clock
+//! and what is current; writing the file is the caller's job.
 
 use crate::close::CloseStatus;
 use crate::decide::{Expected, FreezeDecision};
 use crate::errors::CiteError;
-use seedledger_format::{CITATION_SCHEMA_VERSION, Citation, Runner};
+use crate::freeze::{Current, receipt_retirement};
+use crate::review::{Origin, same_seed_review};
+use seedledger_format::{
+    CITATION_SCHEMA_VERSION, Citation, Runner, SameSeedReview, WitnessLine, format_rfc3339,
+    parse_rfc3339,
+};
 
-/// Everything [`cite`] needs. The caller supplies the clock (`written_at`) and the policy
+/// One receipt of the patch, as read by the caller, with what is current for it.
+#[derive(Debug, Clone)]
+pub struct ReceiptFacts<'a> {
+    /// How to name the receipt in messages (its path as given).
+    pub file: &'a str,
+    pub patch_id: &'a str,
+    pub property_id: &'a str,
+    pub status: CloseStatus,
+    /// The receipt's `fixture_hash`.
+    pub fixture_hash: Option<&'a str>,
+    /// The receipt's `code` and `code_base`.
+    pub code: Option<&'a str>,
+    pub code_base: Option<&'a str>,
+    /// The fixture pin of the receipt's property now, and the work tree's code identity
+    /// computed against the receipt's `code_base` (`digest` is not used).
+    pub current: Current<'a>,
+}
+
+/// Everything [`cite`] needs. The caller supplies the clock (`now`) and the policy
 /// (`expires_at`); the gate reads neither.
 #[derive(Debug, Clone)]
 pub struct CiteRequest<'a> {
-    /// The outcome of `decide_freeze` over the batch, for `expected`.
+    /// The batch the decision was made on (the same-seed review reads it too).
+    pub lines: &'a [WitnessLine],
+    /// The outcome of `decide_freeze` over `lines`, for `expected`.
     pub decision: &'a FreezeDecision,
     /// The expected values the decision was computed against.
     pub expected: &'a Expected,
-    pub patch_id: &'a str,
     /// Who is asking to write. Only [`Runner::Local`] may.
     pub writer: Runner,
-    /// `(property_id, status)` of every receipt stored for the patch.
-    pub receipts: &'a [(&'a str, CloseStatus)],
-    /// RFC 3339 UTC expiry taken from policy; `None` or empty is refused.
+    /// Every receipt of the patch.
+    pub receipts: &'a [ReceiptFacts<'a>],
+    /// RFC 3339 expiry taken from policy; `None` or empty is refused.
     pub expires_at: Option<&'a str>,
-    /// RFC 3339 UTC time of writing.
-    pub written_at: &'a str,
+    /// Seconds since the Unix epoch, now.
+    pub now: i64,
+    /// Skip the same-seed review (recorded in the citation as `waived`).
+    pub waive_same_seed_review: bool,
 }
 
-/// Builds the citation for an admitted freeze, or says why not. Checks, in order: the
-/// writer is local; an expiry is given; the decision admitted; the patch has no open
-/// receipt; the patch has a `freeze_eligible` receipt for the property.
+/// Builds the citation, or says why not. Checks, in order: the writer is local; an expiry
+/// is given, is RFC 3339 and lies in the future; the receipts name one patch; the decision
+/// admitted; the patch has no open receipt (retired ones aside); it has a current
+/// `freeze_eligible` receipt for the property with a code identity; the same-seed review
+/// finds a fail and a pass on one seed among rows of that patch and code (or is waived).
 pub fn cite(req: &CiteRequest<'_>) -> Result<Citation, CiteError> {
     if req.writer != Runner::Local {
         return Err(CiteError::NotLocal);
     }
-    let expires_at = match req.expires_at {
-        Some(e) if !e.trim().is_empty() => e,
+    let expires_text = match req.expires_at.map(str::trim) {
+        Some(e) if !e.is_empty() => e,
         _ => return Err(CiteError::NoExpiry),
     };
-    if req.patch_id.is_empty() {
-        return Err(CiteError::Empty("patch_id"));
-    }
-    if req.written_at.trim().is_empty() {
-        return Err(CiteError::Empty("written_at"));
-    }
-    let d = req.decision;
-    let (true, Some(fail_id), Some(pass_id)) = (d.admit, &d.fail_id, &d.pass_id) else {
-        return Err(CiteError::NotAdmitted(d.reason.clone()));
+    let Some(expires) = parse_rfc3339(expires_text) else {
+        return Err(CiteError::BadExpiry(expires_text.to_string()));
     };
-    let open = req.receipts.iter().filter(|(_, s)| s.is_open()).count();
-    if open > 0 {
-        return Err(CiteError::OpenReceipts {
-            patch_id: req.patch_id.to_string(),
-            open,
+    if expires <= req.now {
+        return Err(CiteError::PastExpiry {
+            expires_at: expires_text.to_string(),
+            now: format_rfc3339(req.now),
         });
+    }
+    let mut patches: Vec<&str> = Vec::new();
+    for r in req.receipts {
+        if r.patch_id.is_empty() {
+            return Err(CiteError::Empty("patch_id"));
+        }
+        if !patches.contains(&r.patch_id) {
+            patches.push(r.patch_id);
+        }
+    }
+    let patch_id = match patches.as_slice() {
+        [] => return Err(CiteError::NoReceipts),
+        [one] => one.to_string(),
+        many => {
+            return Err(CiteError::SeveralPatches(
+                many.iter().map(|p| format!("`{p}`")).collect(),
+            ));
+        }
+    };
+    let d = req.decision;
+    if !d.admit {
+        return Err(CiteError::NotAdmitted(d.reason.clone()));
     }
     let property_id = &req.expected.property_id;
-    if !req
+    // A receipt of the cited property is judged against the fixture the decision used; the
+    // others against their own fixtures, as the caller computed them.
+    let retirement = |r: &ReceiptFacts<'_>| {
+        let mut current = r.current;
+        if r.property_id == property_id {
+            current.pin = Some(req.expected.pin.as_str());
+        }
+        receipt_retirement(r.fixture_hash, r.code, &current)
+    };
+    let open: Vec<&str> = req
         .receipts
         .iter()
-        .any(|(p, s)| p == property_id && s.is_freeze_eligible())
-    {
-        return Err(CiteError::NoEligibleReceipt {
-            patch_id: req.patch_id.to_string(),
-            property_id: property_id.clone(),
+        .filter(|r| r.status.is_open() && retirement(r).is_none())
+        .map(|r| r.file)
+        .collect();
+    if !open.is_empty() {
+        return Err(CiteError::OpenReceipts {
+            patch_id,
+            open: open.len(),
+            files: open.join(", "),
         });
     }
+    let mine: Vec<&ReceiptFacts<'_>> = req
+        .receipts
+        .iter()
+        .filter(|r| r.property_id == property_id && r.status.is_freeze_eligible())
+        .collect();
+    // Backing a citation needs a positive match: the receipt's fixture hash is the current
+    // pin's and its code identity is the work tree's, both known.
+    let current_hash = seedledger_format::fixture_hash_from_pin(&req.expected.pin);
+    let is_current = |r: &ReceiptFacts<'_>| {
+        r.fixture_hash == Some(current_hash.as_str())
+            && r.code.is_some()
+            && r.code == r.current.code
+    };
+    let Some(eligible) = mine.iter().copied().find(|r| is_current(r)) else {
+        if let Some(r) = mine.iter().find(|r| r.code.is_none()) {
+            return Err(CiteError::NoCodeIdentity(r.file.to_string()));
+        }
+        let retired: Vec<String> = mine
+            .iter()
+            .map(|r| match retirement(r) {
+                Some(why) => format!("`{}` {why}", r.file),
+                None => format!(
+                    "`{}` cannot be matched: the work tree's code identity is unknown",
+                    r.file
+                ),
+            })
+            .collect();
+        return Err(CiteError::NoEligibleReceipt {
+            patch_id,
+            property_id: property_id.clone(),
+            retired: if retired.is_empty() {
+                String::new()
+            } else {
+                format!("; {} retired: {}", retired.len(), retired.join(", "))
+            },
+        });
+    };
+    let Some(code) = eligible.code else {
+        return Err(CiteError::NoCodeIdentity(eligible.file.to_string()));
+    };
+
+    let review = same_seed_review(
+        req.lines,
+        req.expected,
+        Some(Origin {
+            patch_id: &patch_id,
+            code,
+        }),
+        req.waive_same_seed_review,
+    );
+    let pair = review.outcome.map_err(|reason| CiteError::Review {
+        reason,
+        detail: review.detail.clone(),
+    })?;
     Ok(Citation {
         schema_version: CITATION_SCHEMA_VERSION,
-        patch_id: req.patch_id.to_string(),
+        patch_id,
         property_id: property_id.clone(),
         property_digest: req.expected.digest.clone(),
         fixture_pin: req.expected.pin.clone(),
         bound: req.expected.bound.clone(),
-        fail_id: fail_id.clone(),
-        pass_id: pass_id.clone(),
-        expires_at: expires_at.to_string(),
-        written_at: req.written_at.to_string(),
+        signature: pair.signature,
+        fail_id: pair.fail_id,
+        pass_id: pair.pass_id,
+        seed: pair.seed,
+        same_seed_review: if pair.seed.is_some() {
+            SameSeedReview::Passed
+        } else {
+            SameSeedReview::Waived
+        },
+        code: code.to_string(),
+        code_base: eligible.code_base.map(str::to_string),
+        expires_at: format_rfc3339(expires),
+        written_at: format_rfc3339(req.now),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decide::decide_freeze_rows;
+    use crate::decide::decide_freeze;
+    use crate::review::{REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED};
     use seedledger_format::{Verdict, WitnessRow};
+
+    const NOW: i64 = 1_890_000_000; // 2029-11-22
+    const CODE: &str = "diff:c0de";
 
     fn expected() -> Expected {
         Expected {
@@ -95,7 +219,8 @@ mod tests {
         }
     }
 
-    fn row(id: &str, verdict: Verdict, signature: &str, runner: Runner) -> WitnessRow {
+    /// A row of patch `agent-1842` at [`CODE`].
+    fn row(id: &str, seed: u64, verdict: Verdict, runner: Runner) -> WitnessRow {
         let e = expected();
         WitnessRow {
             witness_id: id.to_string(),
@@ -103,109 +228,220 @@ mod tests {
             property_digest: e.digest,
             fixture_pin: e.pin,
             bound: e.bound,
-            seed: 17,
+            seed,
             verdict,
-            signature: signature.to_string(),
+            signature: match verdict {
+                Verdict::Pass => "ok".to_string(),
+                Verdict::Fail => "assert:quote.total >= 0".to_string(),
+            },
             runner,
             freeze_writer: false,
+            run_id: None,
+            patch_id: Some("agent-1842".to_string()),
+            code: Some(CODE.to_string()),
         }
     }
 
-    fn admitted() -> FreezeDecision {
-        decide_freeze_rows(
-            &[
-                row("w-local-1", Verdict::Fail, "AssertionError", Runner::Local),
-                row("w-remote-9", Verdict::Pass, "ok", Runner::Remote),
-            ],
-            &expected(),
-        )
+    fn lines(rows: &[WitnessRow]) -> Vec<WitnessLine> {
+        let text: Vec<String> = rows.iter().map(WitnessRow::to_json_line).collect();
+        seedledger_format::parse_witness_lines(&text.join("\n"))
     }
 
-    /// Runs [`cite`] on a request built from the defaults and `edit`.
+    /// Local fail on 1102, local pass on 1101, remote pass on 1102: admitted, same seed.
+    fn env_dependent() -> Vec<WitnessRow> {
+        vec![
+            row("l-1101", 1101, Verdict::Pass, Runner::Local),
+            row("l-1102", 1102, Verdict::Fail, Runner::Local),
+            row("r-1102", 1102, Verdict::Pass, Runner::Remote),
+        ]
+    }
+
+    /// Fails on 1102 on both runners, passes on 1101 only: admitted, different inputs.
+    fn deterministic() -> Vec<WitnessRow> {
+        vec![
+            row("l-1101", 1101, Verdict::Pass, Runner::Local),
+            row("l-1102", 1102, Verdict::Fail, Runner::Local),
+            row("r-1102", 1102, Verdict::Fail, Runner::Remote),
+        ]
+    }
+
+    fn receipt<'a>(file: &'a str, property_id: &'a str, status: CloseStatus) -> ReceiptFacts<'a> {
+        ReceiptFacts {
+            file,
+            patch_id: "agent-1842",
+            property_id,
+            status,
+            fixture_hash: Some(HASH_E),
+            code: Some(CODE),
+            code_base: Some("base"),
+            current: Current {
+                digest: None,
+                pin: Some(PIN_E),
+                code: Some(CODE),
+            },
+        }
+    }
+
+    const PIN_E: &str = "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee";
+    const HASH_E: &str = "sha256:eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee";
+
+    fn eligible() -> Vec<ReceiptFacts<'static>> {
+        vec![
+            receipt("a.json", "order_total_nonneg", CloseStatus::FreezeEligible),
+            receipt("b.json", "other", CloseStatus::BudgetPassNoFreeze),
+        ]
+    }
+
+    /// Runs [`cite`] on rows and receipts with the defaults changed by `edit`.
     fn check(
+        rows: &[WitnessRow],
+        receipts: &[ReceiptFacts<'_>],
         edit: impl FnOnce(&mut CiteRequest<'_>),
-        decision: &FreezeDecision,
-        receipts: &[(&str, CloseStatus)],
     ) -> Result<Citation, CiteError> {
         let expected = expected();
+        let lines = lines(rows);
+        let decision = decide_freeze(&lines, &expected);
         let mut req = CiteRequest {
-            decision,
+            lines: &lines,
+            decision: &decision,
             expected: &expected,
-            patch_id: "agent-1842",
             writer: Runner::Local,
             receipts,
-            expires_at: Some("2030-01-01T00:00:00Z"),
-            written_at: "2029-12-01T00:00:00Z",
+            expires_at: Some("2030-01-01T01:00:00+01:00"),
+            now: NOW,
+            waive_same_seed_review: false,
         };
         edit(&mut req);
         cite(&req)
     }
 
-    const ELIGIBLE: &[(&str, CloseStatus)] = &[
-        ("order_total_nonneg", CloseStatus::FreezeEligible),
-        ("other", CloseStatus::BudgetPassNoFreeze),
-    ];
-
     #[test]
-    fn admitted_local_with_expiry_is_cited() {
-        let c = check(|_| {}, &admitted(), ELIGIBLE).unwrap();
+    fn an_environment_dependent_failure_is_cited_with_its_same_seed_pair() {
+        let c = check(&env_dependent(), &eligible(), |_| {}).unwrap();
         assert_eq!(
-            (c.fail_id.as_str(), c.pass_id.as_str()),
-            ("w-local-1", "w-remote-9")
+            (c.fail_id.as_str(), c.pass_id.as_str(), c.seed),
+            ("l-1102", "r-1102", Some(1102))
         );
-        assert_eq!(c.expires_at, "2030-01-01T00:00:00Z");
+        assert_eq!(c.same_seed_review, SameSeedReview::Passed);
+        assert_eq!(c.signature, "assert:quote.total >= 0");
+        assert_eq!(
+            (c.code.as_str(), c.code_base.as_deref()),
+            (CODE, Some("base"))
+        );
+        assert_eq!(c.expires_at, "2030-01-01T00:00:00Z"); // stored in UTC
+        assert_eq!(c.written_at, "2029-11-22T00:00:00Z");
         assert_eq!(c.fixture_pin, "e".repeat(64));
         assert_eq!(c.schema_version, CITATION_SCHEMA_VERSION);
     }
 
     #[test]
-    fn refusals() {
-        let d = admitted();
-        assert_eq!(
-            check(|r| r.writer = Runner::Remote, &d, ELIGIBLE),
-            Err(CiteError::NotLocal)
+    fn a_deterministic_bug_is_admitted_by_the_decision_but_refused_by_the_review() {
+        let expected = expected();
+        assert!(decide_freeze(&lines(&deterministic()), &expected).admit);
+        let err = check(&deterministic(), &eligible(), |_| {}).unwrap_err();
+        assert!(
+            matches!(&err, CiteError::Review { reason, .. } if *reason == REASON_NO_SAME_SEED),
+            "{err}"
         );
+        assert!(!err.is_input_error());
+        // Waived explicitly: cited, and the citation says so.
+        let c = check(&deterministic(), &eligible(), |r| {
+            r.waive_same_seed_review = true;
+        })
+        .unwrap();
+        assert_eq!(c.same_seed_review, SameSeedReview::Waived);
         assert_eq!(
-            check(|r| r.expires_at = None, &d, ELIGIBLE),
-            Err(CiteError::NoExpiry)
+            (c.fail_id.as_str(), c.pass_id.as_str(), c.seed),
+            ("l-1102", "l-1101", None)
         );
+    }
+
+    #[test]
+    fn rows_of_another_patch_or_code_never_back_a_citation() {
+        for (patch, code) in [("agent-7", CODE), ("agent-1842", "diff:0ld"), ("", "")] {
+            let foreign = |r: &mut WitnessRow| {
+                r.patch_id = Some(patch.to_string()).filter(|p| !p.is_empty());
+                r.code = Some(code.to_string()).filter(|c| !c.is_empty());
+            };
+            // The same-seed pass comes from elsewhere: the patch's own rows differ in seed.
+            let mut rows = env_dependent();
+            foreign(&mut rows[2]);
+            let err = check(&rows, &eligible(), |_| {}).unwrap_err();
+            assert!(
+                matches!(&err, CiteError::Review { reason, detail }
+                    if *reason == REASON_NO_SAME_SEED && detail.contains("another patch or code")),
+                "{patch} {code}: {err}"
+            );
+            // No pass of the patch at all.
+            let mut rows = env_dependent();
+            foreign(&mut rows[0]);
+            foreign(&mut rows[2]);
+            let err = check(&rows, &eligible(), |_| {}).unwrap_err();
+            assert!(
+                matches!(&err, CiteError::Review { reason, .. } if *reason == REASON_FOREIGN_ROWS),
+                "{patch} {code}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn refusals_in_order() {
+        let rows = env_dependent();
+        let ok = eligible();
+        let refused =
+            |edit: &dyn Fn(&mut CiteRequest<'_>)| check(&rows, &ok, |r| edit(r)).unwrap_err();
+        assert_eq!(refused(&|r| r.writer = Runner::Remote), CiteError::NotLocal);
+        assert_eq!(refused(&|r| r.expires_at = None), CiteError::NoExpiry);
+        assert_eq!(refused(&|r| r.expires_at = Some(" ")), CiteError::NoExpiry);
+        let bad = refused(&|r| r.expires_at = Some("next week"));
+        assert!(matches!(bad, CiteError::BadExpiry(_)) && bad.is_input_error());
+        let past = refused(&|r| r.expires_at = Some("2029-11-22T00:00:00Z"));
+        assert!(matches!(past, CiteError::PastExpiry { .. }) && past.is_input_error());
         assert_eq!(
-            check(|r| r.expires_at = Some(" "), &d, ELIGIBLE),
-            Err(CiteError::NoExpiry)
+            check(&rows, &[], |_| {}).unwrap_err(),
+            CiteError::NoReceipts
         );
-        let refused = decide_freeze_rows(&[], &expected());
-        assert_eq!(
-            check(|_| {}, &refused, ELIGIBLE),
-            Err(CiteError::NotAdmitted(
-                "need two witnesses on the same pin, digest, and bound".to_string()
-            ))
-        );
-        let open = [
-            ("order_total_nonneg", CloseStatus::FreezeEligible),
-            ("other", CloseStatus::SeedGap),
-        ];
-        assert_eq!(
-            check(|_| {}, &d, &open),
-            Err(CiteError::OpenReceipts {
-                patch_id: "agent-1842".to_string(),
-                open: 1
-            })
-        );
+        let mut two = eligible();
+        two[1].patch_id = "agent-7";
         assert!(matches!(
-            check(
-                |_| {},
-                &d,
-                &[("order_total_nonneg", CloseStatus::ShrinkUnstable)]
-            ),
-            Err(CiteError::NoEligibleReceipt { .. })
-        ));
-        assert!(matches!(
-            check(|_| {}, &d, &[]),
-            Err(CiteError::NoEligibleReceipt { .. })
+            check(&rows, &two, |_| {}).unwrap_err(),
+            CiteError::SeveralPatches(p) if p.len() == 2
         ));
         assert_eq!(
-            check(|r| r.patch_id = "", &d, ELIGIBLE),
-            Err(CiteError::Empty("patch_id"))
+            check(&rows[..1], &ok, |_| {}).unwrap_err(),
+            CiteError::NotAdmitted("need two witnesses on the same pin, digest, and bound".into())
+        );
+        let mut open = eligible();
+        open[1].status = CloseStatus::EarlyStopIncomplete;
+        assert!(matches!(
+            check(&rows, &open, |_| {}).unwrap_err(),
+            CiteError::OpenReceipts { open: 1, .. }
+        ));
+        // An open receipt of older code is retired: it neither blocks nor counts.
+        open[1].code = Some("diff:0ld");
+        assert!(check(&rows, &open, |_| {}).is_ok());
+        let mut unstable = eligible();
+        unstable[0].status = CloseStatus::ShrinkUnstable;
+        assert!(matches!(
+            check(&rows, &unstable, |_| {}).unwrap_err(),
+            CiteError::NoEligibleReceipt { retired, .. } if retired.is_empty()
+        ));
+        let mut moved = eligible();
+        moved[0].fixture_hash = Some("sha256:0000");
+        let err = check(&rows, &moved, |_| {}).unwrap_err();
+        assert!(
+            err.to_string().contains("retired (fixture changed)"),
+            "{err}"
+        );
+        let mut rebased = eligible();
+        rebased[0].current.code = Some("diff:new");
+        let err = check(&rows, &rebased, |_| {}).unwrap_err();
+        assert!(err.to_string().contains("retired (diff changed)"), "{err}");
+        let mut no_code = eligible();
+        no_code[0].code = None;
+        assert_eq!(
+            check(&rows, &no_code, |_| {}).unwrap_err(),
+            CiteError::NoCodeIdentity("a.json".into())
         );
     }
 }

@@ -1,5 +1,7 @@
 //! Per-patch counts (SPEC: Per-patch counts and retirement): the three integers kept next to
-//! each patch id. A patch with any open receipt has the freeze path switched off.
+//! each patch id, and the retired receipts beside them. A patch with any open receipt has the
+//! freeze path switched off; a retired receipt (its fixture or code changed since) is listed
+//! but never counted as evidence, open or closed.
 
 use crate::close::CloseStatus;
 use std::collections::BTreeMap;
@@ -15,6 +17,8 @@ pub struct PatchCounts {
     pub closed_failures: usize,
     /// Closed receipts in which every planned seed passed (row 5).
     pub budget_passes: usize,
+    /// Receipts made against another fixture or code identity: in none of the three counts.
+    pub retired: usize,
 }
 
 impl PatchCounts {
@@ -24,21 +28,25 @@ impl PatchCounts {
     }
 }
 
-/// Counts receipts per patch from `(patch_id, status)` pairs; one entry per patch id, sorted
-/// by patch id. Every receipt lands in exactly one of the three counts.
+/// Counts receipts per patch from `(patch_id, status, retired)`; one entry per patch id,
+/// sorted by patch id. Every receipt lands in exactly one of the three counts, or, when
+/// retired, in `retired` only.
 pub fn patch_counts<'a, I>(receipts: I) -> Vec<PatchCounts>
 where
-    I: IntoIterator<Item = (&'a str, CloseStatus)>,
+    I: IntoIterator<Item = (&'a str, CloseStatus, bool)>,
 {
     let mut by_patch: BTreeMap<&str, PatchCounts> = BTreeMap::new();
-    for (patch_id, status) in receipts {
+    for (patch_id, status, retired) in receipts {
         let counts = by_patch.entry(patch_id).or_insert_with(|| PatchCounts {
             patch_id: patch_id.to_string(),
             open_receipts: 0,
             closed_failures: 0,
             budget_passes: 0,
+            retired: 0,
         });
-        if status.is_open() {
+        if retired {
+            counts.retired += 1;
+        } else if status.is_open() {
             counts.open_receipts += 1;
         } else if status.is_closed_failure() {
             counts.closed_failures += 1;
@@ -54,17 +62,18 @@ mod tests {
     use super::*;
 
     fn check(receipts: &[(&str, CloseStatus)], expected: &[(&str, usize, usize, usize)]) {
-        let got: Vec<(String, usize, usize, usize)> = patch_counts(receipts.iter().copied())
-            .into_iter()
-            .map(|c| {
-                (
-                    c.patch_id,
-                    c.open_receipts,
-                    c.closed_failures,
-                    c.budget_passes,
-                )
-            })
-            .collect();
+        let got: Vec<(String, usize, usize, usize)> =
+            patch_counts(receipts.iter().map(|&(p, s)| (p, s, false)))
+                .into_iter()
+                .map(|c| {
+                    (
+                        c.patch_id,
+                        c.open_receipts,
+                        c.closed_failures,
+                        c.budget_passes,
+                    )
+                })
+                .collect();
         let expected: Vec<(String, usize, usize, usize)> = expected
             .iter()
             .map(|(p, o, f, b)| (p.to_string(), *o, *f, *b))
@@ -103,8 +112,19 @@ mod tests {
             ],
             &[("agent-1", 2, 1, 0), ("agent-2", 0, 2, 1)],
         );
-        let counts = patch_counts([("a", SeedGap), ("b", FreezeEligible)]);
+        let counts = patch_counts([("a", SeedGap, false), ("b", FreezeEligible, false)]);
         assert!(!counts[0].freeze_enabled());
         assert!(counts[1].freeze_enabled());
+        // A retired receipt counts nowhere, and an open one no longer disables the path.
+        let counts = patch_counts([("a", SeedGap, true), ("a", FreezeEligible, true)]);
+        assert_eq!(
+            (
+                counts[0].open_receipts,
+                counts[0].closed_failures,
+                counts[0].retired
+            ),
+            (0, 0, 2)
+        );
+        assert!(counts[0].freeze_enabled());
     }
 }

@@ -295,7 +295,9 @@ fn row_error(line: usize, err: &ParseError) -> String {
             column, message, ..
         } => format!("line {line}, column {column}: not JSON: {message}"),
         ParseError::NotObject => format!("line {line}: expected a JSON object"),
-        ParseError::TooDeep { .. } => format!("line {line}: {err}"),
+        ParseError::TooDeep { .. } | ParseError::DuplicateKey { .. } => {
+            format!("line {line}: {err}")
+        }
         ParseError::Field(f) => match f.line {
             Some(_) => f.to_string(),
             None => format!("line {line}: {f}"),

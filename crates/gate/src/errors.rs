@@ -14,7 +14,8 @@ pub struct NotJsonError {
     pub message: String,
 }
 
-/// Why the citation writer refuses to build a citation (SPEC: Citation).
+/// Why the citation writer refuses to build a citation (SPEC: Citation; Same-seed review).
+/// [`CiteError::is_input_error`] tells bad input (exit 2) from a refusal (exit 1).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CiteError {
     /// `decide_freeze` did not admit; carries its reason verbatim.
@@ -26,16 +27,63 @@ pub enum CiteError {
     /// A citation without an expiry from policy is refused.
     #[error("a citation needs an expiry from policy")]
     NoExpiry,
+    /// The expiry is not an RFC 3339 time.
+    #[error("expiry `{0}` is not an RFC 3339 time; give a UTC time such as 2030-01-01T00:00:00Z")]
+    BadExpiry(String),
+    /// The expiry is not in the future: an expired citation is never honoured.
+    #[error(
+        "expiry `{expires_at}` is not in the future (now is {now}); an expired citation is not honoured"
+    )]
+    PastExpiry { expires_at: String, now: String },
+    /// No receipt was given: a citation needs the receipts of its patch.
+    #[error("no receipts given; a citation needs the receipts of its patch")]
+    NoReceipts,
+    /// The receipts name several patches; a citation is for one.
+    #[error("the receipts belong to {} patches: {}; a citation is for one patch: pass only that patch's receipts", .0.len(), .0.join(", "))]
+    SeveralPatches(Vec<String>),
     /// Freeze creation is disabled while the patch has an open receipt.
-    #[error("patch `{patch_id}` has {open} open receipt(s); freeze creation is disabled")]
-    OpenReceipts { patch_id: String, open: usize },
-    /// The patch has no closed receipt that is `freeze_eligible` for this property.
-    #[error("patch `{patch_id}` has no freeze_eligible receipt for property `{property_id}`")]
+    #[error("patch `{patch_id}` has {open} open receipt(s) ({files}); freeze creation is disabled")]
+    OpenReceipts {
+        patch_id: String,
+        open: usize,
+        files: String,
+    },
+    /// The patch has no current receipt that is `freeze_eligible` for this property.
+    #[error(
+        "patch `{patch_id}` has no freeze_eligible receipt for property `{property_id}` made against the current fixture and code{retired}"
+    )]
     NoEligibleReceipt {
         patch_id: String,
         property_id: String,
+        /// `; N retired (...)` when retired receipts were left out, else empty.
+        retired: String,
+    },
+    /// The eligible receipt recorded no code identity, so no row can be tied to the code.
+    #[error(
+        "receipt `{0}` records no code identity (was it run outside a git work tree?); a citation must name the code its evidence came from"
+    )]
+    NoCodeIdentity(String),
+    /// The same-seed review (or the origin check) refused; carries the reason verbatim.
+    #[error("{reason} ({detail})")]
+    Review {
+        reason: &'static str,
+        detail: String,
     },
     /// A required text field of the request is empty.
     #[error("field `{0}` is empty")]
     Empty(&'static str),
+}
+
+impl CiteError {
+    /// Bad input rather than a refusal: exit status 2.
+    pub fn is_input_error(&self) -> bool {
+        matches!(
+            self,
+            CiteError::BadExpiry(_)
+                | CiteError::PastExpiry { .. }
+                | CiteError::NoReceipts
+                | CiteError::SeveralPatches(_)
+                | CiteError::Empty(_)
+        )
+    }
 }

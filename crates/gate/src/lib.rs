@@ -7,7 +7,12 @@
 //!   CI prints verbatim.
 //! * [`patch_counts`] keeps the three integers per patch (open receipts, closed failures,
 //!   budget passes) that switch the freeze path off while a patch has an open receipt.
-//! * [`cite`] builds the citation a local caller may write after an admit.
+//! * [`same_seed_review`] is the separate review a citation needs after an admit: a fail
+//!   and a pass on the same seed, from the cited patch and code.
+//! * [`cite`] builds the citation a local caller may write after an admit and the review.
+//! * [`citation_state`], [`receipt_retirement`] and [`honour`] say whether a written freeze
+//!   is still honoured, whether a receipt still counts, and how a run's failure modes read
+//!   against the active freezes of its property.
 //!
 //! Everything here is a pure function over values: no I/O, no clock, no environment. The
 //! callers (`cargo xtask gate ...`) read the files, compute the expected hashes from the
@@ -20,8 +25,10 @@ mod close;
 mod counts;
 mod decide;
 mod errors;
+mod freeze;
+mod review;
 
-pub use cite::{CiteRequest, cite};
+pub use cite::{CiteRequest, ReceiptFacts, cite};
 pub use close::{
     CloseStatus, Closing, close_ledger, close_ledger_bytes, close_ledger_explained,
     close_ledger_text, close_view,
@@ -33,3 +40,9 @@ pub use decide::{
     decide_freeze_rows, witness_lines_from_bytes,
 };
 pub use errors::{CiteError, NotJsonError};
+pub use freeze::{
+    CitationState, Current, Honour, Retirement, citation_state, honour, receipt_retirement,
+};
+pub use review::{
+    CitedPair, Origin, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review, same_seed_review,
+};

@@ -1,14 +1,19 @@
 //! The default suite: properties of pricing and of account balances.
 //!
 //! Every property is bound to `props/<id>.md` (its bound, fixture and oracle source live
-//! there) and reads the pinned fixture bytes it is handed.
+//! there) and reads the pinned fixture bytes it is handed. The order properties' wrappers
+//! also read the demonstration variables of `demo.rs` (a planted bug, the receipt locale, a
+//! per-trial delay); their `check_*` functions take those as parameters.
 
 use crate::accounts::{Account, AccountError, Op, PlanBook, apply};
+use crate::amounts::{Locale, format_amount, parse_amount};
+use crate::demo;
 use crate::pricing::{Catalog, Line, Order, PriceError, Quote, price};
 use seedledger_runner::{
     BoxedGen, Fixture, Gen, PropResult, Property, TestCase, int, one_of, option, prop_assert,
     prop_assert_eq, select, vec,
 };
+use std::ops::RangeInclusive;
 
 /// The implementation under test (tests swap in mutated ones to plant bugs).
 #[derive(Debug, Clone, Copy)]
@@ -20,13 +25,18 @@ pub struct Impl {
 /// The real implementation.
 pub const CORRECT: Impl = Impl { price, apply };
 
-/// The default suite, in the order `cargo xtask prop run` runs it.
+/// The default suite, in the order `cargo xtask prop run` runs it. The order properties run
+/// under the settings of the demonstration variables ([`crate::Demo`]): unset, the real
+/// implementation in the C locale, without delay.
 pub const PROPERTIES: &[Property] = &[
     Property::new("order_total_nonneg", |tc, fx| {
-        check_order_total_nonneg(tc, fx, &CORRECT)
+        demo::trial(|demo| check_order_total_nonneg(tc, fx, demo.imp()))
     }),
     Property::new("order_total_adds_up", |tc, fx| {
-        check_order_total_adds_up(tc, fx, &CORRECT)
+        demo::trial(|demo| check_order_total_adds_up(tc, fx, demo.imp()))
+    }),
+    Property::new("order_receipt_roundtrip", |tc, fx| {
+        demo::trial(|demo| check_order_receipt_roundtrip(tc, fx, demo.imp(), demo.locale))
     }),
     Property::new("prop_balance_non_negative", |tc, fx| {
         check_balance_non_negative(tc, fx, &CORRECT)
@@ -41,9 +51,20 @@ pub const PROPERTIES: &[Property] = &[
 
 /// Orders over the catalog's products: up to 8 lines of 0..=40 units, maybe a coupon.
 fn orders(catalog: &Catalog) -> impl Gen<Value = Order> {
+    orders_of(catalog, 0..=40)
+}
+
+/// Baskets as a till rings them up and a receipt prints them: up to 8 lines of 1..=10 units
+/// (a receipt line has at least one unit), maybe a coupon.
+fn baskets(catalog: &Catalog) -> impl Gen<Value = Order> {
+    orders_of(catalog, 1..=10)
+}
+
+/// Up to 8 lines of `units` each, maybe a coupon.
+fn orders_of(catalog: &Catalog, units: RangeInclusive<u32>) -> impl Gen<Value = Order> {
     let skus: Vec<String> = catalog.products.iter().map(|p| p.sku.clone()).collect();
     let codes: Vec<String> = catalog.coupons.iter().map(|c| c.code.clone()).collect();
-    let line = (select(skus), int(0..=40u32)).map(|(sku, qty)| Line { sku, qty });
+    let line = (select(skus), int(units)).map(|(sku, qty)| Line { sku, qty });
     (vec(line, 0..=8), option(select(codes))).map(|(lines, coupon)| Order { lines, coupon })
 }
 
@@ -80,6 +101,33 @@ pub fn check_order_total_adds_up(tc: &mut TestCase, fixture: &Fixture, imp: &Imp
         "quote = {q:?}"
     );
     prop_assert_eq!(q.total, taxable + q.tax);
+    Ok(())
+}
+
+/// `order_receipt_roundtrip` — bound `parse(print(total))=total`: the total a customer
+/// receipt prints in `locale` reads back through the shop's amount parser
+/// ([`parse_amount`], C locale) as the same amount. A negative total is not printable: that
+/// is checked first. In `de_DE` totals of 1000.00 and more print with a thousands separator
+/// the parser does not read.
+pub fn check_order_receipt_roundtrip(
+    tc: &mut TestCase,
+    fixture: &Fixture,
+    imp: &Impl,
+    locale: Locale,
+) -> PropResult {
+    let catalog = fixture.parsed(Catalog::from_json)?;
+    let order = tc.draw(&baskets(catalog));
+    let quote = (imp.price)(catalog, &order)?;
+    prop_assert!(
+        quote.total >= 0,
+        "a receipt cannot print a negative total: quote = {quote:?}"
+    );
+    let printed = format_amount(quote.total, locale);
+    prop_assert_eq!(
+        parse_amount(&printed),
+        Ok(quote.total),
+        "printed {printed:?} in locale {locale}"
+    );
     Ok(())
 }
 

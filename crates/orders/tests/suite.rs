@@ -64,6 +64,7 @@ impl Root {
             }),
             durable: true,
             trial_timeout: None,
+            code: None,
         }
     }
 }
@@ -229,9 +230,13 @@ fn planted_bugs_fail_the_right_property_with_a_named_seed() {
         let again = replay(
             p,
             root.path(),
-            &summary.witness_path,
-            Runner::Remote,
-            Some(&receipt.fixture_hash),
+            &seedledger_runner::ReplayTarget {
+                witness_path: &summary.witness_path,
+                runner: Runner::Remote,
+                expected_fixture_hash: Some(receipt.fixture_hash.as_str()),
+                patch_id: "agent-1842",
+                code: None,
+            },
             &ReplayInput::Seed(seed),
         )
         .unwrap();
@@ -320,7 +325,7 @@ fn two_runs_write_identical_receipts_apart_from_timestamps() {
         let mut v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&summary.receipt_path).unwrap()).unwrap();
         let map = v.as_object_mut().unwrap();
-        for k in ["started_at", "finished_at", "elapsed_ms"] {
+        for k in ["started_at", "finished_at", "elapsed_ms", "run_id"] {
             map.remove(k);
         }
         if let Some(shrink) = map.get_mut("shrink") {
@@ -386,18 +391,26 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     let a = replay(
         &p,
         root.path(),
-        &summary.witness_path,
-        Runner::Local,
-        Some(&receipt.fixture_hash),
+        &seedledger_runner::ReplayTarget {
+            witness_path: &summary.witness_path,
+            runner: Runner::Local,
+            expected_fixture_hash: Some(receipt.fixture_hash.as_str()),
+            patch_id: "agent-1842",
+            code: None,
+        },
         &ReplayInput::Seed(seed),
     )
     .unwrap();
     let b = replay(
         &p,
         root.path(),
-        &summary.witness_path,
-        Runner::Remote,
-        Some(&receipt.fixture_hash),
+        &seedledger_runner::ReplayTarget {
+            witness_path: &summary.witness_path,
+            runner: Runner::Remote,
+            expected_fixture_hash: Some(receipt.fixture_hash.as_str()),
+            patch_id: "agent-1842",
+            code: None,
+        },
         &ReplayInput::Seed(seed),
     )
     .unwrap();
@@ -423,9 +436,13 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     let m = replay(
         &p,
         root.path(),
-        &summary.witness_path,
-        Runner::Local,
-        Some(&receipt.fixture_hash),
+        &seedledger_runner::ReplayTarget {
+            witness_path: &summary.witness_path,
+            runner: Runner::Local,
+            expected_fixture_hash: Some(receipt.fixture_hash.as_str()),
+            patch_id: "agent-1842",
+            code: None,
+        },
         &ReplayInput::Choices {
             seed,
             choices: shrink.minimal_choices.clone(),
@@ -440,9 +457,13 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     let refused = replay(
         &p,
         root.path(),
-        &summary.witness_path,
-        Runner::Local,
-        Some(&receipt.fixture_hash),
+        &seedledger_runner::ReplayTarget {
+            witness_path: &summary.witness_path,
+            runner: Runner::Local,
+            expected_fixture_hash: Some(receipt.fixture_hash.as_str()),
+            patch_id: "agent-1842",
+            code: None,
+        },
         &ReplayInput::Seed(seed),
     );
     assert!(
@@ -500,9 +521,13 @@ fn a_flaky_failure_goes_from_run_to_replay_to_an_admitted_freeze() {
     let remote = replay(
         &p,
         root.path(),
-        &summary.witness_path,
-        Runner::Remote,
-        Some(&receipt.fixture_hash),
+        &seedledger_runner::ReplayTarget {
+            witness_path: &summary.witness_path,
+            runner: Runner::Remote,
+            expected_fixture_hash: Some(receipt.fixture_hash.as_str()),
+            patch_id: "agent-1842",
+            code: None,
+        },
         &ReplayInput::Seed(1101),
     )
     .unwrap();

@@ -197,6 +197,22 @@ impl OpenReceipt {
     }
 }
 
+/// What every row of one run says besides its seed and verdict.
+#[derive(Debug, Clone)]
+pub struct RowContext<'a> {
+    /// Witness ids are `<run_id>-<seed>`; the `run_id` extension carries it alone.
+    pub run_id: &'a str,
+    pub property_id: &'a str,
+    pub digest: &'a str,
+    pub pin: &'a str,
+    pub bound: &'a str,
+    pub runner: Runner,
+    /// The `patch_id` extension.
+    pub patch_id: &'a str,
+    /// The `code` extension (omitted when the code identity is unknown).
+    pub code: Option<&'a str>,
+}
+
 /// Formats witness rows of one run by hand (no serde on the per-trial path): the parts that
 /// do not change from row to row are formatted once.
 #[derive(Debug)]
@@ -209,30 +225,31 @@ pub struct WitnessFormatter {
 }
 
 impl WitnessFormatter {
-    pub fn new(
-        run_id: &str,
-        property_id: &str,
-        digest: &str,
-        pin: &str,
-        bound: &str,
-        runner: Runner,
-    ) -> WitnessFormatter {
+    pub fn new(cx: &RowContext<'_>) -> WitnessFormatter {
         let mut head = String::from("{\"witness_id\":");
-        push_json_str(&mut head, &format!("{run_id}-"));
+        push_json_str(&mut head, &format!("{}-", cx.run_id));
         head.pop(); // reopen the string: the seed follows
         let mut middle = String::from("\",\"property_id\":");
-        push_json_str(&mut middle, property_id);
+        push_json_str(&mut middle, cx.property_id);
         middle.push_str(",\"property_digest\":");
-        push_json_str(&mut middle, digest);
+        push_json_str(&mut middle, cx.digest);
         middle.push_str(",\"fixture_pin\":");
-        push_json_str(&mut middle, pin);
+        push_json_str(&mut middle, cx.pin);
         middle.push_str(",\"bound\":");
-        push_json_str(&mut middle, bound);
+        push_json_str(&mut middle, cx.bound);
         middle.push_str(",\"seed\":");
-        let tail = format!(
-            ",\"runner\":\"{}\",\"freeze_writer\":false}}\n",
-            runner.as_str()
+        let mut tail = format!(
+            ",\"runner\":\"{}\",\"freeze_writer\":false,\"run_id\":",
+            cx.runner.as_str()
         );
+        push_json_str(&mut tail, cx.run_id);
+        tail.push_str(",\"patch_id\":");
+        push_json_str(&mut tail, cx.patch_id);
+        if let Some(code) = cx.code {
+            tail.push_str(",\"code\":");
+            push_json_str(&mut tail, code);
+        }
+        tail.push_str("}\n");
         WitnessFormatter {
             head,
             middle,
@@ -471,14 +488,17 @@ mod tests {
 
     #[test]
     fn hand_formatted_rows_parse_as_witness_rows() {
-        let f = WitnessFormatter::new(
-            "w-run\"1",
-            "order\\total",
-            &"d".repeat(64),
-            &"p".repeat(64),
-            "total>=0",
-            Runner::Remote,
-        );
+        let (digest, pin) = ("d".repeat(64), "p".repeat(64));
+        let f = WitnessFormatter::new(&RowContext {
+            run_id: "w-run\"1",
+            property_id: "order\\total",
+            digest: &digest,
+            pin: &pin,
+            bound: "total>=0",
+            runner: Runner::Remote,
+            patch_id: "agent/1842",
+            code: Some("diff:abc"),
+        });
         let mut out = Vec::new();
         f.push_row(&mut out, 17, None);
         f.push_row(&mut out, u64::MAX, Some("assert:a \"b\"\n"));
@@ -492,6 +512,9 @@ mod tests {
         );
         assert_eq!(pass.runner, Runner::Remote);
         assert!(!pass.freeze_writer);
+        assert_eq!(pass.run_id.as_deref(), Some("w-run\"1"));
+        assert_eq!(pass.patch_id.as_deref(), Some("agent/1842"));
+        assert_eq!(pass.code.as_deref(), Some("diff:abc"));
         let fail = lines[1].row.clone().unwrap();
         assert_eq!(
             (fail.seed, fail.verdict, fail.signature.as_str()),

@@ -4,6 +4,7 @@
 
 mod case;
 mod clock;
+mod code;
 mod committed;
 mod errors;
 mod exec;
@@ -19,6 +20,7 @@ mod watchdog;
 
 pub use case::{MAX_CHOICES, Record, Span, Stop, TestCase};
 pub use clock::rfc3339;
+pub use code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
 pub use errors::RunError;
 pub use exec::{Evaluation, Failure, Outcome, evaluate, execute};
 pub use generators::{
@@ -27,14 +29,14 @@ pub use generators::{
     btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option, recursive, select,
     string, string_of, unit_f64, vec, weighted,
 };
-pub use ledger::{OpenReceipt, WitnessFormatter};
+pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
 pub use plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, MAX_PLAN, PlanError, cases, parse_seeds};
 pub use property::{Fixture, PropError, PropErrorKind, PropResult, Property};
 pub use rng::{RNG_SCHEME, SeedRng};
 pub use run::{
-    LoadedSpec, MAX_FAILURE_RECORDS, ReplayInput, ReplayResult, RunConfig, RunSummary, TOOL,
-    evidence_paths, load_fixture, load_spec, replay, replay_receipt_command, run_properties,
-    run_property, shell_word,
+    LoadedSpec, MAX_FAILURE_RECORDS, ReplayInput, ReplayResult, ReplayTarget, RunConfig,
+    RunSummary, TOOL, evidence_paths, load_fixture, load_spec, replay, replay_receipt_command,
+    run_properties, run_property, shell_word,
 };
 pub use shrink::*;
 pub use signature::{fold_whitespace, normalize, panic_signature};

@@ -17,13 +17,14 @@ use crate::case::TestCase;
 use crate::clock::{now_rfc3339, run_id};
 use crate::errors::RunError;
 use crate::exec::{Failure, Outcome, evaluate, execute};
-use crate::ledger::{OpenReceipt, RowSink, WitnessFormatter};
+use crate::ledger::{OpenReceipt, RowContext, RowSink, WitnessFormatter};
 use crate::property::{Fixture, Property};
 use crate::rng::RNG_SCHEME;
 use crate::shrink::{ShrinkConfig, shrink_twice};
 use seedledger_format::{
-    FailureRecord, JsonLinesWriter, RECEIPT_SCHEMA_VERSION, Receipt, Runner, ShrinkPassRecord,
-    ShrinkRecord, SpecFile, WitnessRow, fixture_hash_from_pin, fixture_pin, property_digest,
+    FailureMode, FailureRecord, JsonLinesWriter, RECEIPT_SCHEMA_VERSION, Receipt, Runner,
+    ShrinkPassRecord, ShrinkRecord, SpecFile, WitnessRow, fixture_hash_from_pin, fixture_pin,
+    property_digest,
 };
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -56,6 +57,10 @@ pub struct RunConfig {
     /// hung thread cannot be stopped in-process. The receipt then stays open. `None`: no
     /// limit.
     pub trial_timeout: Option<std::time::Duration>,
+    /// The code identity recorded in the receipt and in every witness row (see
+    /// [`crate::code_identity`]); `None` when it is unknown (no git), and then nothing the
+    /// run writes can back a citation.
+    pub code: Option<crate::CodeIdentity>,
 }
 
 /// A spec file as read from disk.
@@ -208,6 +213,7 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
 
     let spec_committed =
         crate::committed::spec_committed(&config.root, &spec.rel_path, &spec.bytes);
+    let run_id = run_id(config.runner.as_str());
     let mut receipt = Receipt {
         patch_id: config.patch_id.clone(),
         property_id: property.id.to_string(),
@@ -227,11 +233,20 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
         spec_committed,
         fixture_path: Some(spec.spec.fixture.clone()),
         runner: Some(config.runner),
+        run_id: Some(run_id.clone()),
+        code: config.code.as_ref().map(|c| c.code.clone()),
+        code_base: config.code.as_ref().and_then(|c| c.base.clone()),
+        code_paths: config
+            .code
+            .as_ref()
+            .map(|c| c.paths.clone())
+            .unwrap_or_default(),
         fixture_hash_after: None,
         fixture_changed: None,
         failing_seeds: Vec::new(),
         verdicts: None,
         failures: Vec::new(),
+        failure_modes: Vec::new(),
         shrink_status: None,
         shrink: None,
         started_at: Some(now_rfc3339()),
@@ -247,14 +262,16 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
     let mut ledger = OpenReceipt::create(&receipt_path, &fields, &config.seeds, config.durable)
         .map_err(write_err(&receipt_path))?;
 
-    let rows = WitnessFormatter::new(
-        &run_id(config.runner.as_str()),
-        property.id,
-        &spec.digest,
-        &pin,
-        &spec.spec.bound,
-        config.runner,
-    );
+    let rows = WitnessFormatter::new(&RowContext {
+        run_id: &run_id,
+        property_id: property.id,
+        digest: &spec.digest,
+        pin: &pin,
+        bound: &spec.spec.bound,
+        runner: config.runner,
+        patch_id: &config.patch_id,
+        code: config.code.as_ref().map(|c| c.code.as_str()),
+    });
     let sink =
         std::sync::Arc::new(RowSink::open(&witness_path, rows).map_err(write_err(&witness_path))?);
     let mut verdicts = String::with_capacity(config.seeds.len());
@@ -288,6 +305,18 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
                     first_failure = Some((seed, failure.clone()));
                 }
                 receipt.failing_seeds.push(seed);
+                match receipt
+                    .failure_modes
+                    .iter_mut()
+                    .find(|m| m.signature == failure.signature)
+                {
+                    Some(mode) => mode.count += 1,
+                    None => receipt.failure_modes.push(FailureMode {
+                        signature: failure.signature.clone(),
+                        count: 1,
+                        first_seed: seed,
+                    }),
+                }
                 if receipt.failures.len() < MAX_FAILURE_RECORDS {
                     receipt.failures.push(FailureRecord {
                         seed,
@@ -484,6 +513,20 @@ pub enum ReplayInput {
     Choices { seed: u64, choices: Vec<u64> },
 }
 
+/// Where a replay's witness row goes and what it says about its runner, patch and code.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplayTarget<'a> {
+    /// The witness file the row is appended to.
+    pub witness_path: &'a Path,
+    pub runner: Runner,
+    /// From a receipt: the replay refuses unless the fixture still has this hash.
+    pub expected_fixture_hash: Option<&'a str>,
+    /// The row's `patch_id` extension.
+    pub patch_id: &'a str,
+    /// The row's `code` extension.
+    pub code: Option<&'a str>,
+}
+
 /// What a replay did.
 #[derive(Debug, Clone)]
 pub struct ReplayResult {
@@ -501,11 +544,16 @@ pub struct ReplayResult {
 pub fn replay(
     property: &Property,
     root: &Path,
-    witness_path: &Path,
-    runner: Runner,
-    expected_fixture_hash: Option<&str>,
+    target: &ReplayTarget<'_>,
     input: &ReplayInput,
 ) -> Result<ReplayResult, RunError> {
+    let ReplayTarget {
+        witness_path,
+        runner,
+        expected_fixture_hash,
+        patch_id,
+        code,
+    } = *target;
     let spec = load_spec(root, property.id)?;
     let (bytes, pin) = load_fixture(root, &spec)?;
     if let Some(expected) = expected_fixture_hash
@@ -525,14 +573,17 @@ pub fn replay(
     let evaluation = evaluate(property, tc, &fixture);
     let mut witness = None;
     if let Some(seed) = seed {
-        let rows = WitnessFormatter::new(
-            &run_id(&format!("replay-{}", runner.as_str())),
-            property.id,
-            &spec.digest,
-            &pin,
-            &spec.spec.bound,
+        let run_id = run_id(&format!("replay-{}", runner.as_str()));
+        let rows = WitnessFormatter::new(&RowContext {
+            run_id: &run_id,
+            property_id: property.id,
+            digest: &spec.digest,
+            pin: &pin,
+            bound: &spec.spec.bound,
             runner,
-        );
+            patch_id,
+            code,
+        });
         let signature = evaluation.outcome.failure().map(|f| f.signature.as_str());
         let mut line = Vec::new();
         rows.push_row(&mut line, seed, signature);

@@ -60,6 +60,7 @@ fn child_config(seeds: Vec<u64>, shrink: Option<ShrinkConfig>) -> Option<RunConf
         shrink,
         durable: true,
         trial_timeout: Some(Duration::from_millis(300)),
+        code: None,
     })
 }
 

@@ -1,0 +1,177 @@
+//! The same-seed review (SPEC: Same-seed review), a separate review the citation writer runs
+//! after `decide_freeze` admits. `decide_freeze` stays blind to seeds, as the seed document
+//! asks; but in a seeded runner the seed *is* the input, so a fail on one seed and a pass on
+//! another are two inputs, not flakiness. The review asks for one fail row and one pass row
+//! in scope on the same seed — the same input gave opposite verdicts.
+//!
+//! At citation time the rows must also come from the patch being cited and from the code
+//! identity of its evidence (SPEC: Witness row extensions): rows of another patch, or of code
+//! since changed, never back a citation.
+
+use crate::decide::Expected;
+use seedledger_format::{Verdict, WitnessLine, WitnessRow};
+
+/// The review's refusal when no fail and pass share a seed (SPEC, word for word).
+pub const REASON_NO_SAME_SEED: &str =
+    "no pass on a failing seed: opposite verdicts came from different inputs";
+/// The review's refusal when the rows in scope hold no fail or no pass from the cited patch
+/// at its code identity.
+pub const REASON_FOREIGN_ROWS: &str =
+    "the cited fail and pass rows must come from the patch being cited and its code identity";
+
+/// Where cited rows must come from: their `patch_id` and `code` extensions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origin<'a> {
+    pub patch_id: &'a str,
+    pub code: &'a str,
+}
+
+/// The rows a citation names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CitedPair {
+    pub fail_id: String,
+    pub pass_id: String,
+    /// The fail row's signature: the failure mode a citation freezes.
+    pub signature: String,
+    /// The seed both rows ran; `None` when the review was waived and the rows differ.
+    pub seed: Option<u64>,
+}
+
+/// What the review says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Review {
+    /// `Ok`: the pair to cite. `Err`: one of the reasons above.
+    pub outcome: Result<CitedPair, &'static str>,
+    /// One lowercase fragment for people: which rows decided it.
+    pub detail: String,
+}
+
+impl Review {
+    pub fn passed(&self) -> bool {
+        self.outcome.is_ok()
+    }
+
+    /// The line CI prints: `same-seed review: passed (...)` or the refusal reason.
+    pub fn summary(&self) -> String {
+        match &self.outcome {
+            Ok(pair) => format!(
+                "same-seed review: passed: fail `{}` and pass `{}` on seed {}",
+                pair.fail_id,
+                pair.pass_id,
+                pair.seed.map_or("-".to_string(), |s| s.to_string())
+            ),
+            Err(reason) => format!("same-seed review: {reason}"),
+        }
+    }
+}
+
+/// Runs the review over a batch of witness rows (bad rows are skipped here: rule 1 of
+/// `decide_freeze` already refuses a batch that has one). Scope is `decide_freeze`'s:
+/// property id, digest, pin and bound equal `expected`'s; with an `origin`, only rows whose
+/// `patch_id` and `code` equal it count. The pair is the first fail, in batch order, that has
+/// a pass on its seed, and the first such pass. With `waive`, the pair is the first fail and
+/// the first pass (the review is skipped, not the origin check).
+pub fn same_seed_review(
+    lines: &[WitnessLine],
+    expected: &Expected,
+    origin: Option<Origin<'_>>,
+    waive: bool,
+) -> Review {
+    let in_scope: Vec<&WitnessRow> = lines
+        .iter()
+        .filter_map(|l| l.row.as_ref().ok())
+        .filter(|r| {
+            r.property_id == expected.property_id
+                && r.property_digest == expected.digest
+                && r.fixture_pin == expected.pin
+                && r.bound == expected.bound
+        })
+        .collect();
+    let candidates: Vec<&WitnessRow> = in_scope
+        .iter()
+        .copied()
+        .filter(|r| {
+            origin.is_none_or(|o| {
+                r.patch_id.as_deref() == Some(o.patch_id) && r.code.as_deref() == Some(o.code)
+            })
+        })
+        .collect();
+    let fails: Vec<&WitnessRow> = candidates
+        .iter()
+        .copied()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .collect();
+    let passes: Vec<&WitnessRow> = candidates
+        .iter()
+        .copied()
+        .filter(|r| r.verdict == Verdict::Pass)
+        .collect();
+    if let Some(o) = origin
+        && (fails.is_empty() || passes.is_empty())
+    {
+        return Review {
+            outcome: Err(REASON_FOREIGN_ROWS),
+            detail: format!(
+                "of {} rows in scope, {} fail and {} pass rows carry patch_id `{}` and code `{}`",
+                in_scope.len(),
+                fails.len(),
+                passes.len(),
+                o.patch_id,
+                o.code
+            ),
+        };
+    }
+    let pair = |fail: &WitnessRow, pass: &WitnessRow, seed: Option<u64>| CitedPair {
+        fail_id: fail.witness_id.clone(),
+        pass_id: pass.witness_id.clone(),
+        signature: fail.signature.clone(),
+        seed,
+    };
+    for fail in &fails {
+        if let Some(pass) = passes.iter().find(|p| p.seed == fail.seed) {
+            return Review {
+                outcome: Ok(pair(fail, pass, Some(fail.seed))),
+                detail: format!(
+                    "seed {}: `{}` ({}) failed and `{}` ({}) passed",
+                    fail.seed, fail.witness_id, fail.runner, pass.witness_id, pass.runner
+                ),
+            };
+        }
+    }
+    if waive && let (Some(fail), Some(pass)) = (fails.first(), passes.first()) {
+        return Review {
+            outcome: Ok(pair(fail, pass, None)),
+            detail: format!(
+                "waived: no fail and pass share a seed; citing `{}` (seed {}) and `{}` (seed {})",
+                fail.witness_id, fail.seed, pass.witness_id, pass.seed
+            ),
+        };
+    }
+    let elsewhere = fails.iter().find_map(|f| {
+        in_scope
+            .iter()
+            .find(|p| p.verdict == Verdict::Pass && p.seed == f.seed)
+            .map(|p| (f.seed, &p.witness_id))
+    });
+    let mut seeds: Vec<u64> = fails.iter().map(|r| r.seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    let shown: Vec<String> = seeds.iter().take(5).map(u64::to_string).collect();
+    let mut detail = format!(
+        "{} fail rows on {} seeds ({}{}) and {} pass rows, none on a failing seed",
+        fails.len(),
+        seeds.len(),
+        shown.join(", "),
+        if seeds.len() > 5 { ", ..." } else { "" },
+        passes.len()
+    );
+    if let Some((seed, id)) = elsewhere {
+        detail.push_str(&format!(
+            "; pass `{id}` on seed {seed} comes from another patch or code"
+        ));
+    }
+    Review {
+        outcome: Err(REASON_NO_SAME_SEED),
+        detail,
+    }
+}

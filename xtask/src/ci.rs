@@ -1,0 +1,338 @@
+//! `cargo xtask ci ...`: the CI flow as commands. `ci gate` is the gate job of
+//! `.github/workflows/seedledger.yml`; `ci simulate` runs the whole workflow on one machine,
+//! two directories standing in for the two runners. Each step is this same binary run as a
+//! child process with the arguments printed first, so the log shows the exact commands a
+//! maintainer can re-run — and the workflow, the simulation and the tests share one code path.
+
+use clap::{Args, Subcommand};
+use seedledger_format::{ExitStatus, Receipt};
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(Debug, Subcommand)]
+pub enum CiCommand {
+    /// The gate job: `gate counts` and `gate close` over the local receipts, then `gate decide`
+    /// for every failing property over the local and remote witness rows. Every command and
+    /// its output go to the log and, when $GITHUB_STEP_SUMMARY is set, to the step summary.
+    /// Never writes a citation: citing is a local, human action (`gate cite`).
+    ///
+    /// Exit status: 0 every gate command ran (whatever it decided: the reasons are the
+    /// report); 2 a command could not run or reported an error (unreadable evidence).
+    Gate(GateArgs),
+    /// The whole workflow on this machine: `prop run` as the local runner into WORK/local,
+    /// `prop reproduce` as the remote runner into WORK/remote, then `ci gate`.
+    ///
+    /// `--local-env` / `--remote-env KEY=VALUE` set environment variables for one side only —
+    /// how an environment-dependent failure is staged (see README: "From a red CI run to a
+    /// decision"). Exit status: 2 when a step errored, else 0 (the steps' verdicts are
+    /// printed, not returned).
+    Simulate(SimulateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// The local runner's evidence (receipts and witness rows, e.g. a downloaded artifact).
+    #[arg(long, value_name = "DIR")]
+    local: PathBuf,
+    /// The remote runner's witness rows (may be empty or missing: then no freeze is admitted).
+    #[arg(long, value_name = "DIR")]
+    remote: PathBuf,
+    /// Only receipts of this patch [default: every receipt under --local].
+    #[arg(long, value_name = "ID")]
+    patch_id: Option<String>,
+    /// The workspace root (specs, fixtures, git work tree) [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The scratch directory standing in for the two runners' outputs (WORK/local,
+    /// WORK/remote); it must not exist yet, or be empty.
+    #[arg(long, value_name = "DIR", default_value = "target/seedledger-ci")]
+    work: PathBuf,
+    /// The patch id both runners record.
+    #[arg(long, default_value = "ci-simulate", value_name = "ID")]
+    patch_id: String,
+    /// The base revision (as the workflow passes the pull request's base).
+    #[arg(long, env = "SEEDLEDGER_BASE", value_name = "REV")]
+    base: Option<String>,
+    /// Run only this property (repeatable) [default: all].
+    #[arg(long = "property", value_name = "ID")]
+    properties: Vec<String>,
+    /// The seed plan of the local run (as `prop run --seeds`).
+    #[arg(long, value_name = "PLAN")]
+    seeds: Option<String>,
+    /// An environment variable for the local runner only (repeatable).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
+    local_env: Vec<(String, String)>,
+    /// An environment variable for the remote runner only (repeatable).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
+    remote_env: Vec<(String, String)>,
+    /// The workspace root [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+fn parse_env(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("`{text}` is not KEY=VALUE")),
+    }
+}
+
+pub fn run(cmd: CiCommand) -> ExitStatus {
+    match cmd {
+        CiCommand::Gate(args) => gate(&args),
+        CiCommand::Simulate(args) => simulate(&args),
+    }
+}
+
+/// One step: this binary with `args`, its output passed through.
+struct Step {
+    shown: String,
+    code: Option<i32>,
+    output: String,
+}
+
+fn step(args: &[OsString], env: &[(String, String)]) -> Step {
+    let mut shown = String::from("cargo xtask");
+    for (k, v) in env {
+        shown = format!("{k}={} {shown}", seedledger_runner::shell_word(v));
+    }
+    for a in args {
+        shown.push(' ');
+        shown.push_str(&seedledger_runner::shell_word(&a.to_string_lossy()));
+    }
+    outln!("$ {shown}");
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            errln!("error: cannot find this program to run `{shown}`: {e}");
+            return Step {
+                shown,
+                code: None,
+                output: String::new(),
+            };
+        }
+    };
+    let out = Command::new(exe)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(std::process::Stdio::null())
+        .output();
+    match out {
+        Ok(out) => {
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            print!("{stdout}");
+            eprint!("{stderr}");
+            let code = out.status.code();
+            outln!(
+                "(exit {})\n",
+                code.map_or("signal".to_string(), |c| c.to_string())
+            );
+            Step {
+                shown,
+                code,
+                output: stdout,
+            }
+        }
+        Err(e) => {
+            errln!("error: cannot run `{shown}`: {e}");
+            Step {
+                shown,
+                code: None,
+                output: String::new(),
+            }
+        }
+    }
+}
+
+fn os(args: &[&str]) -> Vec<OsString> {
+    args.iter().map(OsString::from).collect()
+}
+
+/// Every `*.receipt.json` under `dir`, sorted.
+fn receipts_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => pending.push(path),
+                Ok(t) if t.is_file() && path.to_string_lossy().ends_with(".receipt.json") => {
+                    found.push(path);
+                }
+                _ => {}
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn gate(args: &GateArgs) -> ExitStatus {
+    let mut receipts = Vec::new();
+    let mut failing = Vec::new();
+    let mut worst = ExitStatus::Success;
+    for path in receipts_under(&args.local) {
+        let parsed = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| Receipt::parse(&t).ok());
+        if let (Some(patch), Some(r)) = (&args.patch_id, &parsed)
+            && &r.patch_id != patch
+        {
+            continue;
+        }
+        if let Some(r) = parsed
+            && !r.failing_seeds.is_empty()
+        {
+            failing.push((path.clone(), r));
+        }
+        receipts.push(path);
+    }
+    let root: Vec<OsString> = match &args.root {
+        Some(root) => vec!["--root".into(), root.clone().into()],
+        None => Vec::new(),
+    };
+    let mut steps = Vec::new();
+    if receipts.is_empty() {
+        errln!(
+            "error: no receipts under `{}`{}",
+            args.local.display(),
+            args.patch_id
+                .as_ref()
+                .map_or(String::new(), |p| format!(" for patch `{p}`"))
+        );
+        worst = ExitStatus::Error;
+    } else {
+        let mut counts = os(&["gate", "counts"]);
+        counts.extend(root.iter().cloned());
+        counts.extend(receipts.iter().map(|p| p.clone().into_os_string()));
+        steps.push(step(&counts, &[]));
+        let mut close = os(&["gate", "close"]);
+        close.extend(receipts.iter().map(|p| p.clone().into_os_string()));
+        steps.push(step(&close, &[]));
+    }
+    for (path, r) in &failing {
+        let witnesses = path.with_file_name(format!("{}.witness.jsonl", r.property_id));
+        let (_, remote) =
+            seedledger_runner::evidence_paths(&args.remote, &r.patch_id, &r.property_id);
+        let mut decide = os(&["gate", "decide", "--property", &r.property_id]);
+        decide.extend(root.iter().cloned());
+        decide.push("--witnesses".into());
+        decide.push(witnesses.into_os_string());
+        if remote.is_file() {
+            decide.push(remote.into_os_string());
+        } else {
+            errln!(
+                "note: no remote witness rows for `{}` (looked for `{}`): no freeze can be admitted",
+                r.property_id,
+                remote.display()
+            );
+        }
+        steps.push(step(&decide, &[]));
+    }
+    if steps.iter().any(|s| s.code != Some(0) && s.code != Some(1)) {
+        worst = ExitStatus::Error;
+    }
+    outln!(
+        "ci gate: {} receipts, {} failing properties decided; nothing is cited here (citing is `cargo xtask gate cite`, a local, human action)",
+        receipts.len(),
+        failing.len()
+    );
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let mut md = String::from("### seedledger gate\n\n");
+        for s in &steps {
+            let _ = write!(
+                md,
+                "`$ {}` (exit {})\n\n```\n{}```\n\n",
+                s.shown.replace('`', "'"),
+                s.code.map_or("signal".to_string(), |c| c.to_string()),
+                s.output.replace("```", "'''")
+            );
+        }
+        md.push_str(
+            "Nothing is cited by CI: a freeze is cited locally with `cargo xtask gate cite`.\n\n",
+        );
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, md.as_bytes()));
+        if let Err(e) = appended {
+            errln!(
+                "warning: failed to append the step summary to `{}`: {e}",
+                Path::new(&path).display()
+            );
+        }
+    }
+    worst
+}
+
+fn simulate(args: &SimulateArgs) -> ExitStatus {
+    let non_empty = std::fs::read_dir(&args.work).is_ok_and(|mut e| e.next().is_some());
+    if non_empty {
+        {
+            errln!(
+                "error: `{}` is not empty; give --work a new directory (evidence of two simulations must not mix)",
+                args.work.display()
+            );
+            return ExitStatus::Error;
+        }
+    }
+    let local = args.work.join("local");
+    let remote = args.work.join("remote");
+    let mut common: Vec<OsString> = Vec::new();
+    if let Some(root) = &args.root {
+        common.extend(["--root".into(), root.clone().into_os_string()]);
+    }
+    let mut run = os(&["prop", "run", "--runner", "local"]);
+    run.extend(os(&["--patch-id", &args.patch_id]));
+    run.extend(["--out".into(), local.clone().into_os_string()]);
+    if let Some(base) = &args.base {
+        run.extend(os(&["--base", base]));
+    }
+    if let Some(seeds) = &args.seeds {
+        run.extend(os(&["--seeds", seeds]));
+    }
+    for p in &args.properties {
+        run.extend(os(&["--property", p]));
+    }
+    run.extend(common.iter().cloned());
+    outln!("== the local runner");
+    let first = step(&run, &args.local_env);
+
+    let mut reproduce = os(&["prop", "reproduce"]);
+    reproduce.push(local.clone().into_os_string());
+    reproduce.extend(["--out".into(), remote.clone().into_os_string()]);
+    reproduce.extend(os(&["--runner", "remote"]));
+    if let Some(base) = &args.base {
+        reproduce.extend(os(&["--base", base]));
+    }
+    reproduce.extend(common.iter().cloned());
+    outln!("== the remote runner");
+    let second = step(&reproduce, &args.remote_env);
+
+    let mut gate = os(&["ci", "gate", "--patch-id", &args.patch_id]);
+    gate.extend(["--local".into(), local.into_os_string()]);
+    gate.extend(["--remote".into(), remote.into_os_string()]);
+    gate.extend(common);
+    outln!("== the gate");
+    let third = step(&gate, &[]);
+    let errored = [&first, &second, &third]
+        .iter()
+        .any(|s| s.code != Some(0) && s.code != Some(1));
+    if errored {
+        ExitStatus::Error
+    } else {
+        ExitStatus::Success
+    }
+}
