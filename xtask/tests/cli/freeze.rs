@@ -516,3 +516,55 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
         [(name, "retired (spec changed)".to_string())]
     );
 }
+
+/// `ci simulate` runs the workflow's three jobs on one machine; the tests use it as users
+/// would: the environment-dependent failure passes the same-seed review, the deterministic
+/// bug does not, and nothing is ever cited by CI.
+#[test]
+fn ci_simulate_runs_the_workflow_with_two_directories_for_two_runners() {
+    let (root, base) = repository();
+    let simulate = |work: &str, property: &str, local: &str, remote: Option<&str>| {
+        let mut args = vec![
+            "ci", "simulate", "--work", work, "--patch-id", PATCH, "--base", &base, "--seeds",
+            PLAN, "--property", property, "--local-env", local,
+        ];
+        if let Some(remote) = remote {
+            args.extend(["--remote-env", remote]);
+        }
+        let run = run(&root, &args, &[]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        run.stdout
+    };
+    let env_dependent = simulate("sim-env", PROPERTY, "ORDERS_LOCALE=de_DE", None);
+    for step in [
+        "cargo xtask prop run --runner local --patch-id pr-7 --out sim-env/local",
+        "$ cargo xtask prop reproduce sim-env/local --out sim-env/remote --runner remote",
+        "$ cargo xtask ci gate --patch-id pr-7 --local sim-env/local --remote sim-env/remote",
+        "$ cargo xtask gate counts sim-env/local/pr-7/order_receipt_roundtrip.receipt.json",
+        "$ cargo xtask gate decide --property order_receipt_roundtrip --witnesses sim-env/local/pr-7/order_receipt_roundtrip.witness.jsonl sim-env/remote/pr-7/order_receipt_roundtrip.witness.jsonl",
+    ] {
+        assert!(env_dependent.contains(step), "{step}\n{env_dependent}");
+    }
+    assert!(env_dependent.contains("ORDERS_LOCALE=de_DE cargo xtask prop run"), "{env_dependent}");
+    assert!(env_dependent.contains("sim-env/local/pr-7/order_receipt_roundtrip.receipt.json: freeze_eligible\n"));
+    assert!(env_dependent.contains("stable signature across opposite verdicts\n"));
+    assert!(env_dependent.contains("same-seed review: passed: fail `local-"), "{env_dependent}");
+    assert!(env_dependent.contains("` on seed 1102\n"), "{env_dependent}");
+
+    let deterministic = simulate(
+        "sim-bug",
+        "order_total_nonneg",
+        "ORDERS_DEMO_BUG=1",
+        Some("ORDERS_DEMO_BUG=1"),
+    );
+    assert!(deterministic.contains("stable signature across opposite verdicts\n"), "{deterministic}");
+    assert!(deterministic.contains(
+        "same-seed review: no pass on a failing seed: opposite verdicts came from different inputs\n"
+    ));
+    assert!(store(&root).is_empty(), "CI never cites");
+
+    // A work directory that is not empty is refused: two simulations must not mix.
+    let again = root.run(&["ci", "simulate", "--work", "sim-bug"]);
+    assert_eq!(again.code, 2);
+    assert!(again.stderr.contains("`sim-bug` is not empty"), "{}", again.stderr);
+}
