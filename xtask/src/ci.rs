@@ -223,8 +223,15 @@ fn gate(args: &GateArgs) -> ExitStatus {
     }
     for (path, r) in &failing {
         let witnesses = path.with_file_name(format!("{}.witness.jsonl", r.property_id));
-        let (_, remote) =
-            seedledger_runner::evidence_paths(&args.remote, &r.patch_id, &r.property_id);
+        let remote =
+            match seedledger_runner::evidence_paths(&args.remote, &r.patch_id, &r.property_id) {
+                Ok((_, remote)) => remote,
+                Err(e) => {
+                    errln!("error: receipt `{}`: {e}", path.display());
+                    worst = ExitStatus::Error;
+                    continue;
+                }
+            };
         let mut decide = os(&["gate", "decide", "--property", &r.property_id]);
         decide.extend(root.iter().cloned());
         decide.push("--witnesses".into());

@@ -9,13 +9,13 @@ use crate::prop::Role;
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use seedledger_format::{
-    Citation, ExitStatus, Runner, SpecFile, WitnessLine, fixture_pin, parse_rfc3339,
+    Citation, ExitStatus, Receipt, Runner, SpecFile, WitnessLine, fixture_pin, parse_rfc3339,
     property_digest, write_atomic_new,
 };
 use seedledger_gate::{
     CiteError, CiteRequest, CloseStatus, Closing, Current, Expected, FreezeDecision, ReceiptFacts,
     Retirement, Review, close_ledger_bytes, decide_freeze, patch_counts, receipt_retirement,
-    same_seed_review, witness_lines_from_bytes,
+    same_seed_review, verify_receipt, witness_lines_from_bytes,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -182,6 +182,12 @@ pub struct CloseArgs {
     /// Receipt files (JSON), one result each.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
+    /// Also cross-check each receipt against its run's witness rows (the file
+    /// `<property_id>.witness.jsonl` beside it, rows of the receipt's `run_id`): attempted
+    /// seeds, verdicts, failing seeds and failure modes must agree. A disagreement (a
+    /// hand-edited receipt or row) is printed and makes the exit status at least 1.
+    #[arg(long)]
+    verify: bool,
 }
 
 #[derive(Debug, Args)]
@@ -316,7 +322,7 @@ struct ReadReceipt {
 /// when it is not JSON) only when the file cannot be read or is not JSON at all.
 fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
     let shown = file.display().to_string();
-    let bytes = std::fs::read(file).map_err(|e| format!("cannot read receipt `{shown}`: {e}"))?;
+    let bytes = read_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
     let closing = close_ledger_bytes(&bytes).map_err(|e| format!("receipt `{shown}`: {e}"))?;
     // The bytes are JSON (close_ledger_bytes said so); a value that is not an object has no
     // identity fields.
@@ -354,19 +360,37 @@ fn close(args: &CloseArgs) -> ExitStatus {
                 if !eligible {
                     worst = worst.max(ExitStatus::No);
                 }
+                let verified = args.verify.then(|| verify_beside(file));
+                if let Some(Err(_)) = &verified {
+                    worst = worst.max(ExitStatus::No);
+                }
                 match args.format {
-                    Format::Human if eligible => out_line(&format!("{shown}: {}", closing.status)),
                     Format::Human => {
-                        out_line(&format!("{shown}: {} ({})", closing.status, closing.detail))
+                        if eligible {
+                            out_line(&format!("{shown}: {}", closing.status));
+                        } else {
+                            out_line(&format!("{shown}: {} ({})", closing.status, closing.detail));
+                        }
+                        match &verified {
+                            Some(Ok(agrees)) => {
+                                out_line(&format!("{shown}: rows agree ({agrees})"))
+                            }
+                            Some(Err(why)) => out_line(&format!("{shown}: rows disagree: {why}")),
+                            None => {}
+                        }
                     }
-                    Format::Json => out_line(
-                        &json!({
+                    Format::Json => {
+                        let mut line = json!({
                             "file": shown,
                             "status": closing.status.as_str(),
                             "detail": closing.detail,
-                        })
-                        .to_string(),
-                    ),
+                        });
+                        if let Some(v) = &verified {
+                            line["verified"] = json!(v.is_ok());
+                            line["disagreement"] = json!(v.as_ref().err());
+                        }
+                        out_line(&line.to_string());
+                    }
                 }
             }
             Err(message) => {
@@ -380,6 +404,25 @@ fn close(args: &CloseArgs) -> ExitStatus {
         }
     }
     worst
+}
+
+/// Cross-checks the receipt at `file` against the rows of its run in the witness file beside
+/// it. `Ok` says what agreed; `Err` the first disagreement (or why it could not be checked).
+fn verify_beside(file: &Path) -> Result<String, String> {
+    let bytes = read_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| "the receipt is not UTF-8".to_string())?;
+    let receipt = Receipt::parse(text)
+        .map_err(|e| format!("not a seedledger receipt, so it cannot be cross-checked: {e}"))?;
+    let witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
+    let rows = read_bounded(&witnesses, "witness file", MAX_WITNESS_BYTES)
+        .map_err(|e| format!("{e:#}"))?;
+    verify_receipt(&receipt, &witness_lines_from_bytes(&rows))?;
+    Ok(format!(
+        "{} attempted seeds of run {} in `{}`",
+        receipt.attempted_seeds.len(),
+        receipt.run_id.as_deref().unwrap_or("?"),
+        witnesses.display()
+    ))
 }
 
 fn counts(args: &CountsArgs) -> ExitStatus {
@@ -504,7 +547,7 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
             root.join("props").join(format!("{property}.md"))
         }
     };
-    let spec_bytes = read(&spec_path, "spec")?;
+    let spec_bytes = read_bounded(&spec_path, "spec", MAX_SPEC_BYTES)?;
     let spec_text = std::str::from_utf8(&spec_bytes).map_err(|e| {
         anyhow!(
             "spec `{}`: not UTF-8 (byte {})",
@@ -526,12 +569,13 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
         .fixture
         .clone()
         .unwrap_or_else(|| root.join(&spec.fixture));
-    let fixture_bytes = read(&fixture_path, "fixture").with_context(|| {
-        format!(
-            "the fixture named by spec `{}` (or `--fixture`)",
-            spec_path.display()
-        )
-    })?;
+    let fixture_bytes =
+        read_bounded(&fixture_path, "fixture", MAX_FIXTURE_BYTES).with_context(|| {
+            format!(
+                "the fixture named by spec `{}` (or `--fixture`)",
+                spec_path.display()
+            )
+        })?;
     let expected = Expected {
         property_id: property.to_string(),
         digest: property_digest(&spec_bytes),
@@ -544,16 +588,13 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
     let mut origin = Vec::new();
     let mut unreadable = Vec::new();
     for (i, file) in args.witnesses.iter().enumerate() {
-        match std::fs::read(file) {
+        match read_bounded(file, "witness file", MAX_WITNESS_BYTES) {
             Ok(bytes) => {
                 let these = witness_lines_from_bytes(&bytes);
                 origin.extend(std::iter::repeat_n(i, these.len()));
                 lines.extend(these);
             }
-            Err(e) => unreadable.push(format!(
-                "cannot read witness file `{}`: {e}",
-                file.display()
-            )),
+            Err(e) => unreadable.push(format!("{e:#}")),
         }
     }
     if let Some(last) = unreadable.pop() {
@@ -890,7 +931,50 @@ fn print_hash(file: &Path, what: &str, hash: fn(&[u8]) -> String) -> ExitStatus 
 }
 
 fn read(path: &Path, what: &str) -> anyhow::Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("cannot read {what} `{}`", path.display()))
+    read_bounded(path, what, MAX_FIXTURE_BYTES)
+}
+
+/// The largest receipt the gate reads (a 10^7-seed plan's receipt is about 190 MB).
+pub const MAX_RECEIPT_BYTES: u64 = 1 << 30;
+/// The largest witness file the gate reads (`gate decide` holds its rows in memory).
+pub const MAX_WITNESS_BYTES: u64 = 4 << 30;
+/// The largest spec file the gate reads.
+pub const MAX_SPEC_BYTES: u64 = 1 << 20;
+/// The largest fixture the gate pins.
+pub const MAX_FIXTURE_BYTES: u64 = 1 << 30;
+
+/// Reads an evidence or input file: never through a symbolic link, only a regular file
+/// (not a device or a pipe: `gate close /dev/urandom` is refused, not read forever), at most
+/// `max` bytes. Errors name the file and say which rule refused it.
+pub fn read_bounded(path: &Path, what: &str, max: u64) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let shown = path.display();
+    let meta =
+        std::fs::symlink_metadata(path).with_context(|| format!("cannot read {what} `{shown}`"))?;
+    if meta.file_type().is_symlink() {
+        bail!(
+            "cannot read {what} `{shown}`: it is a symbolic link; evidence is never read through links"
+        );
+    }
+    if !meta.is_file() {
+        bail!("cannot read {what} `{shown}`: not a regular file");
+    }
+    if meta.len() > max {
+        bail!(
+            "cannot read {what} `{shown}`: {} bytes is more than the {max} bytes a {what} may have",
+            meta.len()
+        );
+    }
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {what} `{shown}`"))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {what} `{shown}`"))?;
+    if bytes.len() as u64 > max {
+        bail!("cannot read {what} `{shown}`: it grew past the {max} bytes a {what} may have");
+    }
+    Ok(bytes)
 }
 
 /// The 1-based line of `key:` in a spec's front matter (1 when not found).

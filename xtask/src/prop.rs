@@ -243,6 +243,9 @@ fn find<'a>(suite: &'a [Property], id: &str) -> Result<&'a Property, String> {
 
 fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     let root = root_of(&args.common);
+    if let Err(e) = seedledger_format::check_id("patch id", &args.patch_id) {
+        return error(format_args!("--patch-id: {e}"));
+    }
     let seeds = match (&args.seeds, args.cases) {
         (Some(text), _) => seedledger_runner::parse_seeds(text),
         (None, cases) => seedledger_runner::cases(
@@ -597,7 +600,10 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
     // A seed replay checks against the run's own receipt when there is one for this seed.
     let receipt = match (receipt, &args.property, args.seed) {
         (None, Some(id), Some(seed)) if !args.no_receipt => {
-            let (path, _) = seedledger_runner::evidence_paths(&out_dir, &args.patch_id, id);
+            let (path, _) = match seedledger_runner::evidence_paths(&out_dir, &args.patch_id, id) {
+                Ok(paths) => paths,
+                Err(e) => return error(e),
+            };
             match std::fs::read_to_string(&path).map(|t| Receipt::parse(&t)) {
                 Ok(Ok(r)) if r.planned_seeds.contains(&seed) => Some((path, r)),
                 Ok(Err(e)) => {
@@ -650,7 +656,10 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
     // A receipt's witness rows live beside it; a plain seed replay uses the run's layout.
     let witness_path = match &receipt {
         Some((path, _)) => path.with_file_name(format!("{property_id}.witness.jsonl")),
-        None => seedledger_runner::evidence_paths(&out_dir, &args.patch_id, &property_id).1,
+        None => match seedledger_runner::evidence_paths(&out_dir, &args.patch_id, &property_id) {
+            Ok((_, witnesses)) => witnesses,
+            Err(e) => return error(e),
+        },
     };
     let expected = receipt.as_ref().map(|(_, r)| r.fixture_hash.as_str());
     let base = args
@@ -851,8 +860,18 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
             }
             (Err(_), None) => None,
         };
-        let (_, witness_path) =
-            seedledger_runner::evidence_paths(&args.out, &receipt.patch_id, &receipt.property_id);
+        let witness_path = match seedledger_runner::evidence_paths(
+            &args.out,
+            &receipt.patch_id,
+            &receipt.property_id,
+        ) {
+            Ok((_, witnesses)) => witnesses,
+            Err(e) => {
+                status = ExitStatus::Error;
+                errln!("error: receipt `{}`: {e}", file.display());
+                continue;
+            }
+        };
         let target = ReplayTarget {
             witness_path: &witness_path,
             runner: args.runner.into(),

@@ -70,16 +70,32 @@ pub struct JsonLinesWriter {
 
 impl JsonLinesWriter {
     /// Opens `path` for appending, creating it (and its parent directories) if needed, and
-    /// repairs a torn last line.
+    /// repairs a torn last line. A `path` that is a symbolic link is refused (never
+    /// followed: the torn-line repair would otherwise truncate whatever it points to).
     pub fn open(path: &Path) -> io::Result<JsonLinesWriter> {
         if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        let mut file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(path)?;
+        let mut options = OpenOptions::new();
+        options.create(true).read(true).append(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NOFOLLOW);
+        }
+        let mut file = options.open(path).map_err(|e| {
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "`{}` is a symbolic link; evidence files are never written through links",
+                        path.display()
+                    ),
+                )
+            } else {
+                e
+            }
+        })?;
         let locked = lock(&file)?;
         let torn = repair_tail(&mut file);
         unlock(&file, locked)?;
@@ -126,14 +142,25 @@ impl JsonLinesWriter {
     }
 }
 
+/// The file system has no locks (`ENOLCK`).
+fn is_no_lock(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        e.raw_os_error() == Some(libc::ENOLCK)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
 /// Takes the file's advisory lock; `false` when the file system has no locks (then appends
 /// rely on `O_APPEND` alone).
 fn lock(file: &File) -> io::Result<bool> {
     match file.lock() {
         Ok(()) => Ok(true),
-        Err(e) if e.kind() == io::ErrorKind::Unsupported || e.raw_os_error() == Some(37) => {
-            Ok(false)
-        }
+        Err(e) if e.kind() == io::ErrorKind::Unsupported || is_no_lock(&e) => Ok(false),
         Err(e) => Err(e),
     }
 }

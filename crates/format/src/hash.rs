@@ -92,3 +92,62 @@ mod tests {
         assert!(!is_hex64(&"g".repeat(64)));
     }
 }
+
+/// The characters a patch id or property id may use: they name directories and files
+/// (`OUT/<patch>/<property>.receipt.json`), so the mapping must be one-to-one and stay inside
+/// the output directory.
+pub const ID_CHARSET: &str =
+    "ASCII letters, digits, `.`, `_` and `-`, starting with a letter or digit, at most 128";
+
+/// Checks that `id` names a file on its own: non-empty, at most 128 characters of
+/// [`ID_CHARSET`], first a letter or digit (so never `.`, `..` or a hidden file). `kind` names
+/// it in the error (`patch id`, `property id`).
+pub fn check_id(kind: &str, id: &str) -> Result<(), String> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && id.as_bytes()[0].is_ascii_alphanumeric()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{kind} `{id}` is not allowed: use {ID_CHARSET}"))
+    }
+}
+
+#[cfg(test)]
+mod id_tests {
+    #[test]
+    fn ids_map_to_file_names_one_to_one() {
+        for good in [
+            "local",
+            "pr-7",
+            "agent_1842",
+            "a.b",
+            "0f3c",
+            &"x".repeat(128),
+        ] {
+            assert_eq!(super::check_id("patch id", good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "_",
+            "-x",
+            ".hidden",
+            "a/b",
+            "a\\b",
+            "a b",
+            "é",
+            &"x".repeat(129),
+        ] {
+            let err = super::check_id("patch id", bad).unwrap_err();
+            assert!(
+                err.starts_with(&format!("patch id `{bad}` is not allowed: use ASCII")),
+                "{err}"
+            );
+        }
+    }
+}

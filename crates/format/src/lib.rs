@@ -24,7 +24,7 @@ pub use durable::{JsonLinesWriter, write_atomic, write_atomic_file, write_atomic
 pub use errors::{FieldError, FieldProblem, ParseError, SpecError};
 pub use exit::ExitStatus;
 pub use hash::{
-    FIXTURE_HASH_PREFIX, fixture_hash, fixture_hash_from_pin, fixture_pin, is_fixture_hash,
+    FIXTURE_HASH_PREFIX, ID_CHARSET, check_id, fixture_hash, fixture_hash_from_pin, fixture_pin, is_fixture_hash,
     is_hex64, property_digest, sha256_hex,
 };
 pub use pretty::to_json_readable;

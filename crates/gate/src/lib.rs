@@ -27,6 +27,7 @@ mod decide;
 mod errors;
 mod freeze;
 mod review;
+mod verify;
 
 pub use cite::{CiteRequest, ReceiptFacts, cite};
 pub use close::{
@@ -43,6 +44,7 @@ pub use errors::{CiteError, NotJsonError};
 pub use freeze::{
     CitationState, Current, Honour, Retirement, citation_state, honour, receipt_retirement,
 };
+pub use verify::verify_receipt;
 pub use review::{
     CitedPair, Origin, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review, same_seed_review,
 };

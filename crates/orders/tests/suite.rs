@@ -574,7 +574,7 @@ fn parallel_runs_report_in_suite_order_and_write_the_same_evidence() {
     });
     assert_eq!(order, PROPERTIES.iter().map(|p| p.id).collect::<Vec<_>>());
     for p in PROPERTIES {
-        let (parallel, _) = seedledger_runner::evidence_paths(&config.out_dir, "agent-1842", p.id);
+        let (parallel, _) = seedledger_runner::evidence_paths(&config.out_dir, "agent-1842", p.id).unwrap();
         let parallel: Receipt =
             Receipt::parse(&std::fs::read_to_string(parallel).unwrap()).unwrap();
         config.out_dir = root.path().join("sequential");

@@ -6,6 +6,9 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    /// A patch or property id that cannot name a file one-to-one.
+    #[error("{0}")]
+    Id(String),
     #[error("failed to read spec file `{path}`: {source}")]
     SpecRead { path: PathBuf, source: io::Error },
     #[error("failed to read spec file `{path}`: {source}")]

@@ -142,29 +142,21 @@ pub fn load_fixture(root: &Path, spec: &LoadedSpec) -> Result<(Vec<u8>, String),
 }
 
 /// Where a run's receipt and witness rows go: `<out>/<patch>/<property>.receipt.json` and
-/// `<out>/<patch>/<property>.witness.jsonl` (characters outside `[A-Za-z0-9._-]` in the
-/// patch id become `_`).
-pub fn evidence_paths(out_dir: &Path, patch_id: &str, property_id: &str) -> (PathBuf, PathBuf) {
-    let safe: String = patch_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let safe = if safe.is_empty() || safe.chars().all(|c| c == '.') {
-        "_".to_string()
-    } else {
-        safe
-    };
-    let dir = out_dir.join(safe);
-    (
+/// `<out>/<patch>/<property>.witness.jsonl`. Ids that would not map one-to-one to file
+/// names inside `out` (see [`seedledger_format::check_id`]) are refused, naming the allowed
+/// characters.
+pub fn evidence_paths(
+    out_dir: &Path,
+    patch_id: &str,
+    property_id: &str,
+) -> Result<(PathBuf, PathBuf), RunError> {
+    seedledger_format::check_id("patch id", patch_id).map_err(RunError::Id)?;
+    seedledger_format::check_id("property id", property_id).map_err(RunError::Id)?;
+    let dir = out_dir.join(patch_id);
+    Ok((
         dir.join(format!("{property_id}.receipt.json")),
         dir.join(format!("{property_id}.witness.jsonl")),
-    )
+    ))
 }
 
 /// `cargo xtask prop replay --receipt RECEIPT` (with `--root ROOT` unless the root is the
@@ -205,7 +197,7 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
     let (fixture_bytes, pin) = load_fixture(&config.root, &spec)?;
     let fixture = Fixture::new(fixture_bytes);
     let (receipt_path, witness_path) =
-        evidence_paths(&config.out_dir, &config.patch_id, property.id);
+        evidence_paths(&config.out_dir, &config.patch_id, property.id)?;
     let write_err = |path: &Path| {
         let path = path.to_path_buf();
         move |source| RunError::Write { path, source }

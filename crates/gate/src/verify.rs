@@ -1,0 +1,324 @@
+//! Evidence that agrees with itself (issue 8: cross-checks): a receipt against its own run's
+//! witness rows. `close_ledger` reads the receipt's decision fields alone, as SPEC's
+//! decision 1 says; a hand-edited receipt (an open one made to look complete, a failing one
+//! with `failing_seed: null`) passes that reading. The rows of the same run — tied to it by
+//! `run_id` — say what actually ran, so the two are compared here: `gate close --verify` and,
+//! always, `gate cite`.
+
+use seedledger_format::{Receipt, Verdict, WitnessLine, WitnessRow, fixture_hash_from_pin};
+
+/// Compares a receipt with the witness rows of its run (the lines of its witness file; rows
+/// of other runs — other `run_id`s, replays — are ignored). `Ok` when they agree, else one
+/// lowercase fragment saying the first disagreement. Checked:
+///
+/// * the receipt names its `run_id`, and the rows of that run are well formed, of the
+///   receipt's property, patch, code, digest, pin and bound;
+/// * their seeds are the receipt's `attempted_seeds`, in order, one row each — exactly for a
+///   closed receipt (`stopped_early: false`), as a prefix for an open one (a crash may lose the
+///   last batch of rows);
+/// * `verdicts` (one character per attempted seed: `.` pass, `F` fail) equals the rows'
+///   verdicts; `failing_seeds` are the seeds of the failing rows, in order; `failing_seed` is
+///   the first of them (null when there is none);
+/// * each failure mode's count and first seed match the rows' signatures.
+pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), String> {
+    let Some(run_id) = receipt.run_id.as_deref() else {
+        return Err(
+            "the receipt names no run_id, so its witness rows cannot be told from other runs'"
+                .to_string(),
+        );
+    };
+    let mut rows: Vec<&WitnessRow> = Vec::new();
+    for line in lines {
+        match &line.row {
+            Ok(row) if row.run_id.as_deref() == Some(run_id) => rows.push(row),
+            Ok(_) => {}
+            Err(e) => {
+                return Err(format!(
+                    "witness line {} is not a well-formed row ({e}); the run's rows cannot be read",
+                    line.line
+                ));
+            }
+        }
+    }
+    let expected_hash = |row: &WitnessRow| fixture_hash_from_pin(&row.fixture_pin);
+    for row in &rows {
+        let mismatch = [
+            (
+                "property_id",
+                Some(row.property_id.as_str()) != Some(receipt.property_id.as_str()),
+            ),
+            (
+                "patch_id",
+                row.patch_id.as_deref() != Some(receipt.patch_id.as_str()),
+            ),
+            ("code", row.code.as_deref() != receipt.code.as_deref()),
+            (
+                "property_digest",
+                receipt.property_digest.as_deref() != Some(row.property_digest.as_str()),
+            ),
+            ("fixture_pin", expected_hash(row) != receipt.fixture_hash),
+            (
+                "bound",
+                receipt.bound.as_deref() != Some(row.bound.as_str()),
+            ),
+        ]
+        .into_iter()
+        .find(|(_, differs)| *differs);
+        if let Some((field, _)) = mismatch {
+            return Err(format!(
+                "row `{}` (seed {}) has another {field} than the receipt",
+                row.witness_id, row.seed
+            ));
+        }
+    }
+    let seeds: Vec<u64> = rows.iter().map(|r| r.seed).collect();
+    let attempted = &receipt.attempted_seeds;
+    if receipt.stopped_early {
+        if !attempted.starts_with(&seeds) {
+            return Err(format!(
+                "the run's {} rows are not a prefix of its {} attempted seeds{}",
+                seeds.len(),
+                attempted.len(),
+                first_difference(attempted, &seeds)
+            ));
+        }
+    } else if &seeds != attempted {
+        return Err(format!(
+            "the receipt lists {} attempted seeds but its run wrote {} rows{}",
+            attempted.len(),
+            seeds.len(),
+            first_difference(attempted, &seeds)
+        ));
+    }
+    let failing: Vec<u64> = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .map(|r| r.seed)
+        .collect();
+    if !receipt.stopped_early {
+        if receipt.failing_seed != failing.first().copied() {
+            return Err(format!(
+                "failing_seed is {} but the run's first failing row is {}",
+                show(receipt.failing_seed),
+                show(failing.first().copied())
+            ));
+        }
+        if receipt.failing_seeds != failing {
+            return Err(format!(
+                "failing_seeds lists {} seeds but the run's rows fail on {}",
+                receipt.failing_seeds.len(),
+                failing.len()
+            ));
+        }
+        let from_rows: String = rows
+            .iter()
+            .map(|r| match r.verdict {
+                Verdict::Pass => '.',
+                Verdict::Fail => 'F',
+            })
+            .collect();
+        match receipt.verdicts.as_deref() {
+            Some(v) if v == from_rows => {}
+            Some(v) => {
+                let at = v
+                    .chars()
+                    .zip(from_rows.chars())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(v.len().min(from_rows.len()));
+                return Err(format!(
+                    "verdicts differs from the run's rows at position {at} (of {} and {})",
+                    v.len(),
+                    from_rows.len()
+                ));
+            }
+            None => return Err("the receipt has no verdicts".to_string()),
+        }
+        for mode in &receipt.failure_modes {
+            let with: Vec<&&WitnessRow> = rows
+                .iter()
+                .filter(|r| r.verdict == Verdict::Fail && r.signature == mode.signature)
+                .collect();
+            if with.len() as u64 != mode.count
+                || with.first().map(|r| r.seed) != Some(mode.first_seed)
+            {
+                return Err(format!(
+                    "failure mode `{}` says {} seeds from {} but the rows say {} from {}",
+                    mode.signature,
+                    mode.count,
+                    mode.first_seed,
+                    with.len(),
+                    show(with.first().map(|r| r.seed))
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn show(seed: Option<u64>) -> String {
+    seed.map_or("null".to_string(), |s| s.to_string())
+}
+
+fn first_difference(attempted: &[u64], rows: &[u64]) -> String {
+    match attempted.iter().zip(rows).position(|(a, b)| a != b) {
+        Some(i) => format!(
+            "; at position {i} the receipt says seed {} and the rows {}",
+            attempted[i], rows[i]
+        ),
+        None if rows.len() > attempted.len() => {
+            format!("; row seed {} was never attempted", rows[attempted.len()])
+        }
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seedledger_format::{FailureMode, Runner, WitnessRow, parse_witness_lines};
+
+    fn row(seed: u64, fail: bool, run: &str) -> WitnessRow {
+        WitnessRow {
+            witness_id: format!("{run}-{seed}"),
+            property_id: "p".into(),
+            property_digest: "d".repeat(64),
+            fixture_pin: "e".repeat(64),
+            bound: "b".into(),
+            seed,
+            verdict: if fail { Verdict::Fail } else { Verdict::Pass },
+            signature: if fail { "assert:x".into() } else { "ok".into() },
+            runner: Runner::Local,
+            freeze_writer: false,
+            run_id: Some(run.into()),
+            patch_id: Some("pr-7".into()),
+            code: Some("diff:c".into()),
+        }
+    }
+
+    /// A closed receipt of run `r1` over 1101..=1104 with 1102 failing, and its rows (plus a
+    /// replay row and a row of another run, which are ignored).
+    fn evidence() -> (Receipt, Vec<WitnessRow>) {
+        let text = format!(
+            r#"{{"patch_id": "pr-7", "property_id": "p", "planned_seeds": [1101, 1102, 1103, 1104],
+            "attempted_seeds": [1101, 1102, 1103, 1104], "failing_seed": 1102, "shrink_stable": true,
+            "fixture_hash": "sha256:{}", "stopped_early": false, "oracle_source": "human_reviewed",
+            "run_id": "r1", "code": "diff:c", "property_digest": "{}", "bound": "b",
+            "failing_seeds": [1102], "verdicts": ".F..",
+            "failure_modes": [{{"signature": "assert:x", "count": 1, "first_seed": 1102}}]}}"#,
+            "e".repeat(64),
+            "d".repeat(64)
+        );
+        let receipt = Receipt::parse(&text).unwrap();
+        let rows = vec![
+            row(1101, false, "r1"),
+            row(1102, false, "replay-remote-9"),
+            row(1102, true, "r1"),
+            row(1103, false, "r1"),
+            row(7, true, "r0"),
+            row(1104, false, "r1"),
+        ];
+        (receipt, rows)
+    }
+
+    fn check(receipt: &Receipt, rows: &[WitnessRow]) -> Result<(), String> {
+        let text: Vec<String> = rows.iter().map(WitnessRow::to_json_line).collect();
+        verify_receipt(receipt, &parse_witness_lines(&text.join("\n")))
+    }
+
+    #[test]
+    fn a_receipt_and_its_rows_agree() {
+        let (receipt, rows) = evidence();
+        assert_eq!(check(&receipt, &rows), Ok(()));
+    }
+
+    #[test]
+    fn every_disagreement_is_named() {
+        type Edit = fn(&mut Receipt, &mut Vec<WitnessRow>);
+        let cases: &[(&str, Edit, &str)] = &[
+            ("no run id", |r, _| r.run_id = None, "names no run_id"),
+            (
+                "an open receipt made to look complete",
+                |_, rows| rows.retain(|w| w.seed != 1104),
+                "lists 4 attempted seeds but its run wrote 3 rows",
+            ),
+            (
+                "a failing receipt turned into a budget pass",
+                |r, _| r.failing_seed = None,
+                "failing_seed is null but the run's first failing row is 1102",
+            ),
+            (
+                "failing seeds emptied too",
+                |r, _| {
+                    r.failing_seed = None;
+                    r.failing_seeds.clear();
+                    r.verdicts = Some("....".into());
+                },
+                "failing_seed is null",
+            ),
+            (
+                "verdicts rewritten",
+                |r, _| r.verdicts = Some("..F.".into()),
+                "verdicts differs from the run's rows at position 1",
+            ),
+            (
+                "a row flipped to pass",
+                |_, rows| rows[2].verdict = Verdict::Pass,
+                "failing_seed is 1102 but the run's first failing row is null",
+            ),
+            (
+                "rows reordered",
+                |_, rows| rows.swap(0, 3),
+                "at position 0 the receipt says seed 1101 and the rows 1103",
+            ),
+            (
+                "a row of another patch",
+                |_, rows| rows[0].patch_id = Some("pr-8".into()),
+                "has another patch_id than the receipt",
+            ),
+            (
+                "a row of other code",
+                |_, rows| rows[3].code = Some("diff:old".into()),
+                "has another code than the receipt",
+            ),
+            (
+                "a failure mode miscounted",
+                |r, _| {
+                    r.failure_modes = vec![FailureMode {
+                        signature: "assert:x".into(),
+                        count: 2,
+                        first_seed: 1102,
+                    }]
+                },
+                "failure mode `assert:x` says 2 seeds from 1102 but the rows say 1 from 1102",
+            ),
+        ];
+        for (case, edit, want) in cases {
+            let (mut receipt, mut rows) = evidence();
+            edit(&mut receipt, &mut rows);
+            let got = check(&receipt, &rows).unwrap_err();
+            assert!(got.contains(want), "{case}: {got}");
+        }
+    }
+
+    #[test]
+    fn an_open_receipt_may_be_ahead_of_its_rows_but_never_behind() {
+        let (mut receipt, mut rows) = evidence();
+        receipt.stopped_early = true;
+        rows.retain(|w| w.seed != 1104);
+        assert_eq!(check(&receipt, &rows), Ok(()));
+        receipt.attempted_seeds.truncate(2);
+        let got = check(&receipt, &rows).unwrap_err();
+        assert!(got.contains("row seed 1103 was never attempted"), "{got}");
+    }
+
+    #[test]
+    fn a_malformed_line_in_the_file_is_a_disagreement() {
+        let (receipt, _) = evidence();
+        let got =
+            verify_receipt(&receipt, &parse_witness_lines("{\"a\": 1, \"a\": 2}\n")).unwrap_err();
+        assert!(
+            got.contains("witness line 1 is not a well-formed row"),
+            "{got}"
+        );
+    }
+}
