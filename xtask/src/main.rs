@@ -19,6 +19,7 @@ macro_rules! errln {
 
 mod bench;
 mod bench_shrink;
+mod campaign;
 mod ci;
 mod freezes;
 mod gate;
@@ -63,6 +64,19 @@ enum Command {
     /// on this machine, two directories standing in for two runners).
     #[command(subcommand)]
     Ci(ci::CiCommand),
+    /// Campaigns that attack the evidence: `campaign kill` kills running suites at random
+    /// instants and checks every receipt left behind.
+    #[command(subcommand)]
+    Campaign(CampaignCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum CampaignCommand {
+    /// Kill `prop run` at random instants (SIGKILL to its process group), then check every
+    /// receipt: it parses, its attempted seeds are a prefix of the plan, it agrees with its
+    /// run's witness rows, and it closes freeze_eligible only if its run really finished.
+    /// Exit 0 when every receipt passed, 1 otherwise.
+    Kill(campaign::KillArgs),
 }
 
 /// The property suites `cargo xtask prop` knows, in run order. To add your own, write a
@@ -87,6 +101,7 @@ fn main() -> ExitCode {
         Command::Gate(cmd) => gate::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
         Command::Ci(cmd) => ci::run(cmd),
+        Command::Campaign(CampaignCommand::Kill(args)) => campaign::kill(&args),
     };
     status.into()
 }

@@ -1,0 +1,229 @@
+//! `cargo xtask campaign kill`: kills running suites at random instants and checks what they
+//! left. Each round starts `prop run` (this binary, in its own process group) on a plan long
+//! enough to be caught mid-run — some rounds with the example domain's planted bug, so that
+//! kills also land while shrinking — sends SIGKILL to the whole group after a random delay,
+//! and then reads every receipt the round left:
+//!
+//! * it parses (valid JSON with its decision fields) — the receipt is valid at every instant;
+//! * its attempted seeds are a prefix of its planned seeds;
+//! * it agrees with its run's witness rows (`verify_receipt`: the rows are a prefix of the
+//!   attempted seeds for an open receipt, exactly them for a closed one);
+//! * it closes `freeze_eligible` only when its run really finished, shrinking included
+//!   (`stopped_early: false`, `shrink_status: done`).
+//!
+//! Deterministic in its choices (a seed), not in its timing: the kill instants land wherever
+//! the machine happens to be. Exit 0 when every receipt of every round passed, 1 otherwise.
+
+use clap::Args;
+use seedledger_format::{ExitStatus, LedgerView, Receipt};
+use seedledger_gate::{CloseStatus, close_ledger_text, verify_receipt, witness_lines_from_bytes};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Args)]
+pub struct KillArgs {
+    /// How many runs to kill.
+    #[arg(long, default_value_t = 20)]
+    kills: u32,
+    /// The seed of the campaign's choices (plans, properties, delays).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Seeds per property in each run (the plan must outlast the kill).
+    #[arg(long, default_value_t = 20_000)]
+    cases: u64,
+    /// Scratch directory for the runs' evidence (one subdirectory per round).
+    #[arg(long, value_name = "DIR", default_value = "target/seedledger-kill")]
+    work: PathBuf,
+    /// The workspace root the runs use [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+/// A small deterministic generator for the campaign's choices (splitmix64).
+struct Choices(u64);
+
+impl Choices {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next() % n }
+    }
+}
+
+pub fn kill(args: &KillArgs) -> ExitStatus {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            errln!("error: cannot find this program: {e}");
+            return ExitStatus::Error;
+        }
+    };
+    if let Err(e) = std::fs::create_dir_all(&args.work) {
+        errln!("error: cannot create `{}`: {e}", args.work.display());
+        return ExitStatus::Error;
+    }
+    let mut choices = Choices(args.seed);
+    let root = args.root.clone();
+    let start = |out: &Path, bug: bool, shrink: bool| {
+        let mut cmd = Command::new(&exe);
+        cmd.args(["prop", "run", "--patch-id", "kill", "--cases"])
+            .arg(args.cases.to_string())
+            .arg("--out")
+            .arg(out)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY");
+        if let Some(root) = &root {
+            cmd.arg("--root").arg(root);
+        }
+        if !shrink {
+            cmd.arg("--no-shrink");
+        }
+        if bug {
+            cmd.env("ORDERS_DEMO_BUG", "1");
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+        }
+        cmd.spawn()
+    };
+    // Calibrate: how long an uncut run with the bug (shrinking included) takes here.
+    let calibration = args.work.join("calibration");
+    let _ = std::fs::remove_dir_all(&calibration);
+    let began = Instant::now();
+    let full = match start(&calibration, true, true).and_then(|mut c| c.wait()) {
+        Ok(_) => began.elapsed(),
+        Err(e) => {
+            errln!("error: cannot run `prop run`: {e}");
+            return ExitStatus::Error;
+        }
+    };
+    outln!(
+        "campaign kill: {} kills, seed {}, {} seeds per property; an uncut run takes {:.2} s",
+        args.kills,
+        args.seed,
+        args.cases,
+        full.as_secs_f64()
+    );
+    let span = u64::try_from(full.as_millis()).unwrap_or(u64::MAX).max(1);
+    let mut statuses: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let (mut receipts, mut problems, mut finished_first) = (0u64, 0u64, 0u64);
+    for round in 0..args.kills {
+        let out = args.work.join(format!("round-{round}"));
+        let _ = std::fs::remove_dir_all(&out);
+        let bug = choices.below(2) == 0;
+        let shrink = choices.below(4) != 0;
+        let delay = Duration::from_millis(choices.below(span + span / 5));
+        let mut child = match start(&out, bug, shrink) {
+            Ok(child) => child,
+            Err(e) => {
+                errln!("error: round {round}: cannot start `prop run`: {e}");
+                return ExitStatus::Error;
+            }
+        };
+        std::thread::sleep(delay);
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            finished_first += 1;
+        }
+        kill_group(&mut child);
+        let _ = child.wait();
+        for file in receipt_files(&out) {
+            receipts += 1;
+            match check(&file) {
+                Ok(status) => *statuses.entry(status.as_str()).or_default() += 1,
+                Err(why) => {
+                    problems += 1;
+                    errln!(
+                        "FAIL round {round} (bug {bug}, shrink {shrink}, killed after {} ms): `{}`: {why}",
+                        delay.as_millis(),
+                        file.display()
+                    );
+                }
+            }
+        }
+    }
+    let shown: Vec<String> = statuses.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    outln!(
+        "campaign kill: {} rounds ({finished_first} finished before the kill), {receipts} receipts: {problems} problems; statuses: {}",
+        args.kills,
+        shown.join(", ")
+    );
+    if problems == 0 {
+        ExitStatus::Success
+    } else {
+        ExitStatus::No
+    }
+}
+
+/// SIGKILL to the child's whole process group (a supervised run has a child of its own).
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        let group = format!("-{}", child.id());
+        let killed = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if killed.is_ok_and(|s| s.success()) {
+            return;
+        }
+    }
+    let _ = child.kill();
+}
+
+fn receipt_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.to_string_lossy().ends_with(".receipt.json") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The checks of one receipt (see the module docs); `Ok` is its status.
+fn check(file: &Path) -> Result<CloseStatus, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read: {e}"))?;
+    let view = LedgerView::parse(&text).map_err(|e| format!("does not parse: {e}"))?;
+    if !view.planned_seeds.starts_with(&view.attempted_seeds) {
+        return Err("attempted_seeds is not a prefix of planned_seeds".to_string());
+    }
+    let closing = close_ledger_text(&text).map_err(|e| format!("not JSON: {e}"))?;
+    let receipt = Receipt::parse(&text).map_err(|e| format!("not a receipt: {e}"))?;
+    let rows_file = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
+    let rows = std::fs::read(&rows_file).unwrap_or_default();
+    verify_receipt(&receipt, &witness_lines_from_bytes(&rows))
+        .map_err(|e| format!("disagrees with its rows: {e}"))?;
+    if closing.status == CloseStatus::FreezeEligible
+        && (receipt.stopped_early || receipt.shrink_status.as_deref() != Some("done"))
+    {
+        return Err(format!(
+            "closes freeze_eligible although shrink_status is {:?}",
+            receipt.shrink_status
+        ));
+    }
+    Ok(closing.status)
+}
