@@ -1,0 +1,177 @@
+//! What a seed means, pinned for every public generator: for several seeds, the value each
+//! generator draws and the raw choice sequence behind it, plus the constants that shape
+//! generation. Any change to a generator's encoding or distribution — drawing `option`
+//! biased, swapping two `char_any` ranks, `unit_f64` drawn uniformly, `FILTER_TRIES` 32 -> 31 —
+//! changes this file's output and fails the test: such a change needs a new RNG scheme name
+//! (`RNG_SCHEME`), never a silent change of what recorded seeds mean.
+//!
+//! The expected text is `crates/runner/test_data/golden_generators.txt`. After a deliberate
+//! change of meaning (with a new scheme name), regenerate it with
+//! `SEEDLEDGER_BLESS=1 cargo test -p seedledger-runner --test golden_generators` and review
+//! the diff.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use seedledger_runner::{
+    BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, RNG_SCHEME, TestCase, any_int,
+    boolean, btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option,
+    recursive, select, Stop, string, string_of, unit_f64, vec, weighted,
+};
+use std::fmt::Write as _;
+
+/// Seeds at the edges and in the middle of the seed space.
+const SEEDS: [u64; 6] = [0, 1, 1101, 1102, 1 << 63, u64::MAX];
+
+/// How many consecutive seeds each generator's bulk digest covers: a change of distribution
+/// (a bias, two ranks swapped) that the few seeds shown happen to miss shows up there.
+const BULK: u64 = 2000;
+
+/// One line per seed of [`SEEDS`] (the value, then the recorded choices), then the SHA-256 of
+/// the same lines for seeds `0..BULK`.
+fn pin<G: Gen>(out: &mut String, name: &str, g: &G) {
+    let line = |seed: u64| {
+        let mut tc = TestCase::recording(seed);
+        let value = outcome(|| tc.draw(g));
+        let choices = tc.into_record().choices;
+        format!("{seed}: {value} <- {choices:?}\n")
+    };
+    let _ = writeln!(out, "## {name}");
+    for seed in SEEDS {
+        out.push_str(&line(seed));
+    }
+    let bulk: String = (0..BULK).map(line).collect();
+    let _ = writeln!(
+        out,
+        "seeds 0..{BULK}: sha256 {}",
+        seedledger_format::sha256_hex(bulk.as_bytes())
+    );
+}
+
+/// `Debug` of the drawn value, or how the draw stopped (a filter that gave up, a replay
+/// that ran out of choices): a stop is part of what a seed means too.
+fn outcome<T: std::fmt::Debug>(draw: impl FnOnce() -> T) -> String {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(draw)) {
+        Ok(v) => format!("{v:?}"),
+        Err(payload) => match payload.downcast_ref::<Stop>() {
+            Some(stop) => format!("<{stop:?}>"),
+            None => std::panic::resume_unwind(payload),
+        },
+    }
+}
+
+/// The value each of the choices `0..n` stands for, replayed alone: the encoding itself.
+fn encoding<G: Gen>(out: &mut String, name: &str, g: &G, n: u64) {
+    let _ = writeln!(out, "## encoding of {name}, choices 0..{n}");
+    let values: Vec<String> = (0..n)
+        .map(|c| {
+            let mut tc = TestCase::replay(vec![c], false);
+            outcome(|| tc.draw(g))
+        })
+        .collect();
+    for chunk in values.chunks(16) {
+        let _ = writeln!(out, "{}", chunk.join(" "));
+    }
+}
+
+#[derive(Debug, Clone)]
+#[allow(dead_code)] // read through `Debug` only
+enum Tree {
+    Leaf(u8),
+    Node(Box<Tree>, Box<Tree>),
+}
+
+fn golden() -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# constants\nRNG_SCHEME = {RNG_SCHEME}\nFILTER_TRIES = {FILTER_TRIES}\nDEFAULT_MAX_SIZE = {DEFAULT_MAX_SIZE}\nMAX_CHOICES = {MAX_CHOICES}"
+    );
+    pin(&mut out, "int(-1000..=1000i64)", &int(-1000..=1000i64));
+    pin(&mut out, "int(5..=9u8)", &int(5..=9u8));
+    pin(&mut out, "int(-3..=-1i32)", &int(-3..=-1i32));
+    pin(&mut out, "int(0..=u64::MAX)", &int(0..=u64::MAX));
+    pin(&mut out, "any_int::<u8>", &any_int::<u8>());
+    pin(&mut out, "any_int::<i8>", &any_int::<i8>());
+    pin(&mut out, "any_int::<u16>", &any_int::<u16>());
+    pin(&mut out, "any_int::<i16>", &any_int::<i16>());
+    pin(&mut out, "any_int::<u32>", &any_int::<u32>());
+    pin(&mut out, "any_int::<i32>", &any_int::<i32>());
+    pin(&mut out, "any_int::<u64>", &any_int::<u64>());
+    pin(&mut out, "any_int::<i64>", &any_int::<i64>());
+    pin(&mut out, "any_int::<usize>", &any_int::<usize>());
+    pin(&mut out, "any_int::<isize>", &any_int::<isize>());
+    pin(&mut out, "boolean", &boolean());
+    pin(&mut out, "char_any", &char_any());
+    pin(&mut out, "char_in('a'..='z')", &char_in('a'..='z'));
+    pin(&mut out, "unit_f64", &unit_f64());
+    pin(&mut out, "vec(int(0..=9u8), 0..=6)", &vec(int(0..=9u8), 0..=6));
+    pin(&mut out, "vec(boolean(), 3..=3)", &vec(boolean(), 3..=3));
+    pin(&mut out, "btree_set(int(0..=20u8), 0..=5)", &btree_set(int(0..=20u8), 0..=5));
+    pin(&mut out, "btree_map(int(0..=3u8), boolean(), 0..=6)", &btree_map(int(0..=3u8), boolean(), 0..=6));
+    pin(&mut out, "string_of(char_in('a'..='e'), 0..=5)", &string_of(char_in('a'..='e'), 0..=5));
+    pin(&mut out, "string", &string());
+    pin(&mut out, "option(int(0..=100u32))", &option(int(0..=100u32)));
+    let alternatives = || -> Vec<BoxedGen<i64>> {
+        vec![
+            just(7i64).boxed(),
+            int(100..=200i64).boxed(),
+            int(-50..=-10i64).boxed(),
+        ]
+    };
+    pin(&mut out, "one_of(just 7, 100..=200, -50..=-10)", &one_of(alternatives()));
+    let weights = [1u32, 5, 2];
+    let weighted_alternatives: Vec<(u32, BoxedGen<i64>)> =
+        weights.into_iter().zip(alternatives()).collect();
+    pin(&mut out, "weighted(1, 5, 2)", &weighted(weighted_alternatives));
+    pin(&mut out, "select([\"a\", \"b\", \"c\", \"d\"])", &select(vec!["a", "b", "c", "d"]));
+    pin(&mut out, "just(42)", &just(42u8));
+    pin(
+        &mut out,
+        "from_fn(\"pair\", |tc| (int 0..=9, int 0..=9))",
+        &from_fn("pair", |tc: &mut TestCase| (tc.draw(&int(0..=9u8)), tc.draw(&int(0..=9u8)))),
+    );
+    pin(&mut out, "int(0..=100u32).map(x * 3)", &int(0..=100u32).map(|x| x * 3));
+    pin(&mut out, "int(0..=100u32).filter(x % 7 == 0)", &int(0..=100u32).filter(|x| x % 7 == 0));
+    pin(
+        &mut out,
+        "int(1..=4usize).flat_map(vec(boolean(), n..=n))",
+        &int(1..=4usize).flat_map(|n| vec(boolean(), n..=n)),
+    );
+    let tree = recursive(
+        3,
+        int(0..=9u8).map(Tree::Leaf).boxed(),
+        |inner: BoxedGen<Tree>| {
+            (inner.clone(), inner)
+                .map(|(a, b)| Tree::Node(Box::new(a), Box::new(b)))
+                .boxed()
+        },
+    );
+    pin(&mut out, "recursive(3, leaf 0..=9, node(a, b))", &tree);
+    encoding(&mut out, "char_any", &char_any(), 160);
+    encoding(&mut out, "unit_f64", &unit_f64(), 16);
+    encoding(&mut out, "boolean", &boolean(), 2);
+    encoding(&mut out, "int(-5..=5i8)", &int(-5..=5i8), 11);
+    out
+}
+
+#[test]
+fn every_generator_means_what_it_meant() {
+    let got = golden();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/test_data/golden_generators.txt");
+    if std::env::var_os("SEEDLEDGER_BLESS").is_some() {
+        std::fs::write(path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(path).unwrap();
+    if got != want {
+        let first = got
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(got.lines().count().min(want.lines().count()));
+        panic!(
+            "what a seed means changed at line {} of test_data/golden_generators.txt:\n  want: {}\n  got:  {}",
+            first + 1,
+            want.lines().nth(first).unwrap_or("<end>"),
+            got.lines().nth(first).unwrap_or("<end>")
+        );
+    }
+}
