@@ -215,7 +215,8 @@ fn check(file: &Path) -> Result<CloseStatus, String> {
     let receipt = Receipt::parse(&text).map_err(|e| format!("not a receipt: {e}"))?;
     let rows_file = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
     let rows = std::fs::read(&rows_file).unwrap_or_default();
-    verify_receipt(&receipt, &witness_lines_from_bytes(&rows))
+    let rows = seedledger_format::complete_lines(&rows);
+    verify_receipt(&receipt, &witness_lines_from_bytes(rows))
         .map_err(|e| format!("disagrees with its rows: {e}"))?;
     if closing.status == CloseStatus::FreezeEligible
         && (receipt.stopped_early || receipt.shrink_status.as_deref() != Some("done"))

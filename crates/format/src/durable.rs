@@ -208,10 +208,44 @@ fn repair_tail(file: &mut File) -> io::Result<u64> {
     Ok(len - start_of_line)
 }
 
+/// The lines of an append-only JSON Lines file's `bytes` that a reader should take as written:
+/// all of them, except a torn last line — one without its newline that is not a whole JSON
+/// value, the fragment a crash in the middle of an append leaves. That is the fragment the
+/// next [`JsonLinesWriter`] cuts off; a last line that lacks only its newline is kept.
+pub fn complete_lines(bytes: &[u8]) -> &[u8] {
+    if bytes.last().is_none_or(|&b| b == b'\n') {
+        return bytes;
+    }
+    let start = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    if serde_json::from_slice::<serde_json::Value>(&bytes[start..]).is_ok() {
+        bytes
+    } else {
+        &bytes[..start]
+    }
+}
+
 fn sync_dir(dir: &Path) {
     // Best effort: directory fsync is not supported everywhere.
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod complete_lines_tests {
+    #[test]
+    fn a_torn_last_line_is_not_read_a_whole_one_is() {
+        let cases: [(&[u8], &[u8]); 6] = [
+            (b"", b""),
+            (b"{\"a\":1}\n", b"{\"a\":1}\n"),
+            (b"{\"a\":1}\n{\"b\":", b"{\"a\":1}\n"),
+            (b"{\"a\":1}\n{\"b\":2}", b"{\"a\":1}\n{\"b\":2}"),
+            (b"{\"b\":", b""),
+            (b"{\"a\":1}\n\n{\"b\": \"x", b"{\"a\":1}\n\n"),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(super::complete_lines(bytes), want, "{bytes:?}");
+        }
     }
 }
 

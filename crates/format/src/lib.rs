@@ -20,7 +20,9 @@ mod witness;
 pub use citation::{
     CITATION_SCHEMA_VERSION, Citation, SameSeedReview, format_rfc3339, parse_rfc3339,
 };
-pub use durable::{JsonLinesWriter, write_atomic, write_atomic_file, write_atomic_new};
+pub use durable::{
+    JsonLinesWriter, complete_lines, write_atomic, write_atomic_file, write_atomic_new,
+};
 pub use errors::{FieldError, FieldProblem, ParseError, SpecError};
 pub use exit::ExitStatus;
 pub use hash::{
