@@ -272,6 +272,7 @@ fn runner_bench(args: &RunnerBenchArgs) -> ExitStatus {
         shrink: None,
         durable,
         trial_timeout: None,
+        signer: None,
     };
     let mut failed = None;
     let mut run = |durable: bool| {

@@ -57,10 +57,15 @@ pub enum GateCommand {
     ///   fail witness cannot carry an ok signature
     ///   stable signature across opposite verdicts   (the only admit)
     ///
+    /// Runner roles: where ROOT/props/trusted-runners.jsonl declares trusted runner keys, a
+    /// remote row without a valid `sig` by a key declared for `remote` is malformed (see
+    /// `cargo xtask keys --help`); without that file a note says roles are unauthenticated.
+    ///
     /// Output. Human: the reason, verbatim, on the first line; on admit `fail_id: <id>` and
     /// `pass_id: <id>` follow. Notes on stderr say what was expected and which file and line
     /// decided a refusal. JSON (`--format json`): the last stdout line is
-    /// `{"admit": <bool>, "reason": "<reason>", "fail_id": <id or null>, "pass_id": <id or null>}`.
+    /// `{"admit": <bool>, "reason": "<reason>", "fail_id": <id or null>, "pass_id": <id or null>,
+    ///   "roles": "authenticated" | "unauthenticated", ...}`.
     ///
     /// Exit status: 0 admitted; 1 refused; 2 unreadable input (a missing witness, spec or
     /// fixture file, a spec whose front matter is bad, a spec for another property).
@@ -316,6 +321,8 @@ struct ReadReceipt {
     /// `code` and `code_base` (extensions), when they are non-empty strings.
     code: Option<String>,
     code_base: Option<String>,
+    /// Why the receipt disagrees with its run's rows (set where that is checked).
+    disagreement: Option<String>,
 }
 
 /// Reads and closes one receipt. `Err` (a message naming the file, and the line and column
@@ -340,6 +347,7 @@ fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
         fixture_hash: text("fixture_hash"),
         code: text("code"),
         code_base: text("code_base"),
+        disagreement: None,
         shown,
         closing,
     })
@@ -511,6 +519,8 @@ struct Evaluation {
     expected: Expected,
     decision: FreezeDecision,
     lines: Vec<WitnessLine>,
+    /// `authenticated` or `unauthenticated` (`crate::trust::Roles::label`), for the output.
+    roles: &'static str,
 }
 
 fn decide(args: &DecideArgs) -> anyhow::Result<ExitStatus> {
@@ -518,12 +528,13 @@ fn decide(args: &DecideArgs) -> anyhow::Result<ExitStatus> {
         decision,
         expected,
         lines,
+        roles,
     } = evaluate(&args.expect)?;
     // What the citation writer's same-seed review would say (it does not change the
     // decision, nor the exit status: SPEC's decision 2 stays blind to seeds).
     let review = same_seed_review(&lines, &expected, None, false);
     err_line(&format!("note: same-seed review: {}", review.detail));
-    print_decision(&decision, &review, args.format);
+    print_decision(&decision, &review, roles, args.format);
     Ok(if decision.admit {
         ExitStatus::Success
     } else {
@@ -585,6 +596,8 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
         bound: args.bound.clone().unwrap_or_else(|| spec.bound.clone()),
     };
 
+    // With a trust file, remote rows not signed by a declared remote key become malformed.
+    let roles = crate::trust::Roles::load(&root)?;
     // Every witness file is read before anything is decided; all unreadable ones are named.
     let mut lines = Vec::new();
     let mut origin = Vec::new();
@@ -592,7 +605,7 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
     for (i, file) in args.witnesses.iter().enumerate() {
         match read_bounded(file, "witness file", MAX_WITNESS_BYTES) {
             Ok(bytes) => {
-                let these = witness_lines_from_bytes(&bytes);
+                let these = roles.authenticate(&bytes, witness_lines_from_bytes(&bytes));
                 origin.extend(std::iter::repeat_n(i, these.len()));
                 lines.extend(these);
             }
@@ -617,6 +630,7 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
         expected.bound,
         lines.len()
     ));
+    err_line(&roles.note());
     let culprit_file = decision
         .rejected_row
         .and_then(|i| origin.get(i))
@@ -629,17 +643,19 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
         expected,
         decision,
         lines,
+        roles: roles.label(),
     })
 }
 
 fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
     let root = args.expect.root.clone().unwrap_or_default();
     let store = crate::freezes::store_dir(&root, args.store.as_deref());
-    let receipts = read_receipts(&args.receipts)?;
+    let receipts = read_receipts(&with_neighbours(&args.receipts))?;
     let Evaluation {
         expected,
         decision,
         lines,
+        roles,
     } = evaluate(&args.expect)?;
 
     // What is current for each receipt: its property's fixture pin, and the work tree's code
@@ -671,12 +687,13 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
                 pin: pin.as_deref(),
                 code: code.as_deref(),
             },
+            disagreement: r.disagreement.as_deref(),
         })
         .collect();
     for f in &facts {
         let retired = receipt_retirement(f.fixture_hash, f.code, &f.current);
         err_line(&format!(
-            "note: receipt `{}` (patch `{}`, property `{}`, code {}): {}{}",
+            "note: receipt `{}` (patch `{}`, property `{}`, code {}): {}{}{}",
             f.file,
             f.patch_id,
             f.property_id,
@@ -684,6 +701,10 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             f.status,
             match retired {
                 Some(why) => format!(", {why}: not counted as evidence"),
+                None => String::new(),
+            },
+            match f.disagreement {
+                Some(why) => format!(", rows disagree: {why}"),
                 None => String::new(),
             }
         ));
@@ -704,22 +725,61 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         Err(e) if e.is_input_error() => bail!("{e}"),
         Err(e) => Err(e),
     };
-    print_cite(&decision, &review, &outcome, args.format);
+    print_cite(&decision, &review, &outcome, roles, args.format);
     Ok(match outcome {
         Ok(_) => ExitStatus::Success,
         Err(_) => ExitStatus::No,
     })
 }
 
-/// Reads and closes every receipt given. `Err` when one cannot be read or is not JSON (all
-/// are named) or has no patch_id.
+/// The receipts given, and every other `*.receipt.json` in their directories (an evidence
+/// directory holds one patch's receipts: a citation never trusts the caller to list them all;
+/// leaving out an open one does not make it go away). The ones found are named on stderr.
+fn with_neighbours(given: &[PathBuf]) -> Vec<PathBuf> {
+    let mut all: Vec<PathBuf> = given.to_vec();
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    for file in given {
+        let dir = match file.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut found: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().ends_with(".receipt.json"))
+            .collect();
+        found.sort();
+        for path in found {
+            if !all.iter().any(|seen| same(seen, &path)) {
+                err_line(&format!(
+                    "note: receipt `{}` lies beside the given receipts: included",
+                    path.display()
+                ));
+                all.push(path);
+            }
+        }
+    }
+    all
+}
+
+/// Reads and closes every receipt given, and cross-checks each with its run's rows. `Err`
+/// when one cannot be read or is not JSON (all are named) or has no patch_id.
 fn read_receipts(files: &[PathBuf]) -> anyhow::Result<Vec<ReadReceipt>> {
     let mut read = Vec::new();
     let mut errors = Vec::new();
     for file in files {
         match read_receipt(file) {
             Ok(r) if r.patch_id.is_none() => errors.push(no_patch_id(&r.shown)),
-            Ok(r) => read.push(r),
+            Ok(mut r) => {
+                r.disagreement = verify_beside(file).err();
+                read.push(r);
+            }
             Err(message) => errors.push(message),
         }
     }
@@ -772,6 +832,7 @@ fn print_cite(
     d: &FreezeDecision,
     review: &Review,
     outcome: &Result<String, CiteError>,
+    roles: &str,
     format: Format,
 ) {
     match format {
@@ -800,13 +861,14 @@ fn print_cite(
                 "fail_id": d.fail_id,
                 "pass_id": d.pass_id,
                 "same_seed_review": review_json(review),
+                "roles": roles,
             })
             .to_string(),
         ),
     }
 }
 
-fn print_decision(d: &FreezeDecision, review: &Review, format: Format) {
+fn print_decision(d: &FreezeDecision, review: &Review, roles: &str, format: Format) {
     match format {
         Format::Human => {
             out_line(&d.reason);
@@ -823,6 +885,7 @@ fn print_decision(d: &FreezeDecision, review: &Review, format: Format) {
                 "fail_id": d.fail_id,
                 "pass_id": d.pass_id,
                 "same_seed_review": review_json(review),
+                "roles": roles,
             })
             .to_string(),
         ),

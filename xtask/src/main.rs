@@ -1,83 +1,7 @@
-//! `cargo xtask`: seedledger's command line. Thin: parses arguments (clap derive), calls the
-//! crates, and maps outcomes to the exit codes documented in [`ExitStatus`].
+//! `cargo xtask`: seedledger's command line over the default suite (the CLI itself is the
+//! library, `src/lib.rs`).
 
-/// `println!` that ignores a closed stdout (`cargo xtask ... | head`) instead of panicking.
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
-    }};
-}
-
-/// `eprintln!` that ignores a closed stderr instead of panicking.
-macro_rules! errln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
-    }};
-}
-
-mod bench;
-mod bench_shrink;
-mod campaign;
-mod ci;
-mod freezes;
-mod gate;
-mod prop;
-mod report;
-
-use clap::{Parser, Subcommand};
-use seedledger_format::ExitStatus;
 use std::process::ExitCode;
-
-/// seedledger: seeded property runs that leave evidence, and the gate that reads it.
-///
-/// Exit codes (every command): 0 success (all properties passed, every receipt
-/// freeze_eligible, freeze admitted); 1 "no" (a property failed, a receipt is not eligible,
-/// a freeze is refused); 2 error (unreadable input, bad arguments, I/O failure).
-#[derive(Debug, Parser)]
-#[command(
-    name = "cargo xtask",
-    bin_name = "cargo xtask",
-    version,
-    about,
-    long_about
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Run, list and replay properties (the main job: `cargo xtask prop run`).
-    #[command(subcommand)]
-    Prop(prop::PropCommand),
-    /// Close receipts, count them, decide and cite freezes, list the freeze store, print
-    /// pins and digests.
-    #[command(subcommand)]
-    Gate(gate::GateCommand),
-    /// Benchmarks that print figures: `bench shrink`, `bench runner`.
-    #[command(subcommand)]
-    Bench(bench::BenchCommand),
-    /// The CI flow: `ci gate` (the workflow's gate job), `ci simulate` (the whole workflow
-    /// on this machine, two directories standing in for two runners).
-    #[command(subcommand)]
-    Ci(ci::CiCommand),
-    /// Campaigns that attack the evidence: `campaign kill` kills running suites at random
-    /// instants and checks every receipt left behind.
-    #[command(subcommand)]
-    Campaign(CampaignCommand),
-}
-
-#[derive(Debug, Subcommand)]
-enum CampaignCommand {
-    /// Kill `prop run` at random instants (SIGKILL to its process group), then check every
-    /// receipt: it parses, its attempted seeds are a prefix of the plan, it agrees with its
-    /// run's witness rows, and it closes freeze_eligible only if its run really finished.
-    /// Exit 0 when every receipt passed, 1 otherwise.
-    Kill(campaign::KillArgs),
-}
 
 /// The property suites `cargo xtask prop` knows, in run order. To add your own, write a
 /// crate whose `PROPERTIES` lists them (each with its `props/<id>.md`), depend on it from
@@ -85,23 +9,5 @@ enum CampaignCommand {
 const SUITES: &[&[seedledger_runner::Property]] = &[seedledger_orders::PROPERTIES];
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                ExitStatus::Error.into()
-            } else {
-                ExitStatus::Success.into()
-            };
-        }
-    };
-    let status = match cli.command {
-        Command::Prop(cmd) => prop::run(cmd, &SUITES.concat()),
-        Command::Gate(cmd) => gate::run(cmd),
-        Command::Bench(cmd) => bench::run(cmd),
-        Command::Ci(cmd) => ci::run(cmd),
-        Command::Campaign(CampaignCommand::Kill(args)) => campaign::kill(&args),
-    };
-    status.into()
+    xtask::main_with(SUITES)
 }

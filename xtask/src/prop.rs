@@ -19,8 +19,16 @@ pub enum PropCommand {
     /// OUT/PATCH/ID.witness.jsonl. The first failing seed is shrunk twice; the summary names
     /// the failing seeds, with a copy-paste replay command for each of the first five.
     ///
-    /// Exit status: 0 all properties passed, 1 a property failed, 2 an error (bad
-    /// arguments, unreadable spec or fixture, unwritable output).
+    /// The suite runs in a supervised child process: a property that ends it (exit, abort,
+    /// stack overflow, failed allocation, a signal, the trial timeout) is reported with its
+    /// seed, and what finished is still reported. SIGINT / SIGTERM stop the run between two
+    /// trials, receipts left open and exact. A run holds the lock OUT/PATCH/ID.lock for its
+    /// whole length (a second run of the property there is refused) and first renames an
+    /// earlier receipt to ID.<its run_id>.receipt.json.
+    ///
+    /// Exit status: 0 all properties passed, 1 a property failed (or crashed its process), 2
+    /// an error (bad arguments, unreadable spec or fixture, unwritable output, a property
+    /// locked by another run), 130 / 143 interrupted by SIGINT / SIGTERM.
     Run(RunArgs),
     /// List the properties of the suite with their spec file, bound and fixture.
     List(ListArgs),
@@ -97,7 +105,8 @@ pub struct RunArgs {
     /// The patch under test, recorded in receipts.
     #[arg(long, env = "SEEDLEDGER_PATCH_ID", default_value = "local")]
     patch_id: String,
-    /// Runner role recorded in witness rows.
+    /// Runner role recorded in witness rows. A remote runner signs every row (`sig`)
+    /// with the secret key in $SEEDLEDGER_RUNNER_KEY when it is set; a local one never signs.
     #[arg(long, value_enum, default_value = "local")]
     runner: Role,
     /// The base revision the patch is a diff against (a commit, branch or tag git knows
@@ -118,7 +127,8 @@ pub struct RunArgs {
     jobs: Option<usize>,
     /// Stop the run when one trial (or shrink evaluation) takes longer than this many
     /// seconds: the property, seed and a replay command are printed on stderr and the exit
-    /// status is 1 (a hung trial cannot be interrupted, so the whole process stops). A trial
+    /// status is 1 (a hung trial cannot be interrupted, so the run process stops; what
+    /// finished is still reported). A trial
     /// of the run leaves its receipt open (stopped_early: true) with a `timeout` witness row;
     /// a hung shrink leaves shrink_status: in_progress [default: no limit].
     #[arg(long, value_name = "SECONDS")]
@@ -142,6 +152,10 @@ pub struct RunArgs {
     /// [default: on when GITHUB_ACTIONS=true]. Stdout is never touched.
     #[arg(long)]
     github_annotations: bool,
+    /// Internal: this process is the worker `prop run` supervises (the supervisor's pid);
+    /// see `supervise.rs`.
+    #[arg(long, hide = true, value_name = "PID")]
+    supervised_worker: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -171,7 +185,8 @@ pub struct ReplayArgs {
     /// minimal input shown).
     #[arg(long, conflicts_with = "receipt")]
     no_receipt: bool,
-    /// Runner role recorded in the witness row.
+    /// Runner role recorded in the witness row. A remote runner signs every row (`sig`)
+    /// with the secret key in $SEEDLEDGER_RUNNER_KEY when it is set; a local one never signs.
     #[arg(long, value_enum, default_value = "local")]
     runner: Role,
     /// Patch id for the witness file of a --seed replay (with --receipt: the receipt's).
@@ -196,7 +211,8 @@ pub struct ReproduceArgs {
     /// Where the witness rows go: OUT/PATCH/ID.witness.jsonl.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Runner role recorded in the witness rows.
+    /// Runner role recorded in the witness rows. A remote runner signs every row (`sig`)
+    /// with the secret key in $SEEDLEDGER_RUNNER_KEY when it is set; a local one never signs.
     #[arg(long, value_enum, default_value = "remote")]
     runner: Role,
     /// The base revision for the rows' code identity [default: each receipt's code_base,
@@ -278,10 +294,14 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         Some(Ok(t)) if !t.is_zero() => Some(t),
         Some(_) => return error("--trial-timeout must be a positive number of seconds"),
     };
-    let code = match seedledger_runner::code_identity(&root, args.base.as_deref()) {
-        Ok(code) => Some(code),
-        Err(e) if args.base.is_some() => return error(format_args!("--base: {e}")),
-        Err(e) => {
+    // Supervised (see `supervise.rs`): the worker runs the properties, so it alone computes
+    // the code identity (and refuses a bad --base); the supervisor alone judges the freezes.
+    let worker = args.supervised_worker;
+    let code = match worker.map(|_| seedledger_runner::code_identity(&root, args.base.as_deref())) {
+        None => None,
+        Some(Ok(code)) => Some(code),
+        Some(Err(e)) if args.base.is_some() => return error(format_args!("--base: {e}")),
+        Some(Err(e)) => {
             errln!(
                 "note: {e}; receipts and witness rows record no code identity and cannot back a citation"
             );
@@ -289,7 +309,10 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         }
     };
     let store_dir = crate::freezes::store_dir(&root, args.freezes.as_deref());
-    let store = match crate::freezes::read_store(&store_dir) {
+    let store = match worker.map_or_else(
+        || crate::freezes::read_store(&store_dir),
+        |_| Ok(Vec::new()),
+    ) {
         Ok(store) => store,
         Err(e) => return error(e),
     };
@@ -303,8 +326,16 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     }
     let mut currents = crate::freezes::Currents::new(&root);
     let now = crate::freezes::now();
+    // The worker writes the rows, so it alone reads the signing key (a remote run's
+    // $SEEDLEDGER_RUNNER_KEY, see `trust.rs`) and says what the gate will make of its rows.
+    let signer = match worker.map(|_| crate::trust::runner_key(args.runner.into(), &root)) {
+        None => None,
+        Some(Ok(key)) => key,
+        Some(Err(e)) => return error(format_args!("{e:#}")),
+    };
     let config = RunConfig {
         code,
+        signer,
         out_dir: args
             .out
             .clone()
@@ -325,43 +356,62 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     let mut results = Vec::with_capacity(selected.len());
-    seedledger_runner::run_properties(&selected, &config, jobs, |property, result| match result {
-        Ok(summary) => {
-            let mut result = crate::report::PropertyResult::ran(summary);
-            result.freezes = store
-                .iter()
-                .filter_map(|stored| {
-                    let citation = stored.citation.as_ref().ok()?;
-                    (citation.property_id == property.id).then(|| crate::freezes::Judged {
-                        path: stored.path.clone(),
-                        state: currents.judge(citation, now),
-                        citation: citation.clone(),
+    let supervision = crate::supervise::run(
+        worker,
+        args.common.format,
+        &selected,
+        &config,
+        jobs,
+        |property, result| match result {
+            Ok(summary) => {
+                let mut result = crate::report::PropertyResult::ran(summary);
+                result.freezes = store
+                    .iter()
+                    .filter_map(|stored| {
+                        let citation = stored.citation.as_ref().ok()?;
+                        (citation.property_id == property.id).then(|| crate::freezes::Judged {
+                            path: stored.path.clone(),
+                            state: currents.judge(citation, now),
+                            citation: citation.clone(),
+                        })
                     })
-                })
-                .collect();
-            if matches!(
-                result.status(),
-                crate::report::Status::Fail | crate::report::Status::Invalid
-            ) {
-                status = status.max(ExitStatus::No);
-            }
-            print_summary(&result, args.common.format);
-            results.push(result);
-        }
-        Err(e) => {
-            status = ExitStatus::Error;
-            match args.common.format {
-                Format::Human => errln!("ERROR {}: {e}", property.id),
-                Format::Json => {
-                    outln!(
-                        "{}",
-                        json!({"property_id": property.id, "status": "error", "error": e.to_string()})
-                    );
+                    .collect();
+                if matches!(
+                    result.status(),
+                    crate::report::Status::Fail | crate::report::Status::Invalid
+                ) {
+                    status = status.max(ExitStatus::No);
                 }
+                print_summary(&result, args.common.format);
+                results.push(result);
             }
-            results.push(crate::report::PropertyResult::errored(property.id, e));
-        }
-    });
+            Err(e) => {
+                status = ExitStatus::Error;
+                match args.common.format {
+                    Format::Human => errln!("ERROR {}: {e}", property.id),
+                    Format::Json => {
+                        outln!(
+                            "{}",
+                            json!({"property_id": property.id, "status": "error", "error": e.to_string()})
+                        );
+                    }
+                }
+                results.push(crate::report::PropertyResult::errored(property.id, e));
+            }
+        },
+    );
+    if let Some(code) = supervision.exit_now {
+        return crate::supervise::exit(code);
+    }
+    // A property whose run its process died in failed (1); the worker dying elsewhere is an
+    // error of the tool (2).
+    for (id, message) in supervision.crashed {
+        status = status.max(ExitStatus::No);
+        results.push(crate::report::PropertyResult::errored(&id, message));
+    }
+    if supervision.tool_error {
+        status = ExitStatus::Error;
+    }
     // CI projections of the receipts, after every property finished.
     if let Some(path) = &args.junit {
         let info = crate::report::RunInfo {
@@ -402,6 +452,10 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
                 );
             }
         }
+    }
+    if let Some(sig) = supervision.signal {
+        // Interrupted: 128 + the signal, as a shell reports it (130 SIGINT, 143 SIGTERM).
+        return crate::supervise::exit(128 + sig);
     }
     status
 }
@@ -522,6 +576,11 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
             shrink.original_choices_len,
             shrink.minimal_choices.len(),
             shrink.minimal_input
+        );
+    }
+    if r.shrink_status.as_deref() == Some("in_progress") {
+        outln!(
+            "    note: shrinking was stopped before it finished (shrink_status: in_progress, shrink_stable: false)"
         );
     }
     for seed in &shown {
@@ -674,12 +733,17 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
     let patch_id = receipt
         .as_ref()
         .map_or(args.patch_id.as_str(), |(_, r)| r.patch_id.as_str());
+    let signer = match crate::trust::runner_key(args.runner.into(), &root) {
+        Ok(key) => key,
+        Err(e) => return error(format_args!("{e:#}")),
+    };
     let target = ReplayTarget {
         witness_path: &witness_path,
         runner: args.runner.into(),
         expected_fixture_hash: expected,
         patch_id,
         code: code.as_deref(),
+        signer: signer.as_ref(),
     };
     let result = match seedledger_runner::replay(property, &root, &target, &input) {
         Ok(r) => r,
@@ -804,6 +868,10 @@ fn receipt_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
     let root = root_of(&args.common);
+    let signer = match crate::trust::runner_key(args.runner.into(), &root) {
+        Ok(key) => key,
+        Err(e) => return error(format_args!("{e:#}")),
+    };
     let files = match receipt_files(&args.dir) {
         Ok(files) => files,
         Err(e) => {
@@ -878,6 +946,7 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
             expected_fixture_hash: Some(&receipt.fixture_hash),
             patch_id: &receipt.patch_id,
             code: code.as_deref(),
+            signer: signer.as_ref(),
         };
         let (mut again, mut passed) = (Vec::new(), Vec::new());
         let mut failed_run = None;

@@ -189,19 +189,27 @@ pub struct RunInfo<'a> {
 /// (a seed is the whole input; the replay finds the run's receipt by itself when it sits in
 /// the default layout, and `--receipt FILE` checks the fixture hash of any other).
 pub fn replay_command(summary: &RunSummary, seed: u64) -> String {
-    let id = &summary.receipt.property_id;
+    replay_command_for(
+        &summary.receipt.property_id,
+        &summary.root,
+        &summary.receipt.patch_id,
+        seed,
+    )
+}
+
+/// [`replay_command`] from its parts (for a run that has no final receipt).
+pub fn replay_command_for(id: &str, root: &Path, patch_id: &str, seed: u64) -> String {
     let mut command = format!("cargo xtask prop replay --property {id} --seed {seed}");
-    let root = &summary.root;
     if !(root.as_os_str().is_empty() || root == Path::new(".")) {
         command.push_str(&format!(
             " --root {}",
             seedledger_runner::shell_word(&root.display().to_string())
         ));
     }
-    if summary.receipt.patch_id != "local" {
+    if patch_id != "local" {
         command.push_str(&format!(
             " --patch-id {}",
-            seedledger_runner::shell_word(&summary.receipt.patch_id)
+            seedledger_runner::shell_word(patch_id)
         ));
     }
     command

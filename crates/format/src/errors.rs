@@ -10,6 +10,9 @@ pub enum FieldProblem {
     Missing,
     /// Present with the wrong JSON type or an out-of-domain value.
     Invalid { expected: &'static str },
+    /// Present and well typed, but refused for the reason given (a lowercase fragment), e.g.
+    /// a remote row's `sig` that verifies under no key declared for the `remote` role.
+    Refused { why: String },
 }
 
 /// A field of a JSON document that is missing or invalid.
@@ -32,6 +35,7 @@ impl fmt::Display for FieldError {
             FieldProblem::Invalid { expected } => {
                 write!(f, "field `{}`: expected {expected}", self.field)
             }
+            FieldProblem::Refused { why } => write!(f, "field `{}`: {why}", self.field),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! This crate holds no runner or gate logic. Any tool can read and write seedledger files
 //! through it; the runner and the gate both depend on it and on nothing of each other.
 
+mod canonical;
 mod citation;
 mod durable;
 mod errors;
@@ -15,8 +16,10 @@ mod pretty;
 mod receipt;
 mod seed;
 mod spec;
+mod trust;
 mod witness;
 
+pub use canonical::{SIG_FIELD, canonical_json, witness_canonical_bytes};
 pub use citation::{
     CITATION_SCHEMA_VERSION, Citation, SameSeedReview, format_rfc3339, parse_rfc3339,
 };
@@ -26,8 +29,8 @@ pub use durable::{
 pub use errors::{FieldError, FieldProblem, ParseError, SpecError};
 pub use exit::ExitStatus;
 pub use hash::{
-    FIXTURE_HASH_PREFIX, ID_CHARSET, check_id, fixture_hash, fixture_hash_from_pin, fixture_pin, is_fixture_hash,
-    is_hex64, property_digest, sha256_hex,
+    FIXTURE_HASH_PREFIX, ID_CHARSET, check_id, fixture_hash, fixture_hash_from_pin, fixture_pin,
+    is_fixture_hash, is_hex64, property_digest, sha256_hex,
 };
 pub use pretty::to_json_readable;
 pub use receipt::{
@@ -36,4 +39,9 @@ pub use receipt::{
 };
 pub use seed::{seed_from_json, seeds_from_json};
 pub use spec::{OracleSource, SpecFile};
+pub use trust::{
+    KeyTextError, MAX_TRUST_FILE_BYTES, RunnerKey, SECRET_KEY_PREFIX, TRUST_FILE, TrustFileError,
+    TrustedKey, TrustedKeys, parse_public_key, public_key_hex, signature_from_hex,
+    signature_to_hex,
+};
 pub use witness::{Runner, Verdict, WitnessLine, WitnessRow, parse_witness_lines};

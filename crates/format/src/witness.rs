@@ -62,6 +62,35 @@ impl Verdict {
 /// `diff:<sha256 of git diff BASE>` with a base revision, else `commit:<HEAD>`, see
 /// `Receipt::code`). A row that lacks them, or carries them as non-strings, cannot back a
 /// citation. An object that repeats a key is not a row.
+///
+/// `sig` (extension, written by a runner that holds a signing key): the ed25519 signature
+/// of the row's canonical bytes, as 128 lowercase hex digits. Where the repository declares
+/// trusted runner keys (`props/trusted-runners.jsonl`, see [`crate::TrustedKeys`]), a remote
+/// row whose `sig` is missing, not 128 lowercase hex digits, or does not verify (strict
+/// ed25519 verification) under a key declared for the `remote` role is malformed; local rows
+/// need none. A runner signs only the rows it writes as `remote`.
+///
+/// # Canonical bytes
+///
+/// What `sig` signs, computed by [`crate::witness_canonical_bytes`] for signer and verifier
+/// alike, from the row's line of JSON:
+///
+/// 1. the line is read as JSON (a repeated key at any depth: no canonical bytes) and must be
+///    an object;
+/// 2. its top-level member `sig` is removed — every other member stays, extensions and
+///    unknown members included, so changing any of them breaks the signature;
+/// 3. the value is written as compact JSON (no whitespace at all), object members sorted by
+///    key in ascending order of the keys' UTF-8 bytes at every depth, arrays in order;
+///    strings as serde_json escapes them (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, other
+///    characters below U+0020 as `\u00xx` with lowercase hex, every other character as its
+///    UTF-8 bytes, `/` unescaped); integers in plain decimal (`-` only for negatives);
+///    `true`, `false`, `null`. A row holding any other number (`1.5`, `1e3`, `7.0`) has no
+///    canonical bytes, and so no valid signature.
+///
+/// So the bytes depend on the row's value, not its spelling: re-spacing, re-ordering or
+/// re-escaping a line keeps its signature. For example the row
+/// `{"witness_id":"r-7","seed":7,"runner":"remote","sig":"…"}` has the canonical bytes
+/// `{"runner":"remote","seed":7,"witness_id":"r-7"}` (a golden test pins a whole row's).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WitnessRow {
     pub witness_id: String,

@@ -32,6 +32,8 @@ pub struct ReceiptFacts<'a> {
     /// The fixture pin of the receipt's property now, and the work tree's code identity
     /// computed against the receipt's `code_base` (`digest` is not used).
     pub current: Current<'a>,
+    /// Why the receipt disagrees with its run's witness rows (`verify_receipt`), if it does.
+    pub disagreement: Option<&'a str>,
 }
 
 /// Everything [`cite`] needs. The caller supplies the clock (`now`) and the policy
@@ -58,7 +60,8 @@ pub struct CiteRequest<'a> {
 
 /// Builds the citation, or says why not. Checks, in order: the writer is local; an expiry
 /// is given, is RFC 3339 and lies in the future; the receipts name one patch; the decision
-/// admitted; the patch has no open receipt (retired ones aside); it has a current
+/// admitted; no current receipt of the patch disagrees with its rows; the patch has no open
+/// receipt (retired ones aside); it has a current
 /// `freeze_eligible` receipt for the property with a code identity; the same-seed review
 /// finds a fail and a pass on one seed among rows of that patch and code (or is waived).
 pub fn cite(req: &CiteRequest<'_>) -> Result<Citation, CiteError> {
@@ -100,7 +103,21 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<Citation, CiteError> {
     if !d.admit {
         return Err(CiteError::NotAdmitted(d.reason.clone()));
     }
+    // Evidence that contradicts itself backs nothing: a hand-edited receipt of the patch
+    // (one not retired by a later fixture or code) refuses the citation.
     let property_id = &req.expected.property_id;
+    if let Some(r) = req.receipts.iter().find(|r| {
+        let mut current = r.current;
+        if r.property_id == property_id {
+            current.pin = Some(req.expected.pin.as_str());
+        }
+        r.disagreement.is_some() && receipt_retirement(r.fixture_hash, r.code, &current).is_none()
+    }) {
+        return Err(CiteError::Disagrees {
+            file: r.file.to_string(),
+            detail: r.disagreement.unwrap_or_default().to_string(),
+        });
+    }
     // A receipt of the cited property is judged against the fixture the decision used; the
     // others against their own fixtures, as the caller computed them.
     let retirement = |r: &ReceiptFacts<'_>| {
@@ -279,6 +296,7 @@ mod tests {
                 pin: Some(PIN_E),
                 code: Some(CODE),
             },
+            disagreement: None,
         }
     }
 
@@ -437,6 +455,15 @@ mod tests {
         rebased[0].current.code = Some("diff:new");
         let err = check(&rows, &rebased, |_| {}).unwrap_err();
         assert!(err.to_string().contains("retired (diff changed)"), "{err}");
+        let mut forged = eligible();
+        forged[1].disagreement = Some("failing_seed is null but the run's first failing row is 7");
+        assert_eq!(
+            check(&rows, &forged, |_| {}).unwrap_err(),
+            CiteError::Disagrees {
+                file: "b.json".into(),
+                detail: "failing_seed is null but the run's first failing row is 7".into()
+            }
+        );
         let mut no_code = eligible();
         no_code[0].code = None;
         assert_eq!(

@@ -69,6 +69,9 @@ pub enum CiteError {
         reason: &'static str,
         detail: String,
     },
+    /// A receipt of the patch disagrees with its own run's witness rows (hand-edited).
+    #[error("receipt `{file}` disagrees with its run's witness rows: {detail}")]
+    Disagrees { file: String, detail: String },
     /// A required text field of the request is empty.
     #[error("field `{0}` is empty")]
     Empty(&'static str),

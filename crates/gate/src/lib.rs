@@ -5,6 +5,8 @@
 //! * [`decide_freeze`] reads a batch of witness rows against the expected property id,
 //!   digest, pin and bound (SPEC: Gate decision 2) and admits or refuses with a reason that
 //!   CI prints verbatim.
+//! * [`authenticate`] runs before it where the repository declares trusted runner keys: a
+//!   remote row without a valid signature by a declared remote key becomes malformed.
 //! * [`patch_counts`] keeps the three integers per patch (open receipts, closed failures,
 //!   budget passes) that switch the freeze path off while a patch has an open receipt.
 //! * [`same_seed_review`] is the separate review a citation needs after an admit: a fail
@@ -20,6 +22,7 @@
 //! `seedledger-format` only, never on a runner: a receipt produced by any conforming tool can
 //! be closed.
 
+mod authenticate;
 mod cite;
 mod close;
 mod counts;
@@ -29,6 +32,7 @@ mod freeze;
 mod review;
 mod verify;
 
+pub use authenticate::{authenticate, authenticate_row};
 pub use cite::{CiteRequest, ReceiptFacts, cite};
 pub use close::{
     CloseStatus, Closing, close_ledger, close_ledger_bytes, close_ledger_explained,
@@ -44,7 +48,7 @@ pub use errors::{CiteError, NotJsonError};
 pub use freeze::{
     CitationState, Current, Honour, Retirement, citation_state, honour, receipt_retirement,
 };
-pub use verify::verify_receipt;
 pub use review::{
     CitedPair, Origin, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review, same_seed_review,
 };
+pub use verify::verify_receipt;

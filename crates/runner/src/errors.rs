@@ -38,4 +38,30 @@ pub enum RunError {
         receipt: String,
         current: String,
     },
+    #[error(
+        "property `{property}`: another run holds the evidence lock `{path}` ({holder}); \
+         refusing to run beside it: wait for it to end, or run into another --out or --patch-id"
+    )]
+    Locked {
+        property: String,
+        path: PathBuf,
+        holder: String,
+    },
+    #[error("failed to take the evidence lock `{path}`: {source}")]
+    Lock { path: PathBuf, source: io::Error },
+    #[error("failed to archive the earlier receipt `{path}`: {source}")]
+    Archive { path: PathBuf, source: io::Error },
+    #[error(
+        "property `{property}` stopped on request before seed {next_seed}: {attempted} of \
+         {planned} planned seeds ran; the receipt `{receipt}` stays open (stopped_early: true)"
+    )]
+    Stopped {
+        property: String,
+        receipt: PathBuf,
+        attempted: usize,
+        planned: usize,
+        next_seed: u64,
+    },
+    #[error("property `{property}` not run: the run was stopped before it started")]
+    NotStarted { property: String },
 }

@@ -6,10 +6,12 @@ mod case;
 mod clock;
 mod code;
 mod committed;
+mod control;
 mod errors;
 mod exec;
 mod generators;
 mod ledger;
+mod lock;
 mod plan;
 mod property;
 mod rng;
@@ -21,6 +23,7 @@ mod watchdog;
 pub use case::{MAX_CHOICES, Record, Span, Stop, TestCase};
 pub use clock::rfc3339;
 pub use code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
+pub use control::{RunControl, RunStarted, append_crash_row};
 pub use errors::RunError;
 pub use exec::{Evaluation, Failure, Outcome, evaluate, execute};
 pub use generators::{
@@ -36,7 +39,7 @@ pub use rng::{RNG_SCHEME, SeedRng};
 pub use run::{
     LoadedSpec, MAX_FAILURE_RECORDS, ReplayInput, ReplayResult, ReplayTarget, RunConfig,
     RunSummary, TOOL, evidence_paths, load_fixture, load_spec, replay, replay_receipt_command,
-    run_properties, run_property, shell_word,
+    run_properties, run_properties_with, run_property, run_property_with, shell_word,
 };
 pub use shrink::*;
 pub use signature::{fold_whitespace, normalize, panic_signature};

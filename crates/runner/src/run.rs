@@ -3,10 +3,13 @@
 //! The order of a run (each step is on disk before the next starts):
 //! 1. read the spec file (`props/<id>.md`) and its digest, read the fixture and its pin —
 //!    an unreadable fixture stops here, before any trial and any receipt;
-//! 2. write the receipt with the planned seeds, `stopped_early: true`, room for the
-//!    attempted seeds (see `ledger.rs`);
+//! 2. take the property's evidence lock (`lock.rs`: held until the run returns), move an
+//!    earlier run's receipt to `ID.<its run_id>.receipt.json`, and write the receipt with
+//!    the planned seeds, `stopped_early: true`, room for the attempted seeds (see
+//!    `ledger.rs`);
 //! 3. for every planned seed, in order: record the seed as attempted, run the trial under
-//!    `catch_unwind`, append its witness row; a failure never stops the run;
+//!    `catch_unwind`, append its witness row; a failure never stops the run, a stop request
+//!    of the [`RunControl`] does (between two trials, the receipt left open);
 //! 4. re-hash the fixture: if it changed, the receipt keeps `stopped_early: true` and says
 //!    `fixture_changed: true`, so it can never close;
 //! 5. write the final receipt (`stopped_early: false`, `shrink_stable: false`);
@@ -15,6 +18,7 @@
 
 use crate::case::TestCase;
 use crate::clock::{now_rfc3339, run_id};
+use crate::control::{RunControl, RunStarted};
 use crate::errors::RunError;
 use crate::exec::{Failure, Outcome, evaluate, execute};
 use crate::ledger::{OpenReceipt, RowContext, RowSink, WitnessFormatter};
@@ -61,6 +65,9 @@ pub struct RunConfig {
     /// [`crate::code_identity`]); `None` when it is unknown (no git), and then nothing the
     /// run writes can back a citation.
     pub code: Option<crate::CodeIdentity>,
+    /// The runner's signing key (the remote runner's CI secret): with `runner: Remote`,
+    /// every witness row carries `sig` (see `WitnessRow`). Never used for a local run.
+    pub signer: Option<seedledger_format::RunnerKey>,
 }
 
 /// A spec file as read from disk.
@@ -192,6 +199,26 @@ pub fn shell_word(word: &str) -> String {
 
 /// Runs `property` over every planned seed and writes its receipt and witness rows.
 pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummary, RunError> {
+    run_property_with(property, config, &RunControl::default())
+}
+
+/// [`run_property`] under a [`RunControl`]: stopped on request between two trials, the
+/// supervisor told when the run has started.
+///
+/// Either way the run holds the exclusive evidence lock `OUT/PATCH/ID.lock` from before its
+/// receipt is created until it returns (shrinking included) — a second run of the property
+/// into the same directory and patch meanwhile is refused with [`RunError::Locked`] — and an
+/// earlier run's receipt is first moved to `ID.<its run_id>.receipt.json`, never replaced.
+pub fn run_property_with(
+    property: &Property,
+    config: &RunConfig,
+    control: &RunControl,
+) -> Result<RunSummary, RunError> {
+    if control.stop_requested() {
+        return Err(RunError::NotStarted {
+            property: property.id.to_string(),
+        });
+    }
     let started = Instant::now();
     let spec = load_spec(&config.root, property.id)?;
     let (fixture_bytes, pin) = load_fixture(&config.root, &spec)?;
@@ -251,6 +278,16 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
     };
     fields.remove("attempted_seeds");
     fields.remove("failing_seed");
+    let _lock = crate::lock::lock(
+        &receipt_path,
+        property.id,
+        &format!(
+            "pid {}, run {run_id}, started {}",
+            std::process::id(),
+            receipt.started_at.as_deref().unwrap_or("?")
+        ),
+    )?;
+    crate::lock::archive_previous(&receipt_path, property.id)?;
     let mut ledger = OpenReceipt::create(&receipt_path, &fields, &config.seeds, config.durable)
         .map_err(write_err(&receipt_path))?;
 
@@ -263,9 +300,16 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
         runner: config.runner,
         patch_id: &config.patch_id,
         code: config.code.as_ref().map(|c| c.code.as_str()),
+        signer: config.signer.as_ref(),
     });
     let sink =
         std::sync::Arc::new(RowSink::open(&witness_path, rows).map_err(write_err(&witness_path))?);
+    control.started(&RunStarted {
+        property_id: property.id,
+        run_id: &run_id,
+        receipt_path: &receipt_path,
+        witness_path: &witness_path,
+    });
     let mut verdicts = String::with_capacity(config.seeds.len());
     let mut first_failure: Option<(u64, Failure)> = None;
     let _watched = config.trial_timeout.map(|t| {
@@ -276,7 +320,19 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
         crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink))
     });
 
-    for &seed in &config.seeds {
+    for (i, &seed) in config.seeds.iter().enumerate() {
+        if control.stop_requested() {
+            // Every trial that started has finished and has its row: write them, and leave
+            // the receipt open, listing exactly those trials.
+            sink.finish().map_err(write_err(&witness_path))?;
+            return Err(RunError::Stopped {
+                property: property.id.to_string(),
+                receipt: receipt_path,
+                attempted: i,
+                planned: config.seeds.len(),
+                next_seed: seed,
+            });
+        }
         ledger.attempt(seed).map_err(write_err(&receipt_path))?;
         crate::watchdog::set_seed(seed, false);
         let mut tc = TestCase::random(seed);
@@ -285,11 +341,17 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
             None => {
                 verdicts.push('.');
                 sink.push(seed, None).map_err(write_err(&witness_path))?;
+                if control.flushes_each_row() {
+                    sink.flush().map_err(write_err(&witness_path))?;
+                }
             }
             Some(failure) => {
                 verdicts.push('F');
                 sink.push(seed, Some(&failure.signature))
                     .map_err(write_err(&witness_path))?;
+                if control.flushes_each_row() {
+                    sink.flush().map_err(write_err(&witness_path))?;
+                }
                 if first_failure.is_none() {
                     ledger
                         .first_failure(seed)
@@ -358,9 +420,25 @@ pub fn run_property(property: &Property, config: &RunConfig) -> Result<RunSummar
         .finish(&final_text)
         .map_err(write_err(&receipt_path))?;
 
-    if let Some((seed, failure, shrink)) = shrinking {
+    if let Some((seed, failure, shrink)) = shrinking
+        && !control.stop_requested()
+    {
         crate::watchdog::set_seed(seed, true);
-        receipt.shrink = Some(shrink_seed(property, &fixture, seed, failure, shrink));
+        let watch = control.watch_shrinking();
+        let record = shrink_seed(property, &fixture, seed, failure, shrink);
+        drop(watch);
+        if control.stop_requested() {
+            // Stopped while shrinking: the record is cut short; the receipt keeps saying
+            // `shrink_status: in_progress` and `shrink_stable: false`.
+            return Ok(RunSummary {
+                property_id: property.id.to_string(),
+                root: config.root.clone(),
+                receipt_path,
+                witness_path,
+                receipt,
+            });
+        }
+        receipt.shrink = Some(record);
         receipt.shrink_status = Some("done".to_string());
         receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
         receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
@@ -383,12 +461,23 @@ pub fn run_properties(
     properties: &[Property],
     config: &RunConfig,
     jobs: usize,
+    report: impl FnMut(&Property, Result<RunSummary, RunError>),
+) {
+    run_properties_with(properties, config, jobs, &RunControl::default(), report);
+}
+
+/// [`run_properties`] under a [`RunControl`] (see [`run_property_with`]).
+pub fn run_properties_with(
+    properties: &[Property],
+    config: &RunConfig,
+    jobs: usize,
+    control: &RunControl,
     mut report: impl FnMut(&Property, Result<RunSummary, RunError>),
 ) {
     let jobs = jobs.clamp(1, properties.len().max(1));
     if jobs == 1 {
         for property in properties {
-            report(property, run_property(property, config));
+            report(property, run_property_with(property, config, control));
         }
         return;
     }
@@ -404,7 +493,8 @@ pub fn run_properties(
                     let Some(property) = properties.get(i) else {
                         break;
                     };
-                    if send.send((i, run_property(property, config))).is_err() {
+                    let result = run_property_with(property, config, control);
+                    if send.send((i, result)).is_err() {
                         break;
                     }
                 }
@@ -517,6 +607,8 @@ pub struct ReplayTarget<'a> {
     pub patch_id: &'a str,
     /// The row's `code` extension.
     pub code: Option<&'a str>,
+    /// The remote runner's signing key: a remote row is signed with it (`sig`).
+    pub signer: Option<&'a seedledger_format::RunnerKey>,
 }
 
 /// What a replay did.
@@ -545,6 +637,7 @@ pub fn replay(
         expected_fixture_hash,
         patch_id,
         code,
+        signer,
     } = *target;
     let spec = load_spec(root, property.id)?;
     let (bytes, pin) = load_fixture(root, &spec)?;
@@ -575,6 +668,7 @@ pub fn replay(
             runner,
             patch_id,
             code,
+            signer,
         });
         let signature = evaluation.outcome.failure().map(|f| f.signature.as_str());
         let mut line = Vec::new();

@@ -12,9 +12,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::{
-    BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, RNG_SCHEME, TestCase, any_int,
-    boolean, btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option,
-    recursive, select, Stop, string, string_of, unit_f64, vec, weighted,
+    BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, RNG_SCHEME, Stop, TestCase,
+    any_int, boolean, btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option,
+    recursive, select, string, string_of, unit_f64, vec, weighted,
 };
 use std::fmt::Write as _;
 
@@ -103,13 +103,33 @@ fn golden() -> String {
     pin(&mut out, "char_any", &char_any());
     pin(&mut out, "char_in('a'..='z')", &char_in('a'..='z'));
     pin(&mut out, "unit_f64", &unit_f64());
-    pin(&mut out, "vec(int(0..=9u8), 0..=6)", &vec(int(0..=9u8), 0..=6));
+    pin(
+        &mut out,
+        "vec(int(0..=9u8), 0..=6)",
+        &vec(int(0..=9u8), 0..=6),
+    );
     pin(&mut out, "vec(boolean(), 3..=3)", &vec(boolean(), 3..=3));
-    pin(&mut out, "btree_set(int(0..=20u8), 0..=5)", &btree_set(int(0..=20u8), 0..=5));
-    pin(&mut out, "btree_map(int(0..=3u8), boolean(), 0..=6)", &btree_map(int(0..=3u8), boolean(), 0..=6));
-    pin(&mut out, "string_of(char_in('a'..='e'), 0..=5)", &string_of(char_in('a'..='e'), 0..=5));
+    pin(
+        &mut out,
+        "btree_set(int(0..=20u8), 0..=5)",
+        &btree_set(int(0..=20u8), 0..=5),
+    );
+    pin(
+        &mut out,
+        "btree_map(int(0..=3u8), boolean(), 0..=6)",
+        &btree_map(int(0..=3u8), boolean(), 0..=6),
+    );
+    pin(
+        &mut out,
+        "string_of(char_in('a'..='e'), 0..=5)",
+        &string_of(char_in('a'..='e'), 0..=5),
+    );
     pin(&mut out, "string", &string());
-    pin(&mut out, "option(int(0..=100u32))", &option(int(0..=100u32)));
+    pin(
+        &mut out,
+        "option(int(0..=100u32))",
+        &option(int(0..=100u32)),
+    );
     let alternatives = || -> Vec<BoxedGen<i64>> {
         vec![
             just(7i64).boxed(),
@@ -117,20 +137,42 @@ fn golden() -> String {
             int(-50..=-10i64).boxed(),
         ]
     };
-    pin(&mut out, "one_of(just 7, 100..=200, -50..=-10)", &one_of(alternatives()));
+    pin(
+        &mut out,
+        "one_of(just 7, 100..=200, -50..=-10)",
+        &one_of(alternatives()),
+    );
     let weights = [1u32, 5, 2];
     let weighted_alternatives: Vec<(u32, BoxedGen<i64>)> =
         weights.into_iter().zip(alternatives()).collect();
-    pin(&mut out, "weighted(1, 5, 2)", &weighted(weighted_alternatives));
-    pin(&mut out, "select([\"a\", \"b\", \"c\", \"d\"])", &select(vec!["a", "b", "c", "d"]));
+    pin(
+        &mut out,
+        "weighted(1, 5, 2)",
+        &weighted(weighted_alternatives),
+    );
+    pin(
+        &mut out,
+        "select([\"a\", \"b\", \"c\", \"d\"])",
+        &select(vec!["a", "b", "c", "d"]),
+    );
     pin(&mut out, "just(42)", &just(42u8));
     pin(
         &mut out,
         "from_fn(\"pair\", |tc| (int 0..=9, int 0..=9))",
-        &from_fn("pair", |tc: &mut TestCase| (tc.draw(&int(0..=9u8)), tc.draw(&int(0..=9u8)))),
+        &from_fn("pair", |tc: &mut TestCase| {
+            (tc.draw(&int(0..=9u8)), tc.draw(&int(0..=9u8)))
+        }),
     );
-    pin(&mut out, "int(0..=100u32).map(x * 3)", &int(0..=100u32).map(|x| x * 3));
-    pin(&mut out, "int(0..=100u32).filter(x % 7 == 0)", &int(0..=100u32).filter(|x| x % 7 == 0));
+    pin(
+        &mut out,
+        "int(0..=100u32).map(x * 3)",
+        &int(0..=100u32).map(|x| x * 3),
+    );
+    pin(
+        &mut out,
+        "int(0..=100u32).filter(x % 7 == 0)",
+        &int(0..=100u32).filter(|x| x % 7 == 0),
+    );
     pin(
         &mut out,
         "int(1..=4usize).flat_map(vec(boolean(), n..=n))",
@@ -156,7 +198,10 @@ fn golden() -> String {
 #[test]
 fn every_generator_means_what_it_meant() {
     let got = golden();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/test_data/golden_generators.txt");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/test_data/golden_generators.txt"
+    );
     if std::env::var_os("SEEDLEDGER_BLESS").is_some() {
         std::fs::write(path, &got).unwrap();
     }

@@ -61,6 +61,7 @@ fn child_config(seeds: Vec<u64>, shrink: Option<ShrinkConfig>) -> Option<RunConf
         durable: true,
         trial_timeout: Some(Duration::from_millis(300)),
         code: None,
+        signer: None,
     })
 }
 

@@ -19,14 +19,21 @@ fn killed_runs_leave_receipts_that_tell_the_truth() {
     let receipt = std::fs::read_dir(root.path().join("kills/calibration/kill"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with("order_total_nonneg.receipt.json"))
+        .find(|p| {
+            p.to_string_lossy()
+                .ends_with("order_total_nonneg.receipt.json")
+        })
         .unwrap();
     let text = std::fs::read_to_string(&receipt).unwrap();
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
     let first = value["failing_seed"].as_u64().unwrap();
     std::fs::write(
         &receipt,
-        text.replacen(&format!("\"failing_seed\": {first}"), "\"failing_seed\": null", 1),
+        text.replacen(
+            &format!("\"failing_seed\": {first}"),
+            "\"failing_seed\": null",
+            1,
+        ),
     )
     .unwrap();
     let verify = root.run(&["gate", "close", "--verify", receipt.to_str().unwrap()]);

@@ -525,8 +525,20 @@ fn ci_simulate_runs_the_workflow_with_two_directories_for_two_runners() {
     let (root, base) = repository();
     let simulate = |work: &str, property: &str, local: &str, remote: Option<&str>| {
         let mut args = vec![
-            "ci", "simulate", "--work", work, "--patch-id", PATCH, "--base", &base, "--seeds",
-            PLAN, "--property", property, "--local-env", local,
+            "ci",
+            "simulate",
+            "--work",
+            work,
+            "--patch-id",
+            PATCH,
+            "--base",
+            &base,
+            "--seeds",
+            PLAN,
+            "--property",
+            property,
+            "--local-env",
+            local,
         ];
         if let Some(remote) = remote {
             args.extend(["--remote-env", remote]);
@@ -545,11 +557,23 @@ fn ci_simulate_runs_the_workflow_with_two_directories_for_two_runners() {
     ] {
         assert!(env_dependent.contains(step), "{step}\n{env_dependent}");
     }
-    assert!(env_dependent.contains("ORDERS_LOCALE=de_DE cargo xtask prop run"), "{env_dependent}");
-    assert!(env_dependent.contains("sim-env/local/pr-7/order_receipt_roundtrip.receipt.json: freeze_eligible\n"));
+    assert!(
+        env_dependent.contains("ORDERS_LOCALE=de_DE cargo xtask prop run"),
+        "{env_dependent}"
+    );
+    assert!(
+        env_dependent
+            .contains("sim-env/local/pr-7/order_receipt_roundtrip.receipt.json: freeze_eligible\n")
+    );
     assert!(env_dependent.contains("stable signature across opposite verdicts\n"));
-    assert!(env_dependent.contains("same-seed review: passed: fail `local-"), "{env_dependent}");
-    assert!(env_dependent.contains("` on seed 1102\n"), "{env_dependent}");
+    assert!(
+        env_dependent.contains("same-seed review: passed: fail `local-"),
+        "{env_dependent}"
+    );
+    assert!(
+        env_dependent.contains("` on seed 1102\n"),
+        "{env_dependent}"
+    );
 
     let deterministic = simulate(
         "sim-bug",
@@ -557,7 +581,10 @@ fn ci_simulate_runs_the_workflow_with_two_directories_for_two_runners() {
         "ORDERS_DEMO_BUG=1",
         Some("ORDERS_DEMO_BUG=1"),
     );
-    assert!(deterministic.contains("stable signature across opposite verdicts\n"), "{deterministic}");
+    assert!(
+        deterministic.contains("stable signature across opposite verdicts\n"),
+        "{deterministic}"
+    );
     assert!(deterministic.contains(
         "same-seed review: no pass on a failing seed: opposite verdicts came from different inputs\n"
     ));
@@ -566,5 +593,9 @@ fn ci_simulate_runs_the_workflow_with_two_directories_for_two_runners() {
     // A work directory that is not empty is refused: two simulations must not mix.
     let again = root.run(&["ci", "simulate", "--work", "sim-bug"]);
     assert_eq!(again.code, 2);
-    assert!(again.stderr.contains("`sim-bug` is not empty"), "{}", again.stderr);
+    assert!(
+        again.stderr.contains("`sim-bug` is not empty"),
+        "{}",
+        again.stderr
+    );
 }

@@ -5,6 +5,10 @@
 mod campaign;
 mod freeze;
 mod gate;
+mod gate_cite;
+mod gate_freezes;
 mod prop;
 mod report;
+mod supervise;
 mod support;
+mod trust;

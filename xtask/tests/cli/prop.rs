@@ -432,8 +432,154 @@ fn a_closed_stdout_is_not_a_panic() {
     }
 }
 
+/// Splits a printed command line into words the way a POSIX shell does for the quoting the
+/// runner uses: words separated by spaces, `'...'` quoted, `'\\''` for a quote inside one.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quoted = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '\'') => quoted = false,
+            (true, c) => word.get_or_insert_with(String::new).push(c),
+            (false, '\'') => {
+                quoted = true;
+                word.get_or_insert_with(String::new);
+            }
+            (false, '\\') => word.get_or_insert_with(String::new).extend(chars.next()),
+            (false, ' ') => words.extend(word.take()),
+            (false, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    assert!(!quoted, "unterminated quote in {line}");
+    words.extend(word);
+    words
+}
+
 #[test]
-fn replay_commands_of_other_layouts_name_the_receipt_and_replays_append_beside_it() {
+fn shell_words_reads_the_quoting_of_printed_commands() {
+    assert_eq!(
+        shell_words("a --root 'my ws' --x 'it'\\''s' b"),
+        ["a", "--root", "my ws", "--x", "it's", "b"]
+    );
+}
+
+/// The replay commands a run prints name the property, the seed, and only the root and patch
+/// that differ from the defaults — never an evidence path (`--out`, a receipt), so they work
+/// wherever a CI artifact was unpacked — and each, run as printed, fails the same way.
+#[test]
+fn replay_commands_name_no_evidence_path_only_a_root_and_patch_that_differ() {
+    // (case, workspace directory, extra `prop run` flags, the suffix the commands carry)
+    let cases: [(&str, &str, &[&str], &str); 4] = [
+        ("the defaults", "", &[], ""),
+        (
+            "another output directory and patch",
+            "",
+            &["--out", "receipts", "--patch-id", "agent-1842"],
+            " --patch-id agent-1842",
+        ),
+        ("the current directory as root", ".", &[], ""),
+        (
+            "another root, with a space, and patch",
+            "my ws",
+            &["--patch-id", "pr-7"],
+            " --root 'my ws' --patch-id pr-7",
+        ),
+    ];
+    for (case, ws, extra, suffix) in cases {
+        let root = Root::new();
+        // The workspace lives in `ws` (a copy of props/ and fixtures/ when it is not `.`).
+        if !ws.is_empty() && ws != "." {
+            for sub in ["props", "fixtures"] {
+                std::fs::create_dir_all(root.path().join(ws).join(sub)).unwrap();
+                for entry in std::fs::read_dir(root.path().join(sub)).unwrap() {
+                    let entry = entry.unwrap();
+                    std::fs::copy(
+                        entry.path(),
+                        root.path().join(ws).join(sub).join(entry.file_name()),
+                    )
+                    .unwrap();
+                }
+            }
+        }
+        let fixture = root.path().join(ws).join("fixtures/order.json");
+        let text = std::fs::read_to_string(&fixture).unwrap();
+        assert!(text.contains("\"price_cents\": 899"));
+        std::fs::write(
+            &fixture,
+            text.replace("\"price_cents\": 899", "\"price_cents\": -899"),
+        )
+        .unwrap();
+        let mut args = vec![
+            "prop",
+            "run",
+            "--property",
+            "order_total_nonneg",
+            "--cases",
+            "60",
+        ];
+        if !ws.is_empty() {
+            args.extend(["--root", ws]);
+        }
+        args.extend(extra);
+        let run = root.run(&args);
+        assert_eq!(run.code, 1, "{case}: {}{}", run.stdout, run.stderr);
+        // The receipt, wherever this layout put it.
+        let receipt_line = run
+            .stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("receipt: "))
+            .unwrap_or_else(|| panic!("{case}: {}", run.stdout));
+        let receipt =
+            Receipt::parse(&std::fs::read_to_string(root.path().join(receipt_line)).unwrap())
+                .unwrap();
+        let replays: Vec<&str> = run
+            .stdout
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("replay: "))
+            .collect();
+        let expected: Vec<String> = receipt
+            .failing_seeds
+            .iter()
+            .take(replays.len())
+            .map(|seed| {
+                format!(
+                    "cargo xtask prop replay --property order_total_nonneg --seed {seed}{suffix}"
+                )
+            })
+            .collect();
+        assert!(!replays.is_empty(), "{case}: {}", run.stdout);
+        assert_eq!(replays, expected, "{case}");
+
+        // Run as printed (minus `cargo xtask`): the same failure, exit 1.
+        let words = shell_words(replays[0]);
+        assert_eq!(&words[..2], ["cargo", "xtask"], "{case}");
+        let mut replay_args: Vec<&str> = words[2..].iter().map(String::as_str).collect();
+        replay_args.extend(["--format", "json"]);
+        let replay = root.run(&replay_args);
+        assert_eq!(replay.code, 1, "{case}: {}", replay.stderr);
+        let v: Value = serde_json::from_str(replay.stdout.trim()).unwrap();
+        assert_eq!(
+            (&v["verdict"], &v["replayed"]),
+            (
+                &Value::from("fail"),
+                &Value::from(format!("seed {}", receipt.failing_seeds[0]))
+            ),
+            "{case}: {v}"
+        );
+        assert_eq!(
+            v["signature"],
+            receipt.failures[0].signature.as_str(),
+            "{case}"
+        );
+    }
+}
+
+/// `prop replay --receipt FILE`: a CI artifact downloaded anywhere replays from its receipt,
+/// and the replay's witness row goes beside the receipt, not into the default layout.
+#[test]
+fn a_receipt_replay_appends_its_row_beside_the_receipt_wherever_it_lies() {
     let root = Root::new();
     root.plant_negative_price();
     let run = root.run(&[
@@ -454,8 +600,11 @@ fn replay_commands_of_other_layouts_name_the_receipt_and_replays_append_beside_i
         .unwrap()
         .failing_seed
         .unwrap();
-    let command = format!("cargo xtask prop replay --receipt {receipt} --seed {seed}");
-    assert!(run.stdout.contains(&command), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("receipt: {receipt}")),
+        "{}",
+        run.stdout
+    );
 
     // A CI artifact downloaded elsewhere: the replay's witness row goes beside the receipt.
     std::fs::rename(root.path().join("receipts"), root.path().join("dl")).unwrap();
@@ -476,7 +625,17 @@ fn replay_commands_of_other_layouts_name_the_receipt_and_replays_append_beside_i
     assert_eq!(replay.code, 1, "{}", replay.stderr);
     let rows = parse_witness_lines(&std::fs::read_to_string(&witness).unwrap());
     assert_eq!(rows.len(), before + 1);
-    assert_eq!(rows.last().unwrap().row.as_ref().unwrap().seed, seed);
+    let last = rows.last().unwrap().row.as_ref().unwrap();
+    assert_eq!(
+        (
+            last.seed,
+            last.verdict,
+            last.runner.as_str(),
+            last.freeze_writer
+        ),
+        (seed, Verdict::Fail, "remote", false)
+    );
+    assert_eq!(last.patch_id.as_deref(), Some("agent-1842"));
     assert!(!root.path().join("target/seedledger").exists());
     assert!(!root.path().join("local").exists());
 }

@@ -39,7 +39,8 @@ impl Root {
             .current_dir(self.path())
             .env_remove("SEEDLEDGER_PATCH_ID")
             .env_remove("GITHUB_ACTIONS")
-            .env_remove("GITHUB_STEP_SUMMARY");
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("SEEDLEDGER_RUNNER_KEY");
         cmd
     }
 

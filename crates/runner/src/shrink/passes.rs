@@ -230,6 +230,11 @@ impl<'a> Shrinker<'a> {
     }
 
     fn check_time(&self) -> Step {
+        // A stop request (the run is being stopped, see `control.rs`) ends the pass like
+        // its time budget; `run_property_with` then discards the cut-short result.
+        if crate::control::shrink_stop_requested() {
+            return Err(Stopped(ShrinkStop::MaxTime));
+        }
         match self.deadline {
             Some(d) if Instant::now() >= d => Err(Stopped(ShrinkStop::MaxTime)),
             _ => Ok(()),

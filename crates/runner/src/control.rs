@@ -1,0 +1,189 @@
+//! How a supervisor steers runs from outside: a stop request, checked before every trial
+//! (and every shrink evaluation) starts, and a notice when a run's receipt exists.
+//!
+//! `cargo xtask prop run` runs the suite in a child process; the child's SIGINT / SIGTERM
+//! handler calls [`RunControl::request_stop`], and the runs end between two trials with
+//! their receipts open and exact (see [`crate::RunError::Stopped`]). The notice tells the
+//! supervisor which run (its id and receipt) a property is in, so that if the process dies
+//! it can name the property and, from the receipt, the seed.
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A run that has started: its receipt exists (open) and its rows go to `witness_path`.
+#[derive(Debug, Clone, Copy)]
+pub struct RunStarted<'a> {
+    pub property_id: &'a str,
+    pub run_id: &'a str,
+    pub receipt_path: &'a Path,
+    pub witness_path: &'a Path,
+}
+
+type OnStart = Box<dyn Fn(&RunStarted<'_>) + Send + Sync>;
+
+/// What [`crate::run_property_with`] and [`crate::run_properties_with`] take besides the
+/// [`crate::RunConfig`]. `RunControl::default()` is what `run_property` uses: never stopped,
+/// nobody told, witness rows batched.
+#[derive(Default)]
+pub struct RunControl {
+    stop: Arc<AtomicBool>,
+    on_start: Option<OnStart>,
+    row_per_trial: bool,
+}
+
+impl std::fmt::Debug for RunControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunControl")
+            .field("stop", &self.stop_requested())
+            .field("on_start", &self.on_start.is_some())
+            .field("row_per_trial", &self.row_per_trial)
+            .finish()
+    }
+}
+
+impl RunControl {
+    pub fn new() -> RunControl {
+        RunControl::default()
+    }
+
+    /// Calls `f` as each run starts, after its receipt was created and before its first
+    /// trial (from the thread running the property).
+    pub fn on_start(mut self, f: impl Fn(&RunStarted<'_>) + Send + Sync + 'static) -> Self {
+        self.on_start = Some(Box::new(f));
+        self
+    }
+
+    /// Appends each witness row to the file as its trial finishes, instead of in 64 KiB
+    /// batches: a process that dies in a trial then loses no row of a finished trial. Costs
+    /// one small append (a few system calls) per trial.
+    pub fn row_per_trial(mut self, on: bool) -> Self {
+        self.row_per_trial = on;
+        self
+    }
+
+    /// Asks every run to stop before its next trial (or shrink evaluation). Runs that have
+    /// not started return [`crate::RunError::NotStarted`]; a run in its trials writes its
+    /// buffered witness rows and returns [`crate::RunError::Stopped`], its receipt open
+    /// (`stopped_early: true`) and listing exactly the trials that ran; a run that is
+    /// shrinking stops shrinking and returns normally, its closed receipt saying
+    /// `shrink_status: in_progress`. Safe to call from any thread, any number of times.
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// The flag [`RunControl::request_stop`] sets, for a signal handler to set directly
+    /// (`signal_hook::flag::register(SIGINT, control.stop_flag())`).
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.stop)
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn started(&self, run: &RunStarted<'_>) {
+        if let Some(f) = &self.on_start {
+            f(run);
+        }
+    }
+
+    pub(crate) fn flushes_each_row(&self) -> bool {
+        self.row_per_trial
+    }
+
+    /// Makes shrinking on this thread stop when a stop is requested, until the guard drops.
+    pub(crate) fn watch_shrinking(&self) -> ShrinkWatch {
+        SHRINK_STOP.with(|s| *s.borrow_mut() = Some(Arc::clone(&self.stop)));
+        ShrinkWatch(())
+    }
+}
+
+thread_local! {
+    static SHRINK_STOP: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
+}
+
+/// While alive, the shrinker on this thread checks the run's stop request.
+pub(crate) struct ShrinkWatch(());
+
+impl Drop for ShrinkWatch {
+    fn drop(&mut self) {
+        SHRINK_STOP.with(|s| *s.borrow_mut() = None);
+    }
+}
+
+/// True when the run shrinking on this thread was asked to stop.
+pub(crate) fn shrink_stop_requested() -> bool {
+    SHRINK_STOP.with(|s| {
+        s.borrow()
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::SeqCst))
+    })
+}
+
+/// Appends the witness row of the trial a run's process died in, for the supervisor that saw
+/// it die: seed `seed` (the last of the open receipt's `attempted_seeds`), verdict `fail`,
+/// `signature` (`crash:SIGABRT`, `exit:0`, ...), and every other field — run id, digest,
+/// pin, bound, role, patch, code — from `receipt`, so that the rows of the run list exactly
+/// the seeds its receipt says were attempted. Remote rows are signed with `signer` when given.
+pub fn append_crash_row(
+    receipt: &seedledger_format::Receipt,
+    witness_path: &Path,
+    seed: u64,
+    signature: &str,
+    signer: Option<&seedledger_format::RunnerKey>,
+) -> Result<seedledger_format::WitnessRow, crate::RunError> {
+    let write_err = |source| crate::RunError::Write {
+        path: witness_path.to_path_buf(),
+        source,
+    };
+    let missing = |field: &str| {
+        write_err(std::io::Error::other(format!(
+            "the receipt of the run has no `{field}` to write a witness row with"
+        )))
+    };
+    let rows = crate::WitnessFormatter::new(&crate::RowContext {
+        run_id: receipt.run_id.as_deref().ok_or_else(|| missing("run_id"))?,
+        property_id: &receipt.property_id,
+        digest: receipt
+            .property_digest
+            .as_deref()
+            .ok_or_else(|| missing("property_digest"))?,
+        pin: receipt
+            .fixture_hash
+            .strip_prefix("sha256:")
+            .ok_or_else(|| missing("fixture_hash"))?,
+        bound: receipt.bound.as_deref().ok_or_else(|| missing("bound"))?,
+        runner: receipt.runner.ok_or_else(|| missing("runner"))?,
+        patch_id: &receipt.patch_id,
+        code: receipt.code.as_deref(),
+        signer,
+    });
+    let mut line = Vec::new();
+    rows.push_row(&mut line, seed, Some(signature));
+    let mut writer = seedledger_format::JsonLinesWriter::open(witness_path).map_err(write_err)?;
+    writer.append_raw(&line).map_err(write_err)?;
+    writer.sync().map_err(write_err)?;
+    rows.row(seed, Some(signature))
+        .ok_or_else(|| write_err(std::io::Error::other("the row written does not read back")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stop_request_is_seen_by_the_shrinker_only_while_watched() {
+        let control = RunControl::new();
+        assert!(!control.stop_requested());
+        control.request_stop();
+        assert!(control.stop_requested());
+        assert!(!shrink_stop_requested());
+        {
+            let _watch = control.watch_shrinking();
+            assert!(shrink_stop_requested());
+        }
+        assert!(!shrink_stop_requested());
+    }
+}

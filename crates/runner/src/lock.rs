@@ -1,0 +1,245 @@
+//! One run per receipt: the evidence lock a run holds on its property's files, and the
+//! archiving of the receipt an earlier run left behind.
+//!
+//! Two runs of one property into one output directory and patch would share a receipt path:
+//! the second's atomic replace left the first writing its seeds into an unlinked file, and a
+//! later run silently replaced an earlier failing receipt. So a run first takes an exclusive
+//! lock on `OUT/PATCH/ID.lock` (the standard library's `flock`-style file lock, released by
+//! the kernel when the process ends, however it ends) and keeps it until it returns,
+//! shrinking included; a second run is refused with the lock file and the holder named. The
+//! lock file is never deleted: deleting a lock file while another process waits on it would
+//! let two processes each hold a lock on a different file of the same name.
+//!
+//! Holding the lock, the run moves the receipt already at `ID.receipt.json` (an earlier run's)
+//! to `ID.<its run_id>.receipt.json`, never over an existing file, before it creates its own.
+//! The archived name still matches `*.receipt.json`: `gate counts`, `gate close` and `gate
+//! cite` keep seeing every earlier receipt, so an open one left by a crash keeps the patch's
+//! freeze path disabled — a crash cannot be hidden by running again.
+
+use crate::errors::RunError;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The longest holder description read from a lock file.
+const MAX_HOLDER_BYTES: u64 = 1024;
+
+/// The largest earlier receipt read to find its `run_id` (a receipt of the largest plan is
+/// far smaller); a larger file is archived under a name made from its size and time.
+const MAX_ARCHIVED_RECEIPT_BYTES: u64 = 1 << 30;
+
+/// The exclusive lock on one property's evidence, held until dropped.
+#[derive(Debug)]
+pub(crate) struct EvidenceLock {
+    _file: File,
+}
+
+/// `OUT/PATCH/ID.lock`, beside the receipt `OUT/PATCH/ID.receipt.json`.
+pub(crate) fn lock_path(receipt_path: &Path, property_id: &str) -> PathBuf {
+    receipt_path.with_file_name(format!("{property_id}.lock"))
+}
+
+/// Takes the evidence lock of `property_id` without waiting, and writes who holds it
+/// (`holder`) into the lock file for a refused run to name. Refuses a symbolic link.
+pub(crate) fn lock(
+    receipt_path: &Path,
+    property_id: &str,
+    holder: &str,
+) -> Result<EvidenceLock, RunError> {
+    let path = lock_path(receipt_path, property_id);
+    let failed = |source: io::Error| RunError::Lock {
+        path: path.clone(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(failed)?;
+    }
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                failed(io::Error::other(
+                    "is a symbolic link; lock files are never followed through links",
+                ))
+            } else {
+                failed(e)
+            }
+        })?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut text = String::new();
+            let _ = (&mut file).take(MAX_HOLDER_BYTES).read_to_string(&mut text);
+            let holder = text.trim();
+            return Err(RunError::Locked {
+                property: property_id.to_string(),
+                path,
+                holder: if holder.is_empty() {
+                    "holder unknown".to_string()
+                } else {
+                    holder.to_string()
+                },
+            });
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(failed(e)),
+    }
+    // Ours now: say who holds it (best effort: the lock, not this text, is what excludes).
+    let _ = file.set_len(0);
+    let _ = std::os::unix::fs::FileExt::write_all_at(&file, format!("{holder}\n").as_bytes(), 0);
+    Ok(EvidenceLock { _file: file })
+}
+
+/// Moves the receipt at `receipt_path` (an earlier run's) to `ID.<its run_id>.receipt.json`,
+/// never replacing a file; returns the new path, or `None` when there was no receipt. Call
+/// it holding the evidence lock.
+pub(crate) fn archive_previous(
+    receipt_path: &Path,
+    property_id: &str,
+) -> Result<Option<PathBuf>, RunError> {
+    let meta = match std::fs::symlink_metadata(receipt_path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(RunError::Archive {
+                path: receipt_path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let stem = archive_stem(receipt_path, &meta);
+    let failed = |source| RunError::Archive {
+        path: receipt_path.to_path_buf(),
+        source,
+    };
+    for n in 1..=1000u32 {
+        let name = if n == 1 {
+            format!("{property_id}.{stem}.receipt.json")
+        } else {
+            format!("{property_id}.{stem}-{n}.receipt.json")
+        };
+        let archived = receipt_path.with_file_name(name);
+        // A hard link never replaces an existing file; then the old name goes.
+        match std::fs::hard_link(receipt_path, &archived) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                // A run that died between the link and the unlink left both names: finish.
+                let same = std::fs::symlink_metadata(&archived)
+                    .is_ok_and(|a| a.dev() == meta.dev() && a.ino() == meta.ino());
+                if !same {
+                    continue;
+                }
+            }
+            Err(e) => return Err(failed(e)),
+        }
+        std::fs::remove_file(receipt_path).map_err(failed)?;
+        if let Some(dir) = receipt_path.parent()
+            && let Ok(d) = File::open(if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            })
+        {
+            let _ = d.sync_all();
+        }
+        return Ok(Some(archived));
+    }
+    Err(failed(io::Error::other(
+        "1000 archived receipts with this run id exist already",
+    )))
+}
+
+/// The part of an archived receipt's name between the property id and `.receipt.json`: its
+/// `run_id` when that is a plain name (`[A-Za-z0-9_-]`, at most 128 characters), else
+/// `unknown-run-<size>-<mtime>` (a receipt of another tool, or unreadable).
+fn archive_stem(path: &Path, meta: &std::fs::Metadata) -> String {
+    let run_id = (meta.is_file() && meta.len() <= MAX_ARCHIVED_RECEIPT_BYTES)
+        .then(|| std::fs::read(path).ok())
+        .flatten()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+        .and_then(|v| v.get("run_id")?.as_str().map(str::to_string))
+        .filter(|id| {
+            !id.is_empty()
+                && id.len() <= 128
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        });
+    run_id.unwrap_or_else(|| format!("unknown-run-{}-{}", meta.len(), meta.mtime()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_lock_is_refused_naming_file_and_holder_until_the_first_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let receipt = dir.path().join("p/x.receipt.json");
+        let first = lock(&receipt, "x", "pid 1, run r1").unwrap();
+        let err = lock(&receipt, "x", "pid 2, run r2").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("x.lock"), "{text}");
+        assert!(text.contains("pid 1, run r1"), "{text}");
+        assert!(matches!(err, RunError::Locked { .. }));
+        drop(first);
+        let second = lock(&receipt, "x", "pid 2, run r2").unwrap();
+        drop(second);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("p/x.lock")).unwrap(),
+            "pid 2, run r2\n"
+        );
+    }
+
+    #[test]
+    fn a_lock_file_that_is_a_symlink_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.txt");
+        std::fs::write(&target, "keep me").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("x.lock")).unwrap();
+        let err = lock(&dir.path().join("x.receipt.json"), "x", "me").unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+    }
+
+    #[test]
+    fn earlier_receipts_are_archived_under_their_run_id_never_over_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let receipt = dir.path().join("x.receipt.json");
+        assert_eq!(archive_previous(&receipt, "x").unwrap(), None);
+        std::fs::write(
+            &receipt,
+            r#"{"run_id": "local-1-2-0", "stopped_early": true}"#,
+        )
+        .unwrap();
+        let archived = archive_previous(&receipt, "x").unwrap().unwrap();
+        assert_eq!(archived, dir.path().join("x.local-1-2-0.receipt.json"));
+        assert!(!receipt.exists());
+        // The same run id again (a copied file): a new name, the first archive untouched.
+        std::fs::write(&receipt, r#"{"run_id": "local-1-2-0"}"#).unwrap();
+        let again = archive_previous(&receipt, "x").unwrap().unwrap();
+        assert_eq!(again, dir.path().join("x.local-1-2-0-2.receipt.json"));
+        assert_eq!(
+            std::fs::read_to_string(&archived).unwrap(),
+            r#"{"run_id": "local-1-2-0", "stopped_early": true}"#
+        );
+        // A run id that is not a plain name, or none: named by size and time.
+        std::fs::write(&receipt, r#"{"run_id": "../../etc"}"#).unwrap();
+        let odd = archive_previous(&receipt, "x").unwrap().unwrap();
+        let name = odd.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("x.unknown-run-"), "{name}");
+        assert!(name.ends_with(".receipt.json"), "{name}");
+        // A crash between link and unlink left both names: the old one just goes.
+        std::fs::write(&receipt, r#"{"run_id": "local-9"}"#).unwrap();
+        std::fs::hard_link(&receipt, dir.path().join("x.local-9.receipt.json")).unwrap();
+        let finished = archive_previous(&receipt, "x").unwrap().unwrap();
+        assert_eq!(finished, dir.path().join("x.local-9.receipt.json"));
+        assert!(!receipt.exists());
+    }
+}

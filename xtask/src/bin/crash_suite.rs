@@ -1,0 +1,103 @@
+//! `crash_suite`: the `cargo xtask` command line over a suite of properties that end their
+//! own process — `std::process::exit(0)`, `abort`, a stack overflow, a failed allocation, a
+//! trial that never returns — one that passes and one that is merely slow. Test-only: the supervision tests
+//! (`xtask/tests/cli/supervise.rs`) run it to show what `prop run` reports when a property
+//! does these things; it is never part of the default suite. Each misbehaving property does
+//! it on its third trial (seed 103 of the plan `101..=105`), and the specs it needs
+//! (`props/<id>.md`, `fixture: none`) are written by the tests.
+
+use seedledger_runner::{Fixture, PropResult, Property, TestCase, int, prop_assert};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// True on the third trial of the property that owns `trials` (each process runs each
+/// property once).
+fn third(trials: &AtomicU64) -> bool {
+    trials.fetch_add(1, Ordering::SeqCst) == 2
+}
+
+fn passes(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let n = tc.draw(&int(0..=100u32));
+    prop_assert!(n <= 100);
+    Ok(())
+}
+
+fn exits_zero(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if third(&TRIALS) {
+        std::process::exit(0);
+    }
+    Ok(())
+}
+
+fn aborts(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if third(&TRIALS) {
+        std::process::abort();
+    }
+    Ok(())
+}
+
+/// Recursion that never ends (the check keeps the compiler from proving it).
+fn deeper(n: u64) -> u64 {
+    let frame = std::hint::black_box([n; 32]);
+    if std::hint::black_box(n) == u64::MAX {
+        return 0;
+    }
+    deeper(frame[0] + 1).wrapping_add(frame[31])
+}
+
+fn overflows_stack(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if third(&TRIALS) {
+        std::hint::black_box(deeper(0));
+    }
+    Ok(())
+}
+
+fn fails_to_allocate(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if third(&TRIALS) {
+        // 2^62 bytes: below isize::MAX (so not a capacity-overflow panic) and beyond any
+        // address space, so the allocator refuses and the process aborts.
+        let huge: Vec<u8> = Vec::with_capacity(std::hint::black_box(1usize << 62));
+        std::hint::black_box(&huge);
+    }
+    Ok(())
+}
+
+fn hangs(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if third(&TRIALS) {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    Ok(())
+}
+
+/// Passes, 2 ms a trial: a run long enough to be interrupted mid-way.
+fn slow(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let _ = tc.draw(&int(0..=9u8));
+    std::thread::sleep(Duration::from_millis(2));
+    Ok(())
+}
+
+const CRASH_SUITE: &[Property] = &[
+    Property::new("passes", passes),
+    Property::new("exits_zero", exits_zero),
+    Property::new("aborts", aborts),
+    Property::new("overflows_stack", overflows_stack),
+    Property::new("fails_to_allocate", fails_to_allocate),
+    Property::new("hangs", hangs),
+    Property::new("slow", slow),
+];
+
+fn main() -> std::process::ExitCode {
+    xtask::main_with(&[CRASH_SUITE])
+}

@@ -1,0 +1,814 @@
+//! Supervised runs: `prop run` runs the suite in a child process (this same binary, re-run
+//! with the same arguments and the hidden `--supervised-worker PID`) and watches it, so that
+//! whatever a property does to its process — `std::process::exit`, `abort`, a stack overflow,
+//! a failed allocation, a signal, a trial timeout — the supervisor still names the property
+//! and the seed, reports every property that finished, and writes the CI files.
+//!
+//! The protocol: the worker writes one event per line to its stdout, each line starting with
+//! [`EVENT`] and carrying one JSON object: `plan` (the properties, once the arguments were
+//! accepted), `start` (a run's id, once its receipt exists), `done` (the final receipt),
+//! `stopped` / `not_run` (after SIGINT or SIGTERM) and `error`. Whatever else the worker's
+//! stdout carries (a property's own `println!`) is passed through unchanged; its stderr is the
+//! supervisor's. A property that started and never sent `done` is the one the process died
+//! in: the supervisor reads its receipt (open, `stopped_early: true`: the last attempted seed
+//! is the trial that was running, see the runner's `ledger.rs`) and its witness rows (written
+//! one per finished trial under supervision), and appends the missing row of the crashed
+//! trial (`crash:<SIGNAL>` or `exit:<status>`) when the culprit is certain.
+//!
+//! Exit status: as an unsupervised run for a run that ends normally; 1 when a property's trial
+//! (or shrink) ended the process — a crash is a failed property; 2 when the worker died
+//! outside any property (a crash of the tool); 128 + the signal (130 for SIGINT, 143 for
+//! SIGTERM) when the supervisor or the worker was interrupted.
+
+use crate::prop::Format;
+use seedledger_format::{Receipt, WitnessRow, parse_witness_lines};
+use seedledger_runner::{Property, RunConfig, RunControl, RunError, RunSummary, evidence_paths};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The start of every event line on the worker's stdout (an ASCII record separator first, so
+/// that no ordinary output starts an event by accident).
+pub const EVENT: &str = "\u{1e}seedledger-event ";
+
+/// How much of a witness file's end is read for the rows of a crashed run.
+const ROWS_TAIL: u64 = 1 << 20;
+
+/// What the supervision of a run came to, for `prop run` to finish its report with.
+#[derive(Debug, Default)]
+pub struct Supervision {
+    /// End the process now with this status (the worker side; or a worker that refused its
+    /// arguments or died before running anything).
+    pub exit_now: Option<i32>,
+    /// `(property id, message)` of each property whose run the worker died in.
+    pub crashed: Vec<(String, String)>,
+    /// The worker died outside any property, or spoke nonsense: a crash of the tool.
+    pub tool_error: bool,
+    /// The run was interrupted by this signal (SIGINT or SIGTERM).
+    pub signal: Option<i32>,
+}
+
+/// Ends the process with `code`: the three documented statuses through `main`, any other
+/// (128 + a signal) directly, stdout flushed first.
+pub fn exit(code: i32) -> seedledger_format::ExitStatus {
+    use seedledger_format::ExitStatus;
+    match code {
+        0 => ExitStatus::Success,
+        1 => ExitStatus::No,
+        2 => ExitStatus::Error,
+        other => {
+            let _ = std::io::stdout().flush();
+            std::process::exit(other)
+        }
+    }
+}
+
+/// Runs `selected` supervised: in the worker (`worker` is the supervisor's pid), runs them
+/// and reports events; in the supervisor, spawns the worker and hands each property's
+/// outcome to `report` in suite order, as `run_properties` would.
+pub fn run(
+    worker: Option<u32>,
+    format: Format,
+    selected: &[Property],
+    config: &RunConfig,
+    jobs: usize,
+    report: impl FnMut(&Property, Result<RunSummary, String>),
+) -> Supervision {
+    match worker {
+        Some(supervisor) => run_worker(selected, config, jobs, supervisor),
+        None => supervise(format, selected, config, report),
+    }
+}
+
+// ------------------------------------------------------------------------------ the worker
+
+/// Writes one event line; false when the supervisor can no longer read it.
+fn emit(event: &Value) -> bool {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{EVENT}{event}").is_ok() && out.flush().is_ok()
+}
+
+fn run_worker(
+    selected: &[Property],
+    config: &RunConfig,
+    jobs: usize,
+    supervisor: u32,
+) -> Supervision {
+    // Linux: a supervisor killed with SIGKILL takes the worker with it, as an unsupervised
+    // run would have died (elsewhere a gone supervisor shows as a closed pipe, below).
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number and touches no memory of this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+    }
+    if std::os::unix::process::parent_id() != supervisor {
+        errln!("error: the supervising `prop run` (pid {supervisor}) is gone; nothing was run");
+        return Supervision {
+            exit_now: Some(2),
+            ..Supervision::default()
+        };
+    }
+    let control = RunControl::new().row_per_trial(true).on_start(|run| {
+        emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
+    });
+    // The handler itself sets the runs' stop flag (and notes the signal): the trial under way
+    // finishes, no other starts.
+    let signal = Arc::new(AtomicUsize::new(0));
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let registered = signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)
+            .and_then(|_| signal_hook::flag::register(sig, control.stop_flag()));
+        if let Err(e) = registered {
+            errln!("error: cannot handle {}: {e}", signal_name(sig));
+            return Supervision {
+                exit_now: Some(2),
+                ..Supervision::default()
+            };
+        }
+    }
+    let ids: Vec<&str> = selected.iter().map(|p| p.id).collect();
+    if !emit(&json!({"event": "plan", "properties": ids})) {
+        control.request_stop();
+    }
+    seedledger_runner::run_properties_with(selected, config, jobs, &control, |property, result| {
+        let id = property.id;
+        let event = match result {
+            Ok(summary) => match serde_json::to_value(&summary.receipt) {
+                Ok(receipt) => json!({"event": "done", "property_id": id, "receipt": receipt}),
+                Err(e) => json!({"event": "error", "property_id": id, "error": e.to_string()}),
+            },
+            Err(e @ RunError::Stopped { .. }) => {
+                json!({"event": "stopped", "property_id": id, "error": e.to_string()})
+            }
+            Err(RunError::NotStarted { .. }) => json!({"event": "not_run", "property_id": id}),
+            Err(e) => json!({"event": "error", "property_id": id, "error": e.to_string()}),
+        };
+        if !emit(&event) {
+            control.request_stop();
+        }
+    });
+    Supervision {
+        exit_now: Some(match i32::try_from(signal.load(Ordering::SeqCst)) {
+            Ok(0) | Err(_) => 0,
+            Ok(sig) => 128 + sig,
+        }),
+        ..Supervision::default()
+    }
+}
+
+// -------------------------------------------------------------------------- the supervisor
+
+/// How the worker process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Exit(i32),
+    Signal(i32),
+}
+
+impl Ending {
+    fn of(status: std::process::ExitStatus) -> Ending {
+        use std::os::unix::process::ExitStatusExt;
+        match (status.code(), status.signal()) {
+            (Some(code), _) => Ending::Exit(code),
+            (None, Some(sig)) => Ending::Signal(sig),
+            (None, None) => Ending::Exit(-1),
+        }
+    }
+
+    /// `was killed by SIGABRT (signal 6)`, `exited with status 0`.
+    fn describe(self) -> String {
+        match self {
+            Ending::Exit(code) => format!("exited with status {code}"),
+            Ending::Signal(sig) => format!("was killed by {} (signal {sig})", signal_name(sig)),
+        }
+    }
+
+    /// The failure signature of a trial that ended the process this way.
+    fn signature(self) -> String {
+        match self {
+            Ending::Exit(code) => format!("exit:{code}"),
+            Ending::Signal(sig) => format!("crash:{}", signal_name(sig)),
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGSYS => "SIGSYS",
+        _ => return format!("SIG{sig}"),
+    };
+    name.to_string()
+}
+
+/// What the supervisor learnt from the events.
+#[derive(Debug, Default)]
+struct Seen {
+    planned: Option<Vec<String>>,
+    /// `(property id, run id)` of runs that started and have not ended, in start order.
+    in_flight: Vec<(String, String)>,
+    /// Properties with an outcome (done, error, stopped).
+    ended: Vec<String>,
+    stopped: Vec<String>,
+    not_run: Vec<String>,
+    bad_events: usize,
+}
+
+fn supervise(
+    format: Format,
+    selected: &[Property],
+    config: &RunConfig,
+    mut report: impl FnMut(&Property, Result<RunSummary, String>),
+) -> Supervision {
+    let fail = |message: String| {
+        errln!("error: {message}");
+        Supervision {
+            exit_now: Some(2),
+            ..Supervision::default()
+        }
+    };
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return fail(format!("cannot find this program to run the suite in: {e}")),
+    };
+    // Handle SIGINT / SIGTERM before the worker exists: from then on they stop the run
+    // instead of ending this process.
+    let signals = match signal_hook::iterator::Signals::new([libc::SIGINT, libc::SIGTERM]) {
+        Ok(signals) => signals,
+        Err(e) => return fail(format!("cannot handle SIGINT and SIGTERM: {e}")),
+    };
+    let handle = signals.handle();
+    let mut child = match Command::new(&exe)
+        .args(std::env::args_os().skip(1))
+        .arg("--supervised-worker")
+        .arg(std::process::id().to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => {
+            handle.close();
+            return fail(format!(
+                "cannot start the run process `{}`: {e}",
+                exe.display()
+            ));
+        }
+    };
+    // The worker's pid while it may be signalled (cleared before it is reaped, so that a
+    // late signal never reaches a recycled pid).
+    let alive = Arc::new(Mutex::new(i32::try_from(child.id()).ok()));
+    let first_signal = Arc::new(AtomicI32::new(0));
+    let forwarder = {
+        let (alive, first_signal) = (Arc::clone(&alive), Arc::clone(&first_signal));
+        let mut signals = signals;
+        std::thread::spawn(move || {
+            let mut count = 0;
+            for sig in signals.forever() {
+                count += 1;
+                let _ = first_signal.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+                // The first signal is passed on (the worker may have had it already from the
+                // terminal: stopping twice is stopping once); a second one kills the worker.
+                let send = if count == 1 { sig } else { libc::SIGKILL };
+                if count == 2 {
+                    errln!(
+                        "seedledger: {} again: killing the run process",
+                        signal_name(sig)
+                    );
+                }
+                if let Ok(pid) = alive.lock()
+                    && let Some(pid) = *pid
+                {
+                    // SAFETY: kill(2) touches no memory; `pid` is our child, not yet reaped.
+                    unsafe {
+                        libc::kill(pid, send);
+                    }
+                }
+            }
+        })
+    };
+
+    let mut seen = Seen::default();
+    if let Some(stdout) = child.stdout.take() {
+        let mut reader = BufReader::new(stdout);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => on_line(&line, &mut seen, selected, config, &mut report),
+            }
+        }
+    }
+    if let Ok(mut pid) = alive.lock() {
+        *pid = None;
+    }
+    let ending = match child.wait() {
+        Ok(status) => Ending::of(status),
+        Err(e) => {
+            errln!("error: cannot wait for the run process: {e}");
+            Ending::Exit(-1)
+        }
+    };
+    handle.close();
+    let _ = forwarder.join();
+
+    let mut signal = match first_signal.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    };
+    if signal.is_none()
+        && (!seen.stopped.is_empty() || !seen.not_run.is_empty())
+        && let Ending::Exit(code) = ending
+        && (code == 128 + libc::SIGINT || code == 128 + libc::SIGTERM)
+    {
+        signal = Some(code - 128); // the worker alone was signalled
+    }
+    let mut outcome = Supervision {
+        signal,
+        tool_error: seen.bad_events > 0,
+        ..Supervision::default()
+    };
+    let Some(planned) = seen.planned.take() else {
+        // The worker refused its arguments (it said why) or died before running anything.
+        outcome.exit_now = Some(match (signal, ending) {
+            (Some(sig), _) => {
+                errln!(
+                    "seedledger: stopped by {} before any property ran",
+                    signal_name(sig)
+                );
+                128 + sig
+            }
+            (None, Ending::Exit(2)) => 2,
+            (None, ending) => {
+                errln!(
+                    "error: the run process {} before running any property",
+                    ending.describe()
+                );
+                2
+            }
+        });
+        return outcome;
+    };
+
+    // The runs the worker died in.
+    let several = seen.in_flight.len() > 1;
+    let crashes: Vec<Crash> = seen
+        .in_flight
+        .iter()
+        .map(|(id, run_id)| Crash::read(config, id, run_id))
+        .collect();
+    let timed_out: Vec<String> = crashes
+        .iter()
+        .filter(|c| c.last_row_is_timeout())
+        .map(|c| c.property_id.clone())
+        .collect();
+    for crash in &crashes {
+        let verdict = crash.judge(ending, signal, several, &timed_out, config);
+        // Several runs were under way and nothing says which one ended the process.
+        let note = (several && signal.is_none() && timed_out.is_empty()).then(|| {
+            format!(
+                "; {} properties were running when the process died and any of them may have caused it (run with --jobs 1 or one --property to tell)",
+                seen.in_flight.len()
+            )
+        });
+        let message = crash.report(&verdict, note.as_deref(), config, format);
+        outcome.crashed.push((crash.property_id.clone(), message));
+    }
+    let crashed_in_a_property = !seen.in_flight.is_empty() && signal.is_none();
+    let abnormal = !matches!(ending, Ending::Exit(0)) || !seen.in_flight.is_empty();
+
+    let not_run: Vec<&str> = planned
+        .iter()
+        .filter(|id| !seen.ended.contains(id) && !seen.in_flight.iter().any(|(i, _)| i == *id))
+        .map(String::as_str)
+        .collect();
+    if let Some(sig) = signal {
+        if !not_run.is_empty() {
+            errln!(
+                "note: not run (stopped by {}): {}",
+                signal_name(sig),
+                not_run.join(", ")
+            );
+        }
+    } else if crashed_in_a_property {
+        if !not_run.is_empty() {
+            errln!(
+                "note: not run (the run process {}): {}",
+                ending.describe(),
+                not_run.join(", ")
+            );
+        }
+    } else if !not_run.is_empty() {
+        errln!(
+            "error: the run process {} before running {}",
+            ending.describe(),
+            not_run.join(", ")
+        );
+        outcome.tool_error = true;
+    } else if abnormal
+        && !matches!(ending, Ending::Exit(code) if code == 128 + libc::SIGINT || code == 128 + libc::SIGTERM)
+    {
+        errln!(
+            "error: the run process {} after every property had finished",
+            ending.describe()
+        );
+        outcome.tool_error = true;
+    }
+    outcome
+}
+
+/// Handles one line of the worker's stdout: passes text through, acts on an event.
+fn on_line(
+    line: &[u8],
+    seen: &mut Seen,
+    selected: &[Property],
+    config: &RunConfig,
+    report: &mut impl FnMut(&Property, Result<RunSummary, String>),
+) {
+    let marker = EVENT.as_bytes();
+    let Some(at) = line.windows(marker.len()).position(|w| w == marker) else {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(line);
+        let _ = out.flush();
+        return;
+    };
+    if at > 0 {
+        let _ = std::io::stdout().lock().write_all(&line[..at]);
+    }
+    let event: Option<Value> = serde_json::from_slice(&line[at + marker.len()..]).ok();
+    let kind = event.as_ref().and_then(|e| e["event"].as_str());
+    let id = event.as_ref().and_then(|e| e["property_id"].as_str());
+    let property = id.and_then(|id| selected.iter().find(|p| p.id == id));
+    let text = |field: &str| {
+        event
+            .as_ref()
+            .and_then(|e| e[field].as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    match (kind, property, &event) {
+        (Some("plan"), _, Some(e)) => {
+            seen.planned = e["properties"].as_array().map(|ids| {
+                ids.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            });
+        }
+        (Some("start"), Some(p), _) => {
+            seen.in_flight.push((p.id.to_string(), text("run_id")));
+        }
+        (Some("done"), Some(p), Some(e)) => {
+            seen.in_flight.retain(|(id, _)| id != p.id);
+            seen.ended.push(p.id.to_string());
+            let receipt = serde_json::from_value::<Receipt>(e["receipt"].clone())
+                .map_err(|e| format!("unreadable report from the run process: {e}"));
+            let paths =
+                evidence_paths(&config.out_dir, &config.patch_id, p.id).map_err(|e| e.to_string());
+            match receipt.and_then(|r| paths.map(|paths| (r, paths))) {
+                Ok((receipt, (receipt_path, witness_path))) => {
+                    report(
+                        p,
+                        Ok(RunSummary {
+                            property_id: p.id.to_string(),
+                            root: config.root.clone(),
+                            receipt_path,
+                            witness_path,
+                            receipt,
+                        }),
+                    );
+                }
+                Err(e) => report(p, Err(e)),
+            }
+        }
+        (Some(kind @ ("error" | "stopped")), Some(p), _) => {
+            seen.in_flight.retain(|(id, _)| id != p.id);
+            seen.ended.push(p.id.to_string());
+            if kind == "stopped" {
+                seen.stopped.push(p.id.to_string());
+            }
+            report(p, Err(text("error")));
+        }
+        (Some("not_run"), Some(p), _) => {
+            seen.not_run.push(p.id.to_string());
+        }
+        _ => {
+            seen.bad_events += 1;
+            errln!(
+                "error: unreadable event from the run process: {}",
+                String::from_utf8_lossy(&line[at..]).trim()
+            );
+        }
+    }
+}
+
+/// A run the worker died in, as its files tell it.
+struct Crash {
+    property_id: String,
+    run_id: String,
+    receipt_path: PathBuf,
+    witness_path: PathBuf,
+    /// The receipt, or why it could not be read.
+    receipt: Result<Receipt, String>,
+    /// The rows of this run found at the end of the witness file, in order.
+    rows: Vec<WitnessRow>,
+}
+
+/// Where a run was when its process died, and what that makes of it.
+enum Verdict {
+    /// In the trial of `seed`: `row` is the crash row written for it (when the culprit is
+    /// certain and the row could be written).
+    Trial {
+        seed: u64,
+        cause: String,
+        row: Result<Option<String>, String>,
+    },
+    /// The trial of `seed` ran longer than the trial timeout.
+    Timeout { seed: u64 },
+    /// Shrinking the input of `seed` (all trials had run; the receipt is closed).
+    Shrinking { seed: Option<u64>, cause: String },
+    /// Anywhere else (between trials, before the first one).
+    Elsewhere { cause: String },
+}
+
+impl Crash {
+    fn read(config: &RunConfig, property_id: &str, run_id: &str) -> Crash {
+        let (current, witness_path) =
+            match evidence_paths(&config.out_dir, &config.patch_id, property_id) {
+                Ok(paths) => paths,
+                Err(e) => {
+                    return Crash {
+                        property_id: property_id.to_string(),
+                        run_id: run_id.to_string(),
+                        receipt_path: PathBuf::new(),
+                        witness_path: PathBuf::new(),
+                        receipt: Err(e.to_string()),
+                        rows: Vec::new(),
+                    };
+                }
+            };
+        // Normally the receipt is at the current path; a run started since may have moved it
+        // to its archived name.
+        let archived = current.with_file_name(format!("{property_id}.{run_id}.receipt.json"));
+        let mut receipt = Err("no receipt found".to_string());
+        let mut receipt_path = current.clone();
+        for path in [&current, &archived] {
+            match std::fs::read_to_string(path)
+                .map_err(|e| e.to_string())
+                .and_then(|t| Receipt::parse(&t).map_err(|e| e.to_string()))
+            {
+                Ok(r) if r.run_id.as_deref() == Some(run_id) => {
+                    receipt = Ok(r);
+                    receipt_path = path.clone();
+                    break;
+                }
+                Ok(_) => receipt = Err(format!("`{}` is another run's", path.display())),
+                Err(e) => receipt = Err(format!("`{}`: {e}", path.display())),
+            }
+        }
+        let rows = rows_of_run(&witness_path, run_id);
+        Crash {
+            property_id: property_id.to_string(),
+            run_id: run_id.to_string(),
+            receipt_path,
+            witness_path,
+            receipt,
+            rows,
+        }
+    }
+
+    fn last_attempted(&self) -> Option<u64> {
+        self.receipt
+            .as_ref()
+            .ok()
+            .filter(|r| r.stopped_early)
+            .and_then(|r| r.attempted_seeds.last().copied())
+    }
+
+    fn last_row_is_timeout(&self) -> bool {
+        // The watchdog writes a `timeout` row for the hung seed, the last of its run.
+        let last = self.rows.last();
+        self.last_attempted().is_some()
+            && last.is_some_and(|row| {
+                Some(row.seed) == self.last_attempted() && row.signature == "timeout"
+            })
+    }
+
+    fn judge(
+        &self,
+        ending: Ending,
+        signal: Option<i32>,
+        several: bool,
+        timed_out: &[String],
+        config: &RunConfig,
+    ) -> Verdict {
+        let mut cause = format!("the run process {}", ending.describe());
+        if let Some(sig) = signal {
+            cause.push_str(&format!(" after {} (stopped by you)", signal_name(sig)));
+        } else if ending == Ending::Exit(0) {
+            cause.push_str(
+                " before this property's run had finished (`std::process::exit` in the property?)",
+            );
+        } else if !timed_out.is_empty() && !timed_out.contains(&self.property_id) {
+            cause = format!(
+                "the run process ended for the trial timeout of `{}`",
+                timed_out.join("`, `")
+            );
+        }
+        let receipt = match &self.receipt {
+            Ok(r) => r,
+            Err(_) => return Verdict::Elsewhere { cause },
+        };
+        if !receipt.stopped_early {
+            if receipt.shrink_status.as_deref() == Some("in_progress") {
+                return Verdict::Shrinking {
+                    seed: receipt.failing_seed,
+                    cause,
+                };
+            }
+            return Verdict::Elsewhere { cause };
+        }
+        let Some(seed) = receipt.attempted_seeds.last().copied() else {
+            return Verdict::Elsewhere { cause };
+        };
+        if self.last_row_is_timeout() {
+            return Verdict::Timeout { seed };
+        }
+        if self.rows.last().is_some_and(|row| row.seed == seed) {
+            // That trial finished (its row is there): the process died between trials.
+            return Verdict::Elsewhere { cause };
+        }
+        // The culprit is certain only when this property alone was running and nobody
+        // stopped the process from outside: then the trial gets its failing row.
+        let certain = signal.is_none() && !several && timed_out.is_empty();
+        let row = if certain {
+            seedledger_runner::append_crash_row(
+                receipt,
+                &self.witness_path,
+                seed,
+                &ending.signature(),
+                config.signer.as_ref(),
+            )
+            .map(|row| Some(row.signature))
+            .map_err(|e| e.to_string())
+        } else {
+            Ok(None)
+        };
+        Verdict::Trial { seed, cause, row }
+    }
+
+    /// Prints the crash (stderr for people, a JSON line on stdout with `--format json`) and
+    /// returns the message for the JUnit / annotation error entry.
+    fn report(
+        &self,
+        verdict: &Verdict,
+        note: Option<&str>,
+        config: &RunConfig,
+        format: Format,
+    ) -> String {
+        let id = &self.property_id;
+        let (attempted, planned) = match &self.receipt {
+            Ok(r) => (r.attempted_seeds.len(), r.planned_seeds.len()),
+            Err(_) => (0, 0),
+        };
+        let counts = format!("{attempted}/{planned} seeds");
+        let receipt = self.receipt_path.display();
+        let (message, seed, phase, signature) = match verdict {
+            Verdict::Trial { seed, cause, row } => {
+                let row_note = match row {
+                    Ok(Some(sig)) => format!("; a failing witness row [{sig}] records it"),
+                    Ok(None) => String::new(),
+                    Err(e) => format!("; its witness row could not be written: {e}"),
+                };
+                (
+                    format!(
+                        "{cause} during the trial of seed {seed}{row_note}; the receipt stays open (stopped_early: true)"
+                    ),
+                    Some(*seed),
+                    "trial",
+                    row.as_ref().ok().cloned().flatten(),
+                )
+            }
+            Verdict::Timeout { seed } => (
+                format!(
+                    "the trial of seed {seed} ran longer than the trial timeout; a `timeout` witness row records it and the receipt stays open (stopped_early: true)"
+                ),
+                Some(*seed),
+                "trial",
+                Some("timeout".to_string()),
+            ),
+            Verdict::Shrinking { seed, cause } => (
+                format!(
+                    "{cause} while shrinking the input of seed {}; every planned seed had run (the receipt is closed) and it says shrink_status: in_progress, shrink_stable: false",
+                    seed.map_or_else(|| "?".to_string(), |s| s.to_string())
+                ),
+                *seed,
+                "shrink",
+                None,
+            ),
+            Verdict::Elsewhere { cause } => {
+                let at = match (&self.receipt, self.last_attempted()) {
+                    (Err(e), _) => format!("; its receipt could not be read: {e}"),
+                    (Ok(_), Some(seed)) => {
+                        format!(
+                            " after the trial of seed {seed}; the receipt stays open (stopped_early: true)"
+                        )
+                    }
+                    (Ok(_), None) => " before its first trial".to_string(),
+                };
+                (
+                    format!("{cause}{at}"),
+                    self.last_attempted(),
+                    "between_trials",
+                    None,
+                )
+            }
+        };
+        let message = format!("{message}{}", note.unwrap_or(""));
+        let replay =
+            seed.map(|s| crate::report::replay_command_for(id, &config.root, &config.patch_id, s));
+        match format {
+            Format::Human => {
+                errln!("CRASH {id}  {counts}: {message}");
+                if let Some(replay) = &replay {
+                    errln!("    replay: {replay}");
+                }
+                errln!("    receipt: {receipt}");
+                errln!(
+                    "    witnesses: {} (run {})",
+                    self.witness_path.display(),
+                    self.run_id
+                );
+            }
+            Format::Json => outln!(
+                "{}",
+                json!({
+                    "property_id": id,
+                    "status": "error",
+                    "error": message,
+                    "crash": {
+                        "phase": phase,
+                        "seed": seed,
+                        "signature": signature,
+                        "attempted": attempted,
+                        "planned": planned,
+                        "run_id": self.run_id,
+                        "receipt": self.receipt_path.to_string_lossy(),
+                        "witnesses": self.witness_path.to_string_lossy(),
+                        "replay": replay,
+                    },
+                })
+            ),
+        }
+        let mut full = format!("{message}; receipt: {receipt}");
+        if let Some(replay) = replay {
+            full.push_str(&format!("; replay: {replay}"));
+        }
+        full
+    }
+}
+
+/// The rows of run `run_id` among the last [`ROWS_TAIL`] bytes of `path`, in file order.
+fn rows_of_run(path: &Path, run_id: &str) -> Vec<WitnessRow> {
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let len = file.metadata().map_or(0, |m| m.len());
+    let start = len.saturating_sub(ROWS_TAIL);
+    if file.seek(SeekFrom::Start(start)).is_err() {
+        return Vec::new();
+    }
+    let mut bytes = Vec::new();
+    if file.take(ROWS_TAIL).read_to_end(&mut bytes).is_err() {
+        return Vec::new();
+    }
+    if start > 0 {
+        // Drop the partial line the tail starts in.
+        let cut = bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| i + 1);
+        bytes.drain(..cut);
+    }
+    parse_witness_lines(&String::from_utf8_lossy(&bytes))
+        .into_iter()
+        .filter_map(|l| l.row.ok())
+        .filter(|row| row.run_id.as_deref() == Some(run_id))
+        .collect()
+}

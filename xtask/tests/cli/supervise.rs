@@ -1,0 +1,645 @@
+//! Supervised runs and one run per receipt, through the real binaries (issue 8, items 1 and
+//! 3). The misbehaving properties live in the test-only `crash_suite` binary (the same
+//! command line over `xtask/src/bin/crash_suite.rs`); each test writes their specs into a
+//! scratch root. Every crash case checks what the user sees, the exit status, and that the
+//! evidence agrees: the receipt is open and its attempted seeds are exactly the seeds of its
+//! run's witness rows, in order. No test sleeps against a budget: they wait for a receipt to
+//! show attempted seeds, then act.
+
+use crate::support::Run;
+use seedledger_format::{WitnessRow, parse_witness_lines};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The crash suite's properties (each needs a spec in the scratch root).
+const PROPERTIES: &[&str] = &[
+    "passes",
+    "exits_zero",
+    "aborts",
+    "overflows_stack",
+    "fails_to_allocate",
+    "hangs",
+    "slow",
+];
+
+/// The plan of the crash cases: each misbehaving property does it on its third trial.
+const PLAN: &str = "101..=105";
+const CRASH_SEED: u64 = 103;
+
+struct Scratch {
+    tmp: tempfile::TempDir,
+}
+
+/// A run's evidence on disk: its receipt and the rows carrying its run id.
+struct Evidence {
+    receipt: Value,
+    rows: Vec<WitnessRow>,
+}
+
+impl Evidence {
+    fn attempted(&self) -> Vec<u64> {
+        seeds(&self.receipt["attempted_seeds"])
+    }
+
+    fn row_seeds(&self) -> Vec<u64> {
+        self.rows.iter().map(|r| r.seed).collect()
+    }
+
+    /// The agreement every stopped or crashed run must show.
+    fn assert_open_and_agreeing(&self) {
+        assert_eq!(self.receipt["stopped_early"], true, "{}", self.receipt);
+        assert_eq!(
+            self.attempted(),
+            self.row_seeds(),
+            "the receipt's attempted seeds are its run's rows, in order"
+        );
+    }
+}
+
+fn seeds(v: &Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect()
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("props")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("fixtures")).unwrap();
+        std::fs::write(tmp.path().join("fixtures/empty.json"), "{}\n").unwrap();
+        for id in PROPERTIES {
+            std::fs::write(
+                tmp.path().join(format!("props/{id}.md")),
+                format!(
+                    "---\nproperty_id: {id}\nbound: no crash\nfixture: fixtures/empty.json\noracle_source: human_reviewed\n---\nA property of the crash suite.\n"
+                ),
+            )
+            .unwrap();
+        }
+        Scratch { tmp }
+    }
+
+    fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// `crash_suite ARGS` in the scratch root, not started.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_crash_suite"));
+        cmd.args(args)
+            .current_dir(self.path())
+            .env_remove("SEEDLEDGER_PATCH_ID")
+            .env_remove("SEEDLEDGER_BASE")
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("SEEDLEDGER_RUNNER_KEY")
+            .env_remove("RUST_BACKTRACE")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        let out = self.command(args).output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.path().join("target/seedledger/local")
+    }
+
+    fn receipt_path(&self, id: &str) -> PathBuf {
+        self.dir().join(format!("{id}.receipt.json"))
+    }
+
+    fn read_receipt(&self, path: &Path) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    /// The evidence of the run whose receipt is at `path`.
+    fn evidence_at(&self, path: &Path, id: &str) -> Evidence {
+        let receipt = self.read_receipt(path);
+        let run_id = receipt["run_id"].as_str().unwrap().to_string();
+        let text = std::fs::read_to_string(self.dir().join(format!("{id}.witness.jsonl"))).unwrap();
+        let rows = parse_witness_lines(&text)
+            .into_iter()
+            .map(|l| l.row.unwrap())
+            .filter(|r| r.run_id.as_deref() == Some(run_id.as_str()))
+            .collect();
+        Evidence { receipt, rows }
+    }
+
+    fn evidence(&self, id: &str) -> Evidence {
+        self.evidence_at(&self.receipt_path(id), id)
+    }
+
+    /// Every `*.receipt.json` of the property in the output directory, sorted.
+    fn receipts_of(&self, id: &str) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(self.dir())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_str().unwrap();
+                name.starts_with(&format!("{id}.")) && name.ends_with(".receipt.json")
+            })
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// Waits until `id`'s receipt lists at least `n` attempted seeds (the run is observably
+    /// under way); fails if `child` ends first.
+    fn wait_for_attempts(&self, id: &str, n: usize, child: &mut Child) -> Value {
+        let path = self.receipt_path(id);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if let Ok(text) = std::fs::read_to_string(&path)
+                && let Ok(v) = serde_json::from_str::<Value>(&text)
+                && v["attempted_seeds"]
+                    .as_array()
+                    .is_some_and(|a| a.len() >= n)
+            {
+                return v;
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the run ended before it could be observed"
+            );
+            assert!(Instant::now() < deadline, "the run did not start");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+fn finish(child: Child) -> Run {
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+fn signal(pid: i32, sig: i32) {
+    // SAFETY: kill(2) touches no memory.
+    assert_eq!(unsafe { libc::kill(pid, sig) }, 0, "kill({pid}, {sig})");
+}
+
+/// One crash case: `passes` finishes, `property` ends the process on its third trial (seed
+/// 103), `slow` never starts. Checks the exit status (1: a crash of a property is a failed
+/// property), what stdout and stderr say, the evidence, the gate's verdict and the JUnit
+/// file; returns the run for case-specific checks.
+fn crash_case(property: &str, signature: &str, extra: &[&str]) -> (Scratch, Run) {
+    let scratch = Scratch::new();
+    let mut args = vec![
+        "prop",
+        "run",
+        "--seeds",
+        PLAN,
+        "--jobs",
+        "1",
+        "--property",
+        "passes",
+        "--property",
+        property,
+        "--property",
+        "slow",
+        "--junit",
+        "junit.xml",
+        "--github-annotations",
+    ];
+    args.extend(extra);
+    let summary = scratch.path().join("step-summary.md");
+    let out = scratch
+        .command(&args)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    };
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    // What finished is reported as usual; the crash names property and seed.
+    assert!(
+        run.stdout.starts_with("PASS passes  5/5 seeds"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("CRASH {property}  3/5 seeds: ")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("during the trial of seed {CRASH_SEED}"))
+            || run
+                .stderr
+                .contains(&format!("the trial of seed {CRASH_SEED} ran longer")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "    replay: cargo xtask prop replay --property {property} --seed {CRASH_SEED}\n"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("note: not run (the run process "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.trim_end().ends_with("): slow") || run.stderr.contains("): slow\n"),
+        "{}",
+        run.stderr
+    );
+    // The evidence: open receipt, rows of the run = attempted seeds, the crashed seed's row
+    // a failure with the crash's signature.
+    let evidence = scratch.evidence(property);
+    evidence.assert_open_and_agreeing();
+    assert_eq!(evidence.attempted(), [101, 102, CRASH_SEED]);
+    let last = evidence.rows.last().unwrap();
+    assert_eq!(
+        (last.seed, last.signature.as_str()),
+        (CRASH_SEED, signature)
+    );
+    assert_eq!(last.verdict, seedledger_format::Verdict::Fail);
+    assert_eq!(scratch.evidence("passes").receipt["stopped_early"], false);
+    assert!(!scratch.receipt_path("slow").exists(), "slow never started");
+    let close = scratch.run(&[
+        "gate",
+        "close",
+        "--format",
+        "json",
+        scratch.receipt_path(property).to_str().unwrap(),
+    ]);
+    assert_eq!(close.code, 1, "{}", close.stdout);
+    let v: Value = serde_json::from_str(close.stdout.trim()).unwrap();
+    assert_eq!(v["status"], "early_stop_incomplete");
+    // JUnit: what finished, plus an error entry for the crashed property.
+    let junit = std::fs::read_to_string(scratch.path().join("junit.xml")).unwrap();
+    assert!(junit.contains("<testcase name=\"passes\""), "{junit}");
+    assert!(
+        junit.contains(&format!("<testcase name=\"{property}\"")),
+        "{junit}"
+    );
+    assert!(
+        junit.contains(&format!("seed {CRASH_SEED}")),
+        "the error entry names the seed: {junit}"
+    );
+    assert!(!junit.contains("name=\"slow\""), "{junit}");
+    // GitHub: an error annotation and a step-summary row for the crashed property.
+    assert!(
+        run.stderr.contains(&format!(
+            "::error title=seedledger {property}::the run did not complete: "
+        )),
+        "{}",
+        run.stderr
+    );
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        summary.contains("1 passed, 0 failed, 0 frozen, 0 invalid, 1 errors"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!("`{property}`"))
+            && summary.contains(&format!("seed {CRASH_SEED}")),
+        "{summary}"
+    );
+    (scratch, run)
+}
+
+#[test]
+fn a_property_calling_exit_0_is_a_crash_naming_property_and_seed() {
+    let (_, run) = crash_case("exits_zero", "exit:0", &[]);
+    assert!(
+        run.stderr
+            .contains("exited with status 0 before this property's run had finished"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_abort_is_a_crash_naming_property_and_seed() {
+    let (_, run) = crash_case("aborts", "crash:SIGABRT", &[]);
+    assert!(
+        run.stderr.contains("was killed by SIGABRT (signal 6)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_stack_overflow_is_a_crash_naming_property_and_seed() {
+    let (_, run) = crash_case("overflows_stack", "crash:SIGABRT", &[]);
+    assert!(
+        run.stderr.contains("has overflowed its stack"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_failed_allocation_is_a_crash_naming_property_and_seed() {
+    let (_, run) = crash_case("fails_to_allocate", "crash:SIGABRT", &[]);
+    assert!(
+        run.stderr
+            .contains("memory allocation of 4611686018427387904 bytes failed"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_hang_under_the_trial_timeout_still_reports_what_finished() {
+    // The hung trial never returns; the other trials take microseconds.
+    let (_, run) = crash_case("hangs", "timeout", &["--trial-timeout", "2"]);
+    assert!(
+        run.stderr
+            .contains("ran longer than the trial timeout (2.0 s) on seed 103"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_crash_in_json_format_is_one_error_line_naming_the_seed() {
+    let scratch = Scratch::new();
+    let run = scratch.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        PLAN,
+        "--jobs",
+        "1",
+        "--property",
+        "passes",
+        "--property",
+        "aborts",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let lines: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    assert_eq!(lines[0]["property_id"], "passes");
+    assert_eq!(lines[0]["status"], "pass");
+    assert_eq!(lines[1]["property_id"], "aborts");
+    assert_eq!(lines[1]["status"], "error");
+    let crash = &lines[1]["crash"];
+    assert_eq!(crash["seed"], CRASH_SEED);
+    assert_eq!(crash["phase"], "trial");
+    assert_eq!(crash["signature"], "crash:SIGABRT");
+    assert_eq!(
+        (crash["attempted"].as_u64(), crash["planned"].as_u64()),
+        (Some(3), Some(5))
+    );
+    let receipt = scratch.read_receipt(&scratch.receipt_path("aborts"));
+    assert_eq!(crash["run_id"], receipt["run_id"]);
+}
+
+/// Starts `passes` then `slow` (2 ms a trial, far more seeds than the test waits for) in a
+/// process group of their own, waits until `slow` has started trials, sends `sig` to
+/// `target`, and checks: exit 128 + sig, `passes` reported and closed, `slow` stopped between
+/// two trials with its receipt open and agreeing with its rows, both in the JUnit file.
+fn interrupted(sig: i32, to_group: bool) -> (Scratch, Run) {
+    use std::os::unix::process::CommandExt;
+    let scratch = Scratch::new();
+    let mut child = scratch
+        .command(&[
+            "prop",
+            "run",
+            "--seeds",
+            "1..=20000",
+            "--jobs",
+            "1",
+            "--property",
+            "passes",
+            "--property",
+            "slow",
+            "--property",
+            "aborts",
+            "--junit",
+            "junit.xml",
+        ])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    scratch.wait_for_attempts("slow", 5, &mut child);
+    let pid = i32::try_from(child.id()).unwrap();
+    // A terminal's Ctrl-C goes to the whole group (supervisor and worker); `kill PID` to the
+    // supervisor alone.
+    signal(if to_group { -pid } else { pid }, sig);
+    let run = finish(child);
+    assert_eq!(run.code, 128 + sig, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with("PASS passes  20000/20000 seeds"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr
+            .contains("ERROR slow: property `slow` stopped on request before seed "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("note: not run (stopped by SIG"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("): aborts\n"), "{}", run.stderr);
+    let slow = scratch.evidence("slow");
+    slow.assert_open_and_agreeing();
+    let attempted = slow.attempted();
+    assert!(
+        attempted.len() >= 5 && attempted.len() < 20000,
+        "{attempted:?}"
+    );
+    assert_eq!(
+        attempted[..],
+        (1..=attempted.len() as u64).collect::<Vec<_>>()[..]
+    );
+    let next = attempted.len() + 1;
+    assert!(
+        run.stderr
+            .contains(&format!("before seed {next}: {} of 20000", attempted.len())),
+        "the message names the next seed: {}",
+        run.stderr
+    );
+    assert!(
+        slow.rows
+            .iter()
+            .all(|r| r.verdict == seedledger_format::Verdict::Pass)
+    );
+    assert_eq!(scratch.evidence("passes").receipt["stopped_early"], false);
+    assert!(!scratch.receipt_path("aborts").exists());
+    let junit = std::fs::read_to_string(scratch.path().join("junit.xml")).unwrap();
+    assert!(junit.contains("<testcase name=\"passes\""), "{junit}");
+    assert!(junit.contains("<testcase name=\"slow\""), "{junit}");
+    assert!(junit.contains("stopped on request"), "{junit}");
+    (scratch, run)
+}
+
+#[test]
+fn sigint_to_the_process_group_stops_between_trials_and_exits_130() {
+    let (_, run) = interrupted(libc::SIGINT, true);
+    assert!(
+        run.stderr.contains("not run (stopped by SIGINT)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn sigterm_to_the_supervisor_stops_between_trials_and_exits_143() {
+    let (_, run) = interrupted(libc::SIGTERM, false);
+    assert!(
+        run.stderr.contains("not run (stopped by SIGTERM)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_second_run_of_a_property_into_the_same_directory_is_refused_while_the_first_runs() {
+    let scratch = Scratch::new();
+    let args = [
+        "prop",
+        "run",
+        "--seeds",
+        "1..=20000",
+        "--property",
+        "slow",
+        "--no-shrink",
+    ];
+    let mut first = scratch
+        .command(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let open = scratch.wait_for_attempts("slow", 5, &mut first);
+    let first_run = open["run_id"].as_str().unwrap().to_string();
+
+    let second = scratch.run(&args);
+    assert_eq!(second.code, 2, "{}\n{}", second.stdout, second.stderr);
+    let lock = scratch.dir().join("slow.lock");
+    assert!(
+        second.stderr.contains(&format!(
+            "another run holds the evidence lock `{}`",
+            Path::new("target/seedledger/local/slow.lock").display()
+        )),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        second.stderr.contains(&format!("run {first_run}")),
+        "the holder is named: {}",
+        second.stderr
+    );
+    assert!(lock.exists());
+    // The refused run touched nothing: the first run's receipt is in place, nothing archived.
+    assert_eq!(scratch.receipts_of("slow"), [scratch.receipt_path("slow")]);
+    assert_eq!(
+        scratch.read_receipt(&scratch.receipt_path("slow"))["run_id"],
+        first_run.as_str()
+    );
+
+    signal(i32::try_from(first.id()).unwrap(), libc::SIGTERM);
+    let first = finish(first);
+    assert_eq!(first.code, 143, "{}", first.stderr);
+    // Every row in the witness file belongs to a receipt that lists its seed, and no receipt
+    // is freeze_eligible.
+    let evidence = scratch.evidence("slow");
+    evidence.assert_open_and_agreeing();
+    let text = std::fs::read_to_string(scratch.dir().join("slow.witness.jsonl")).unwrap();
+    for line in parse_witness_lines(&text) {
+        let row = line.row.unwrap();
+        assert_eq!(row.run_id.as_deref(), Some(first_run.as_str()));
+        assert!(evidence.attempted().contains(&row.seed));
+    }
+    let close = scratch.run(&[
+        "gate",
+        "close",
+        scratch.receipt_path("slow").to_str().unwrap(),
+    ]);
+    assert_eq!(close.code, 1);
+    assert!(
+        close.stdout.contains("early_stop_incomplete"),
+        "{}",
+        close.stdout
+    );
+}
+
+#[test]
+fn a_second_run_archives_the_first_receipt_and_an_open_one_keeps_the_freeze_path_disabled() {
+    let scratch = Scratch::new();
+    // A crashed run leaves an open receipt...
+    let crashed = scratch.run(&["prop", "run", "--seeds", PLAN, "--property", "aborts"]);
+    assert_eq!(crashed.code, 1, "{}", crashed.stderr);
+    let first = scratch.read_receipt(&scratch.receipt_path("aborts"));
+    let first_run = first["run_id"].as_str().unwrap();
+    // ...a second run with another plan (two seeds: no third trial, it passes) does not
+    // replace it: the first receipt moves to ID.<its run id>.receipt.json, unchanged.
+    let rerun = scratch.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        "101..=102",
+        "--property",
+        "aborts",
+    ]);
+    assert_eq!(rerun.code, 0, "{}\n{}", rerun.stdout, rerun.stderr);
+    let archived = scratch
+        .dir()
+        .join(format!("aborts.{first_run}.receipt.json"));
+    assert_eq!(
+        scratch.receipts_of("aborts"),
+        [archived.clone(), scratch.receipt_path("aborts")]
+    );
+    assert_eq!(scratch.read_receipt(&archived), first);
+    let second = scratch.evidence("aborts");
+    assert_ne!(second.receipt["run_id"], first["run_id"]);
+    assert_eq!(second.receipt["stopped_early"], false);
+    assert_eq!(second.attempted(), second.row_seeds());
+    // Each receipt keeps agreeing with its own rows in the one witness file.
+    let old = scratch.evidence_at(&archived, "aborts");
+    old.assert_open_and_agreeing();
+    // `gate counts` sees both: the open one keeps the patch's freeze path disabled.
+    let receipts: Vec<String> = scratch
+        .receipts_of("aborts")
+        .iter()
+        .map(|p| p.to_str().unwrap().to_string())
+        .collect();
+    let mut args = vec!["gate", "counts", "--format", "json"];
+    args.extend(receipts.iter().map(String::as_str));
+    let counts = scratch.run(&args);
+    assert_eq!(counts.code, 1, "{}\n{}", counts.stdout, counts.stderr);
+    let v: Value = serde_json::from_str(counts.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(v["patch_id"], "local");
+    assert_eq!(v["open_receipts"], 1, "{v}");
+    assert_eq!(v["budget_passes"], 1, "{v}");
+    assert_eq!(v["freeze_enabled"], false, "{v}");
+}
