@@ -709,7 +709,6 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             }
         ));
     }
-    let review = same_seed_review(&lines, &expected, None, args.waive_same_seed_review);
     let req = CiteRequest {
         lines: &lines,
         decision: &decision,
@@ -720,12 +719,23 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         now: crate::freezes::now(),
         waive_same_seed_review: args.waive_same_seed_review,
     };
-    let outcome = match seedledger_gate::cite(&req) {
-        Ok(citation) => Ok(write_citation(&store, &citation)?),
+    // The review printed is the one the citation writer ran (the patch's rows at its code).
+    let (outcome, review) = match seedledger_gate::cite(&req) {
+        Ok((citation, review)) => (Ok(write_citation(&store, &citation)?), Some(review)),
         Err(e) if e.is_input_error() => bail!("{e}"),
-        Err(e) => Err(e),
+        Err(CiteError::Review { reason, detail }) => (
+            Err(CiteError::Review {
+                reason,
+                detail: detail.clone(),
+            }),
+            Some(Review {
+                outcome: Err(reason),
+                detail,
+            }),
+        ),
+        Err(e) => (Err(e), None),
     };
-    print_cite(&decision, &review, &outcome, roles, args.format);
+    print_cite(&decision, review.as_ref(), &outcome, roles, args.format);
     Ok(match outcome {
         Ok(_) => ExitStatus::Success,
         Err(_) => ExitStatus::No,
@@ -830,7 +840,7 @@ fn write_citation(store: &Path, citation: &Citation) -> anyhow::Result<String> {
 
 fn print_cite(
     d: &FreezeDecision,
-    review: &Review,
+    review: Option<&Review>,
     outcome: &Result<String, CiteError>,
     roles: &str,
     format: Format,
@@ -842,7 +852,12 @@ fn print_cite(
                 out_line(&format!("fail_id: {fail_id}"));
                 out_line(&format!("pass_id: {pass_id}"));
             }
-            out_line(&review.summary());
+            match review {
+                Some(review) => out_line(&review.summary()),
+                None => {
+                    out_line("same-seed review: not reached (the citation was refused before it)")
+                }
+            }
             match outcome {
                 Ok(path) => out_line(&format!("citation written: {path}")),
                 Err(e) => out_line(&format!("citation refused: {e}")),
@@ -860,7 +875,7 @@ fn print_cite(
                 "citation": outcome.as_ref().ok(),
                 "fail_id": d.fail_id,
                 "pass_id": d.pass_id,
-                "same_seed_review": review_json(review),
+                "same_seed_review": review.map(review_json),
                 "roles": roles,
             })
             .to_string(),
@@ -895,8 +910,8 @@ fn print_decision(d: &FreezeDecision, review: &Review, roles: &str, format: Form
 fn review_json(review: &Review) -> Value {
     match &review.outcome {
         Ok(pair) => json!({
-            "passed": true,
-            "reason": null,
+            "passed": pair.seed.is_some(),
+            "reason": if pair.seed.is_some() { None } else { Some("waived") },
             "fail_id": pair.fail_id,
             "pass_id": pair.pass_id,
             "seed": pair.seed,

@@ -128,7 +128,9 @@ impl Citation {
                 f.seed("seed")?;
             }
             match f.text("same_seed_review")? {
-                "passed" | "waived" => Ok(()),
+                // A passed review names its pair's seed (SPEC: Same-seed review).
+                "passed" => f.seed("seed").map(|_| ()),
+                "waived" => Ok(()),
                 _ => Err(invalid("same_seed_review", "`passed` or `waived`")),
             }
         };
@@ -162,9 +164,10 @@ impl Citation {
 }
 
 /// Seconds since the Unix epoch of an RFC 3339 time (`2030-01-01T00:00:00Z`,
-/// `2030-01-01T01:00:00+01:00`), or `None` when `text` is not one.
+/// `2030-01-01T01:00:00+01:00`), or `None` when `text` is not one (whitespace around it
+/// included: a reader takes the text as written).
 pub fn parse_rfc3339(text: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(text.trim())
+    chrono::DateTime::parse_from_rfc3339(text)
         .ok()
         .map(|t| t.timestamp())
 }

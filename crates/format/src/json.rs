@@ -22,6 +22,16 @@ pub(crate) fn parse(text: &str) -> Result<Value, ParseError> {
                     }
                 }
             },
+            // A repeated key stops the read early; text that is not JSON further on is an
+            // input error first.
+            ParseError::DuplicateKey { .. }
+                if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() =>
+            {
+                serde_json::from_str::<serde::de::IgnoredAny>(text)
+                    .map_err(|e| ParseError::from_json_syntax(&e))
+                    .err()
+                    .unwrap_or(ParseError::NotObject)
+            }
             other => other,
         },
     )

@@ -177,6 +177,44 @@ impl WitnessRow {
     }
 }
 
+/// The `witness_id` of a row that repeats the key: the one value when every occurrence is
+/// the same non-empty string, else `None` (two different ids name nothing).
+fn agreed_id(line: &str) -> Option<String> {
+    struct Ids(Vec<Option<String>>);
+    impl<'de> serde::Deserialize<'de> for Ids {
+        fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Ids, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Ids;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Ids, A::Error> {
+                    let mut ids = Vec::new();
+                    while let Some(key) = map.next_key::<String>()? {
+                        if key == "witness_id" {
+                            let v: Value = map.next_value()?;
+                            ids.push(v.as_str().map(str::to_string));
+                        } else {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                    Ok(Ids(ids))
+                }
+            }
+            de.deserialize_map(V)
+        }
+    }
+    let Ids(ids) = serde_json::from_str(line).ok()?;
+    let first = ids.first()?.clone().filter(|s| !s.is_empty())?;
+    ids.iter()
+        .all(|id| id.as_deref() == Some(first.as_str()))
+        .then_some(first)
+}
+
 /// Reads every non-blank line of a witness file's text, keeping bad lines as errors.
 pub fn parse_witness_lines(text: &str) -> Vec<WitnessLine> {
     text.lines()
@@ -190,6 +228,8 @@ pub fn parse_witness_lines(text: &str) -> Vec<WitnessLine> {
                     // A row that repeats a key is malformed; name it by its id when a
                     // lenient read can tell it.
                     let witness_id = match &e {
+                        // Repeated ids name the row only when they agree.
+                        ParseError::DuplicateKey { key, .. } if key == "witness_id" => agreed_id(l),
                         ParseError::DuplicateKey { .. } => serde_json::from_str::<Value>(l)
                             .ok()
                             .and_then(|v| v.get("witness_id")?.as_str().map(str::to_string))

@@ -10,7 +10,7 @@ use crate::close::CloseStatus;
 use crate::decide::{Expected, FreezeDecision};
 use crate::errors::CiteError;
 use crate::freeze::{Current, receipt_retirement};
-use crate::review::{Origin, same_seed_review};
+use crate::review::{Origin, Review, same_seed_review};
 use seedledger_format::{
     CITATION_SCHEMA_VERSION, Citation, Runner, SameSeedReview, WitnessLine, format_rfc3339,
     parse_rfc3339,
@@ -64,7 +64,10 @@ pub struct CiteRequest<'a> {
 /// receipt (retired ones aside); it has a current
 /// `freeze_eligible` receipt for the property with a code identity; the same-seed review
 /// finds a fail and a pass on one seed among rows of that patch and code (or is waived).
-pub fn cite(req: &CiteRequest<'_>) -> Result<Citation, CiteError> {
+///
+/// On success, also returns the review that was run (with the patch and code as origin), so
+/// that the caller prints the review the citation rests on.
+pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
     if req.writer != Runner::Local {
         return Err(CiteError::NotLocal);
     }
@@ -190,11 +193,11 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<Citation, CiteError> {
         }),
         req.waive_same_seed_review,
     );
-    let pair = review.outcome.map_err(|reason| CiteError::Review {
+    let pair = review.outcome.clone().map_err(|reason| CiteError::Review {
         reason,
         detail: review.detail.clone(),
     })?;
-    Ok(Citation {
+    let citation = Citation {
         schema_version: CITATION_SCHEMA_VERSION,
         patch_id,
         property_id: property_id.clone(),
@@ -205,16 +208,19 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<Citation, CiteError> {
         fail_id: pair.fail_id,
         pass_id: pair.pass_id,
         seed: pair.seed,
-        same_seed_review: if pair.seed.is_some() {
-            SameSeedReview::Passed
-        } else {
+        // SPEC: with the flag, the citation records the waiver, even when a same-seed pair
+        // happened to exist (it is then the pair cited).
+        same_seed_review: if req.waive_same_seed_review {
             SameSeedReview::Waived
+        } else {
+            SameSeedReview::Passed
         },
         code: code.to_string(),
         code_base: eligible.code_base.map(str::to_string),
         expires_at: format_rfc3339(expires),
         written_at: format_rfc3339(req.now),
-    })
+    };
+    Ok((citation, review))
 }
 
 #[cfg(test)]
@@ -330,7 +336,7 @@ mod tests {
             waive_same_seed_review: false,
         };
         edit(&mut req);
-        cite(&req)
+        cite(&req).map(|(citation, _)| citation)
     }
 
     #[test]
@@ -372,6 +378,13 @@ mod tests {
             (c.fail_id.as_str(), c.pass_id.as_str(), c.seed),
             ("l-1102", "l-1101", None)
         );
+        // The flag is recorded even when a same-seed pair exists (the pair is then cited).
+        let c = check(&env_dependent(), &eligible(), |r| {
+            r.waive_same_seed_review = true;
+        })
+        .unwrap();
+        assert_eq!(c.same_seed_review, SameSeedReview::Waived);
+        assert_eq!(c.seed, Some(1102));
     }
 
     #[test]

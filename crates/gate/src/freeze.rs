@@ -110,15 +110,16 @@ pub fn citation_state(citation: &Citation, now: i64, current: &Current<'_>) -> C
 /// patch's diff or the fixture hash changes). Only a *known* difference retires: when what
 /// is current cannot be computed (`None`), the receipt is not retired — an open receipt then
 /// still disables the freeze path (failing closed), and backing a citation needs a positive
-/// match anyway. A receipt that recorded no code identity is judged by its fixture hash.
+/// match anyway. A receipt that recorded no code identity is judged by its fixture hash; one
+/// with no fixture hash (a half-written or tampered receipt) never retires.
 /// `fixture_hash` is the receipt's (`sha256:<pin>`), `current.pin` the bare pin.
 pub fn receipt_retirement(
     fixture_hash: Option<&str>,
     code: Option<&str>,
     current: &Current<'_>,
 ) -> Option<Retirement> {
-    if let Some(pin) = current.pin
-        && fixture_hash != Some(seedledger_format::fixture_hash_from_pin(pin).as_str())
+    if let (Some(pin), Some(hash)) = (current.pin, fixture_hash)
+        && hash != seedledger_format::fixture_hash_from_pin(pin)
     {
         return Some(Retirement::FixtureChanged);
     }
@@ -318,10 +319,9 @@ mod tests {
             receipt_retirement(Some(&format!("sha256:{DIGEST}")), Some("diff:x"), &cur),
             Some(Retirement::FixtureChanged)
         );
-        assert_eq!(
-            receipt_retirement(None, Some("diff:x"), &cur),
-            Some(Retirement::FixtureChanged)
-        );
+        // No fixture hash (a tampered or half-written receipt): it does not retire, so an
+        // open one keeps the freeze path disabled.
+        assert_eq!(receipt_retirement(None, Some("diff:x"), &cur), None);
         // What cannot be computed retires nothing (an open receipt keeps blocking).
         assert_eq!(
             receipt_retirement(Some(&hash), Some("diff:x"), &Current { code: None, ..cur }),

@@ -51,14 +51,22 @@ impl Review {
         self.outcome.is_ok()
     }
 
-    /// The line CI prints: `same-seed review: passed (...)` or the refusal reason.
+    /// The line CI prints: `same-seed review: passed: ...`, `same-seed review: waived: ...`
+    /// or the refusal reason.
     pub fn summary(&self) -> String {
         match &self.outcome {
-            Ok(pair) => format!(
-                "same-seed review: passed: fail `{}` and pass `{}` on seed {}",
-                pair.fail_id,
-                pair.pass_id,
-                pair.seed.map_or("-".to_string(), |s| s.to_string())
+            Ok(CitedPair {
+                fail_id,
+                pass_id,
+                seed: Some(seed),
+                ..
+            }) => format!(
+                "same-seed review: passed: fail `{fail_id}` and pass `{pass_id}` on seed {seed}"
+            ),
+            Ok(CitedPair {
+                fail_id, pass_id, ..
+            }) => format!(
+                "same-seed review: waived: no fail and pass share a seed; citing fail `{fail_id}` and pass `{pass_id}`"
             ),
             Err(reason) => format!("same-seed review: {reason}"),
         }
@@ -79,6 +87,9 @@ pub fn same_seed_review(
 ) -> Review {
     let in_scope: Vec<&WitnessRow> = lines
         .iter()
+        // A row that tried to mint is never a witness of anything (rule 1 of decide_freeze
+        // discards its whole batch): it cannot be half of a pair either.
+        .filter(|l| !l.remote_minting)
         .filter_map(|l| l.row.as_ref().ok())
         .filter(|r| {
             r.property_id == expected.property_id

@@ -5,8 +5,9 @@
 //! * With a base revision: `diff:<sha256 of git diff BASE>` plus the changed paths. Two
 //!   machines with the same checkout of the same patch compute the same digest, so a local
 //!   and a remote runner's rows agree; any change to the patch changes it.
-//! * Without one: `commit:<HEAD>`, with `+dirty:<sha256 of git diff HEAD>` appended when
-//!   tracked files differ from `HEAD`.
+//! * Without one: `commit:<HEAD>` — the last commit that changed anything outside the freeze
+//!   store — with `+dirty:<sha256 of git diff HEAD>` appended when tracked files differ from
+//!   `HEAD`.
 //!
 //! The freeze store ([`FREEZE_STORE`]) is left out of both diffs: committing a citation must
 //! not retire it. Untracked files are not part of a diff (git's rule); in CI everything is
@@ -137,7 +138,14 @@ pub fn code_identity(root: &Path, base: Option<&str>) -> Result<CodeIdentity, Co
             })
         }
         None => {
-            let head = text(git(&["rev-parse", "--verify", "HEAD"])?);
+            // The HEAD commit of the code: the last commit that changed anything outside the
+            // freeze store, so that committing a citation does not retire it.
+            let head = text(git(&["rev-list", "-1", "HEAD", "--", ".", &exclude])?);
+            let head = if head.is_empty() {
+                text(git(&["rev-parse", "--verify", "HEAD"])?)
+            } else {
+                head
+            };
             let changes = diff("HEAD")?;
             let code = if changes.is_empty() {
                 format!("commit:{head}")

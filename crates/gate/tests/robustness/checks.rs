@@ -329,13 +329,6 @@ fn adjusted(
             w.id = None;
             *used = Some(k);
         }
-        if w.id != g.witness_id
-            && let Some(last) = known::last_of_two_ids(line)
-            && g.witness_id.as_ref() == Some(&last)
-        {
-            w.id = Some(last);
-            *used = Some(&known::LAST_OF_TWO_IDS);
-        }
     }
     out
 }
@@ -691,10 +684,7 @@ pub fn citation(ctx: &mut Ctx<'_>, text: &str) {
                 c.seed,
                 c.same_seed_review.as_str()
             );
-            match known::citation_leniency(text) {
-                Some(k) => tolerate(ctx, CITATION, k, what, bytes),
-                None => ctx.finding("fail-open", CITATION, what, bytes),
-            }
+            ctx.finding("fail-open", CITATION, what, bytes);
         }
         (Err(e), Ok(_)) => ctx.note(&format!(
             "{CITATION} stricter than the oracle: {}",
