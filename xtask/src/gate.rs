@@ -62,7 +62,10 @@ pub enum GateCommand {
     /// `cargo xtask keys --help`); without that file a note says roles are unauthenticated.
     ///
     /// Output. Human: the reason, verbatim, on the first line; on admit `fail_id: <id>` and
-    /// `pass_id: <id>` follow. Notes on stderr say what was expected and which file and line
+    /// `pass_id: <id>` follow; then one line with what the citation writer's same-seed review
+    /// would say over the rows in scope (`same-seed review: passed: fail <id> and pass <id>
+    /// on seed N` or `same-seed review: no pass on a failing seed: opposite verdicts came
+    /// from different inputs`; it changes neither the decision nor the exit status). Notes on stderr say what was expected and which file and line
     /// decided a refusal. JSON (`--format json`): the last stdout line is
     /// `{"admit": <bool>, "reason": "<reason>", "fail_id": <id or null>, "pass_id": <id or null>,
     ///   "roles": "authenticated" | "unauthenticated", ...}`.
@@ -72,46 +75,62 @@ pub enum GateCommand {
     #[command(verbatim_doc_comment)]
     Decide(DecideArgs),
 
-    /// Decide as `gate decide` does, check the patch's receipts, and on admit write a citation.
+    /// Decide as `gate decide` does, check the patch's receipts, run the same-seed review,
+    /// and only then write a citation into the freeze store.
     ///
     /// A citation (the freeze file) is written only when every check passes, in this order
-    /// (SPEC: Citation):
+    /// (SPEC: Citation; Same-seed review; Per-patch counts and retirement):
     ///   1. the writer is local (`--runner local`, the default; a remote runner has no path
     ///      to write one);
-    ///   2. an expiry from policy is given (`--expires-at`);
-    ///   3. the witness rows admit, exactly as `gate decide` says (same flags, same reason);
-    ///   4. the patch has no open receipt (incomplete_fields, empty_plan,
-    ///      early_stop_incomplete, seed_gap) among `--receipts`;
-    ///   5. one of `--receipts` is freeze_eligible for `--property`, made against the current
-    ///      fixture (a closed receipt whose fixture_hash is not `sha256:<current pin>` is
-    ///      retired and left out).
+    ///   2. an expiry from policy is given (`--expires-at`), RFC 3339, in the future;
+    ///   3. the receipts name one patch (every `*.receipt.json` beside the given ones is
+    ///      included: the caller cannot leave an open receipt out);
+    ///   4. the witness rows admit, exactly as `gate decide` says (same flags, same reason);
+    ///   5. no receipt of the patch disagrees with its run's witness rows (as
+    ///      `gate close --verify` checks: a hand-edited receipt refuses);
+    ///   6. the patch has no open receipt (incomplete_fields, empty_plan,
+    ///      early_stop_incomplete, seed_gap) that is still current;
+    ///   7. a receipt of the property is freeze_eligible against the current fixture and the
+    ///      current code identity (its `code`, recomputed with its `code_base`); receipts of
+    ///      another fixture or code are retired and never count;
+    ///   8. the same-seed review: among the rows in scope carrying the patch's `patch_id` and
+    ///      that `code`, a fail and a pass share a seed — else refused with
+    ///      `no pass on a failing seed: opposite verdicts came from different inputs` (or
+    ///      `the cited fail and pass rows must come from the patch being cited and its code
+    ///      identity`). `--waive-same-seed-review` skips the seed part, explicitly, and the
+    ///      citation records `same_seed_review: waived`.
     ///
-    /// `--receipts` are all the receipts of ONE patch; the patch id is read from them. The
-    /// citation names the patch, the property, the digest, the pin, the bound, fail_id and
-    /// pass_id, expires_at (given as RFC 3339, e.g. 2030-01-01T00:00:00Z or with an offset;
-    /// written in UTC to the second) and written_at (now, UTC). It is written atomically to
-    /// `--out`, which must not exist: a citation is never refreshed or extended; a new one
-    /// needs new evidence and a new file.
+    /// The citation (schema 2) names the patch, property, digest, pin, bound, the frozen
+    /// failure signature, fail_id and pass_id (the same-seed pair) and their seed, the review,
+    /// the code identity and its base, expires_at (written in UTC) and written_at. It is
+    /// written atomically into `--store` (default ROOT/props/freezes) under a new name
+    /// `<property>.<written_at>.<8 hex>.json`, never over an existing file: a citation is
+    /// never refreshed or extended; `prop run` honours it while it is active (`gate freezes`).
     ///
     /// Output. Human: the decision reason, verbatim, on the first line; on admit `fail_id:`
-    /// and `pass_id:` lines; then `citation written: <out>` or `citation refused: <why>`.
-    /// Notes on stderr name the expected values and every receipt's status. JSON
+    /// and `pass_id:` lines (the decision's); then the review the writer ran
+    /// (`same-seed review: passed: ...`, `... waived: ...`, a refusal, or `not reached` when
+    /// an earlier check refused); then `citation written: <file>` or
+    /// `citation refused: <why>`. Notes on stderr name the expected values, every receipt's
+    /// status, retirement and cross-check, and whether runner roles are authenticated. JSON
     /// (`--format json`): the last stdout line is
     /// `{"written": <bool>, "reason": "<decision reason>", "refusal": <why or null>,
-    ///   "citation": <out or null>, "fail_id": <id or null>, "pass_id": <id or null>}`.
+    ///   "review_reason": <review refusal or null>, "citation": <file or null>,
+    ///   "fail_id": <id or null>, "pass_id": <id or null>,
+    ///   "same_seed_review": {"passed", "reason", "fail_id", "pass_id", "seed"} or null,
+    ///   "roles": "authenticated" | "unauthenticated"}`.
     ///
     /// Exit status: 0 the citation was written; 1 refused (a remote writer, no expiry, the
-    /// decision refused, an open receipt, no eligible receipt); 2 error (`--out` exists, an
-    /// expiry that is not RFC 3339 or not in the future, receipts of more than one patch or
-    /// without a patch_id, an unreadable receipt, witness, spec or fixture file, a failed
-    /// write).
+    /// decision refused, a receipt that disagrees with its rows, an open receipt, no current
+    /// eligible receipt, no code identity, the same-seed review); 2 error (an expiry that is
+    /// not RFC 3339 or not in the future, receipts of more than one patch or without a
+    /// patch_id, an unreadable receipt, witness, spec or fixture file, a failed write).
     ///
     /// Example:
     ///   cargo xtask gate cite --property order_total_nonneg \
-    ///     --witnesses target/seedledger/agent-1842/order_total_nonneg.witness.jsonl \
-    ///                 remote/order_total_nonneg.witness.jsonl \
-    ///     --receipts target/seedledger/agent-1842/*.receipt.json \
-    ///     --expires-at 2030-01-01T00:00:00Z --out freezes/order_total_nonneg.json
+    ///     --witnesses evidence/local/pr-7/order_total_nonneg.witness.jsonl \
+    ///                 evidence/remote/pr-7/order_total_nonneg.witness.jsonl \
+    ///     --receipts evidence/local/pr-7/*.receipt.json --expires-at 2030-01-01T00:00:00Z
     #[command(verbatim_doc_comment)]
     Cite(CiteArgs),
 
@@ -122,12 +141,16 @@ pub enum GateCommand {
     /// declared budget did not provably finish); closed failure = seed_mismatch ..
     /// freeze_eligible; budget pass = budget_pass_no_freeze. The freeze path of a patch is
     /// enabled only while it has no open receipt (SPEC: Per-patch counts and retirement).
+    /// A receipt whose fixture hash or code identity (recomputed with its `code_base`) no
+    /// longer matches the work tree at `--root` is retired: named on stderr, counted as
+    /// `retired` and in none of the three counts (when what is current cannot be computed,
+    /// nothing retires).
     ///
     /// Output, one line per patch, sorted by patch id. Human:
-    /// `<patch>: open <n>, closed failures <n>, budget passes <n>; freeze path enabled|disabled`;
+    /// `<patch>: open <n>, closed failures <n>, budget passes <n>[, retired <n>]; freeze path enabled|disabled`;
     /// stderr names each open receipt and why it is open. JSON (`--format json`): one object
     /// per patch per line, `{"patch_id": "<id>", "open_receipts": <n>, "closed_failures": <n>,
-    /// "budget_passes": <n>, "freeze_enabled": <bool>}`.
+    /// "budget_passes": <n>, "retired_receipts": <n>, "freeze_enabled": <bool>}`.
     ///
     /// Exit status: 0 no patch has an open receipt; 1 some patch has one; 2 a receipt cannot
     /// be read, is not JSON or has no patch_id (stderr names it; the others are still counted).
@@ -146,7 +169,8 @@ pub enum GateCommand {
     /// Output, one line per file, sorted by name. Human: `<file>: <state>` followed by the
     /// property, frozen signature, expiry, patch and review. JSON (`--format json`): one object
     /// per line, `{"citation": <file>, "state": <state>, "property_id", "signature",
-    /// "expires_at", "patch_id", "seed", "same_seed_review", "error"}`.
+    /// "expires_at", "patch_id", "seed", "same_seed_review", "error": null}`; a file that is not
+    /// a citation gives `{"citation": <file>, "state": "invalid", "error": "<why>"}`.
     ///
     /// Exit status: 0 listed; 2 the store cannot be listed or a file is not a valid citation.
     #[command(verbatim_doc_comment)]

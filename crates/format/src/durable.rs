@@ -136,6 +136,18 @@ impl JsonLinesWriter {
         res.and(unlocked)
     }
 
+    /// Appends pre-formatted lines (each ending in `\n`) with one `write` on the append-only
+    /// descriptor, without taking the advisory lock or looking at the file's end: for a
+    /// writer that appends often and already holds its own exclusive lock on the evidence (a
+    /// run appending one row per trial). `O_APPEND` keeps each write whole and at the end.
+    pub fn append_raw_unlocked(&mut self, lines: &[u8]) -> io::Result<()> {
+        debug_assert!(lines.is_empty() || lines.ends_with(b"\n"));
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.file.write_all(lines)
+    }
+
     /// Flushes the file to stable storage.
     pub fn sync(&self) -> io::Result<()> {
         self.file.sync_data()
