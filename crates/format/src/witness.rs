@@ -208,6 +208,8 @@ fn agreed_id(line: &str) -> Option<String> {
             de.deserialize_map(V)
         }
     }
+    // A line too deep (or otherwise unreadable) to be a value names nothing either.
+    serde_json::from_str::<Value>(line).ok()?;
     let Ids(ids) = serde_json::from_str(line).ok()?;
     let first = ids.first()?.clone().filter(|s| !s.is_empty())?;
     ids.iter()
@@ -227,13 +229,10 @@ pub fn parse_witness_lines(text: &str) -> Vec<WitnessLine> {
                 Err(e) => {
                     // A row that repeats a key is malformed; name it by its id when a
                     // lenient read can tell it.
+                    // Repeated ids name the row only when they agree; the id is never taken
+                    // from a last-wins reading.
                     let witness_id = match &e {
-                        // Repeated ids name the row only when they agree.
-                        ParseError::DuplicateKey { key, .. } if key == "witness_id" => agreed_id(l),
-                        ParseError::DuplicateKey { .. } => serde_json::from_str::<Value>(l)
-                            .ok()
-                            .and_then(|v| v.get("witness_id")?.as_str().map(str::to_string))
-                            .filter(|s| !s.is_empty()),
+                        ParseError::DuplicateKey { .. } => agreed_id(l),
                         _ => None,
                     };
                     return WitnessLine {

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod campaign;
+mod files;
 mod freeze;
 mod gate;
 mod gate_cite;

@@ -1,0 +1,119 @@
+//! Files that fail closed (issue 8, item 6): ids that cannot name files one-to-one are
+//! refused, evidence is never written or read through a symbolic link, and readers refuse
+//! what is not a regular file or is past its size bound — each with a clear error, exit 2.
+
+use crate::support::Root;
+
+#[test]
+fn patch_ids_that_would_collide_or_escape_are_refused_naming_the_rule() {
+    let root = Root::new();
+    for bad in ["..", ".", "_", "a/b", "-x", "pr 7"] {
+        let patch = format!("--patch-id={bad}");
+        let run = root.run(&[
+            "prop",
+            "run",
+            "--property",
+            "order_total_nonneg",
+            "--seeds",
+            "1",
+            &patch,
+        ]);
+        assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!(
+                "patch id `{bad}` is not allowed: use ASCII letters, digits, `.`, `_` and `-`"
+            )),
+            "{bad}: {}",
+            run.stderr
+        );
+        assert!(
+            !root.path().join("target/seedledger").exists(),
+            "{bad}: nothing written"
+        );
+    }
+    let ok = root.run(&[
+        "prop",
+        "run",
+        "--property",
+        "order_total_nonneg",
+        "--seeds",
+        "1",
+        "--patch-id",
+        "a_b",
+    ]);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_witness_file_that_is_a_symbolic_link_is_refused_and_its_target_untouched() {
+    let root = Root::new();
+    let dir = root.path().join("target/seedledger/local");
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = root.path().join("precious.txt");
+    // A torn last line: an append through the link would first cut it off.
+    std::fs::write(&target, "keep me\n{\"torn\": ").unwrap();
+    std::os::unix::fs::symlink(&target, dir.join("order_total_nonneg.witness.jsonl")).unwrap();
+    let run = root.run(&[
+        "prop",
+        "run",
+        "--property",
+        "order_total_nonneg",
+        "--seeds",
+        "1",
+    ]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("is a symbolic link"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "keep me\n{\"torn\": "
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn readers_refuse_links_devices_and_oversized_files() {
+    let root = Root::new();
+    let run = root.run(&["gate", "close", "/dev/urandom"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("cannot read receipt `/dev/urandom`: not a regular file"),
+        "{}",
+        run.stderr
+    );
+    let receipt = root.path().join("r.json");
+    std::fs::write(&receipt, "{}").unwrap();
+    std::os::unix::fs::symlink(&receipt, root.path().join("link.json")).unwrap();
+    let run = root.run(&["gate", "close", "link.json"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("it is a symbolic link"),
+        "{}",
+        run.stderr
+    );
+    // A spec past 1 MiB is refused before anything is decided.
+    let big = format!(
+        "---\nproperty_id: order_total_nonneg\nbound: total>=0\nfixture: fixtures/order.json\noracle_source: human_reviewed\n---\n{}",
+        "x".repeat(1 << 20)
+    );
+    std::fs::write(root.path().join("big.md"), big).unwrap();
+    std::fs::write(root.path().join("w.jsonl"), "").unwrap();
+    let run = root.run(&[
+        "gate",
+        "decide",
+        "--property",
+        "order_total_nonneg",
+        "--spec",
+        "big.md",
+        "--witnesses",
+        "w.jsonl",
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("bytes is more than the 1048576 bytes a spec may have"),
+        "{}",
+        run.stderr
+    );
+}
