@@ -481,6 +481,7 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
             "minimal_input": r.shrink.as_ref().map(|s| &s.minimal_input),
             "fixture_changed": changed,
             "spec_committed": r.spec_committed,
+            "spec_draft_reason": r.spec_draft_reason,
             "code": r.code,
             "receipt": summary.receipt_path,
             "witnesses": summary.witness_path,
@@ -518,9 +519,10 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
     }
     let draft = || {
         if r.spec_committed == Some(false) {
+            let spec = r.spec_path.as_deref().unwrap_or("the spec file");
             outln!(
-                "    note: {} is not committed unchanged: recorded as oracle_source model_draft (commit it to make receipts closable)",
-                r.spec_path.as_deref().unwrap_or("the spec file")
+                "    note: {spec} is not committed unchanged ({}): recorded as oracle_source model_draft; commit {spec} to make receipts closable",
+                r.spec_draft_reason.as_deref().unwrap_or("git said no more")
             );
         }
     };

@@ -76,6 +76,10 @@ pub struct Receipt {
     /// modified spec is a draft: the receipt then says `oracle_source: model_draft`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_committed: Option<bool>,
+    /// Why the spec does not count as committed (`not in the HEAD commit`, `differs from the
+    /// committed one`, what git said when it failed), when it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_draft_reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixture_path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -127,7 +127,7 @@ pub fn close_ledger_explained(receipt: &Value) -> Closing {
 /// the detail carry the line of the offending key.
 pub fn close_ledger_text(text: &str) -> Result<Closing, NotJsonError> {
     match LedgerView::parse(text) {
-        Ok(view) => Ok(close_view(&view)),
+        Ok(view) => Ok(with_draft_hint(close_view(&view), text)),
         Err(ParseError::NotJson {
             line,
             column,
@@ -139,6 +139,32 @@ pub fn close_ledger_text(text: &str) -> Result<Closing, NotJsonError> {
         }),
         Err(e) => Ok(incomplete(&e)),
     }
+}
+
+/// An `oracle_unreviewed` receipt whose runner recorded that the spec was not committed
+/// (`spec_committed: false`, an extension) was a draft however its front matter reads: the
+/// fix is to commit the spec, not to edit `oracle_source`. Only the detail changes.
+fn with_draft_hint(mut closing: Closing, text: &str) -> Closing {
+    if closing.status != CloseStatus::OracleUnreviewed {
+        return closing;
+    }
+    let Ok(value) = serde_json::from_str::<Value>(text) else {
+        return closing;
+    };
+    if value.get("spec_committed") == Some(&Value::Bool(false)) {
+        let spec = value
+            .get("spec_path")
+            .and_then(Value::as_str)
+            .unwrap_or("the spec file");
+        let why = value
+            .get("spec_draft_reason")
+            .and_then(Value::as_str)
+            .map_or(String::new(), |w| format!(" ({w})"));
+        closing.detail = format!(
+            "oracle_source is `model_draft` because {spec} was not committed unchanged when the run was made{why}: commit {spec} and run again"
+        );
+    }
+    closing
 }
 
 /// Closes a receipt file's bytes. Bytes that are not UTF-8 are not JSON: the error names

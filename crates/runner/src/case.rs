@@ -13,6 +13,37 @@
 //! property (without running the panic hook) and are caught by the executor.
 
 use crate::rng::SeedRng;
+use std::cell::Cell;
+
+/// What a recording test case does, told as it happens to the [`set_journal`] observer of
+/// its thread: what a crash-isolating worker sends its parent so that a trial that ends the
+/// process still leaves its record (choices, bounds, spans) behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalEntry {
+    /// A choice was made: its value and bound.
+    Choice { value: u64, max: u64 },
+    /// A labelled sub-draw starts at the current choice, at this depth.
+    SpanStart { label: &'static str, depth: u32 },
+    /// The innermost open sub-draw ends at the current choice.
+    SpanEnd,
+}
+
+thread_local! {
+    static JOURNAL: Cell<Option<fn(JournalEntry)>> = const { Cell::new(None) };
+}
+
+/// Sets (or, with `None`, clears) the observer of the recording test cases of this thread.
+/// Random-mode cases (the main run's fast path) record nothing and tell nothing.
+pub fn set_journal(observer: Option<fn(JournalEntry)>) {
+    JOURNAL.with(|j| j.set(observer));
+}
+
+#[inline]
+fn journal(entry: JournalEntry) {
+    if let Some(f) = JOURNAL.with(Cell::get) {
+        f(entry);
+    }
+}
 
 /// Most choices one test case may make before it is cut off as [`Stop::Overrun`].
 pub const MAX_CHOICES: usize = 1 << 20;
@@ -217,10 +248,15 @@ impl TestCase {
             end: 0,
             depth: self.depth,
         });
+        journal(JournalEntry::SpanStart {
+            label: generator.label(),
+            depth: self.depth,
+        });
         self.depth += 1;
         let value = generator.generate(self);
         self.depth -= 1;
         self.spans[at].end = self.n_choices as u32;
+        journal(JournalEntry::SpanEnd);
         if self.capture && self.depth == 0 {
             self.drawn.push(format!("{value:?}"));
         }
@@ -268,6 +304,7 @@ impl TestCase {
         if self.record {
             self.choices.push(value);
             self.maxes.push(max);
+            journal(JournalEntry::Choice { value, max });
         }
         value
     }

@@ -6,11 +6,63 @@
 //! their receipts open and exact (see [`crate::RunError::Stopped`]). The notice tells the
 //! supervisor which run (its id and receipt) a property is in, so that if the process dies
 //! it can name the property and, from the receipt, the seed.
+//!
+//! It also says *where* trials run: in the run's thread by default, or through a
+//! [`TrialExecutor`] (`prop run --isolate` runs each trial in a worker process, so that a
+//! trial that ends its process becomes a failing trial). Every trial of a run — the main
+//! run's seeds, the recording re-run of the failing seed and every shrink candidate — goes
+//! through the one executor.
 
+use crate::case::TestCase;
+use crate::exec::{Evaluation, Outcome, evaluate, execute};
+use crate::property::{Fixture, Property};
 use std::cell::RefCell;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The input of one trial, as a run asks for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrialInput {
+    /// A seed of the main run: `TestCase::random` (nothing recorded).
+    Random(u64),
+    /// The re-run of a failing seed: `TestCase::recording` (choices, spans, draws recorded).
+    Recording(u64),
+    /// A shrink candidate or a minimal input: `TestCase::replay(choices, capture)`.
+    Replay { choices: Vec<u64>, capture: bool },
+}
+
+impl TrialInput {
+    /// The test case this input means.
+    pub fn test_case(&self) -> TestCase {
+        match self {
+            TrialInput::Random(seed) => TestCase::random(*seed),
+            TrialInput::Recording(seed) => TestCase::recording(*seed),
+            TrialInput::Replay { choices, capture } => TestCase::replay(choices.clone(), *capture),
+        }
+    }
+
+    /// Runs the trial here, in this thread: what a run does without an executor, and what an
+    /// executor's worker must do to give the same input and the same verdict.
+    pub fn evaluate_here(&self, property: &Property, fixture: &Fixture) -> Evaluation {
+        evaluate(property, self.test_case(), fixture)
+    }
+}
+
+/// Runs the trials of a run somewhere else than the run's thread (see
+/// [`RunControl::executor`]). The implementation must give the verdict
+/// [`TrialInput::evaluate_here`] gives for every trial that returns; a trial that cannot
+/// (its process crashed, it ran past a timeout) is an [`Outcome::Fail`] with a stable
+/// signature. `Err` is a failure of the executor itself (a worker that cannot be started):
+/// the run then ends with [`crate::RunError::Executor`].
+pub trait TrialExecutor: Send + Sync {
+    fn run_trial(
+        &self,
+        property: &Property,
+        fixture: &Fixture,
+        input: &TrialInput,
+    ) -> Result<Evaluation, String>;
+}
 
 /// A run that has started: its receipt exists (open) and its rows go to `witness_path`.
 #[derive(Debug, Clone, Copy)]
@@ -22,15 +74,17 @@ pub struct RunStarted<'a> {
 }
 
 type OnStart = Box<dyn Fn(&RunStarted<'_>) + Send + Sync>;
+type Executor = Arc<dyn TrialExecutor>;
 
 /// What [`crate::run_property_with`] and [`crate::run_properties_with`] take besides the
 /// [`crate::RunConfig`]. `RunControl::default()` is what `run_property` uses: never stopped,
-/// nobody told, witness rows batched.
+/// nobody told, witness rows batched, trials run in the run's thread.
 #[derive(Default)]
 pub struct RunControl {
     stop: Arc<AtomicBool>,
     on_start: Option<OnStart>,
     row_per_trial: bool,
+    executor: Option<Executor>,
 }
 
 impl std::fmt::Debug for RunControl {
@@ -39,6 +93,7 @@ impl std::fmt::Debug for RunControl {
             .field("stop", &self.stop_requested())
             .field("on_start", &self.on_start.is_some())
             .field("row_per_trial", &self.row_per_trial)
+            .field("executor", &self.executor.is_some())
             .finish()
     }
 }
@@ -60,6 +115,15 @@ impl RunControl {
     /// one small append (a few system calls) per trial.
     pub fn row_per_trial(mut self, on: bool) -> Self {
         self.row_per_trial = on;
+        self
+    }
+
+    /// Runs every trial (main run, re-run of the failing seed, shrink candidates) through
+    /// `executor` instead of in the run's thread. The run's own trial timeout
+    /// ([`crate::RunConfig::trial_timeout`]) still ends the whole process; an executor that
+    /// can stop a trial enforces its own timeout, and the run's should then be `None`.
+    pub fn executor(mut self, executor: Arc<dyn TrialExecutor>) -> Self {
+        self.executor = Some(executor);
         self
     }
 
@@ -93,33 +157,112 @@ impl RunControl {
         self.row_per_trial
     }
 
-    /// Makes shrinking on this thread stop when a stop is requested, until the guard drops.
+    /// One trial of the main run on `seed`: in this thread (the fast path, nothing
+    /// recorded), or through the executor.
+    pub(crate) fn trial(
+        &self,
+        property: &Property,
+        fixture: &Fixture,
+        seed: u64,
+    ) -> Result<Outcome, crate::RunError> {
+        match &self.executor {
+            None => Ok(execute(property, &mut TestCase::random(seed), fixture)),
+            Some(executor) => executor
+                .run_trial(property, fixture, &TrialInput::Random(seed))
+                .map(|evaluation| evaluation.outcome)
+                .map_err(|message| crate::RunError::Executor {
+                    property: property.id.to_string(),
+                    seed,
+                    message,
+                }),
+        }
+    }
+
+    /// Makes shrinking on this thread stop when a stop is requested, and run its trials
+    /// through the executor, until the guard drops.
     pub(crate) fn watch_shrinking(&self) -> ShrinkWatch {
-        SHRINK_STOP.with(|s| *s.borrow_mut() = Some(Arc::clone(&self.stop)));
+        SHRINK_WATCH.with(|s| {
+            *s.borrow_mut() = Some(Watched {
+                stop: Arc::clone(&self.stop),
+                executor: self.executor.clone(),
+                error: None,
+            })
+        });
         ShrinkWatch(())
     }
 }
 
-thread_local! {
-    static SHRINK_STOP: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
+/// What the shrinker on this thread is watched by.
+struct Watched {
+    stop: Arc<AtomicBool>,
+    executor: Option<Executor>,
+    /// The executor failed (not the property): shrinking stops, and the run reports it.
+    error: Option<String>,
 }
 
-/// While alive, the shrinker on this thread checks the run's stop request.
+thread_local! {
+    static SHRINK_WATCH: RefCell<Option<Watched>> = const { RefCell::new(None) };
+}
+
+/// While alive, the shrinker on this thread checks the run's stop request and runs its
+/// trials through the run's executor.
 pub(crate) struct ShrinkWatch(());
 
-impl Drop for ShrinkWatch {
-    fn drop(&mut self) {
-        SHRINK_STOP.with(|s| *s.borrow_mut() = None);
+impl ShrinkWatch {
+    /// The executor's failure, if one stopped the shrinking.
+    pub(crate) fn take_error(&self) -> Option<String> {
+        SHRINK_WATCH.with(|s| s.borrow_mut().as_mut().and_then(|w| w.error.take()))
     }
 }
 
-/// True when the run shrinking on this thread was asked to stop.
+impl Drop for ShrinkWatch {
+    fn drop(&mut self) {
+        SHRINK_WATCH.with(|s| *s.borrow_mut() = None);
+    }
+}
+
+/// True when the run shrinking on this thread was asked to stop (or its executor failed).
 pub(crate) fn shrink_stop_requested() -> bool {
-    SHRINK_STOP.with(|s| {
+    SHRINK_WATCH.with(|s| {
         s.borrow()
             .as_ref()
-            .is_some_and(|f| f.load(Ordering::SeqCst))
+            .is_some_and(|w| w.error.is_some() || w.stop.load(Ordering::SeqCst))
     })
+}
+
+/// Runs one shrinking trial (the re-run of the failing seed, a candidate, the minimal input)
+/// where the run on this thread runs its trials: through its executor when it has one, else
+/// here. After an executor failure nothing runs any more: the answer is
+/// [`Outcome::Invalid`] (rejected) and [`shrink_stop_requested`] ends the pass.
+pub(crate) fn evaluate_watched(
+    property: &Property,
+    fixture: &Fixture,
+    input: TrialInput,
+) -> Evaluation {
+    let executor = SHRINK_WATCH.with(|s| match s.borrow().as_ref() {
+        Some(w) if w.error.is_some() => Err(()),
+        Some(w) => Ok(w.executor.clone()),
+        None => Ok(None),
+    });
+    let rejected = Evaluation {
+        outcome: Outcome::Invalid,
+        record: crate::case::Record::default(),
+    };
+    match executor {
+        Err(()) => rejected,
+        Ok(None) => input.evaluate_here(property, fixture),
+        Ok(Some(executor)) => match executor.run_trial(property, fixture, &input) {
+            Ok(evaluation) => evaluation,
+            Err(message) => {
+                SHRINK_WATCH.with(|s| {
+                    if let Some(w) = s.borrow_mut().as_mut() {
+                        w.error = Some(message);
+                    }
+                });
+                rejected
+            }
+        },
+    }
 }
 
 /// Appends the witness row of the trial a run's process died in, for the supervisor that saw
@@ -166,7 +309,7 @@ pub fn append_crash_row(
     writer.append_raw(&line).map_err(write_err)?;
     writer.sync().map_err(write_err)?;
     rows.row(seed, Some(signature))
-        .ok_or_else(|| write_err(std::io::Error::other("the row written does not read back")))
+        .map_err(crate::errors::RunError::Encode)
 }
 
 #[cfg(test)]

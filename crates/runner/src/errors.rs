@@ -6,6 +6,10 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    /// A receipt or witness row the runner built could not be encoded or read back (a bug,
+    /// reported with its cause instead of writing a file missing its fields).
+    #[error("failed to encode evidence: {0}")]
+    Encode(String),
     /// A patch or property id that cannot name a file one-to-one.
     #[error("{0}")]
     Id(String),
@@ -64,4 +68,12 @@ pub enum RunError {
     },
     #[error("property `{property}` not run: the run was stopped before it started")]
     NotStarted { property: String },
+    /// The [`crate::TrialExecutor`] failed (not the property): the run ends, its receipt
+    /// open (a main-run trial) or saying `shrink_status: in_progress` (shrinking).
+    #[error("property `{property}`: seed {seed}: the trial could not be run: {message}")]
+    Executor {
+        property: String,
+        seed: u64,
+        message: String,
+    },
 }

@@ -2,8 +2,11 @@
 //!
 //! # Crash safety
 //!
-//! The receipt must be valid JSON at every instant and list every trial that started, so a
-//! `kill -9` leaves `stopped_early: true` and `attempted_seeds` equal to the started seeds.
+//! The receipt on disk must be valid JSON at every instant and list every trial that started,
+//! so a `kill -9` leaves `stopped_early: true` and `attempted_seeds` equal to the started
+//! seeds. That is a promise about the file as a crash leaves it. A reader running *during*
+//! the run reads with `read`, which is not atomic with the store into the mapping: it may see
+//! an entry half written and should read again (the next read sees a valid file).
 //! Rewriting a growing file per trial would cost O(seeds) per trial; instead the receipt is
 //! created (atomically) with room reserved inside it:
 //!
@@ -101,8 +104,14 @@ impl OpenReceipt {
         } else {
             None
         };
-        // SAFETY: the file was just created by us under a fresh name and is replaced, never
-        // truncated, by `finish`; nothing else in this process maps or resizes it.
+        // SAFETY: `MmapMut` is unsound only if the file changes size or content under the
+        // mapping through another path. The file is already at its public path, so that is
+        // possible: this process never resizes or writes it except through this mapping and
+        // `pwrite`s of the same bytes' room, and `finish` replaces the path by a rename (the
+        // mapped inode stays as it is); other seedledger runs of this property are kept out
+        // by the evidence lock. Another program truncating the file meanwhile would make the
+        // next store raise SIGBUS — the process dies (a crash the supervisor reports), it
+        // does not read garbage. Nothing reads through the mapping.
         let map = match &file {
             Some(f) => Some(unsafe { MmapMut::map_mut(f)? }),
             None => None,
@@ -294,11 +303,13 @@ impl WitnessFormatter {
     }
 
     /// The row of `seed` as a typed value (for replays, which write one row).
-    pub fn row(&self, seed: u64, signature: Option<&str>) -> Option<WitnessRow> {
+    pub fn row(&self, seed: u64, signature: Option<&str>) -> Result<WitnessRow, String> {
         let mut out = Vec::new();
         self.push_row(&mut out, seed, signature);
-        let value: serde_json::Value = serde_json::from_slice(&out).ok()?;
-        WitnessRow::from_value(&value).ok()
+        let value: serde_json::Value = serde_json::from_slice(&out)
+            .map_err(|e| format!("a witness row written for seed {seed} is not JSON: {e}"))?;
+        WitnessRow::from_value(&value)
+            .map_err(|e| format!("a witness row written for seed {seed} does not read back: {e}"))
     }
 }
 

@@ -20,10 +20,10 @@ mod shrink;
 mod signature;
 mod watchdog;
 
-pub use case::{MAX_CHOICES, Record, Span, Stop, TestCase};
+pub use case::{JournalEntry, MAX_CHOICES, Record, Span, Stop, TestCase, set_journal};
 pub use clock::rfc3339;
 pub use code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
-pub use control::{RunControl, RunStarted, append_crash_row};
+pub use control::{RunControl, RunStarted, TrialExecutor, TrialInput, append_crash_row};
 pub use errors::RunError;
 pub use exec::{Evaluation, Failure, Outcome, evaluate, execute};
 pub use generators::{

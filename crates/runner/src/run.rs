@@ -20,7 +20,7 @@ use crate::case::TestCase;
 use crate::clock::{now_rfc3339, run_id};
 use crate::control::{RunControl, RunStarted};
 use crate::errors::RunError;
-use crate::exec::{Failure, Outcome, evaluate, execute};
+use crate::exec::{Failure, Outcome, evaluate};
 use crate::ledger::{OpenReceipt, RowContext, RowSink, WitnessFormatter};
 use crate::property::{Fixture, Property};
 use crate::rng::RNG_SCHEME;
@@ -230,8 +230,8 @@ pub fn run_property_with(
         move |source| RunError::Write { path, source }
     };
 
-    let spec_committed =
-        crate::committed::spec_committed(&config.root, &spec.rel_path, &spec.bytes);
+    let spec_state = crate::committed::spec_committed(&config.root, &spec.rel_path, &spec.bytes);
+    let spec_committed = spec_state.committed;
     let run_id = run_id(config.runner.as_str());
     let mut receipt = Receipt {
         patch_id: config.patch_id.clone(),
@@ -250,6 +250,11 @@ pub fn run_property_with(
         bound: Some(spec.spec.bound.clone()),
         spec_path: Some(spec.rel_path.display().to_string()),
         spec_committed,
+        spec_draft_reason: if spec_committed == Some(true) {
+            None
+        } else {
+            spec_state.why.clone()
+        },
         fixture_path: Some(spec.spec.fixture.clone()),
         runner: Some(config.runner),
         run_id: Some(run_id.clone()),
@@ -274,7 +279,12 @@ pub fn run_property_with(
     };
     let mut fields = match serde_json::to_value(&receipt) {
         Ok(serde_json::Value::Object(map)) => map,
-        _ => serde_json::Map::new(),
+        Ok(_) => {
+            return Err(RunError::Encode(
+                "a receipt is not a JSON object".to_string(),
+            ));
+        }
+        Err(e) => return Err(RunError::Encode(e.to_string())),
     };
     fields.remove("attempted_seeds");
     fields.remove("failing_seed");
@@ -335,8 +345,15 @@ pub fn run_property_with(
         }
         ledger.attempt(seed).map_err(write_err(&receipt_path))?;
         crate::watchdog::set_seed(seed, false);
-        let mut tc = TestCase::random(seed);
-        let outcome = execute(property, &mut tc, &fixture);
+        let outcome = match control.trial(property, &fixture, seed) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                // The executor failed, not the property: the seed keeps no row and the
+                // receipt stays open, as after a crash.
+                sink.finish().map_err(write_err(&witness_path))?;
+                return Err(e);
+            }
+        };
         match outcome.failure() {
             None => {
                 verdicts.push('.');
@@ -385,16 +402,18 @@ pub fn run_property_with(
     sink.finish().map_err(write_err(&witness_path))?;
 
     // Every planned seed has finished. Re-hash the fixture before closing.
+    // A fixture that cannot be read again cannot be shown unchanged: the run is invalid, and
+    // the receipt keeps why (`fixture_hash_after: "unreadable: <error>"`).
     let pin_after = std::fs::read(config.root.join(&spec.spec.fixture))
-        .ok()
-        .map(|b| fixture_pin(&b));
-    let changed = pin_after.as_deref() != Some(pin.as_str());
+        .map(|b| fixture_pin(&b))
+        .map_err(|e| e.to_string());
+    let changed = pin_after.as_deref().ok() != Some(pin.as_str());
     receipt.attempted_seeds = config.seeds.clone();
     receipt.failing_seed = first_failure.as_ref().map(|(s, _)| *s);
     receipt.verdicts = Some(verdicts);
     receipt.fixture_hash_after = Some(match &pin_after {
-        Some(p) => fixture_hash_from_pin(p),
-        None => "unreadable".to_string(),
+        Ok(p) => fixture_hash_from_pin(p),
+        Err(e) => format!("unreadable: {e}"),
     });
     receipt.fixture_changed = Some(changed);
     receipt.stopped_early = changed;
@@ -426,7 +445,16 @@ pub fn run_property_with(
         crate::watchdog::set_seed(seed, true);
         let watch = control.watch_shrinking();
         let record = shrink_seed(property, &fixture, seed, failure, shrink);
+        let executor_failed = watch.take_error();
         drop(watch);
+        if let Some(message) = executor_failed {
+            // The receipt stays as written: closed, `shrink_status: in_progress`.
+            return Err(RunError::Executor {
+                property: property.id.to_string(),
+                seed,
+                message: format!("while shrinking: {message}"),
+            });
+        }
         if control.stop_requested() {
             // Stopped while shrinking: the record is cut short; the receipt keeps saying
             // `shrink_status: in_progress` and `shrink_stable: false`.
@@ -522,7 +550,11 @@ fn shrink_seed(
     failure: &Failure,
     config: &ShrinkConfig,
 ) -> ShrinkRecord {
-    let original = evaluate(property, TestCase::recording(seed), fixture);
+    let original = crate::control::evaluate_watched(
+        property,
+        fixture,
+        crate::control::TrialInput::Recording(seed),
+    );
     let original_input = original.record.drawn.join(", ");
     let reproduced = original
         .outcome
@@ -681,7 +713,9 @@ pub fn replay(
             path: witness_path.to_path_buf(),
             source,
         })?;
-        witness = rows.row(seed, signature);
+        // The row just written, read back: a row the gate could not read is an error here,
+        // never a silent "no row".
+        witness = Some(rows.row(seed, signature).map_err(RunError::Encode)?);
     }
     Ok(ReplayResult {
         drawn: evaluation.record.drawn,

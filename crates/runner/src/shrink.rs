@@ -67,8 +67,7 @@
 mod cache;
 mod passes;
 
-use crate::case::TestCase;
-use crate::exec::{Failure, Outcome, evaluate};
+use crate::exec::{Failure, Outcome};
 use crate::property::{Fixture, Property};
 use std::cmp::Ordering;
 use std::time::{Duration, Instant};
@@ -167,7 +166,14 @@ pub fn shrink(
     let cache_hits = shrinker.cache_hits();
     let (choices, found_failure) = shrinker.into_best();
 
-    let last = evaluate(property, TestCase::replay(choices.clone(), true), fixture);
+    let last = crate::control::evaluate_watched(
+        property,
+        fixture,
+        crate::control::TrialInput::Replay {
+            choices: choices.clone(),
+            capture: true,
+        },
+    );
     let replayed = match last.outcome {
         Outcome::Fail(f) if f.signature == signature => Some(f),
         _ => None,

@@ -569,3 +569,35 @@ fn a_receipt_nested_too_deep_to_read_fails_closed() {
     let closing = close_ledger_text(&text).unwrap();
     assert_eq!(closing.status, CloseStatus::IncompleteFields);
 }
+
+#[test]
+fn an_unreviewed_draft_says_to_commit_the_spec_not_to_edit_it() {
+    let draft = with(
+        eligible(),
+        &[
+            ("oracle_source", Some(json!("model_draft"))),
+            ("spec_committed", Some(json!(false))),
+            ("spec_path", Some(json!("props/p.md"))),
+            (
+                "spec_draft_reason",
+                Some(json!("props/p.md is not in the HEAD commit")),
+            ),
+        ],
+    );
+    let closing = close_ledger_text(&draft.to_string()).unwrap();
+    assert_eq!(closing.status, CloseStatus::OracleUnreviewed);
+    assert_eq!(
+        closing.detail,
+        "oracle_source is `model_draft` because props/p.md was not committed unchanged when the run was made (props/p.md is not in the HEAD commit): commit props/p.md and run again"
+    );
+    // A spec that says model_draft itself still asks for a person's review.
+    let declared = with(eligible(), &[("oracle_source", Some(json!("model_draft")))]);
+    let closing = close_ledger_text(&declared.to_string()).unwrap();
+    assert!(
+        closing
+            .detail
+            .contains("a person must review the predicate"),
+        "{}",
+        closing.detail
+    );
+}

@@ -8,8 +8,8 @@
 
 use super::cache::Cache;
 use super::{ShrinkConfig, ShrinkStop, Status, shortlex};
-use crate::case::{Record, TestCase};
-use crate::exec::{Failure, Outcome, evaluate};
+use crate::case::Record;
+use crate::exec::{Failure, Outcome};
 use crate::property::{Fixture, Property};
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -187,10 +187,13 @@ impl<'a> Shrinker<'a> {
         }
         self.check_time()?;
         self.evaluations += 1;
-        let eval = evaluate(
+        let eval = crate::control::evaluate_watched(
             self.property,
-            TestCase::replay(candidate.to_vec(), false),
             self.fixture,
+            crate::control::TrialInput::Replay {
+                choices: candidate.to_vec(),
+                capture: false,
+            },
         );
         let consumed = eval.record.choices.len();
         let (status, failure) = match eval.outcome {
