@@ -176,13 +176,17 @@ pub enum GateCommand {
     #[command(verbatim_doc_comment)]
     Freezes(FreezesArgs),
 
-    /// Print the fixture pin of FILE: sha256(b"fixture-v1\n" ++ bytes), lowercase hex.
+    /// Print the fixture hash of FILE as receipts carry it: `sha256:` followed by the pin,
+    /// sha256(b"fixture-v1\n" ++ bytes) in lowercase hex (`--bare`: the pin alone, as witness
+    /// rows and citations carry it).
     ///
-    /// A receipt's fixture_hash is `sha256:` followed by this pin. Exit 2 when FILE cannot be
-    /// read.
+    /// Exit 2 when FILE cannot be read.
     Pin {
         /// The fixture file.
         file: PathBuf,
+        /// Print the bare 64-hex pin, without `sha256:`.
+        #[arg(long)]
+        bare: bool,
     },
 
     /// Print the property digest of FILE: sha256 of the spec file's bytes, lowercase hex.
@@ -318,7 +322,10 @@ pub fn run(cmd: GateCommand) -> ExitStatus {
         GateCommand::Cite(args) => or_error(cite(&args)),
         GateCommand::Counts(args) => counts(&args),
         GateCommand::Freezes(args) => freezes(&args),
-        GateCommand::Pin { file } => print_hash(&file, "fixture", fixture_pin),
+        GateCommand::Pin { file, bare: true } => print_hash(&file, "fixture", fixture_pin),
+        GateCommand::Pin { file, bare: false } => print_hash(&file, "fixture", |b| {
+            seedledger_format::fixture_hash_from_pin(&fixture_pin(b))
+        }),
         GateCommand::Digest { file } => print_hash(&file, "spec", property_digest),
     }
 }
@@ -602,17 +609,22 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
             spec.property_id
         );
     }
-    let fixture_path = args
-        .fixture
-        .clone()
-        .unwrap_or_else(|| root.join(&spec.fixture));
-    let fixture_bytes =
-        read_bounded(&fixture_path, "fixture", MAX_FIXTURE_BYTES).with_context(|| {
+    // `fixture: none` (and no `--fixture`): the property reads no file; its bytes are empty.
+    let fixture_path = match (&args.fixture, spec.fixture_path()) {
+        (Some(path), _) => Some(path.clone()),
+        (None, Some(fixture)) => Some(root.join(fixture)),
+        (None, None) => None,
+    };
+    let fixture_bytes = match &fixture_path {
+        None => Vec::new(),
+        Some(path) => read_bounded(path, "fixture", MAX_FIXTURE_BYTES).with_context(|| {
             format!(
                 "the fixture named by spec `{}` (or `--fixture`)",
                 spec_path.display()
             )
-        })?;
+        })?,
+    };
+    let fixture_path = fixture_path.unwrap_or_else(|| PathBuf::from(seedledger_format::NO_FIXTURE));
     let expected = Expected {
         property_id: property.to_string(),
         digest: property_digest(&spec_bytes),

@@ -38,7 +38,7 @@ pub use receipt::{
     ShrinkRecord,
 };
 pub use seed::{seed_from_json, seeds_from_json};
-pub use spec::{OracleSource, SpecFile};
+pub use spec::{NO_FIXTURE, OracleSource, SpecFile};
 pub use trust::{
     KeyTextError, MAX_TRUST_FILE_BYTES, RunnerKey, SECRET_KEY_PREFIX, TRUST_FILE, TrustFileError,
     TrustedKey, TrustedKeys, parse_public_key, public_key_hex, signature_from_hex,

@@ -62,7 +62,16 @@ pub struct SpecFile {
     pub extra: Vec<(String, String)>,
 }
 
+/// The `fixture:` value of a property that reads no file (SPEC: Properties without a
+/// fixture): its fixture bytes are empty, its pin is `sha256(b"fixture-v1\n")`.
+pub const NO_FIXTURE: &str = "none";
+
 impl SpecFile {
+    /// The fixture file's path relative to the root, or `None` for `fixture: none`.
+    pub fn fixture_path(&self) -> Option<&str> {
+        (self.fixture != NO_FIXTURE).then_some(self.fixture.as_str())
+    }
+
     /// Reads the front matter of a spec file's text.
     pub fn parse(text: &str) -> Result<SpecFile, SpecError> {
         let err = |line: usize, message: String| SpecError { line, message };

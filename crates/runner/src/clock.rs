@@ -1,4 +1,4 @@
-//! Wall-clock stamps for receipts (RFC 3339, UTC, second precision), without a date crate.
+//! Wall-clock stamps for receipts (RFC 3339, UTC, second precision) and run ids.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -11,26 +11,10 @@ pub fn now_rfc3339() -> String {
     rfc3339(secs)
 }
 
-/// `secs` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
+/// `secs` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (chrono, through the format crate,
+/// which owns the on-disk time format).
 pub fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    seedledger_format::format_rfc3339(i64::try_from(secs).unwrap_or(i64::MAX))
 }
 
 /// A run identifier for witness ids: role, time in nanoseconds, process id, and a counter

@@ -137,8 +137,13 @@ pub fn load_spec(root: &Path, property_id: &str) -> Result<LoadedSpec, RunError>
 }
 
 /// Reads the spec's fixture: its bytes and pin.
+/// A spec with `fixture: none` reads no file: its bytes are empty (SPEC: Properties without a
+/// fixture).
 pub fn load_fixture(root: &Path, spec: &LoadedSpec) -> Result<(Vec<u8>, String), RunError> {
-    let path = root.join(&spec.spec.fixture);
+    let Some(fixture) = spec.spec.fixture_path() else {
+        return Ok((Vec::new(), fixture_pin(b"")));
+    };
+    let path = root.join(fixture);
     let bytes = std::fs::read(&path).map_err(|source| RunError::FixtureRead {
         path: path.clone(),
         spec: spec.rel_path.clone(),
@@ -404,9 +409,13 @@ pub fn run_property_with(
     // Every planned seed has finished. Re-hash the fixture before closing.
     // A fixture that cannot be read again cannot be shown unchanged: the run is invalid, and
     // the receipt keeps why (`fixture_hash_after: "unreadable: <error>"`).
-    let pin_after = std::fs::read(config.root.join(&spec.spec.fixture))
-        .map(|b| fixture_pin(&b))
-        .map_err(|e| e.to_string());
+    // (`fixture: none`: nothing was read, nothing can change.)
+    let pin_after = match spec.spec.fixture_path() {
+        None => Ok(pin.clone()),
+        Some(fixture) => std::fs::read(config.root.join(fixture))
+            .map(|b| fixture_pin(&b))
+            .map_err(|e| e.to_string()),
+    };
     let changed = pin_after.as_deref().ok() != Some(pin.as_str());
     receipt.attempted_seeds = config.seeds.clone();
     receipt.failing_seed = first_failure.as_ref().map(|(s, _)| *s);

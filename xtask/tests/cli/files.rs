@@ -117,3 +117,58 @@ fn readers_refuse_links_devices_and_oversized_files() {
         run.stderr
     );
 }
+
+/// SPEC "Properties without a fixture": `fixture: none` reads no file; the pin is that of
+/// the empty bytes, the receipt can close, and the gate computes the same pin.
+#[test]
+fn a_property_without_a_fixture_needs_no_fixture_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("props")).unwrap();
+    std::fs::write(
+        tmp.path().join("props/passes.md"),
+        "---\nproperty_id: passes\nbound: returns\nfixture: none\noracle_source: human_reviewed\n---\nReads no file.\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_crash_suite"))
+            .args(args)
+            .current_dir(tmp.path())
+            .env_remove("SEEDLEDGER_PATCH_ID")
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .unwrap()
+    };
+    let out = run(&["prop", "run", "--property", "passes", "--seeds", "1..=3"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let receipt: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            tmp.path()
+                .join("target/seedledger/local/passes.receipt.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    // sha256(b"fixture-v1\n"), computed independently.
+    let empty_pin = seedledger_format::sha256_hex(b"fixture-v1\n");
+    assert_eq!(receipt["fixture_hash"], format!("sha256:{empty_pin}"));
+    assert_eq!(receipt["fixture_changed"], false);
+    assert_eq!(receipt["stopped_early"], false);
+    let decide = run(&[
+        "gate",
+        "decide",
+        "--property",
+        "passes",
+        "--witnesses",
+        "target/seedledger/local/passes.witness.jsonl",
+    ]);
+    let stderr = String::from_utf8_lossy(&decide.stderr);
+    assert!(
+        stderr.contains(&format!("pin {empty_pin} (`none`)")),
+        "{stderr}"
+    );
+}

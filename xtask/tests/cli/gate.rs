@@ -389,12 +389,17 @@ pub(crate) fn keys(v: &Value) -> Vec<&str> {
 fn pin_and_digest_match_the_format_crate() {
     let dir = Dir::new();
     let run = dir.run(&["gate", "pin", "fixtures/order.json"]);
+    assert_eq!(
+        (run.code, run.stdout.trim()),
+        (0, format!("sha256:{}", dir.pin()).as_str())
+    );
+    let run = dir.run(&["gate", "pin", "--bare", "fixtures/order.json"]);
     assert_eq!((run.code, run.stdout.trim()), (0, dir.pin().as_str()));
     let run = dir.run(&["gate", "digest", "props/order_total_nonneg.md"]);
     assert_eq!((run.code, run.stdout.trim()), (0, dir.digest().as_str()));
     // The empty file's pin, computed independently with sha256sum.
     dir.write("empty", "");
-    let run = dir.run(&["gate", "pin", "empty"]);
+    let run = dir.run(&["gate", "pin", "--bare", "empty"]);
     assert_eq!(
         run.stdout.trim(),
         "c90b5a8d0d6cc502266b53f3b2b03bd97b35679f770f94b31563b468bda63543"
