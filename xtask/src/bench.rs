@@ -7,10 +7,12 @@ use clap::{Args, Subcommand};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use seedledger_format::{ExitStatus, Runner};
+use seedledger_runner::Outcome;
 use seedledger_runner::{
     Fixture, PropResult, Property, RunConfig, TestCase, any_int, execute, prop_assert, vec,
 };
 use std::hint::black_box;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Subcommand)]
@@ -21,6 +23,27 @@ pub enum BenchCommand {
     /// durability. Build with `--release` for meaningful figures:
     /// `cargo run --release -p xtask -- bench runner`.
     Runner(RunnerBenchArgs),
+    /// The cost of `prop run --isolate` per trial: a cheap property of the suite run in this
+    /// process against the same seeds through a trial worker (a pipe round trip each), and
+    /// the cost of starting a replacement worker. Build with `--release`:
+    /// `cargo run --release -p xtask -- bench isolate`.
+    Isolate(IsolateBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IsolateBenchArgs {
+    /// The property of the suite to run (a cheap one shows the overhead best).
+    #[arg(long, default_value = "order_total_nonneg")]
+    property: String,
+    /// Seeds per measurement.
+    #[arg(long, default_value_t = 20_000)]
+    cases: u64,
+    /// Worker starts measured.
+    #[arg(long, default_value_t = 20)]
+    starts: u64,
+    /// Repetitions of each measurement (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
 }
 
 #[derive(Debug, Args)]
@@ -33,11 +56,111 @@ pub struct RunnerBenchArgs {
     repeat: usize,
 }
 
-pub fn run(cmd: BenchCommand) -> ExitStatus {
+pub fn run(cmd: BenchCommand, suite: &[Property]) -> ExitStatus {
     match cmd {
         BenchCommand::Shrink(args) => crate::bench_shrink::run(args),
         BenchCommand::Runner(args) => runner_bench(&args),
+        BenchCommand::Isolate(args) => isolate_bench(&args, suite),
     }
+}
+
+fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
+    use seedledger_runner::{TrialExecutor, TrialInput};
+    let Some(property) = suite.iter().find(|p| p.id == args.property) else {
+        errln!("error: unknown property `{}`", args.property);
+        return ExitStatus::Error;
+    };
+    let root = if Path::new("props").is_dir() {
+        PathBuf::new()
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    };
+    let fixture = match seedledger_runner::load_spec(&root, property.id)
+        .and_then(|spec| seedledger_runner::load_fixture(&root, &spec))
+    {
+        Ok((bytes, _)) => Fixture::new(bytes),
+        Err(e) => {
+            errln!("error: {e}");
+            return ExitStatus::Error;
+        }
+    };
+    let isolated = match crate::isolate::Isolated::this_program(None) {
+        Ok(isolated) => isolated,
+        Err(e) => {
+            errln!("error: {e}");
+            return ExitStatus::Error;
+        }
+    };
+    let n = args.cases.max(1);
+    let in_process = time(args.repeat, || {
+        (1..=n)
+            .filter(|&seed| {
+                execute(property, &mut TestCase::random(seed), &fixture) != Outcome::Pass
+            })
+            .count()
+    });
+    // The first trial starts this thread's worker; the timed runs reuse it.
+    if let Err(e) = isolated.run_trial(property, &fixture, &TrialInput::Random(0)) {
+        errln!("error: {e}");
+        return ExitStatus::Error;
+    }
+    let mut failed = None;
+    let through_worker = time(args.repeat, || {
+        (1..=n)
+            .filter(|&seed| {
+                match isolated.run_trial(property, &fixture, &TrialInput::Random(seed)) {
+                    Ok(e) => e.outcome != Outcome::Pass,
+                    Err(e) => {
+                        failed = Some(e);
+                        true
+                    }
+                }
+            })
+            .count()
+    });
+    // A replacement worker: a fresh thread has no worker, so its first trial starts one (and
+    // the thread's end closes it).
+    let starts = args.starts.max(1);
+    let started = Instant::now();
+    for seed in 0..starts {
+        let bytes = fixture.bytes().to_vec();
+        let trial = std::thread::scope(|s| {
+            s.spawn(|| {
+                let fixture = Fixture::new(bytes);
+                isolated.run_trial(property, &fixture, &TrialInput::Random(seed))
+            })
+            .join()
+        });
+        match trial {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => failed = Some(e),
+            Err(_) => failed = Some("a worker-start thread panicked".to_string()),
+        }
+    }
+    let per_start = started.elapsed() / u32::try_from(starts).unwrap_or(u32::MAX);
+    if let Some(e) = failed {
+        errln!("error: {e}");
+        return ExitStatus::Error;
+    }
+    let per = |d: Duration| d.as_nanos() as f64 / n as f64 / 1000.0;
+    outln!(
+        "property {} ({n} seeds, median of {}):",
+        property.id,
+        args.repeat.max(1)
+    );
+    outln!("  in process        {:>9.2} µs/trial", per(in_process));
+    outln!("  --isolate         {:>9.2} µs/trial", per(through_worker));
+    outln!(
+        "  ratio             {:>9.1}x",
+        per(through_worker) / per(in_process).max(f64::MIN_POSITIVE)
+    );
+    outln!(
+        "  worker start      {:>9.2} ms (a replacement after a crash; {starts} starts)",
+        per_start.as_secs_f64() * 1000.0
+    );
+    ExitStatus::Success
 }
 
 /// The workload of PERFORMANCE.md: a `Vec<u64>` of length 0..100, property "wrapping sum

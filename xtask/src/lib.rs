@@ -26,6 +26,7 @@ mod campaign;
 mod ci;
 mod freezes;
 mod gate;
+mod isolate;
 mod prop;
 mod report;
 mod supervise;
@@ -62,7 +63,7 @@ enum Command {
     /// pins and digests.
     #[command(subcommand)]
     Gate(gate::GateCommand),
-    /// Benchmarks that print figures: `bench shrink`, `bench runner`.
+    /// Benchmarks that print figures: `bench shrink`, `bench runner`, `bench isolate`.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
     /// The CI flow: `ci gate` (the workflow's gate job), `ci simulate` (the whole workflow
@@ -105,7 +106,7 @@ pub fn main_with(suites: &[&[seedledger_runner::Property]]) -> ExitCode {
     let status = match cli.command {
         Command::Prop(cmd) => prop::run(cmd, &suites.concat()),
         Command::Gate(cmd) => gate::run(cmd),
-        Command::Bench(cmd) => bench::run(cmd),
+        Command::Bench(cmd) => bench::run(cmd, &suites.concat()),
         Command::Ci(cmd) => ci::run(cmd),
         Command::Keys(cmd) => trust::run(cmd),
         Command::Campaign(CampaignCommand::Kill(args)) => campaign::kill(&args),

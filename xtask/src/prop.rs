@@ -52,6 +52,18 @@ pub enum PropCommand {
     /// Exit status: 0 every replayed seed passed here (none reproduced), 1 some failed again,
     /// 2 an error (an unreadable receipt, an unknown property, a changed fixture, a bad base).
     Reproduce(ReproduceArgs),
+    /// Internal: the trial worker of `prop run --isolate` (see `isolate.rs`).
+    #[command(hide = true)]
+    TrialWorker(TrialWorkerArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TrialWorkerArgs {
+    #[arg(long, value_name = "ID")]
+    property: String,
+    /// The pid of the run process that started this worker.
+    #[arg(long, value_name = "PID")]
+    parent: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -133,6 +145,13 @@ pub struct RunArgs {
     /// a hung shrink leaves shrink_status: in_progress [default: no limit].
     #[arg(long, value_name = "SECONDS")]
     trial_timeout: Option<f64>,
+    /// Run every trial (and shrink evaluation) in a worker process: a trial that ends its
+    /// process (exit, abort, stack overflow, failed allocation, a signal) or runs past
+    /// --trial-timeout is a failing trial with the signature exit:<status>, crash:<SIGNAL>,
+    /// crash:stack_overflow or timeout, and the run goes on in a new worker. Costs a pipe
+    /// round trip per trial (see README "Crash isolation").
+    #[arg(long)]
+    isolate: bool,
     /// Do not shrink failing seeds (receipts then say shrink_stable: false).
     #[arg(long)]
     no_shrink: bool,
@@ -227,6 +246,10 @@ pub fn run(cmd: PropCommand, suite: &[Property]) -> ExitStatus {
         PropCommand::Run(args) => run_suite(args, suite),
         PropCommand::List(args) => list(args, suite),
         PropCommand::Replay(args) => replay(args, suite),
+        PropCommand::TrialWorker(args) => match find(suite, &args.property) {
+            Ok(property) => crate::isolate::worker(property, args.parent),
+            Err(e) => error(e),
+        },
     }
 }
 
@@ -349,8 +372,18 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
             max_time: shrink_max_time,
         }),
         durable: true,
-        trial_timeout,
+        // Isolated, a trial past the timeout is killed with its worker and fails (the run
+        // goes on): the executor keeps the time, not the process-ending watchdog.
+        trial_timeout: if args.isolate { None } else { trial_timeout },
     };
+    let executor: Option<std::sync::Arc<dyn seedledger_runner::TrialExecutor>> =
+        match (args.isolate, worker) {
+            (true, Some(_)) => match crate::isolate::Isolated::this_program(trial_timeout) {
+                Ok(isolated) => Some(std::sync::Arc::new(isolated)),
+                Err(e) => return error(e),
+            },
+            _ => None,
+        };
     let mut status = ExitStatus::Success;
     let jobs = args
         .jobs
@@ -362,6 +395,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         &selected,
         &config,
         jobs,
+        executor,
         |property, result| match result {
             Ok(summary) => {
                 let mut result = crate::report::PropertyResult::ran(summary);

@@ -22,7 +22,9 @@
 
 use crate::prop::Format;
 use seedledger_format::{Receipt, WitnessRow, parse_witness_lines};
-use seedledger_runner::{Property, RunConfig, RunControl, RunError, RunSummary, evidence_paths};
+use seedledger_runner::{
+    Property, RunConfig, RunControl, RunError, RunSummary, TrialExecutor, evidence_paths,
+};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -75,10 +77,11 @@ pub fn run(
     selected: &[Property],
     config: &RunConfig,
     jobs: usize,
+    executor: Option<Arc<dyn TrialExecutor>>,
     report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     match worker {
-        Some(supervisor) => run_worker(selected, config, jobs, supervisor),
+        Some(supervisor) => run_worker(selected, config, jobs, supervisor, executor),
         None => supervise(format, selected, config, report),
     }
 }
@@ -96,6 +99,7 @@ fn run_worker(
     config: &RunConfig,
     jobs: usize,
     supervisor: u32,
+    executor: Option<Arc<dyn TrialExecutor>>,
 ) -> Supervision {
     // Linux: a supervisor killed with SIGKILL takes the worker with it, as an unsupervised
     // run would have died (elsewhere a gone supervisor shows as a closed pipe, below).
@@ -111,9 +115,12 @@ fn run_worker(
             ..Supervision::default()
         };
     }
-    let control = RunControl::new().row_per_trial(true).on_start(|run| {
+    let mut control = RunControl::new().row_per_trial(true).on_start(|run| {
         emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
     });
+    if let Some(executor) = executor {
+        control = control.executor(executor);
+    }
     // The handler itself sets the runs' stop flag (and notes the signal): the trial under way
     // finishes, no other starts.
     let signal = Arc::new(AtomicUsize::new(0));
@@ -194,7 +201,7 @@ impl Ending {
     }
 }
 
-fn signal_name(sig: i32) -> String {
+pub(crate) fn signal_name(sig: i32) -> String {
     let name = match sig {
         libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",

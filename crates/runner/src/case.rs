@@ -19,27 +19,29 @@ use std::cell::Cell;
 /// its thread: what a crash-isolating worker sends its parent so that a trial that ends the
 /// process still leaves its record (choices, bounds, spans) behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JournalEntry {
+pub enum JournalEntry<'a> {
     /// A choice was made: its value and bound.
     Choice { value: u64, max: u64 },
     /// A labelled sub-draw starts at the current choice, at this depth.
     SpanStart { label: &'static str, depth: u32 },
     /// The innermost open sub-draw ends at the current choice.
     SpanEnd,
+    /// A top-level draw's `Debug` rendering (capturing cases only).
+    Drawn(&'a str),
 }
 
 thread_local! {
-    static JOURNAL: Cell<Option<fn(JournalEntry)>> = const { Cell::new(None) };
+    static JOURNAL: Cell<Option<fn(JournalEntry<'_>)>> = const { Cell::new(None) };
 }
 
 /// Sets (or, with `None`, clears) the observer of the recording test cases of this thread.
 /// Random-mode cases (the main run's fast path) record nothing and tell nothing.
-pub fn set_journal(observer: Option<fn(JournalEntry)>) {
+pub fn set_journal(observer: Option<fn(JournalEntry<'_>)>) {
     JOURNAL.with(|j| j.set(observer));
 }
 
 #[inline]
-fn journal(entry: JournalEntry) {
+fn journal(entry: JournalEntry<'_>) {
     if let Some(f) = JOURNAL.with(Cell::get) {
         f(entry);
     }
@@ -258,7 +260,9 @@ impl TestCase {
         self.spans[at].end = self.n_choices as u32;
         journal(JournalEntry::SpanEnd);
         if self.capture && self.depth == 0 {
-            self.drawn.push(format!("{value:?}"));
+            let text = format!("{value:?}");
+            journal(JournalEntry::Drawn(&text));
+            self.drawn.push(text);
         }
         value
     }

@@ -5,6 +5,12 @@
 //! does these things; it is never part of the default suite. Each misbehaving property does
 //! it on its third trial (seed 103 of the plan `101..=105`), and the specs it needs
 //! (`props/<id>.md`, `fixture: none`) are written by the tests.
+//!
+//! The `*_at_10` properties do the same thing on an *input* rather than a trial count, for
+//! the crash-isolation tests (`xtask/tests/cli/isolate.rs`): each draws `n` in `0..=20` and
+//! misbehaves exactly when `n >= 10`, so the same seed crashes in every process and the
+//! minimal crashing input is `10`. `fails_at_10` is their ordinary twin (a failing
+//! `prop_assert!` on the same input): run in one process, it says which seeds draw `n >= 10`.
 
 use seedledger_runner::{Fixture, PropResult, Property, TestCase, int, prop_assert};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -88,6 +94,55 @@ fn slow(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// The input on which the `*_at_10` properties misbehave.
+fn at_10(tc: &mut TestCase) -> bool {
+    tc.draw(&int(0..=20u8)) >= 10
+}
+
+fn fails_at_10(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let n = tc.draw(&int(0..=20u8));
+    prop_assert!(n < 10);
+    Ok(())
+}
+
+fn exit_at_10(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    if at_10(tc) {
+        std::process::exit(0);
+    }
+    Ok(())
+}
+
+fn abort_at_10(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    if at_10(tc) {
+        std::process::abort();
+    }
+    Ok(())
+}
+
+fn overflow_at_10(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    if at_10(tc) {
+        std::hint::black_box(deeper(0));
+    }
+    Ok(())
+}
+
+fn alloc_at_10(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    if at_10(tc) {
+        let huge: Vec<u8> = Vec::with_capacity(std::hint::black_box(1usize << 62));
+        std::hint::black_box(&huge);
+    }
+    Ok(())
+}
+
+fn hang_at_10(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    if at_10(tc) {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    Ok(())
+}
+
 const CRASH_SUITE: &[Property] = &[
     Property::new("passes", passes),
     Property::new("exits_zero", exits_zero),
@@ -96,6 +151,12 @@ const CRASH_SUITE: &[Property] = &[
     Property::new("fails_to_allocate", fails_to_allocate),
     Property::new("hangs", hangs),
     Property::new("slow", slow),
+    Property::new("fails_at_10", fails_at_10),
+    Property::new("exit_at_10", exit_at_10),
+    Property::new("abort_at_10", abort_at_10),
+    Property::new("overflow_at_10", overflow_at_10),
+    Property::new("alloc_at_10", alloc_at_10),
+    Property::new("hang_at_10", hang_at_10),
 ];
 
 fn main() -> std::process::ExitCode {

@@ -8,6 +8,7 @@ mod freeze;
 mod gate;
 mod gate_cite;
 mod gate_freezes;
+mod isolate;
 mod prop;
 mod report;
 mod supervise;

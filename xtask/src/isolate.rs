@@ -1,0 +1,730 @@
+//! Crash isolation (`prop run --isolate`): every trial of a run — the main run's seeds, the
+//! re-run of the first failing seed, every shrink candidate — runs in a worker process (this
+//! same program, `prop trial-worker`), so that a trial that ends its process becomes a
+//! *failing trial* with a stable signature, and the run goes on in a replacement worker.
+//!
+//! One long-lived worker per property (per run thread): it is started with the fixture's
+//! bytes (the run's own, so it cannot see a fixture edited since), then answers one request
+//! per line on its stdin with one reply line on its stdout, so a trial costs a pipe round
+//! trip, not a process start. The worker runs each trial exactly as a run in one process
+//! does ([`TrialInput::evaluate_here`]: `seedledger_runner::evaluate`), so a seed means the
+//! same input and an ordinary failure the same signature with and without `--isolate`.
+//!
+//! The protocol (every worker line starts with [`MARKER`]; other lines are the property's
+//! own output, passed through):
+//! * parent -> worker: first `<n>\n` and the fixture's `n` bytes, then one JSON request per
+//!   line: `{"random": SEED}`, `{"recording": SEED}` or `{"replay": [CHOICES], "capture": B}`;
+//! * worker -> parent: `ready`, then per trial the journal of a recording trial (`j c VALUE
+//!   MAX`, `j s DEPTH LABEL`, `j e`: each choice and sub-draw as it happens, so that a trial
+//!   that dies leaves its choices and spans behind) and one `r {JSON}` reply: `outcome`
+//!   (`pass`, `fail`, `overrun`, `invalid`), `signature`, `message`, `location`, and for a
+//!   recording trial `choices`, `maxes`, `spans`, `drawn`.
+//!
+//! When the worker dies before replying, the trial fails with `exit:<status>` (the property
+//! called `std::process::exit`), `crash:stack_overflow` (Rust printed "has overflowed its
+//! stack" on the worker's stderr before aborting), or `crash:<SIGNAL>` (`crash:SIGABRT` for
+//! `abort` and a failed allocation, `crash:SIGKILL` for the OOM killer, `crash:SIGSEGV`);
+//! a trial running past `--trial-timeout` has its worker killed and fails with `timeout`.
+//! Its record is what the journal said before the end (the choices made so far).
+//!
+//! The worker runs in its own process group, so a Ctrl-C in the terminal reaches the run
+//! process (which stops between trials) and not the trial under way; on Linux it dies with
+//! the thread that started it (`PR_SET_PDEATHSIG`).
+
+use seedledger_format::ExitStatus;
+use seedledger_runner::{
+    Evaluation, Failure, Fixture, JournalEntry, Outcome, Property, Record, Span, TrialExecutor,
+    TrialInput,
+};
+use serde_json::{Value, json};
+use std::cell::RefCell;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The start of every protocol line on a worker's stdout (an ASCII record separator first).
+pub const MARKER: &str = "\u{1e}seedledger-trial ";
+
+/// The text Rust's runtime prints on stderr before aborting on a stack overflow.
+const STACK_OVERFLOW: &str = "has overflowed its stack";
+
+/// How long a new worker may take to say it is ready.
+const STARTUP: Duration = Duration::from_secs(60);
+
+/// The executor of `prop run --isolate`.
+#[derive(Debug)]
+pub struct Isolated {
+    exe: PathBuf,
+    timeout: Option<Duration>,
+}
+
+impl Isolated {
+    /// Trials run in workers started from `exe` (this program); a trial running longer than
+    /// `timeout` fails with `timeout`.
+    pub fn new(exe: PathBuf, timeout: Option<Duration>) -> Isolated {
+        Isolated { exe, timeout }
+    }
+
+    /// [`Isolated::new`] on this program.
+    pub fn this_program(timeout: Option<Duration>) -> Result<Isolated, String> {
+        std::env::current_exe()
+            .map(|exe| Isolated::new(exe, timeout))
+            .map_err(|e| format!("cannot find this program to run trial workers from: {e}"))
+    }
+}
+
+thread_local! {
+    /// The worker of the property this thread runs (a run's trials all run on one thread).
+    static WORKER: RefCell<Option<Worker>> = const { RefCell::new(None) };
+}
+
+impl TrialExecutor for Isolated {
+    fn run_trial(
+        &self,
+        property: &Property,
+        fixture: &Fixture,
+        input: &TrialInput,
+    ) -> Result<Evaluation, String> {
+        let reusable = WORKER.with(|w| w.borrow_mut().take()).filter(|worker| {
+            worker.property == property.id && worker.fixture.as_slice() == fixture.bytes()
+        });
+        let mut worker = match reusable {
+            Some(worker) => worker,
+            None => Worker::start(&self.exe, property, fixture)?,
+        };
+        match worker.trial(input, self.timeout)? {
+            Trial::Done(evaluation) => {
+                WORKER.with(|w| *w.borrow_mut() = Some(worker));
+                Ok(evaluation)
+            }
+            Trial::Ended(evaluation) => Ok(evaluation),
+        }
+    }
+}
+
+/// What a trial in a worker came to.
+enum Trial {
+    /// The worker replied; it can run the next trial.
+    Done(Evaluation),
+    /// The worker is gone (crashed, exited, killed for the timeout): the trial failed.
+    Ended(Evaluation),
+}
+
+/// A line from a worker's stdout.
+enum Line {
+    Ready,
+    Journal(String),
+    Reply(String),
+}
+
+struct Worker {
+    property: &'static str,
+    fixture: Vec<u8>,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Line>,
+    stdout_thread: Option<JoinHandle<()>>,
+    stderr_thread: Option<JoinHandle<()>>,
+    overflowed: Arc<AtomicBool>,
+    /// The worker's stderr is passed on only during trials of the main run: a shrink makes
+    /// many crashing runs, whose runtime messages would bury the report.
+    quiet: Arc<AtomicBool>,
+}
+
+impl Worker {
+    fn start(
+        exe: &std::path::Path,
+        property: &Property,
+        fixture: &Fixture,
+    ) -> Result<Worker, String> {
+        let mut command = Command::new(exe);
+        command
+            .args([
+                "prop",
+                "trial-worker",
+                "--property",
+                property.id,
+                "--parent",
+            ])
+            .arg(std::process::id().to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = command.spawn().map_err(|e| {
+            format!(
+                "cannot start a trial worker `{}` for property `{}`: {e}",
+                exe.display(),
+                property.id
+            )
+        })?;
+        let (send, lines) = channel();
+        let stdout_thread = child
+            .stdout
+            .take()
+            .map(|out| std::thread::spawn(move || read_stdout(out, &send)));
+        let overflowed = Arc::new(AtomicBool::new(false));
+        let quiet = Arc::new(AtomicBool::new(false));
+        let stderr_thread = child.stderr.take().map(|err| {
+            let (overflowed, quiet) = (Arc::clone(&overflowed), Arc::clone(&quiet));
+            std::thread::spawn(move || read_stderr(err, &overflowed, &quiet))
+        });
+        let mut worker = Worker {
+            property: property.id,
+            fixture: fixture.bytes().to_vec(),
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stdout_thread,
+            stderr_thread,
+            overflowed,
+            quiet,
+        };
+        let sent = worker.stdin.as_mut().is_some_and(|stdin| {
+            stdin
+                .write_all(format!("{}\n", fixture.bytes().len()).as_bytes())
+                .and_then(|()| stdin.write_all(fixture.bytes()))
+                .and_then(|()| stdin.flush())
+                .is_ok()
+        });
+        let ready = sent
+            && loop {
+                match worker.lines.recv_timeout(STARTUP) {
+                    Ok(Line::Ready) => break true,
+                    Ok(_) => continue,
+                    Err(_) => break false,
+                }
+            };
+        if !ready {
+            let _ = worker.child.kill();
+            let ending = worker.finish();
+            return Err(format!(
+                "the trial worker for property `{}` did not start ({})",
+                property.id,
+                ending.map_or_else(|e| e, |(e, _)| e.describe())
+            ));
+        }
+        Ok(worker)
+    }
+
+    fn trial(&mut self, input: &TrialInput, timeout: Option<Duration>) -> Result<Trial, String> {
+        self.quiet
+            .store(!matches!(input, TrialInput::Random(_)), Ordering::SeqCst);
+        let request = match input {
+            TrialInput::Random(seed) => json!({ "random": seed }),
+            TrialInput::Recording(seed) => json!({ "recording": seed }),
+            TrialInput::Replay { choices, capture } => {
+                json!({ "replay": choices, "capture": capture })
+            }
+        };
+        // A write that fails means the worker is gone: its ending says why, below.
+        let _ = self
+            .stdin
+            .as_mut()
+            .map(|stdin| writeln!(stdin, "{request}").and_then(|()| stdin.flush()));
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let mut journal = Journal::default();
+        loop {
+            let next = match deadline {
+                None => self
+                    .lines
+                    .recv()
+                    .map_err(|_| RecvTimeoutError::Disconnected),
+                Some(d) => self
+                    .lines
+                    .recv_timeout(d.saturating_duration_since(Instant::now())),
+            };
+            match next {
+                Ok(Line::Journal(entry)) => journal.add(&entry),
+                Ok(Line::Reply(reply)) => {
+                    return parse_reply(&reply).map(Trial::Done).map_err(|e| {
+                        format!(
+                            "the trial worker of `{}` replied `{reply}`: {e}",
+                            self.property
+                        )
+                    });
+                }
+                Ok(Line::Ready) => {
+                    return Err(format!(
+                        "the trial worker of `{}` said `ready` in a trial",
+                        self.property
+                    ));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    let _ = self.child.kill();
+                    let _ = self.finish();
+                    let secs = timeout.map_or(0.0, |t| t.as_secs_f64());
+                    return Ok(Trial::Ended(Evaluation {
+                        outcome: Outcome::Fail(Failure {
+                            signature: "timeout".to_string(),
+                            message: format!(
+                                "the trial ran longer than the trial timeout ({secs:.1} s); its worker process was killed"
+                            ),
+                            location: None,
+                        }),
+                        record: journal.into_record(),
+                    }));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let (ending, overflowed) = self.finish()?;
+                    let signature = match ending {
+                        _ if overflowed => "crash:stack_overflow".to_string(),
+                        Ending::Exit(code) => format!("exit:{code}"),
+                        Ending::Signal(sig) => {
+                            format!("crash:{}", crate::supervise::signal_name(sig))
+                        }
+                    };
+                    let mut message = format!("the trial's worker process {}", ending.describe());
+                    if overflowed {
+                        message.push_str(" after overflowing its stack");
+                    }
+                    return Ok(Trial::Ended(Evaluation {
+                        outcome: Outcome::Fail(Failure {
+                            signature,
+                            message,
+                            location: None,
+                        }),
+                        record: journal.into_record(),
+                    }));
+                }
+            }
+        }
+    }
+
+    /// Closes the worker's stdin, waits for it to end and for its output to be read; how it
+    /// ended, and whether it said it overflowed its stack.
+    fn finish(&mut self) -> Result<(Ending, bool), String> {
+        drop(self.stdin.take());
+        let status = self.child.wait().map_err(|e| {
+            format!(
+                "cannot wait for the trial worker of `{}`: {e}",
+                self.property
+            )
+        })?;
+        if let Some(t) = self.stdout_thread.take() {
+            let _ = t.join();
+        }
+        if let Some(t) = self.stderr_thread.take() {
+            let _ = t.join();
+        }
+        Ok((Ending::of(status), self.overflowed.load(Ordering::SeqCst)))
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if self.stdout_thread.is_some() {
+            let _ = self.finish();
+        }
+    }
+}
+
+/// How a worker process ended.
+#[derive(Debug, Clone, Copy)]
+enum Ending {
+    Exit(i32),
+    Signal(i32),
+}
+
+impl Ending {
+    fn of(status: std::process::ExitStatus) -> Ending {
+        use std::os::unix::process::ExitStatusExt;
+        match (status.code(), status.signal()) {
+            (Some(code), _) => Ending::Exit(code),
+            (None, Some(sig)) => Ending::Signal(sig),
+            (None, None) => Ending::Exit(-1),
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Ending::Exit(code) => format!("exited with status {code}"),
+            Ending::Signal(sig) => format!(
+                "was killed by {} (signal {sig})",
+                crate::supervise::signal_name(sig)
+            ),
+        }
+    }
+}
+
+fn read_stdout(out: std::process::ChildStdout, send: &Sender<Line>) {
+    let mut reader = BufReader::new(out);
+    let mut line = Vec::new();
+    let marker = MARKER.as_bytes();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let Some(at) = line.windows(marker.len()).position(|w| w == marker) else {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&line);
+            let _ = out.flush();
+            continue;
+        };
+        if at > 0 {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&line[..at]);
+            let _ = out.write_all(b"\n");
+            let _ = out.flush();
+        }
+        let text = String::from_utf8_lossy(&line[at + marker.len()..])
+            .trim_end()
+            .to_string();
+        let message = if text == "ready" {
+            Line::Ready
+        } else if let Some(entry) = text.strip_prefix("j ") {
+            Line::Journal(entry.to_string())
+        } else if let Some(reply) = text.strip_prefix("r ") {
+            Line::Reply(reply.to_string())
+        } else {
+            Line::Reply(text)
+        };
+        if send.send(message).is_err() {
+            return;
+        }
+    }
+}
+
+fn read_stderr(err: std::process::ChildStderr, overflowed: &AtomicBool, quiet: &AtomicBool) {
+    let mut reader = BufReader::new(err);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if String::from_utf8_lossy(&line).contains(STACK_OVERFLOW) {
+            overflowed.store(true, Ordering::SeqCst);
+        }
+        if quiet.load(Ordering::SeqCst) {
+            continue;
+        }
+        let mut out = std::io::stderr().lock();
+        let _ = out.write_all(&line);
+    }
+}
+
+/// The record of a trial rebuilt from its journal (for a trial whose worker died).
+#[derive(Default)]
+struct Journal {
+    record: Record,
+    open: Vec<usize>,
+}
+
+impl Journal {
+    fn add(&mut self, entry: &str) {
+        if let Some(text) = entry.strip_prefix("d ") {
+            if let Ok(Value::String(text)) = serde_json::from_str(text) {
+                self.record.drawn.push(text);
+            }
+            return;
+        }
+        let mut words = entry.splitn(3, ' ');
+        let n = self.record.choices.len() as u32;
+        match (words.next(), words.next(), words.next()) {
+            (Some("c"), Some(value), Some(max)) => {
+                if let (Ok(value), Ok(max)) = (value.parse(), max.parse()) {
+                    self.record.choices.push(value);
+                    self.record.maxes.push(max);
+                }
+            }
+            (Some("s"), Some(depth), Some(label)) => {
+                if let Ok(depth) = depth.parse() {
+                    self.open.push(self.record.spans.len());
+                    self.record.spans.push(Span {
+                        label: intern(label),
+                        start: n,
+                        end: n,
+                        depth,
+                    });
+                }
+            }
+            (Some("e"), _, _) => {
+                if let Some(i) = self.open.pop() {
+                    self.record.spans[i].end = n;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn into_record(mut self) -> Record {
+        // Sub-draws the trial died in end where it died.
+        let n = self.record.choices.len() as u32;
+        for i in self.open {
+            self.record.spans[i].end = n;
+        }
+        self.record
+    }
+}
+
+/// A generator label as the `&'static str` spans carry: labels are a small fixed set (the
+/// generators' names), each kept once for the life of the process.
+fn intern(label: &str) -> &'static str {
+    static LABELS: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let Ok(mut labels) = LABELS.lock() else {
+        return "?";
+    };
+    if let Some(known) = labels.iter().find(|l| **l == label) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(label.to_string().into_boxed_str());
+    labels.push(leaked);
+    leaked
+}
+
+fn parse_reply(reply: &str) -> Result<Evaluation, String> {
+    let v: Value = serde_json::from_str(reply).map_err(|e| e.to_string())?;
+    let text = |field: &str| v[field].as_str().map(str::to_string);
+    let numbers = |field: &str| -> Result<Vec<u64>, String> {
+        match &v[field] {
+            Value::Null => Ok(Vec::new()),
+            Value::Array(items) => items
+                .iter()
+                .map(|x| x.as_u64().ok_or_else(|| format!("`{field}`: not a number")))
+                .collect(),
+            _ => Err(format!("`{field}`: not a list")),
+        }
+    };
+    let outcome = match v["outcome"].as_str() {
+        Some("pass") => Outcome::Pass,
+        Some("overrun") => Outcome::Overrun,
+        Some("invalid") => Outcome::Invalid,
+        Some("fail") => Outcome::Fail(Failure {
+            signature: text("signature").ok_or("a failure without a signature")?,
+            message: text("message").unwrap_or_default(),
+            location: text("location"),
+        }),
+        _ => return Err("no outcome".to_string()),
+    };
+    let mut spans = Vec::new();
+    if let Some(items) = v["spans"].as_array() {
+        for item in items {
+            let field = |i: usize| item[i].as_u64().and_then(|x| u32::try_from(x).ok());
+            match (item[0].as_str(), field(1), field(2), field(3)) {
+                (Some(label), Some(start), Some(end), Some(depth)) => spans.push(Span {
+                    label: intern(label),
+                    start,
+                    end,
+                    depth,
+                }),
+                _ => return Err("a span is not [label, start, end, depth]".to_string()),
+            }
+        }
+    }
+    let drawn = v["drawn"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Evaluation {
+        outcome,
+        record: Record {
+            choices: numbers("choices")?,
+            maxes: numbers("maxes")?,
+            spans,
+            drawn,
+        },
+    })
+}
+
+// ------------------------------------------------------------------------------ the worker
+
+/// Writes one protocol line on stdout.
+fn say(text: &str) -> bool {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{MARKER}{text}").is_ok() && out.flush().is_ok()
+}
+
+fn journal_line(entry: JournalEntry<'_>) {
+    let _ = match entry {
+        JournalEntry::Choice { value, max } => say(&format!("j c {value} {max}")),
+        JournalEntry::SpanStart { label, depth } => say(&format!("j s {depth} {label}")),
+        JournalEntry::SpanEnd => say("j e"),
+        JournalEntry::Drawn(text) => say(&format!("j d {}", json!(text))),
+    };
+}
+
+/// `prop trial-worker`: reads the fixture, then runs one trial per request until stdin
+/// closes. Exit 0 at the end of its input, 2 on a protocol error (said on stderr).
+pub fn worker(property: &Property, parent: u32) -> ExitStatus {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number and touches no memory of this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+    }
+    if std::os::unix::process::parent_id() != parent {
+        errln!(
+            "error: trial worker of `{}`: its run (pid {parent}) is gone",
+            property.id
+        );
+        return ExitStatus::Error;
+    }
+    let mut input = BufReader::new(std::io::stdin().lock());
+    let mut header = String::new();
+    let fixture = match input
+        .read_line(&mut header)
+        .map(|_| header.trim().parse::<usize>())
+    {
+        Ok(Ok(len)) => {
+            let mut bytes = vec![0; len];
+            match input.read_exact(&mut bytes) {
+                Ok(()) => Fixture::new(bytes),
+                Err(e) => {
+                    errln!(
+                        "error: trial worker of `{}`: reading the fixture: {e}",
+                        property.id
+                    );
+                    return ExitStatus::Error;
+                }
+            }
+        }
+        _ => {
+            errln!(
+                "error: trial worker of `{}`: no fixture header",
+                property.id
+            );
+            return ExitStatus::Error;
+        }
+    };
+    seedledger_runner::set_journal(Some(journal_line));
+    if !say("ready") {
+        return ExitStatus::Error;
+    }
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match input.read_line(&mut line) {
+            Ok(0) => return ExitStatus::Success,
+            Ok(_) => {}
+            Err(e) => {
+                errln!("error: trial worker of `{}`: {e}", property.id);
+                return ExitStatus::Error;
+            }
+        }
+        let Some(request) = parse_request(&line) else {
+            errln!(
+                "error: trial worker of `{}`: unreadable request `{}`",
+                property.id,
+                line.trim()
+            );
+            return ExitStatus::Error;
+        };
+        let evaluation = request.evaluate_here(property, &fixture);
+        if !say(&format!("r {}", reply_of(&evaluation))) {
+            return ExitStatus::Error;
+        }
+    }
+}
+
+fn parse_request(line: &str) -> Option<TrialInput> {
+    let v: Value = serde_json::from_str(line).ok()?;
+    if let Some(seed) = v["random"].as_u64() {
+        return Some(TrialInput::Random(seed));
+    }
+    if let Some(seed) = v["recording"].as_u64() {
+        return Some(TrialInput::Recording(seed));
+    }
+    let choices = v["replay"]
+        .as_array()?
+        .iter()
+        .map(Value::as_u64)
+        .collect::<Option<Vec<u64>>>()?;
+    Some(TrialInput::Replay {
+        choices,
+        capture: v["capture"].as_bool()?,
+    })
+}
+
+fn reply_of(evaluation: &Evaluation) -> Value {
+    let mut reply = match &evaluation.outcome {
+        Outcome::Pass => json!({ "outcome": "pass" }),
+        Outcome::Overrun => json!({ "outcome": "overrun" }),
+        Outcome::Invalid => json!({ "outcome": "invalid" }),
+        Outcome::Fail(f) => json!({
+            "outcome": "fail",
+            "signature": f.signature,
+            "message": f.message,
+            "location": f.location,
+        }),
+    };
+    let record = &evaluation.record;
+    if !record.choices.is_empty() || !record.spans.is_empty() || !record.drawn.is_empty() {
+        reply["choices"] = json!(record.choices);
+        reply["maxes"] = json!(record.maxes);
+        reply["spans"] = record
+            .spans
+            .iter()
+            .map(|s| json!([s.label, s.start, s.end, s.depth]))
+            .collect();
+        reply["drawn"] = json!(record.drawn);
+    }
+    reply
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_rebuilds_the_record_of_a_trial_that_died_in_a_draw() {
+        let mut journal = Journal::default();
+        for entry in [
+            "s 0 vec", "c 1 1", "s 1 int", "c 7 9", "e", "c 1 1", "s 1 int",
+        ] {
+            journal.add(entry);
+        }
+        let record = journal.into_record();
+        assert_eq!(record.choices, [1, 7, 1]);
+        assert_eq!(record.maxes, [1, 9, 1]);
+        let spans: Vec<_> = record
+            .spans
+            .iter()
+            .map(|s| (s.label, s.start, s.end, s.depth))
+            .collect();
+        assert_eq!(
+            spans,
+            [("vec", 0, 3, 0), ("int", 1, 2, 1), ("int", 3, 3, 1)]
+        );
+    }
+
+    #[test]
+    fn replies_read_back_as_the_evaluation_they_encode() {
+        let evaluation = Evaluation {
+            outcome: Outcome::Fail(Failure {
+                signature: "assert:x < 3".to_string(),
+                message: "x = 4".to_string(),
+                location: Some("a.rs:1:2".to_string()),
+            }),
+            record: Record {
+                choices: vec![4],
+                maxes: vec![9],
+                spans: vec![Span {
+                    label: "int",
+                    start: 0,
+                    end: 1,
+                    depth: 0,
+                }],
+                drawn: vec!["4".to_string()],
+            },
+        };
+        let back = parse_reply(&reply_of(&evaluation).to_string()).unwrap();
+        assert_eq!(back.outcome, evaluation.outcome);
+        assert_eq!(back.record, evaluation.record);
+        assert!(parse_reply("{\"outcome\":\"fail\"}").is_err());
+        assert!(parse_reply("not json").is_err());
+    }
+}

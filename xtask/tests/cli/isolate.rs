@@ -1,0 +1,315 @@
+//! Crash isolation (`prop run --isolate`, issue 8 item 2), through the real binaries: a trial
+//! that ends its process is a failing trial with a stable signature, the run goes on with the
+//! next seed and the next property, the receipt closes and agrees with its rows, and a
+//! crashing input shrinks to a stable minimum. The crashing properties are the `*_at_10`
+//! properties of the test-only `crash_suite` binary (each misbehaves exactly when it draws
+//! `n >= 10` from `0..=20`); which seeds draw that is told independently by their ordinary
+//! twin `fails_at_10`, run in one process without `--isolate`.
+
+use crate::support::{Root, Run};
+use seedledger_format::parse_witness_lines;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The crash-isolation properties of the crash suite (each needs a spec in the scratch root).
+const PROPERTIES: &[&str] = &[
+    "passes",
+    "fails_at_10",
+    "exit_at_10",
+    "abort_at_10",
+    "overflow_at_10",
+    "alloc_at_10",
+    "hang_at_10",
+];
+
+struct Scratch {
+    tmp: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("props")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("fixtures")).unwrap();
+        std::fs::write(tmp.path().join("fixtures/empty.json"), "{}\n").unwrap();
+        for id in PROPERTIES {
+            std::fs::write(
+                tmp.path().join(format!("props/{id}.md")),
+                format!(
+                    "---\nproperty_id: {id}\nbound: no crash\nfixture: fixtures/empty.json\noracle_source: human_reviewed\n---\nA property of the crash suite.\n"
+                ),
+            )
+            .unwrap();
+        }
+        Scratch { tmp }
+    }
+
+    fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        let out = Command::new(env!("CARGO_BIN_EXE_crash_suite"))
+            .args(args)
+            .current_dir(self.path())
+            .env_remove("SEEDLEDGER_PATCH_ID")
+            .env_remove("SEEDLEDGER_BASE")
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("SEEDLEDGER_RUNNER_KEY")
+            .env_remove("RUST_BACKTRACE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    fn receipt_path(&self, out: &str, id: &str) -> PathBuf {
+        self.path().join(format!("{out}/local/{id}.receipt.json"))
+    }
+
+    fn receipt(&self, out: &str, id: &str) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.receipt_path(out, id)).unwrap()).unwrap()
+    }
+
+    /// `(seed, signature or "pass")` of each row of the run whose receipt is `receipt`, in order.
+    fn rows(&self, out: &str, id: &str, receipt: &Value) -> Vec<(u64, String)> {
+        let run_id = receipt["run_id"].as_str().unwrap();
+        let text =
+            std::fs::read_to_string(self.path().join(format!("{out}/local/{id}.witness.jsonl")))
+                .unwrap();
+        parse_witness_lines(&text)
+            .into_iter()
+            .map(|l| l.row.unwrap())
+            .filter(|r| r.run_id.as_deref() == Some(run_id))
+            .map(|r| match r.verdict {
+                seedledger_format::Verdict::Fail => (r.seed, r.signature),
+                _ => (r.seed, "pass".to_string()),
+            })
+            .collect()
+    }
+}
+
+fn seeds(v: &Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect()
+}
+
+/// The seeds of `plan` on which the `*_at_10` properties misbehave: the failing seeds of
+/// their ordinary twin, run in one process (no `--isolate`). Also checks that the plan has
+/// both kinds of seed and a passing seed after the first failing one, so that "the run goes
+/// on" is shown.
+fn seeds_drawing_10_or_more(scratch: &Scratch, plan: &str) -> Vec<u64> {
+    let run = scratch.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        plan,
+        "--property",
+        "fails_at_10",
+        "--no-shrink",
+        "--out",
+        "oracle",
+    ]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let receipt = scratch.receipt("oracle", "fails_at_10");
+    let failing = seeds(&receipt["failing_seeds"]);
+    let planned = seeds(&receipt["planned_seeds"]);
+    let first = failing[0];
+    assert!(
+        planned.iter().any(|s| *s > first && !failing.contains(s)),
+        "the plan {plan} needs a passing seed after the first failing one: {failing:?}"
+    );
+    failing
+}
+
+/// One crash kind under `--isolate`: `property` then `passes` over `plan`. Checks the exit
+/// status, the summary, the closed receipt (failing seeds = the oracle's, every failure with
+/// `signature`), rows agreeing with it (ours and `gate close --verify`'s), and, unless
+/// `--no-shrink` is in `extra`, a stable shrink to the minimal input `10`.
+fn isolated_crash(property: &str, signature: &str, plan: &str, extra: &[&str]) {
+    let scratch = Scratch::new();
+    let expected_failing = seeds_drawing_10_or_more(&scratch, plan);
+    let mut args = vec![
+        "prop",
+        "run",
+        "--isolate",
+        "--seeds",
+        plan,
+        "--jobs",
+        "1",
+        "--property",
+        property,
+        "--property",
+        "passes",
+        "--format",
+        "json",
+    ];
+    args.extend(extra);
+    let run = scratch.run(&args);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let lines: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    assert_eq!(lines[0]["property_id"], property);
+    assert_eq!(lines[0]["status"], "fail", "{}", lines[0]);
+    assert_eq!(lines[0]["signature"], signature, "{}", lines[0]);
+    assert_eq!(lines[1]["property_id"], "passes");
+    assert_eq!(
+        lines[1]["status"], "pass",
+        "the next property runs: {}",
+        lines[1]
+    );
+
+    let receipt = scratch.receipt("target/seedledger", property);
+    assert_eq!(receipt["stopped_early"], false, "{receipt}");
+    let planned = seeds(&receipt["planned_seeds"]);
+    assert_eq!(seeds(&receipt["attempted_seeds"]), planned);
+    assert_eq!(seeds(&receipt["failing_seeds"]), expected_failing);
+    assert_eq!(receipt["failing_seed"], expected_failing[0]);
+    let modes = receipt["failure_modes"].as_array().unwrap();
+    assert_eq!(modes.len(), 1, "{receipt}");
+    assert_eq!(modes[0]["signature"], signature);
+    assert_eq!(modes[0]["count"], expected_failing.len());
+    for failure in receipt["failures"].as_array().unwrap() {
+        assert_eq!(failure["signature"], signature, "{failure}");
+    }
+    // One row per trial, in plan order; a crash's row is a failure with its signature.
+    let rows = scratch.rows("target/seedledger", property, &receipt);
+    let expected_rows: Vec<(u64, String)> = planned
+        .iter()
+        .map(|s| {
+            let sig = if expected_failing.contains(s) {
+                signature
+            } else {
+                "pass"
+            };
+            (*s, sig.to_string())
+        })
+        .collect();
+    assert_eq!(rows, expected_rows);
+    let receipt_path = scratch.receipt_path("target/seedledger", property);
+    let close = scratch.run(&["gate", "close", "--verify", receipt_path.to_str().unwrap()]);
+    assert!(close.stdout.contains(": rows agree ("), "{}", close.stdout);
+    if extra.contains(&"--no-shrink") {
+        // Closed and complete; not eligible only because nothing was shrunk.
+        assert_eq!(close.code, 1, "{}\n{}", close.stdout, close.stderr);
+        assert!(
+            close.stdout.contains(": shrink_unstable"),
+            "{}",
+            close.stdout
+        );
+        assert_eq!(receipt["shrink_status"], "skipped");
+        return;
+    }
+    assert_eq!(close.code, 0, "{}\n{}", close.stdout, close.stderr);
+    assert!(
+        close.stdout.contains(": freeze_eligible"),
+        "{}",
+        close.stdout
+    );
+    // The crash shrinks like any failure: each candidate that crashes the same way fails,
+    // the smallest such input is n = 10, and both passes agree on it.
+    assert_eq!(receipt["shrink_status"], "done", "{receipt}");
+    assert_eq!(receipt["shrink_stable"], true, "{receipt}");
+    let shrink = &receipt["shrink"];
+    assert_eq!(shrink["signature"], signature);
+    assert_eq!(shrink["minimal_input"], "10", "{shrink}");
+    assert_eq!(shrink["minimal_choices"], serde_json::json!([10]));
+    assert_eq!(lines[0]["minimal_input"], "10");
+}
+
+const PLAN: &str = "1..=10";
+
+#[test]
+fn isolated_exit_0_is_a_failing_trial_and_shrinks() {
+    isolated_crash("exit_at_10", "exit:0", PLAN, &[]);
+}
+
+#[test]
+fn isolated_abort_is_a_failing_trial_and_shrinks() {
+    isolated_crash("abort_at_10", "crash:SIGABRT", PLAN, &[]);
+}
+
+#[test]
+fn isolated_stack_overflow_is_a_failing_trial_and_shrinks() {
+    isolated_crash("overflow_at_10", "crash:stack_overflow", PLAN, &[]);
+}
+
+#[test]
+fn isolated_failed_allocation_is_a_failing_trial_and_shrinks() {
+    isolated_crash("alloc_at_10", "crash:SIGABRT", PLAN, &[]);
+}
+
+#[test]
+fn isolated_hang_past_the_trial_timeout_is_a_failing_trial() {
+    // Each hanging seed costs the timeout; the passing trials take microseconds, so 2 s of
+    // margin is not a race against them.
+    isolated_crash(
+        "hang_at_10",
+        "timeout",
+        "1..=4",
+        &["--trial-timeout", "2", "--no-shrink"],
+    );
+}
+
+/// The example suite's planted bug (`ORDERS_DEMO_BUG=1`) fails `order_total_nonneg` on some
+/// seeds with an ordinary assertion: with and without `--isolate` the same seeds give the
+/// same verdicts, signatures, messages and locations, and shrink to the same input.
+#[test]
+fn the_same_seeds_give_the_same_verdicts_with_and_without_isolate() {
+    let root = Root::new();
+    let run = |out: &str, isolate: bool| {
+        let mut args = vec![
+            "prop",
+            "run",
+            "--property",
+            "order_total_nonneg",
+            "--cases",
+            "64",
+            "--out",
+            out,
+        ];
+        if isolate {
+            args.push("--isolate");
+        }
+        let run = root.run_env(&args, &[("ORDERS_DEMO_BUG", "1")]);
+        assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+        let path = root
+            .path()
+            .join(format!("{out}/local/order_total_nonneg.receipt.json"));
+        serde_json::from_str::<Value>(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let plain = run("plain", false);
+    let isolated = run("isolated", true);
+    assert!(
+        !seeds(&plain["failing_seeds"]).is_empty(),
+        "the planted bug fails some seeds: {plain}"
+    );
+    for field in [
+        "planned_seeds",
+        "attempted_seeds",
+        "failing_seed",
+        "failing_seeds",
+        "verdicts",
+        "failures",
+        "failure_modes",
+        "shrink_stable",
+    ] {
+        assert_eq!(plain[field], isolated[field], "{field}");
+    }
+    for field in ["minimal_input", "minimal_choices", "signature", "stable"] {
+        assert_eq!(plain["shrink"][field], isolated["shrink"][field], "{field}");
+    }
+}
