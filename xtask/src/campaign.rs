@@ -1,7 +1,8 @@
 //! `cargo xtask campaign kill`: kills running suites at random instants and checks what they
 //! left. Each round starts `prop run` (this binary, in its own process group) on a plan long
 //! enough to be caught mid-run — some rounds with the example domain's planted bug, so that
-//! kills also land while shrinking — sends SIGKILL to the whole group after a random delay,
+//! kills also land while shrinking, some with `--isolate` (trials in worker processes) —
+//! sends SIGKILL to the whole group after a random delay,
 //! and then reads every receipt the round left:
 //!
 //! * it parses (valid JSON with its decision fields) — the receipt is valid at every instant;
@@ -72,7 +73,7 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
     }
     let mut choices = Choices(args.seed);
     let root = args.root.clone();
-    let start = |out: &Path, bug: bool, shrink: bool| {
+    let start = |out: &Path, bug: bool, shrink: bool, isolate: bool| {
         let mut cmd = Command::new(&exe);
         cmd.args(["prop", "run", "--patch-id", "kill", "--cases"])
             .arg(args.cases.to_string())
@@ -89,6 +90,9 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
         if !shrink {
             cmd.arg("--no-shrink");
         }
+        if isolate {
+            cmd.arg("--isolate");
+        }
         if bug {
             cmd.env("ORDERS_DEMO_BUG", "1");
         }
@@ -103,7 +107,7 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
     let calibration = args.work.join("calibration");
     let _ = std::fs::remove_dir_all(&calibration);
     let began = Instant::now();
-    let full = match start(&calibration, true, true).and_then(|mut c| c.wait()) {
+    let full = match start(&calibration, true, true, false).and_then(|mut c| c.wait()) {
         Ok(_) => began.elapsed(),
         Err(e) => {
             errln!("error: cannot run `prop run`: {e}");
@@ -125,8 +129,9 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
         let _ = std::fs::remove_dir_all(&out);
         let bug = choices.below(2) == 0;
         let shrink = choices.below(4) != 0;
+        let isolate = choices.below(3) == 0;
         let delay = Duration::from_millis(choices.below(span + span / 5));
-        let mut child = match start(&out, bug, shrink) {
+        let mut child = match start(&out, bug, shrink, isolate) {
             Ok(child) => child,
             Err(e) => {
                 errln!("error: round {round}: cannot start `prop run`: {e}");
@@ -146,7 +151,7 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
                 Err(why) => {
                     problems += 1;
                     errln!(
-                        "FAIL round {round} (bug {bug}, shrink {shrink}, killed after {} ms): `{}`: {why}",
+                        "FAIL round {round} (bug {bug}, shrink {shrink}, isolate {isolate}, killed after {} ms): `{}`: {why}",
                         delay.as_millis(),
                         file.display()
                     );
