@@ -9,8 +9,8 @@ use crate::prop::Role;
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use seedledger_format::{
-    Citation, ExitStatus, Receipt, Runner, SpecFile, WitnessLine, fixture_pin, parse_rfc3339,
-    property_digest, write_atomic_new,
+    Citation, ExitStatus, Receipt, Runner, SpecFile, WitnessLine, WitnessRow, fixture_pin,
+    parse_rfc3339, property_digest, write_atomic_new,
 };
 use seedledger_gate::{
     CiteError, CiteRequest, CloseStatus, Closing, Current, Expected, FreezeDecision, ReceiptFacts,
@@ -354,6 +354,12 @@ struct ReadReceipt {
     code_base: Option<String>,
     /// Why the receipt disagrees with its run's rows (set where that is checked).
     disagreement: Option<String>,
+    /// The receipt's `run_id`.
+    run_id: Option<String>,
+    /// The rows its own run wrote (read beside it; only when they agree with it).
+    own_rows: Vec<WitnessRow>,
+    /// Every run (not a replay) with local rows of the patch in the witness file beside it.
+    runs_beside: Vec<String>,
 }
 
 /// Reads and closes one receipt. `Err` (a message naming the file, and the line and column
@@ -379,6 +385,9 @@ fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
         code: text("code"),
         code_base: text("code_base"),
         disagreement: None,
+        run_id: text("run_id"),
+        own_rows: Vec::new(),
+        runs_beside: Vec::new(),
         shown,
         closing,
     })
@@ -447,7 +456,15 @@ fn close(args: &CloseArgs) -> ExitStatus {
 
 /// Cross-checks the receipt at `file` against the rows of its run in the witness file beside
 /// it. `Ok` says what agreed; `Err` the first disagreement (or why it could not be checked).
-fn verify_beside(file: &Path) -> Result<String, String> {
+/// A receipt read strictly, with the lines of the witness file beside it.
+struct Beside {
+    receipt: Receipt,
+    lines: Vec<WitnessLine>,
+    witnesses: PathBuf,
+}
+
+/// Reads the receipt at `file` and the witness file beside it (`<property_id>.witness.jsonl`).
+fn read_beside(file: &Path) -> Result<Beside, String> {
     let bytes = read_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
     let text = std::str::from_utf8(&bytes).map_err(|_| "the receipt is not UTF-8".to_string())?;
     let receipt = Receipt::parse(text)
@@ -456,8 +473,23 @@ fn verify_beside(file: &Path) -> Result<String, String> {
     let rows = read_bounded(&witnesses, "witness file", MAX_WITNESS_BYTES)
         .map_err(|e| format!("{e:#}"))?;
     // A torn last line (a crash in the middle of an append) is no row of anyone's.
-    let rows = seedledger_format::complete_lines(&rows);
-    verify_receipt(&receipt, &witness_lines_from_bytes(rows))?;
+    let lines = witness_lines_from_bytes(seedledger_format::complete_lines(&rows));
+    Ok(Beside {
+        receipt,
+        lines,
+        witnesses,
+    })
+}
+
+/// Cross-checks the receipt at `file` against the rows of its run in the witness file beside
+/// it. `Ok` says what agreed; `Err` the first disagreement (or why it could not be checked).
+fn verify_beside(file: &Path) -> Result<String, String> {
+    let Beside {
+        receipt,
+        lines,
+        witnesses,
+    } = read_beside(file)?;
+    verify_receipt(&receipt, &lines)?;
     Ok(format!(
         "{} attempted seeds of run {} in `{}`",
         receipt.attempted_seeds.len(),
@@ -552,6 +584,8 @@ struct Evaluation {
     lines: Vec<WitnessLine>,
     /// `authenticated` or `unauthenticated` (`crate::trust::Roles::label`), for the output.
     roles: &'static str,
+    /// The spec's `oracle_source` now.
+    oracle: seedledger_format::OracleSource,
 }
 
 fn decide(args: &DecideArgs) -> anyhow::Result<ExitStatus> {
@@ -560,6 +594,7 @@ fn decide(args: &DecideArgs) -> anyhow::Result<ExitStatus> {
         expected,
         lines,
         roles,
+        ..
     } = evaluate(&args.expect)?;
     // What the citation writer's same-seed review would say (it does not change the
     // decision, nor the exit status: SPEC's decision 2 stays blind to seeds).
@@ -680,6 +715,7 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
         decision,
         lines,
         roles: roles.label(),
+        oracle: spec.oracle_source,
     })
 }
 
@@ -692,6 +728,7 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         decision,
         lines,
         roles,
+        oracle: spec_oracle,
     } = evaluate(&args.expect)?;
 
     // What is current for each receipt: its property's fixture pin, and the work tree's code
@@ -745,6 +782,41 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             }
         ));
     }
+    // The only local rows that may be cited: those each receipt's own run wrote, read beside
+    // it and checked against it (retired receipts' rows are of other code anyway). Every run
+    // with local rows of the patch — beside the receipts or offered in the batch — must have
+    // its receipt among them.
+    let mut local_rows: std::collections::HashMap<String, WitnessRow> =
+        std::collections::HashMap::new();
+    for (r, f) in receipts.iter().zip(&facts) {
+        if receipt_retirement(f.fixture_hash, f.code, &f.current).is_none() {
+            for row in &r.own_rows {
+                local_rows.insert(row.witness_id.clone(), row.clone());
+            }
+        }
+    }
+    let known_runs: Vec<&str> = receipts
+        .iter()
+        .filter_map(|r| r.run_id.as_deref())
+        .collect();
+    let patch = receipts.first().and_then(|r| r.patch_id.as_deref());
+    let mut runs_without_receipt: Vec<String> = Vec::new();
+    let offered = lines
+        .iter()
+        .filter_map(|l| l.row.as_ref().ok())
+        .filter(|row| {
+            row.runner == Runner::Local && row.patch_id.as_deref() == patch && patch.is_some()
+        });
+    let beside = receipts.iter().flat_map(|r| r.runs_beside.iter().cloned());
+    for run in offered
+        .filter_map(|row| row.run_id.clone())
+        .filter(|run| !run.starts_with("replay-"))
+        .chain(beside)
+    {
+        if !known_runs.contains(&run.as_str()) && !runs_without_receipt.contains(&run) {
+            runs_without_receipt.push(run);
+        }
+    }
     let req = CiteRequest {
         lines: &lines,
         decision: &decision,
@@ -754,6 +826,9 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         expires_at: args.expires_at.as_deref(),
         now: crate::freezes::now(),
         waive_same_seed_review: args.waive_same_seed_review,
+        local_rows: &local_rows,
+        runs_without_receipt: &runs_without_receipt,
+        spec_reviewed: spec_oracle == seedledger_format::OracleSource::HumanReviewed,
     };
     // The review printed is the one the citation writer ran (the patch's rows at its code).
     let (outcome, review) = match seedledger_gate::cite(&req) {
@@ -823,7 +898,32 @@ fn read_receipts(files: &[PathBuf]) -> anyhow::Result<Vec<ReadReceipt>> {
         match read_receipt(file) {
             Ok(r) if r.patch_id.is_none() => errors.push(no_patch_id(&r.shown)),
             Ok(mut r) => {
-                r.disagreement = verify_beside(file).err();
+                match read_beside(file) {
+                    Ok(beside) => {
+                        let run_id = beside.receipt.run_id.clone();
+                        let patch = beside.receipt.patch_id.clone();
+                        let mut runs = Vec::new();
+                        for line in &beside.lines {
+                            let Ok(row) = &line.row else { continue };
+                            if row.run_id == run_id {
+                                r.own_rows.push(row.clone());
+                            } else if row.runner == Runner::Local
+                                && row.patch_id.as_deref() == Some(patch.as_str())
+                                && let Some(other) = &row.run_id
+                                && !other.starts_with("replay-")
+                                && !runs.contains(other)
+                            {
+                                runs.push(other.clone());
+                            }
+                        }
+                        r.runs_beside = runs;
+                        r.disagreement = verify_receipt(&beside.receipt, &beside.lines).err();
+                        if r.disagreement.is_some() {
+                            r.own_rows.clear();
+                        }
+                    }
+                    Err(e) => r.disagreement = Some(e),
+                }
                 read.push(r);
             }
             Err(message) => errors.push(message),

@@ -122,7 +122,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "local")]
     runner: Role,
     /// The base revision the patch is a diff against (a commit, branch or tag git knows
-    /// here). Receipts and witness rows then record `code: diff:<sha256 of git diff BASE>`
+    /// here). Receipts and witness rows then record `code: diff:<sha256 of BASE and git diff BASE>`
     /// and the changed paths; without it they record the HEAD commit. Evidence, receipts and
     /// freezes retire when this identity changes.
     #[arg(long, env = "SEEDLEDGER_BASE", value_name = "REV")]

@@ -482,12 +482,32 @@ fn on_line(
             seen.in_flight.push((p.id.to_string(), text("run_id")));
         }
         (Some("done"), Some(p), Some(e)) => {
-            seen.in_flight.retain(|(id, _)| id != p.id);
-            seen.ended.push(p.id.to_string());
             let receipt = serde_json::from_value::<Receipt>(e["receipt"].clone())
                 .map_err(|e| format!("unreadable report from the run process: {e}"));
             let paths =
                 evidence_paths(&config.out_dir, &config.patch_id, p.id).map_err(|e| e.to_string());
+            // The event channel is the worker's stdout, which the property shares: a "done"
+            // counts only if the receipt on disk says the same (a property cannot print its
+            // way out of a crash).
+            let on_disk = paths.as_ref().ok().and_then(|(path, _)| {
+                std::fs::read_to_string(path)
+                    .ok()
+                    .and_then(|t| Receipt::parse(&t).ok())
+            });
+            let agrees = matches!((&receipt, &on_disk), (Ok(r), Some(d))
+                if d.run_id == r.run_id
+                    && d.stopped_early == r.stopped_early
+                    && d.attempted_seeds == r.attempted_seeds
+                    && d.failing_seeds == r.failing_seeds);
+            if !agrees {
+                errln!(
+                    "warning: a report that `{}` finished does not match its receipt on disk; ignored",
+                    p.id
+                );
+                return;
+            }
+            seen.in_flight.retain(|(id, _)| id != p.id);
+            seen.ended.push(p.id.to_string());
             match receipt.and_then(|r| paths.map(|paths| (r, paths))) {
                 Ok((receipt, (receipt_path, witness_path))) => {
                     report(

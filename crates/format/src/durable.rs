@@ -136,16 +136,19 @@ impl JsonLinesWriter {
         res.and(unlocked)
     }
 
-    /// Appends pre-formatted lines (each ending in `\n`) with one `write` on the append-only
-    /// descriptor, without taking the advisory lock or looking at the file's end: for a
-    /// writer that appends often and already holds its own exclusive lock on the evidence (a
-    /// run appending one row per trial). `O_APPEND` keeps each write whole and at the end.
-    pub fn append_raw_unlocked(&mut self, lines: &[u8]) -> io::Result<()> {
+    /// Appends pre-formatted lines (each ending in `\n`) under the advisory lock, without
+    /// looking at the file's end first: for a writer that appends often (a run, one row per
+    /// trial) and whose own appends always end in a newline. Another appender's tail repair
+    /// runs under the same lock, so it never sees half of this write.
+    pub fn append_raw_trusting_tail(&mut self, lines: &[u8]) -> io::Result<()> {
         debug_assert!(lines.is_empty() || lines.ends_with(b"\n"));
         if lines.is_empty() {
             return Ok(());
         }
-        self.file.write_all(lines)
+        let locked = lock(&self.file)?;
+        let res = self.file.write_all(lines);
+        let unlocked = unlock(&self.file, locked);
+        res.and(unlocked)
     }
 
     /// Flushes the file to stable storage.

@@ -38,7 +38,7 @@ pub const RECEIPT_SCHEMA_VERSION: u32 = 1;
 /// `.` pass, `F` fail), `failures` (seed, signature, message, location of each failing
 /// seed, at most 100), `failure_modes` (each distinct signature with its count and first
 /// seed, over every failing seed), `run_id` (the run's id; its witness rows carry it too),
-/// `code` (the code identity: `diff:<sha256 of git diff BASE>` when the run had a base
+/// `code` (the code identity: `diff:<sha256 of the base commit id and git diff BASE>` when the run had a base
 /// revision, else `commit:<HEAD>` with `+dirty:<sha256>` for uncommitted changes),
 /// `code_base` (the base as a commit id) and `code_paths` (the paths the diff names),
 /// `shrink_status` (`not_needed`, `skipped`, `in_progress` — the run was stopped

@@ -59,7 +59,7 @@ impl Verdict {
 /// Extensions (SPEC: Witness row extensions; `decide_freeze` ignores them, the citation-time
 /// reviews use them): `run_id` (the run that wrote the row; its receipt carries the same
 /// id), `patch_id` (the patch under test), `code` (the code identity the run recorded:
-/// `diff:<sha256 of git diff BASE>` with a base revision, else `commit:<HEAD>`, see
+/// `diff:<sha256 of the base commit id and git diff BASE>` with a base revision, else `commit:<HEAD>`, see
 /// `Receipt::code`). A row that lacks them, or carries them as non-strings, cannot back a
 /// citation. An object that repeats a key is not a row.
 ///

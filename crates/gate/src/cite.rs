@@ -12,9 +12,10 @@ use crate::errors::CiteError;
 use crate::freeze::{Current, receipt_retirement};
 use crate::review::{Origin, Review, same_seed_review};
 use seedledger_format::{
-    CITATION_SCHEMA_VERSION, Citation, Runner, SameSeedReview, WitnessLine, format_rfc3339,
-    parse_rfc3339,
+    CITATION_SCHEMA_VERSION, Citation, Runner, SameSeedReview, WitnessLine, WitnessRow,
+    format_rfc3339, parse_rfc3339,
 };
+use std::collections::HashMap;
 
 /// One receipt of the patch, as read by the caller, with what is current for it.
 #[derive(Debug, Clone)]
@@ -56,6 +57,16 @@ pub struct CiteRequest<'a> {
     pub now: i64,
     /// Skip the same-seed review (recorded in the citation as `waived`).
     pub waive_same_seed_review: bool,
+    /// The rows each receipt's own run wrote, read beside the receipt and cross-checked with
+    /// it (by `witness_id`): the only local rows that may be cited.
+    pub local_rows: &'a HashMap<String, WitnessRow>,
+    /// Runs whose witness rows were offered or found beside the receipts but that have no
+    /// receipt among them (a receipt left out — an open one, say): any refuses.
+    pub runs_without_receipt: &'a [String],
+    /// The current spec file says `oracle_source: human_reviewed`. A receipt's own
+    /// `oracle_source` is a copy the runner made; a citation also needs the spec to say so
+    /// now (a receipt edited to `human_reviewed` under a draft spec is refused).
+    pub spec_reviewed: bool,
 }
 
 /// Builds the citation, or says why not. Checks, in order: the writer is local; an expiry
@@ -130,6 +141,14 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
         }
         receipt_retirement(r.fixture_hash, r.code, &current)
     };
+    if !req.spec_reviewed {
+        return Err(CiteError::SpecNotReviewed(property_id.clone()));
+    }
+    if !req.runs_without_receipt.is_empty() {
+        return Err(CiteError::RunsWithoutReceipt(
+            req.runs_without_receipt.join(", "),
+        ));
+    }
     let open: Vec<&str> = req
         .receipts
         .iter()
@@ -190,6 +209,7 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
         Some(Origin {
             patch_id: &patch_id,
             code,
+            local_rows: Some(req.local_rows),
         }),
         req.waive_same_seed_review,
     );
@@ -325,6 +345,13 @@ mod tests {
         let expected = expected();
         let lines = lines(rows);
         let decision = decide_freeze(&lines, &expected);
+        // Every local row of these tests is one its run really wrote, unless `forged` says
+        // otherwise.
+        let local_rows: HashMap<String, WitnessRow> = rows
+            .iter()
+            .filter(|r| r.runner == Runner::Local && !r.witness_id.starts_with("forged-"))
+            .map(|r| (r.witness_id.clone(), r.clone()))
+            .collect();
         let mut req = CiteRequest {
             lines: &lines,
             decision: &decision,
@@ -334,6 +361,9 @@ mod tests {
             expires_at: Some("2030-01-01T01:00:00+01:00"),
             now: NOW,
             waive_same_seed_review: false,
+            local_rows: &local_rows,
+            runs_without_receipt: &[],
+            spec_reviewed: true,
         };
         edit(&mut req);
         cite(&req).map(|(citation, _)| citation)
@@ -385,6 +415,28 @@ mod tests {
         .unwrap();
         assert_eq!(c.same_seed_review, SameSeedReview::Waived);
         assert_eq!(c.seed, Some(1102));
+    }
+
+    #[test]
+    fn a_hand_made_local_row_backs_nothing_and_runs_without_receipts_refuse() {
+        // The deterministic bug plus a local pass on the failing seed that no run wrote.
+        let mut rows = deterministic();
+        rows.push(row("forged-1102", 1102, Verdict::Pass, Runner::Local));
+        let err = check(&rows, &eligible(), |_| {}).unwrap_err();
+        assert!(
+            matches!(&err, CiteError::Review { reason, .. } if *reason == REASON_NO_SAME_SEED),
+            "{err}"
+        );
+        let runs: &'static [String] =
+            Box::leak(vec!["local-killed-1".to_string()].into_boxed_slice());
+        let err = check(&env_dependent(), &eligible(), |r| {
+            r.runs_without_receipt = runs
+        })
+        .unwrap_err();
+        assert_eq!(err, CiteError::RunsWithoutReceipt("local-killed-1".into()));
+        // A draft spec: however its receipts read, no citation.
+        let err = check(&env_dependent(), &eligible(), |r| r.spec_reviewed = false).unwrap_err();
+        assert_eq!(err, CiteError::SpecNotReviewed("order_total_nonneg".into()));
     }
 
     #[test]

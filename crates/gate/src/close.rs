@@ -239,7 +239,7 @@ fn decide(v: &LedgerView) -> (CloseStatus, String) {
         return (
             CloseStatus::ShrinkUnstable,
             format!(
-                "shrink_stable is false: two shrink passes of seed {failing} did not return the same minimal input"
+                "shrink_stable is false: shrinking seed {failing} did not reach one minimal input twice (or did not run to the end: see shrink_status)"
             ),
         );
     }

@@ -72,6 +72,16 @@ pub enum CiteError {
     /// A receipt of the patch disagrees with its own run's witness rows (hand-edited).
     #[error("receipt `{file}` disagrees with its run's witness rows: {detail}")]
     Disagrees { file: String, detail: String },
+    /// The spec file does not say `oracle_source: human_reviewed` now.
+    #[error(
+        "props/{0}.md does not say `oracle_source: human_reviewed`: a draft spec backs no citation (a person reviews it, commits it, and runs again)"
+    )]
+    SpecNotReviewed(String),
+    /// Rows of runs whose receipts are not among the patch's receipts.
+    #[error(
+        "witness rows of run(s) {0} have no receipt among the patch's receipts: a run's receipt is missing or was left out (an open one?); give the evidence directory that holds them all"
+    )]
+    RunsWithoutReceipt(String),
     /// A required text field of the request is empty.
     #[error("field `{0}` is empty")]
     Empty(&'static str),

@@ -9,7 +9,8 @@
 //! since changed, never back a citation.
 
 use crate::decide::Expected;
-use seedledger_format::{Verdict, WitnessLine, WitnessRow};
+use seedledger_format::{Runner, Verdict, WitnessLine, WitnessRow};
+use std::collections::HashMap;
 
 /// The review's refusal when no fail and pass share a seed (SPEC, word for word).
 pub const REASON_NO_SAME_SEED: &str =
@@ -19,11 +20,16 @@ pub const REASON_NO_SAME_SEED: &str =
 pub const REASON_FOREIGN_ROWS: &str =
     "the cited fail and pass rows must come from the patch being cited and its code identity";
 
-/// Where cited rows must come from: their `patch_id` and `code` extensions.
+/// Where cited rows must come from: their `patch_id` and `code` extensions, and — for local
+/// rows, which carry no signature — the rows the patch's own, cross-checked runs wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Origin<'a> {
     pub patch_id: &'a str,
     pub code: &'a str,
+    /// When given, a local row counts only if it is one of these (by `witness_id`, equal in
+    /// every field): the rows of a receipt's own run, read beside that receipt and checked
+    /// against it. A hand-made local row offered in the batch then backs nothing.
+    pub local_rows: Option<&'a HashMap<String, WitnessRow>>,
 }
 
 /// The rows a citation names.
@@ -103,7 +109,11 @@ pub fn same_seed_review(
         .copied()
         .filter(|r| {
             origin.is_none_or(|o| {
-                r.patch_id.as_deref() == Some(o.patch_id) && r.code.as_deref() == Some(o.code)
+                r.patch_id.as_deref() == Some(o.patch_id)
+                    && r.code.as_deref() == Some(o.code)
+                    && (r.runner != Runner::Local
+                        || o.local_rows
+                            .is_none_or(|known| known.get(&r.witness_id) == Some(*r)))
             })
         })
         .collect();

@@ -133,6 +133,43 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
             }
             None => return Err("the receipt has no verdicts".to_string()),
         }
+        // Every failing signature of the rows is one of the receipt's failure modes.
+        if let Some(row) = rows.iter().find(|r| {
+            r.verdict == Verdict::Fail
+                && !receipt.failure_modes.is_empty()
+                && !receipt
+                    .failure_modes
+                    .iter()
+                    .any(|m| m.signature == r.signature)
+        }) {
+            return Err(format!(
+                "row `{}` fails with `{}`, which is none of the receipt's failure modes",
+                row.witness_id, row.signature
+            ));
+        }
+        // `shrink_stable: true` is a claim the shrink record must bear out: shrinking done,
+        // two passes that both reached a fixed point with the same minimal choices.
+        if receipt.shrink_stable {
+            let shrink = receipt.shrink.as_ref();
+            let passes_agree = shrink.is_some_and(|s| {
+                s.stable
+                    && s.passes.len() == 2
+                    && s.passes.iter().all(|p| p.stop_reason == "fixed_point")
+                    && s.passes[0].minimal_choices == s.passes[1].minimal_choices
+                    && s.passes[0].minimal_choices == s.minimal_choices
+            });
+            if receipt.shrink_status.as_deref() != Some("done") || !passes_agree {
+                return Err(format!(
+                    "shrink_stable is true but shrinking {} (shrink_status {:?})",
+                    if shrink.is_some() {
+                        "did not end in two passes at one fixed point"
+                    } else {
+                        "left no record"
+                    },
+                    receipt.shrink_status.as_deref().unwrap_or("absent")
+                ));
+            }
+        }
         for mode in &receipt.failure_modes {
             let with: Vec<&&WitnessRow> = rows
                 .iter()
@@ -204,7 +241,13 @@ mod tests {
             "fixture_hash": "sha256:{}", "stopped_early": false, "oracle_source": "human_reviewed",
             "run_id": "r1", "code": "diff:c", "property_digest": "{}", "bound": "b",
             "failing_seeds": [1102], "verdicts": ".F..",
-            "failure_modes": [{{"signature": "assert:x", "count": 1, "first_seed": 1102}}]}}"#,
+            "failure_modes": [{{"signature": "assert:x", "count": 1, "first_seed": 1102}}],
+            "shrink_status": "done",
+            "shrink": {{"seed": 1102, "signature": "assert:x", "original_input": "9", "original_choices_len": 1,
+              "minimal_input": "0", "minimal_choices": [0], "minimal_message": "m", "stable": true,
+              "passes": [{{"evaluations": 2, "cache_hits": 0, "stop_reason": "fixed_point", "millis": 0, "minimal_choices": [0]}},
+                         {{"evaluations": 2, "cache_hits": 0, "stop_reason": "fixed_point", "millis": 0, "minimal_choices": [0]}}],
+              "max_evaluations": 5000, "max_millis": 10000}}}}"#,
             "e".repeat(64),
             "d".repeat(64)
         );
@@ -279,6 +322,28 @@ mod tests {
                 "a row of other code",
                 |_, rows| rows[3].code = Some("diff:old".into()),
                 "has another code than the receipt",
+            ),
+            (
+                "shrink_stable set by hand after --no-shrink",
+                |r, _| {
+                    r.shrink = None;
+                    r.shrink_status = Some("skipped".into());
+                },
+                "shrink_stable is true but shrinking left no record (shrink_status \"skipped\")",
+            ),
+            (
+                "shrink_stable set by hand over two passes that disagree",
+                |r, _| {
+                    if let Some(s) = r.shrink.as_mut() {
+                        s.passes[1].minimal_choices = vec![1];
+                    }
+                },
+                "did not end in two passes at one fixed point",
+            ),
+            (
+                "a failure signature the receipt does not list",
+                |_, rows| rows[2].signature = "assert:y".into(),
+                "fails with `assert:y`, which is none of the receipt's failure modes",
             ),
             (
                 "a failure mode miscounted",

@@ -2,7 +2,9 @@
 //! extensions): what the patch under test *is*, so that evidence gathered on one version of
 //! the code is never read as evidence about another.
 //!
-//! * With a base revision: `diff:<sha256 of git diff BASE>` plus the changed paths. Two
+//! * With a base revision: `diff:<sha256 of "seedledger-code-v1\n" ++ BASE commit id ++ "\n"
+//!   ++ git diff BASE>` plus the changed paths (the base is part of the identity: the same
+//!   diff on another base is other code). Two
 //!   machines with the same checkout of the same patch compute the same digest, so a local
 //!   and a remote runner's rows agree; any change to the patch changes it.
 //! * Without one: `commit:<HEAD>` — the last commit that changed anything outside the freeze
@@ -115,7 +117,11 @@ pub fn code_identity(root: &Path, base: Option<&str>) -> Result<CodeIdentity, Co
                 }
             })?;
             let resolved = text(resolved);
-            let digest = sha256_hex(&diff(&resolved)?);
+            // The base is part of what the identity names: the same diff on another base is
+            // other code (a rebase changes it even when the patch's own lines do not).
+            let mut named = format!("seedledger-code-v1\n{resolved}\n").into_bytes();
+            named.extend_from_slice(&diff(&resolved)?);
+            let digest = sha256_hex(&named);
             let names = git(&[
                 "diff",
                 "--no-ext-diff",

@@ -371,10 +371,9 @@ impl RowSink {
     pub fn flush(&self) -> io::Result<()> {
         let mut state = self.state();
         let SinkState { buf, writer } = &mut *state;
-        // The run holds its property's evidence lock, and the file's end was checked when it
-        // was opened: one plain append per row is enough (a lock and a tail check per row
-        // cost several system calls each).
-        writer.append_raw_unlocked(buf)?;
+        // One locked append per row, without re-reading the file's end (this writer's appends
+        // always end in a newline; another appender repairs a torn tail under the same lock).
+        writer.append_raw_trusting_tail(buf)?;
         buf.clear();
         Ok(())
     }

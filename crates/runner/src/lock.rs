@@ -40,6 +40,9 @@ pub(crate) fn lock_path(receipt_path: &Path, property_id: &str) -> PathBuf {
     receipt_path.with_file_name(format!("{property_id}.lock"))
 }
 
+/// How long a run waits for a lock that looks held before refusing (see `lock`).
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Takes the evidence lock of `property_id` without waiting, and writes who holds it
 /// (`holder`) into the lock file for a refused run to name. Refuses a symbolic link.
 pub(crate) fn lock(
@@ -72,7 +75,18 @@ pub(crate) fn lock(
                 failed(e)
             }
         })?;
-    match file.try_lock() {
+    // A lock just released can look held for a moment: a process this one started (git,
+    // say) inherits the descriptor until it execs. Try again for up to LOCK_PATIENCE before
+    // refusing; a run that really holds the lock holds it far longer.
+    let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+    let mut attempt = file.try_lock();
+    while matches!(attempt, Err(std::fs::TryLockError::WouldBlock))
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        attempt = file.try_lock();
+    }
+    match attempt {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             let mut text = String::new();

@@ -179,8 +179,8 @@ impl Dir {
     }
 
     /// The code identity of the work tree against `base`, computed here with git:
-    /// `diff:` + sha256 of the full diff (full object ids, binary-safe) with the freeze store
-    /// left out.
+    /// `diff:` + sha256 of `seedledger-code-v1\n<base commit>\n` and the full diff (full object
+    /// ids, binary-safe) with the freeze store left out.
     pub(crate) fn diff_code(&self, base: &str) -> String {
         // The hash function itself, checked on its standard test vector first.
         assert_eq!(
@@ -202,7 +202,12 @@ impl Dir {
             !diff.is_empty(),
             "the work tree does not differ from {base}"
         );
-        format!("diff:{}", seedledger_format::sha256_hex(&diff))
+        // The base commit is named in what is hashed: the same diff on another base is other
+        // code.
+        let mut named =
+            format!("seedledger-code-v1\n{}\n", self.git(&["rev-parse", base])).into_bytes();
+        named.extend_from_slice(&diff);
+        format!("diff:{}", seedledger_format::sha256_hex(&named))
     }
 
     pub(crate) fn digest(&self) -> String {
@@ -281,10 +286,14 @@ impl Dir {
 
     /// A receipt as a run leaves it, for the commands that cross-check a receipt with its
     /// run's rows: [`Dir::receipt`] with `changes`, a `run_id`, the spec's digest and bound,
-    /// and `verdicts`, `failing_seeds` and `failure_modes` agreeing with its seeds; and that
-    /// run's rows, one per attempted seed (failing on the failing seed with signature
-    /// `AssertionError`), appended to `<property_id>.witness.jsonl` beside it. The rows carry
-    /// the receipt's property, patch, code and pin, whatever `changes` made them.
+    /// and `verdicts`, `failing_seeds` and `failure_modes` agreeing with its seeds, and a
+    /// shrink record bearing out `shrink_stable` (`shrink_status: done`, two passes at one
+    /// fixed point) when it fails; a run where nothing failed records `shrink_stable: false`
+    /// and `shrink_status: not_needed` (unless `changes` say otherwise). And that run's rows,
+    /// one per attempted seed (failing on the failing seed with signature `AssertionError`),
+    /// appended to `<property_id>.witness.jsonl` beside it: witness ids
+    /// `<run_id>-<seed>`, run_id `run-<rel without .json, / as ->`. The rows carry the
+    /// receipt's property, patch, code and pin, whatever `changes` made them.
     pub(crate) fn evidence(&self, rel: &str, changes: Value) {
         let run_id = format!("run-{}", rel.trim_end_matches(".json").replace('/', "-"));
         let extensions = json!({
@@ -301,7 +310,7 @@ impl Dir {
             .map(|s| s.as_u64().unwrap())
             .collect();
         let failing = r["failing_seed"].as_u64();
-        let derived = json!({
+        let mut derived = json!({
             "verdicts": attempted
                 .iter()
                 .map(|s| if Some(*s) == failing { 'F' } else { '.' })
@@ -311,6 +320,24 @@ impl Dir {
                 .map(|seed| vec![json!({"signature": "AssertionError", "count": 1, "first_seed": seed})])
                 .unwrap_or_default(),
         });
+        match failing {
+            Some(seed) if r["shrink_stable"] == json!(true) => {
+                let pass = json!({"evaluations": 3, "cache_hits": 0, "stop_reason": "fixed_point",
+                    "millis": 1, "minimal_choices": [0]});
+                derived["shrink_status"] = json!("done");
+                derived["shrink"] = json!({
+                    "seed": seed, "signature": "AssertionError", "original_input": "[150]",
+                    "original_choices_len": 1, "minimal_input": "[0]", "minimal_choices": [0],
+                    "minimal_message": "total < 0", "stable": true, "passes": [pass, pass],
+                    "max_evaluations": 5000, "max_millis": 10000,
+                });
+            }
+            Some(_) => {}
+            None => {
+                derived["shrink_stable"] = json!(false);
+                derived["shrink_status"] = json!("not_needed");
+            }
+        }
         for (k, v) in derived.as_object().unwrap() {
             if !changes.as_object().unwrap().contains_key(k) {
                 r[k] = v.clone();
@@ -348,6 +375,16 @@ impl Dir {
         let path = self.path().join(witnesses);
         let before = std::fs::read_to_string(&path).unwrap_or_default();
         std::fs::write(path, before + &rows).unwrap();
+    }
+
+    /// The row `witness_id` of the witness file `rel`, as a run wrote it there (see
+    /// [`Dir::evidence`]); panics when the file holds no such row.
+    pub(crate) fn run_row(&self, rel: &str, witness_id: &str) -> Value {
+        self.read(rel)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|row| row["witness_id"] == witness_id)
+            .unwrap_or_else(|| panic!("`{rel}` holds no row `{witness_id}`"))
     }
 
     pub(crate) fn files(&self) -> Vec<String> {

@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 const FUTURE: &str = "2999-01-01T00:00:00Z";
 const PATCH: &str = "agent-1842";
 const STORE: &str = "props/freezes";
+/// The seed a receipt's run fails on ([`Dir::evidence`]: seeds 1101..=1104).
+const FAILING: u64 = 1103;
 /// The review's refusal when the patch's rows at its code hold no fail or no pass.
 const FOREIGN: &str =
     "the cited fail and pass rows must come from the patch being cited and its code identity";
@@ -73,13 +75,23 @@ impl Patch {
         self.row_at(&self.code, id, seed, verdict, runner)
     }
 
-    /// The seed document's admitted pair on seed 17, of the patch at its code, in `w.jsonl`.
+    /// The row its run wrote on `seed` beside the receipt `rel` (written by
+    /// [`Patch::receipt`] or [`Dir::evidence`]): id `run-<receipt name>-<seed>`, of run
+    /// `run-<receipt name>`, failing on [`FAILING`] only. The only kind of local row that can
+    /// back a citation.
+    fn own(&self, rel: &str, seed: u64) -> Value {
+        own_row(&self.dir, rel, seed)
+    }
+
+    /// The admitted pair on the failing seed, in `w.jsonl`: the fail the run of `r.json`
+    /// wrote (`run-r-1103`) and a remote pass on the same seed (`w-remote-9`). `r.json` must
+    /// have been written.
     fn admitted_pair(&self) {
         self.dir.write_rows(
             "w.jsonl",
             &[
-                self.row("w-local-1", 17, "fail", "local"),
-                self.row("w-remote-9", 17, "pass", "remote"),
+                self.own("r.json", FAILING),
+                self.row("w-remote-9", FAILING, "pass", "remote"),
             ],
         );
     }
@@ -111,6 +123,13 @@ impl Patch {
     fn store(&self) -> Vec<String> {
         store_of(&self.dir, STORE)
     }
+}
+
+/// See [`Patch::own`].
+fn own_row(dir: &Dir, rel: &str, seed: u64) -> Value {
+    let run = format!("run-{}", rel.trim_end_matches(".json").replace('/', "-"));
+    let beside = std::path::Path::new(rel).with_file_name("order_total_nonneg.witness.jsonl");
+    dir.run_row(beside.to_str().unwrap(), &format!("{run}-{seed}"))
 }
 
 fn store_of(dir: &Dir, rel: &str) -> Vec<String> {
@@ -247,16 +266,6 @@ fn cite_writes_a_citation_into_the_store_when_every_check_passes() {
         } else {
             p.code.clone()
         };
-        // The decision names the first fail and the first pass; the review, and so the
-        // citation, the fail and the pass on one seed.
-        p.dir.write_rows(
-            "w.jsonl",
-            &[
-                p.row_at(&code, "w-local-1", 17, "fail", "local"),
-                p.row_at(&code, "w-local-2", 5, "pass", "local"),
-                p.row_at(&code, "w-remote-9", 17, "pass", "remote"),
-            ],
-        );
         let mut identity = json!({"code": code});
         if with_base {
             identity["code_base"] = json!(p.base);
@@ -269,6 +278,17 @@ fn cite_writes_a_citation_into_the_store_when_every_check_passes() {
                 json!({"property_id": "other", "failing_seed": null}),
             ),
         );
+        // The decision names the first fail and the first pass; the review, and so the
+        // citation, the fail and the pass on one seed. The local rows are the ones the run
+        // of `r.json` wrote beside it (its fail on 1103, a pass on 1101).
+        p.dir.write_rows(
+            "w.jsonl",
+            &[
+                p.own("r.json", FAILING),
+                p.own("r.json", 1101),
+                p.row_at(&code, "w-remote-9", FAILING, "pass", "remote"),
+            ],
+        );
         let before = utc_now();
         let run = p.cite(&["r.json", "other.json"], &["--expires-at", FUTURE]);
         let after = utc_now();
@@ -279,14 +299,14 @@ fn cite_writes_a_citation_into_the_store_when_every_check_passes() {
         assert_eq!(
             run.stdout,
             format!(
-                "{ADMIT}\nfail_id: w-local-1\npass_id: w-local-2\n{}\ncitation written: props/freezes/{name}\n",
-                review_passed("w-local-1", "w-remote-9", 17)
+                "{ADMIT}\nfail_id: run-r-1103\npass_id: run-r-1101\n{}\ncitation written: props/freezes/{name}\n",
+                review_passed("run-r-1103", "w-remote-9", 1103)
             )
         );
         let want = Expect {
-            fail_id: "w-local-1",
+            fail_id: "run-r-1103",
             pass_id: "w-remote-9",
-            seed: Some(17),
+            seed: Some(1103),
             review: "passed",
             code: &code,
             code_base: with_base.then_some(p.base.as_str()),
@@ -325,15 +345,15 @@ fn cite_writes_a_citation_into_the_store_when_every_check_passes() {
 #[test]
 fn cite_writes_a_new_file_each_time_and_never_touches_existing_ones() {
     let p = Patch::new();
+    p.receipt("r.json", json!({}));
     p.dir.write_rows(
         "w.jsonl",
         &[
-            p.row("w-local-1", 17, "fail", "local"),
-            p.row("w-local-2", 5, "pass", "local"),
-            p.row("w-remote-9", 17, "pass", "remote"),
+            p.own("r.json", FAILING),
+            p.own("r.json", 1101),
+            p.row("w-remote-9", FAILING, "pass", "remote"),
         ],
     );
-    p.receipt("r.json", json!({}));
     p.dir.write("props/freezes/old.json", "the old citation\n");
     let before = utc_now();
     let first = p.cite(&["r.json"], &["--expires-at", FUTURE]);
@@ -370,16 +390,16 @@ fn cite_writes_a_new_file_each_time_and_never_touches_existing_ones() {
             "refusal": null,
             "review_reason": null,
             "citation": format!("props/freezes/{second_name}"),
-            "fail_id": "w-local-1",
-            "pass_id": "w-local-2",
-            "same_seed_review": review_json_passed("w-local-1", "w-remote-9", 17),
+            "fail_id": "run-r-1103",
+            "pass_id": "run-r-1101",
+            "same_seed_review": review_json_passed("run-r-1103", "w-remote-9", 1103),
             "roles": "unauthenticated",
         })
     );
     let want = |expires_at| Expect {
-        fail_id: "w-local-1",
+        fail_id: "run-r-1103",
         pass_id: "w-remote-9",
-        seed: Some(17),
+        seed: Some(1103),
         review: "passed",
         code: &p.code,
         code_base: None,
@@ -410,20 +430,17 @@ fn cite_default_store_is_under_the_root_and_store_moves_it() {
     dir.git(&["-C", "ws", "add", "."]);
     dir.git(&["-C", "ws", "commit", "-q", "-m", "base"]);
     let code = format!("commit:{}", dir.git(&["-C", "ws", "rev-parse", "HEAD"]));
-    let row = |id, verdict, signature, runner| {
-        edit(
-            dir.row(id, verdict, signature, runner),
-            json!({"patch_id": PATCH, "code": code}),
-        )
-    };
+    dir.evidence("r.json", json!({"code": code}));
     dir.write_rows(
         "w.jsonl",
         &[
-            row("w-local-1", "fail", "AssertionError", "local"),
-            row("w-remote-9", "pass", "ok", "remote"),
+            own_row(&dir, "r.json", FAILING),
+            edit(
+                dir.row_on(FAILING, "w-remote-9", "pass", "ok", "remote"),
+                json!({"patch_id": PATCH, "code": code}),
+            ),
         ],
     );
-    dir.evidence("r.json", json!({"code": code}));
     let cite = |extra: &[&str]| {
         let mut args = vec![
             "gate",
@@ -474,20 +491,21 @@ fn cite_default_store_is_under_the_root_and_store_moves_it() {
 #[test]
 fn cite_waives_the_same_seed_review_only_when_asked() {
     let p = Patch::new();
-    // A fail on seed 17 and a pass on seed 18: two inputs, admitted by decision 2.
+    p.receipt("r.json", json!({}));
+    // The run's fail on seed 1103 and a remote pass on seed 1104: two inputs, admitted by
+    // decision 2.
     p.dir.write_rows(
         "w.jsonl",
         &[
-            p.row("w-local-1", 17, "fail", "local"),
-            p.row("w-remote-9", 18, "pass", "remote"),
+            p.own("r.json", FAILING),
+            p.row("w-remote-9", 1104, "pass", "remote"),
         ],
     );
-    p.receipt("r.json", json!({}));
     let run = p.cite(&["r.json"], &["--expires-at", FUTURE]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         run.stdout.starts_with(&format!(
-            "{ADMIT}\nfail_id: w-local-1\npass_id: w-remote-9\n{REVIEW_REFUSED}\ncitation refused: {NO_SAME_SEED} ("
+            "{ADMIT}\nfail_id: run-r-1103\npass_id: w-remote-9\n{REVIEW_REFUSED}\ncitation refused: {NO_SAME_SEED} ("
         )),
         "{}",
         run.stdout
@@ -511,7 +529,7 @@ fn cite_waives_the_same_seed_review_only_when_asked() {
             "refusal": null,
             "review_reason": NO_SAME_SEED,
             "citation": null,
-            "fail_id": "w-local-1",
+            "fail_id": "run-r-1103",
             "pass_id": "w-remote-9",
             "same_seed_review": review_json_refused(),
             "roles": "unauthenticated",
@@ -533,7 +551,7 @@ fn cite_waives_the_same_seed_review_only_when_asked() {
     assert_eq!(
         (&lines[..3], lines[4]),
         (
-            &[ADMIT, "fail_id: w-local-1", "pass_id: w-remote-9"][..],
+            &[ADMIT, "fail_id: run-r-1103", "pass_id: w-remote-9"][..],
             format!("citation written: props/freezes/{}", names[0]).as_str()
         ),
         "{}",
@@ -541,7 +559,7 @@ fn cite_waives_the_same_seed_review_only_when_asked() {
     );
     // The citation says the review was waived and names no seed.
     let want = Expect {
-        fail_id: "w-local-1",
+        fail_id: "run-r-1103",
         pass_id: "w-remote-9",
         seed: None,
         review: "waived",
@@ -566,17 +584,19 @@ type RefusalCase<'a> = (
 fn cite_refusals_exit_1_with_the_reason_and_write_nothing() {
     let p = Patch::new();
     let other_pin = format!("sha256:{}", "0".repeat(64));
+    // Each receipt of the property beside its own run's rows only (a directory each): rows
+    // of a run whose receipt is not given refuse a citation.
     p.receipt("r.json", json!({}));
     p.receipt(
-        "open.json",
+        "open/open.json",
         json!({"attempted_seeds": [1101, 1102], "stopped_early": true}),
     );
-    p.receipt("unstable.json", json!({"shrink_stable": false}));
-    p.receipt("pass.json", json!({"failing_seed": null}));
+    p.receipt("unstable/unstable.json", json!({"shrink_stable": false}));
+    p.receipt("pass/pass.json", json!({"failing_seed": null}));
     p.receipt("elsewhere.json", json!({"property_id": "other"}));
-    p.receipt("moved.json", json!({"fixture_hash": other_pin}));
-    p.receipt("old.json", json!({"code": p.old}));
-    p.dir.evidence("no-code.json", json!({}));
+    p.receipt("moved/moved.json", json!({"fixture_hash": other_pin}));
+    p.receipt("old/old.json", json!({"code": p.old}));
+    p.dir.evidence("no-code/no-code.json", json!({}));
     // The eligible receipt with `stopped_early` repeated, open first (SPEC: Duplicate keys).
     let eligible = p.dir.read("r.json");
     p.dir.write(
@@ -589,14 +609,22 @@ fn cite_refusals_exit_1_with_the_reason_and_write_nothing() {
     );
     assert_ne!(p.dir.read("repeated.json"), eligible);
 
+    // The fail of the run of `r.json` and a remote pass on its seed.
     let pair = [
-        p.row("w-local-1", 17, "fail", "local"),
-        p.row("w-remote-9", 17, "pass", "remote"),
+        p.own("r.json", FAILING),
+        p.row("w-remote-9", FAILING, "pass", "remote"),
     ];
-    let both_local = [
-        p.row("w-local-1", 17, "fail", "local"),
-        p.row("w-local-2", 17, "pass", "local"),
+    // Where `r.json` is not given its run's rows would refuse for want of their receipt;
+    // a local replay of the failing seed (no run's row: it backs no citation, but these
+    // refusals come before the review) is admitted by the decision all the same.
+    let replayed = [
+        edit(
+            p.row("replay-local-1103", FAILING, "fail", "local"),
+            json!({"run_id": "replay-local-1"}),
+        ),
+        p.row("w-remote-9", FAILING, "pass", "remote"),
     ];
+    let both_local = [p.own("r.json", FAILING), p.own("r.json", 1101)];
     let fut: &[&str] = &["--expires-at", FUTURE];
     let cases: [RefusalCase; 11] = [
         (
@@ -642,62 +670,62 @@ fn cite_refusals_exit_1_with_the_reason_and_write_nothing() {
         (
             "an open receipt of the same patch at the current code",
             &pair,
-            &["r.json", "open.json"],
+            &["r.json", "open/open.json"],
             fut,
             ADMIT,
-            "patch `agent-1842` has 1 open receipt(s) (open.json); freeze creation is disabled"
+            "patch `agent-1842` has 1 open receipt(s) (open/open.json); freeze creation is disabled"
                 .into(),
         ),
         (
             "no eligible receipt for the property",
-            &pair,
-            &["unstable.json", "pass.json", "elsewhere.json"],
+            &replayed,
+            &["unstable/unstable.json", "pass/pass.json", "elsewhere.json"],
             fut,
             ADMIT,
             NO_ELIGIBLE.into(),
         ),
         (
             "the only eligible receipt was made against another fixture",
-            &pair,
-            &["moved.json"],
+            &replayed,
+            &["moved/moved.json"],
             fut,
             ADMIT,
-            format!("{NO_ELIGIBLE}; 1 retired: `moved.json` retired (fixture changed)"),
+            format!("{NO_ELIGIBLE}; 1 retired: `moved/moved.json` retired (fixture changed)"),
         ),
         (
             "the only eligible receipt was made on older code",
-            &pair,
-            &["old.json"],
+            &replayed,
+            &["old/old.json"],
             fut,
             ADMIT,
-            format!("{NO_ELIGIBLE}; 1 retired: `old.json` retired (diff changed)"),
+            format!("{NO_ELIGIBLE}; 1 retired: `old/old.json` retired (diff changed)"),
         ),
         (
             "the eligible receipt records no code identity",
-            &pair,
-            &["no-code.json"],
+            &replayed,
+            &["no-code/no-code.json"],
             fut,
             ADMIT,
-            "receipt `no-code.json` records no code identity (was it run outside a git work tree?); a citation must name the code its evidence came from".into(),
+            "receipt `no-code/no-code.json` records no code identity (was it run outside a git work tree?); a citation must name the code its evidence came from".into(),
         ),
         (
             "an open receipt refuses even beside a retired one",
             &pair,
-            &["old.json", "r.json", "open.json"],
+            &["old/old.json", "r.json", "open/open.json"],
             fut,
             ADMIT,
-            "patch `agent-1842` has 1 open receipt(s) (open.json); freeze creation is disabled"
+            "patch `agent-1842` has 1 open receipt(s) (open/open.json); freeze creation is disabled"
                 .into(),
         ),
     ];
     for (case, rows, receipts, extra, reason, refusal) in cases {
         p.dir.write_rows("w.jsonl", rows);
         let admitted = reason == ADMIT;
-        let (fail_id, pass_id) = if admitted {
-            ("w-local-1", "w-remote-9")
-        } else {
-            ("w-local-1", "w-local-2")
-        };
+        // The decision names the batch's first fail and first pass: its two rows, in order.
+        let (fail_id, pass_id) = (
+            rows[0]["witness_id"].as_str().unwrap(),
+            rows[1]["witness_id"].as_str().unwrap(),
+        );
         let run = p.cite(receipts, extra);
         assert_eq!(run.code, 1, "{case}: {}", run.stderr);
         let decision = if admitted {
@@ -762,8 +790,8 @@ fn cite_refusals_exit_1_with_the_reason_and_write_nothing() {
 
     // Each retired receipt is named on stderr with what changed.
     for (file, why) in [
-        ("moved.json", "retired (fixture changed)"),
-        ("old.json", "retired (diff changed)"),
+        ("moved/moved.json", "retired (fixture changed)"),
+        ("old/old.json", "retired (diff changed)"),
     ] {
         let run = p.cite(&[file], &["--expires-at", FUTURE]);
         assert!(
@@ -785,8 +813,9 @@ fn cite_refuses_rows_of_another_patch_or_code() {
     p.receipt("r.json", json!({}));
     let agent_7 = json!({"patch_id": "agent-7"});
     let old = json!({"code": p.old});
-    let fail = p.row("w-local-1", 17, "fail", "local");
-    let pass = p.row("w-remote-9", 17, "pass", "remote");
+    // The fail the run of `r.json` wrote, and a remote pass on its seed.
+    let fail = p.own("r.json", FAILING);
+    let pass = p.row("w-remote-9", FAILING, "pass", "remote");
     let cases = [
         (
             "every row from another patch",
@@ -826,7 +855,7 @@ fn cite_refuses_rows_of_another_patch_or_code() {
             "the pass on the failing seed is from another patch",
             vec![
                 fail.clone(),
-                p.row("w-remote-8", 18, "pass", "remote"),
+                p.row("w-remote-8", 1104, "pass", "remote"),
                 edit(pass.clone(), agent_7.clone()),
             ],
             NO_SAME_SEED,
@@ -835,7 +864,7 @@ fn cite_refuses_rows_of_another_patch_or_code() {
             "the fail on the passing seed is from older code",
             vec![
                 edit(fail.clone(), old.clone()),
-                p.row("w-local-2", 18, "fail", "local"),
+                p.row("w-remote-7", 1104, "fail", "remote"),
                 pass.clone(),
             ],
             NO_SAME_SEED,
@@ -917,8 +946,8 @@ fn cite_refuses_rows_of_another_patch_or_code() {
 #[test]
 fn cite_an_open_receipt_of_older_code_or_fixture_does_not_refuse() {
     let p = Patch::new();
-    p.admitted_pair();
     p.receipt("r.json", json!({}));
+    p.admitted_pair();
     let open = json!({"attempted_seeds": [1101, 1102], "stopped_early": true});
     p.receipt("old-open.json", edit(open.clone(), json!({"code": p.old})));
     p.receipt(
@@ -950,20 +979,17 @@ fn cite_an_open_receipt_of_older_code_or_fixture_does_not_refuse() {
 fn cite_outside_a_git_work_tree_is_refused() {
     let dir = Dir::new();
     let code = format!("commit:{}", "1".repeat(40));
-    let row = |id, verdict, signature, runner| {
-        edit(
-            dir.row(id, verdict, signature, runner),
-            json!({"patch_id": PATCH, "code": code}),
-        )
-    };
+    dir.evidence("r.json", json!({"code": code}));
     dir.write_rows(
         "w.jsonl",
         &[
-            row("w-local-1", "fail", "AssertionError", "local"),
-            row("w-remote-9", "pass", "ok", "remote"),
+            own_row(&dir, "r.json", FAILING),
+            edit(
+                dir.row_on(FAILING, "w-remote-9", "pass", "ok", "remote"),
+                json!({"patch_id": PATCH, "code": code}),
+            ),
         ],
     );
-    dir.evidence("r.json", json!({"code": code}));
     let run = dir.run(&[
         "gate",
         "cite",
@@ -993,8 +1019,8 @@ type InputErrorCase<'a> = (String, Vec<&'a str>, Vec<&'a str>, Vec<String>);
 #[test]
 fn cite_input_errors_exit_2_and_write_nothing() {
     let p = Patch::new();
-    p.admitted_pair();
     p.receipt("r.json", json!({}));
+    p.admitted_pair();
     p.receipt("p2.json", json!({"patch_id": "agent-7"}));
     p.receipt("anon.json", json!({"patch_id": null}));
     p.dir.write("broken.json", "{\n  \"patch_id\": \n");
@@ -1107,4 +1133,320 @@ fn cite_input_errors_exit_2_and_write_nothing() {
         assert!(!p.dir.exists(STORE), "{case}: no store created");
     }
     assert_eq!(p.dir.read("not-a-dir"), "a file\n");
+}
+
+/// `witness_id` of a row.
+fn id_of(row: &Value) -> &str {
+    row["witness_id"].as_str().unwrap()
+}
+
+/// `row` with its verdict (and signature) the other way round.
+fn flipped(row: &Value) -> Value {
+    let (verdict, signature) = if row["verdict"] == "fail" {
+        ("pass", "ok")
+    } else {
+        ("fail", "AssertionError")
+    };
+    edit(
+        row.clone(),
+        json!({"verdict": verdict, "signature": signature}),
+    )
+}
+
+/// A deterministic bug fails on its seed wherever it runs: no pass shares the failing seed,
+/// and the same-seed review refuses. A local row carries no signature, so only the rows a
+/// receipt's own run wrote beside it count: a hand-made local pass on the failing seed (a
+/// fresh id, one claiming the receipt's run, the run's own id with the verdict flipped, a
+/// copy of the run's witness file with a row flipped) backs nothing, and the citation is
+/// refused with the same-seed reason. Nothing is written.
+#[test]
+fn cite_a_hand_made_local_row_backs_nothing() {
+    let p = Patch::new();
+    p.receipt("r.json", json!({}));
+    // The run of `r.json`: passes on 1101, 1102, 1104, fails on 1103.
+    let run: Vec<Value> = (1101..=1104).map(|seed| p.own("r.json", seed)).collect();
+    assert_eq!(
+        run.iter()
+            .map(|r| (id_of(r), r["verdict"].as_str().unwrap()))
+            .collect::<Vec<_>>(),
+        [
+            ("run-r-1101", "pass"),
+            ("run-r-1102", "pass"),
+            ("run-r-1103", "fail"),
+            ("run-r-1104", "pass"),
+        ]
+    );
+    // The remote replays agree: a fail on 1103, a pass on 1104.
+    let remote = vec![
+        p.row("w-remote-7", FAILING, "fail", "remote"),
+        p.row("w-remote-9", 1104, "pass", "remote"),
+    ];
+    let with_remote = |local: Vec<Value>| -> Vec<Value> { [local, remote.clone()].concat() };
+    let hand_made = p.row("w-local-1", FAILING, "pass", "local");
+    let mut one_flipped = run.clone();
+    one_flipped[2] = flipped(&run[2]);
+    assert_eq!(
+        (id_of(&one_flipped[2]), &one_flipped[2]["verdict"]),
+        ("run-r-1103", &json!("pass"))
+    );
+    // A copy of the run's witness file with its pass on 1104 flipped to a fail (a remote
+    // pass on 1104 is in the batch).
+    let copy: String = p
+        .dir
+        .read("order_total_nonneg.witness.jsonl")
+        .lines()
+        .map(|l| {
+            let row: Value = serde_json::from_str(l).unwrap();
+            let row = if id_of(&row) == "run-r-1104" {
+                flipped(&row)
+            } else {
+                row
+            };
+            format!("{row}\n")
+        })
+        .collect();
+    p.dir.write("copy.jsonl", &copy);
+    assert!(copy.contains("\"witness_id\":\"run-r-1104\""), "{copy}");
+    // (case, rows of `w.jsonl`, further witness files)
+    let cases: Vec<(&str, Vec<Value>, &[&str])> = vec![
+        ("the deterministic bug alone", with_remote(run.clone()), &[]),
+        (
+            "a hand-made local pass on the failing seed",
+            with_remote([run.clone(), vec![hand_made.clone()]].concat()),
+            &[],
+        ),
+        (
+            "a hand-made local pass on the failing seed claiming the receipt's run",
+            with_remote(
+                [
+                    run.clone(),
+                    vec![edit(
+                        hand_made.clone(),
+                        json!({"witness_id": "run-r-1103-again", "run_id": "run-r"}),
+                    )],
+                ]
+                .concat(),
+            ),
+            &[],
+        ),
+        (
+            "the run's own row on the failing seed with its verdict flipped",
+            with_remote(one_flipped),
+            &[],
+        ),
+        (
+            "a copy of the run's witness file with one row flipped",
+            remote.clone(),
+            &["--witnesses", "copy.jsonl"],
+        ),
+    ];
+    let fut = ["--expires-at", FUTURE];
+    for (case, rows, extra) in cases {
+        p.dir.write_rows("w.jsonl", &rows);
+        let before = tree(&p.dir);
+        let args = [&fut[..], extra].concat();
+        let run = p.cite(&["r.json"], &args);
+        assert_eq!(run.code, 1, "{case}: {}\n{}", run.stdout, run.stderr);
+        let lines: Vec<&str> = run.stdout.lines().collect();
+        assert_eq!(lines.len(), 5, "{case}: {}", run.stdout);
+        assert_eq!((lines[0], lines[3]), (ADMIT, REVIEW_REFUSED), "{case}");
+        assert!(
+            lines[4].starts_with(&format!("citation refused: {NO_SAME_SEED} (")),
+            "{case}: {}",
+            run.stdout
+        );
+        let json_args = [&args[..], &["--format", "json"]].concat();
+        let run = p.cite(&["r.json"], &json_args);
+        assert_eq!(run.code, 1, "{case}: {}", run.stderr);
+        let mut last = json_lines(&run.stdout).pop().unwrap();
+        let refusal = last["refusal"].take();
+        assert!(
+            refusal
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("{NO_SAME_SEED} (")),
+            "{case}: {refusal}"
+        );
+        for key in ["fail_id", "pass_id"] {
+            assert!(last[key].is_string(), "{case}: {last}");
+            last[key] = Value::Null;
+        }
+        assert_eq!(
+            last,
+            json!({
+                "written": false,
+                "reason": ADMIT,
+                "refusal": null,
+                "review_reason": NO_SAME_SEED,
+                "citation": null,
+                "fail_id": null,
+                "pass_id": null,
+                "same_seed_review": review_json_refused(),
+                "roles": "unauthenticated",
+            }),
+            "{case}"
+        );
+        assert!(p.store().is_empty(), "{case}");
+        assert_eq!(tree(&p.dir), before, "{case}: nothing written");
+    }
+    // The control: a remote pass on the failing seed (the bug depends on the environment)
+    // beside the same run's rows is cited, with the run's own fail.
+    p.dir.write_rows(
+        "w.jsonl",
+        &with_remote(
+            [
+                run.clone(),
+                vec![p.row("w-remote-8", FAILING, "pass", "remote")],
+            ]
+            .concat(),
+        ),
+    );
+    let run = p.cite(&["r.json"], &["--expires-at", FUTURE]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains(&review_passed("run-r-1103", "w-remote-8", 1103)),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(p.store().len(), 1);
+}
+
+/// The stdout prefix of a refusal for rows of runs without a receipt, up to the run ids.
+const WITHOUT_RECEIPT: &str = "citation refused: witness rows of run(s) ";
+/// What follows the run ids.
+const WITHOUT_RECEIPT_TAIL: &str = " have no receipt among the patch's receipts: ";
+
+/// The run ids a runs-without-receipt refusal `line` names, sorted.
+fn runs_named(line: &str) -> Vec<String> {
+    let rest = line
+        .strip_prefix(WITHOUT_RECEIPT)
+        .unwrap_or_else(|| panic!("not a runs-without-receipt refusal: {line}"));
+    let (ids, _) = rest
+        .split_once(WITHOUT_RECEIPT_TAIL)
+        .unwrap_or_else(|| panic!("not a runs-without-receipt refusal: {line}"));
+    let mut ids: Vec<String> = ids.split(", ").map(str::to_string).collect();
+    ids.sort();
+    ids
+}
+
+/// Local rows of the patch of a run whose receipt is not among the receipts given (nor
+/// beside them) refuse the citation: in a witness file beside a receipt (an earlier run,
+/// killed, whose open receipt was left behind), or offered in `--witnesses`. Replays and
+/// rows of other patches do not.
+#[test]
+fn cite_refuses_rows_of_a_run_whose_receipt_is_not_given() {
+    let p = Patch::new();
+    p.receipt("r.json", json!({}));
+    let beside = "order_total_nonneg.witness.jsonl";
+    // The receipt copied alone into `copy/`, beside a witness file holding the rows of an
+    // earlier run of the patch, killed after two seeds, before the copied run's rows.
+    let killed: String = [1101, 1102]
+        .iter()
+        .map(|&seed| {
+            let row = edit(
+                p.own("r.json", seed),
+                json!({"witness_id": format!("run-killed-{seed}"), "run_id": "run-killed"}),
+            );
+            format!("{row}\n")
+        })
+        .collect();
+    p.dir.write("copy/r.json", p.dir.read("r.json"));
+    p.dir
+        .write(&format!("copy/{beside}"), killed + &p.dir.read(beside));
+    let pair = vec![
+        p.own("r.json", FAILING),
+        p.row("w-remote-9", FAILING, "pass", "remote"),
+    ];
+    // A pass of another run of the patch at its code, offered in the batch.
+    let other = edit(
+        p.own("r.json", 1102),
+        json!({"witness_id": "run-other-1102", "run_id": "run-other"}),
+    );
+    let with_other = [pair.clone(), vec![other.clone()]].concat();
+    // (case, rows of `w.jsonl`, receipt, runs named)
+    let cases: [(&str, &[Value], &str, &[&str]); 3] = [
+        (
+            "a killed run's rows beside the receipt",
+            &pair,
+            "copy/r.json",
+            &["run-killed"],
+        ),
+        (
+            "a row of another run in the batch",
+            &with_other,
+            "r.json",
+            &["run-other"],
+        ),
+        (
+            "both",
+            &with_other,
+            "copy/r.json",
+            &["run-killed", "run-other"],
+        ),
+    ];
+    for (case, rows, receipt, runs) in cases {
+        p.dir.write_rows("w.jsonl", rows);
+        let before = tree(&p.dir);
+        let run = p.cite(&[receipt], &["--expires-at", FUTURE]);
+        assert_eq!(run.code, 1, "{case}: {}\n{}", run.stdout, run.stderr);
+        let lines: Vec<&str> = run.stdout.lines().collect();
+        assert_eq!(lines.len(), 5, "{case}: {}", run.stdout);
+        assert_eq!(
+            &lines[..4],
+            [
+                ADMIT,
+                "fail_id: run-r-1103",
+                "pass_id: w-remote-9",
+                "same-seed review: not reached (the citation was refused before it)",
+            ],
+            "{case}"
+        );
+        assert_eq!(runs_named(lines[4]), runs, "{case}: {}", lines[4]);
+        let run = p.cite(&[receipt], &["--expires-at", FUTURE, "--format", "json"]);
+        assert_eq!(run.code, 1, "{case}: {}", run.stderr);
+        let mut last = json_lines(&run.stdout).pop().unwrap();
+        let refusal = last["refusal"].take();
+        assert_eq!(
+            runs_named(&format!("citation refused: {}", refusal.as_str().unwrap())),
+            runs,
+            "{case}: {refusal}"
+        );
+        assert_eq!(
+            last,
+            json!({
+                "written": false,
+                "reason": ADMIT,
+                "refusal": null,
+                "review_reason": null,
+                "citation": null,
+                "fail_id": "run-r-1103",
+                "pass_id": "w-remote-9",
+                "same_seed_review": null,
+                "roles": "unauthenticated",
+            }),
+            "{case}"
+        );
+        assert!(p.store().is_empty(), "{case}");
+        assert_eq!(tree(&p.dir), before, "{case}: nothing written");
+    }
+    // The control: the receipt where its run wrote its rows (and only those) is cited from
+    // the same pair; a local replay of the patch and another patch's run in the batch do
+    // not refuse.
+    let replay = edit(
+        p.row("replay-local-1101", 1101, "pass", "local"),
+        json!({"run_id": "replay-local-1"}),
+    );
+    let foreign = edit(other, json!({"patch_id": "agent-7"}));
+    p.dir
+        .write_rows("w.jsonl", &[pair, vec![replay, foreign]].concat());
+    let run = p.cite(&["r.json"], &["--expires-at", FUTURE]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains(&review_passed("run-r-1103", "w-remote-9", 1103)),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(p.store().len(), 1);
 }

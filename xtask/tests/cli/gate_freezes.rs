@@ -423,20 +423,19 @@ fn freezes_store_and_root_say_where_to_look_and_what_is_current() {
 #[test]
 fn freezes_follows_a_written_citation_through_every_change() {
     let r = Repo::new();
-    let row = |id, verdict, signature, runner| {
-        edit(
-            r.dir.row(id, verdict, signature, runner),
-            json!({"patch_id": "agent-1842", "code": r.code}),
-        )
-    };
+    // The fail the run of `r.json` wrote beside it (seed 1103), and a remote pass on it.
+    r.dir.evidence("r.json", json!({"code": r.code}));
     r.dir.write_rows(
         "w.jsonl",
         &[
-            row("w-local-1", "fail", "AssertionError", "local"),
-            row("w-remote-9", "pass", "ok", "remote"),
+            r.dir
+                .run_row("order_total_nonneg.witness.jsonl", "run-r-1103"),
+            edit(
+                r.dir.row_on(1103, "w-remote-9", "pass", "ok", "remote"),
+                json!({"patch_id": "agent-1842", "code": r.code}),
+            ),
         ],
     );
-    r.dir.evidence("r.json", json!({"code": r.code}));
     let cited = r.dir.run(&[
         "gate",
         "cite",
