@@ -12,7 +12,6 @@ use seedledger_runner::{
     Fixture, PropResult, Property, RunConfig, TestCase, any_int, execute, prop_assert, vec,
 };
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Subcommand)]
@@ -70,13 +69,7 @@ fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
         errln!("error: unknown property `{}`", args.property);
         return ExitStatus::Error;
     };
-    let root = if Path::new("props").is_dir() {
-        PathBuf::new()
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-    };
+    let root = crate::prop::discover_root();
     let fixture = match seedledger_runner::load_spec(&root, property.id)
         .and_then(|spec| seedledger_runner::load_fixture(&root, &spec))
     {

@@ -29,6 +29,7 @@ mod gate;
 mod isolate;
 mod prop;
 mod report;
+mod scaffold;
 mod supervise;
 mod trust;
 

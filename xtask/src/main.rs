@@ -4,10 +4,8 @@
 use std::process::ExitCode;
 
 /// The property suites `cargo xtask prop` knows, in run order. To add your own, write a
-/// crate whose `PROPERTIES` lists them (each with its `props/<id>.md`), depend on it from
+/// crate whose `properties()` lists them (each with its `props/<id>.md`), depend on it from
 /// `xtask/Cargo.toml`, and add it here.
-const SUITES: &[&[seedledger_runner::Property]] = &[seedledger_orders::PROPERTIES];
-
 fn main() -> ExitCode {
-    xtask::main_with(SUITES)
+    xtask::main_with(&[&seedledger_orders::properties()])
 }

@@ -52,6 +52,11 @@ pub enum PropCommand {
     /// Exit status: 0 every replayed seed passed here (none reproduced), 1 some failed again,
     /// 2 an error (an unreadable receipt, an unknown property, a changed fixture, a bad base).
     Reproduce(ReproduceArgs),
+    /// Start a new property: write `props/ID.md` (front matter filled in, `oracle_source:
+    /// model_draft` until a person reviews it) and print the function to write.
+    ///
+    /// Refuses an id outside the allowed characters and never overwrites a spec (exit 2).
+    New(crate::scaffold::NewArgs),
     /// Internal: the trial worker of `prop run --isolate` (see `isolate.rs`).
     #[command(hide = true)]
     TrialWorker(TrialWorkerArgs),
@@ -90,7 +95,7 @@ impl From<Role> for Runner {
 #[derive(Debug, Args)]
 pub struct Common {
     /// Workspace root holding props/ and fixtures/ [default: the current directory if it
-    /// has props/, else the seedledger checkout xtask was built from]
+    /// has props/, else the nearest ancestor directory that has one]
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
     /// Output format: human-readable lines, or one JSON object per line.
@@ -243,6 +248,7 @@ pub struct ReproduceArgs {
 pub fn run(cmd: PropCommand, suite: &[Property]) -> ExitStatus {
     match cmd {
         PropCommand::Reproduce(args) => reproduce(args, suite),
+        PropCommand::New(args) => crate::scaffold::new(&args),
         PropCommand::Run(args) => run_suite(args, suite),
         PropCommand::List(args) => list(args, suite),
         PropCommand::Replay(args) => replay(args, suite),
@@ -254,15 +260,35 @@ pub fn run(cmd: PropCommand, suite: &[Property]) -> ExitStatus {
 }
 
 fn root_of(common: &Common) -> PathBuf {
-    if let Some(root) = &common.root {
-        return root.clone();
+    match &common.root {
+        Some(root) => root.clone(),
+        None => {
+            let root = discover_root();
+            if !root.join("props").is_dir() && !Path::new("props").is_dir() {
+                errln!(
+                    "note: no `props/` directory here or in any directory above: run from your workspace root, or pass --root DIR"
+                );
+            }
+            root
+        }
     }
+}
+
+/// The workspace root, found at run time (never baked in from the machine that built the
+/// binary): the current directory when it has `props/` (returned empty, so printed paths stay
+/// relative), else the nearest ancestor that has `props/`, else the current directory (whose
+/// missing `props/` the commands then name).
+pub(crate) fn discover_root() -> PathBuf {
     if Path::new("props").is_dir() {
-        return PathBuf::new(); // the current directory, without a `./` in printed paths
+        return PathBuf::new();
     }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    let Ok(here) = std::env::current_dir() else {
+        return PathBuf::new();
+    };
+    here.ancestors()
+        .skip(1)
+        .find(|dir| dir.join("props").is_dir())
+        .map_or_else(PathBuf::new, Path::to_path_buf)
 }
 
 fn error(msg: impl std::fmt::Display) -> ExitStatus {
@@ -302,7 +328,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         match args
             .properties
             .iter()
-            .map(|id| find(suite, id).copied())
+            .map(|id| find(suite, id).cloned())
             .collect::<Result<Vec<_>, _>>()
         {
             Ok(s) => s,

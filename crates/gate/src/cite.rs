@@ -406,7 +406,8 @@ mod tests {
         assert_eq!(c.same_seed_review, SameSeedReview::Waived);
         assert_eq!(
             (c.fail_id.as_str(), c.pass_id.as_str(), c.seed),
-            ("l-1102", "l-1101", None)
+            ("r-1102", "l-1101", None),
+            "a waived pair still spans the two runners"
         );
         // The flag is recorded even when a same-seed pair exists (the pair is then cited).
         let c = check(&env_dependent(), &eligible(), |r| {
@@ -415,6 +416,46 @@ mod tests {
         .unwrap();
         assert_eq!(c.same_seed_review, SameSeedReview::Waived);
         assert_eq!(c.seed, Some(1102));
+    }
+
+    #[test]
+    fn a_same_seed_pair_must_span_the_two_runners() {
+        // The remote runner reproduced the failure; a second local run (without the failing
+        // environment, say) passed the seed: two local rows prove nothing.
+        let rows = vec![
+            row("l-1102", 1102, Verdict::Fail, Runner::Local),
+            row("r-1102", 1102, Verdict::Fail, Runner::Remote),
+            row("l2-1102", 1102, Verdict::Pass, Runner::Local),
+        ];
+        let err = check(&rows, &eligible(), |_| {}).unwrap_err();
+        assert!(
+            matches!(&err, CiteError::Review { reason, detail }
+                if *reason == REASON_NO_SAME_SEED && detail.contains("do not disagree consistently")),
+            "{err}"
+        );
+        // Local rows alone, a fail and a pass on one seed: nothing either.
+        let rows = vec![
+            row("l-1101", 1101, Verdict::Pass, Runner::Local),
+            row("l-1102", 1102, Verdict::Fail, Runner::Local),
+            row("l2-1102", 1102, Verdict::Pass, Runner::Local),
+            row("r-1101", 1101, Verdict::Pass, Runner::Remote),
+        ];
+        assert!(matches!(
+            check(&rows, &eligible(), |_| {}).unwrap_err(),
+            CiteError::Review { reason, .. } if reason == REASON_NO_SAME_SEED
+        ));
+        // A remote fail with a local pass on its seed spans them: the failure is the remote
+        // runner's.
+        let rows = vec![
+            row("l-1101", 1101, Verdict::Pass, Runner::Local),
+            row("l-1102", 1102, Verdict::Pass, Runner::Local),
+            row("r-1102", 1102, Verdict::Fail, Runner::Remote),
+        ];
+        let c = check(&rows, &eligible(), |_| {}).unwrap();
+        assert_eq!(
+            (c.fail_id.as_str(), c.pass_id.as_str()),
+            ("r-1102", "l-1102")
+        );
     }
 
     #[test]

@@ -83,7 +83,11 @@ impl Review {
 /// `decide_freeze` already refuses a batch that has one). Scope is `decide_freeze`'s:
 /// property id, digest, pin and bound equal `expected`'s; with an `origin`, only rows whose
 /// `patch_id` and `code` equal it count. The pair is the first fail, in batch order, that has
-/// a pass on its seed, and the first such pass. With `waive`, the pair is the first fail and
+/// a pass on its seed **from the other runner**, where every row of the failing runner fails
+/// that seed and every row of the passing runner passes it, and the first such pass
+/// (stricter than SPEC's wording, failing closed: the local runner is the patch author's, so
+/// local rows alone, or a runner that both fails and passes a seed, prove nothing about which
+/// environment fails). With `waive`, the pair is the first fail and
 /// the first pass (the review is skipped, not the origin check).
 pub fn same_seed_review(
     lines: &[WitnessLine],
@@ -148,8 +152,22 @@ pub fn same_seed_review(
         signature: fail.signature.clone(),
         seed,
     };
+    // The pair spans the two runners: one runner's evidence alone shows nothing about the
+    // other's environment, and the local runner is the patch author's to control (a second
+    // local run without the failing environment would otherwise "pass" any seed).
+    // And the two runners disagree *consistently* on that seed: every row of the failing
+    // runner fails it, every row of the passing one passes it.
+    let consistent = |seed: u64, failing: Runner| {
+        candidates
+            .iter()
+            .all(|r| r.seed != seed || (r.verdict == Verdict::Fail) == (r.runner == failing))
+    };
     for fail in &fails {
-        if let Some(pass) = passes.iter().find(|p| p.seed == fail.seed) {
+        if let Some(pass) = passes
+            .iter()
+            .find(|p| p.seed == fail.seed && p.runner != fail.runner)
+            .filter(|_| consistent(fail.seed, fail.runner))
+        {
             return Review {
                 outcome: Ok(pair(fail, pass, Some(fail.seed))),
                 detail: format!(
@@ -159,7 +177,8 @@ pub fn same_seed_review(
             };
         }
     }
-    if waive && let (Some(fail), Some(pass)) = (fails.first(), passes.first()) {
+    let across = |fail: &&WitnessRow| passes.iter().find(|p| p.runner != fail.runner).copied();
+    if waive && let Some((fail, pass)) = fails.iter().find_map(|f| across(f).map(|p| (*f, p))) {
         return Review {
             outcome: Ok(pair(fail, pass, None)),
             detail: format!(
@@ -171,9 +190,17 @@ pub fn same_seed_review(
     let elsewhere = fails.iter().find_map(|f| {
         in_scope
             .iter()
-            .find(|p| p.verdict == Verdict::Pass && p.seed == f.seed)
+            .find(|p| {
+                p.verdict == Verdict::Pass
+                    && p.seed == f.seed
+                    && p.runner != f.runner
+                    && !candidates.iter().any(|c| std::ptr::eq(*c, **p))
+            })
             .map(|p| (f.seed, &p.witness_id))
     });
+    let same_runner = fails
+        .iter()
+        .find_map(|f| passes.iter().find(|p| p.seed == f.seed).map(|p| (f, p)));
     let mut seeds: Vec<u64> = fails.iter().map(|r| r.seed).collect();
     seeds.sort_unstable();
     seeds.dedup();
@@ -189,6 +216,11 @@ pub fn same_seed_review(
     if let Some((seed, id)) = elsewhere {
         detail.push_str(&format!(
             "; pass `{id}` on seed {seed} comes from another patch or code"
+        ));
+    } else if let Some((f, p)) = same_runner {
+        detail.push_str(&format!(
+            "; on seed {} the runners do not disagree consistently (fail `{}` from the {} runner, pass `{}` from the {} runner): a pair must span the two runners, each of them consistent",
+            f.seed, f.witness_id, f.runner, p.witness_id, p.runner
         ));
     }
     Review {

@@ -26,7 +26,8 @@ pub use pricing::{
     tax_on,
 };
 pub use properties::{
-    CORRECT, Impl, PROPERTIES, check_balance_conserved, check_balance_non_negative,
+    CORRECT, DEFAULT_BUDGET_CENTS, Impl, check_balance_conserved, check_balance_non_negative,
     check_order_receipt_roundtrip, check_order_total_adds_up, check_order_total_nonneg,
-    check_overdraft_limit_respected,
+    check_order_total_within_budget, check_overdraft_limit_respected, order_total_within_budget,
+    properties,
 };

@@ -8,7 +8,7 @@
 use crate::accounts::{Account, AccountError, Op, PlanBook, apply};
 use crate::amounts::{Locale, format_amount, parse_amount};
 use crate::demo;
-use crate::pricing::{Catalog, Line, Order, PriceError, Quote, price};
+use crate::pricing::{Catalog, Line, Order, PriceError, Quote, price, tax_on};
 use seedledger_runner::{
     BoxedGen, Fixture, Gen, PropResult, Property, TestCase, int, one_of, option, prop_assert,
     prop_assert_eq, select, vec,
@@ -25,10 +25,31 @@ pub struct Impl {
 /// The real implementation.
 pub const CORRECT: Impl = Impl { price, apply };
 
+/// The budget `order_total_within_budget` has in the default suite (its spec file,
+/// `props/order_total_within_budget.md`, says so): 100.00.
+pub const DEFAULT_BUDGET_CENTS: i64 = 10_000;
+
 /// The default suite, in the order `cargo xtask prop run` runs it. The order properties run
 /// under the settings of the demonstration variables ([`crate::Demo`]): unset, the real
-/// implementation in the C locale, without delay.
-pub const PROPERTIES: &[Property] = &[
+/// implementation in the C locale, without delay. The last one is parameterised (a closure
+/// capturing its budget), so the suite is built at run time rather than a `const` slice.
+pub fn properties() -> Vec<Property> {
+    let mut suite = FIXED.to_vec();
+    suite.push(order_total_within_budget(DEFAULT_BUDGET_CENTS));
+    suite
+}
+
+/// `order_total_within_budget` over orders worth at most `budget_cents` at list price,
+/// priced by the real implementation: a property built from a closure capturing its
+/// parameter ([`Property::from_fn`]).
+pub fn order_total_within_budget(budget_cents: i64) -> Property {
+    Property::from_fn("order_total_within_budget", move |tc, fx| {
+        check_order_total_within_budget(tc, fx, &CORRECT, budget_cents)
+    })
+}
+
+/// The properties of the default suite that are plain functions.
+const FIXED: &[Property] = &[
     Property::new("order_total_nonneg", |tc, fx| {
         demo::trial(|demo| check_order_total_nonneg(tc, fx, demo.imp()))
     }),
@@ -68,6 +89,34 @@ fn orders_of(catalog: &Catalog, units: RangeInclusive<u32>) -> impl Gen<Value = 
     (vec(line, 0..=8), option(select(codes))).map(|(lines, coupon)| Order { lines, coupon })
 }
 
+/// Orders worth at most `budget_cents` at list price (lines at catalog price, before any
+/// discount): the lines of an [`orders`] order up to the last one that keeps within the
+/// budget, and its coupon.
+fn orders_within(catalog: &Catalog, budget_cents: i64) -> impl Gen<Value = Order> {
+    let list_prices: Vec<(String, i64)> = catalog
+        .products
+        .iter()
+        .map(|p| (p.sku.clone(), p.price_cents))
+        .collect();
+    orders(catalog).map(move |mut order| {
+        let mut worth = 0i64;
+        let within = order
+            .lines
+            .iter()
+            .take_while(|line| {
+                let unit = list_prices
+                    .iter()
+                    .find(|(sku, _)| *sku == line.sku)
+                    .map_or(0, |(_, cents)| *cents);
+                worth = worth.saturating_add(unit.saturating_mul(i64::from(line.qty)));
+                worth <= budget_cents
+            })
+            .count();
+        order.lines.truncate(within);
+        order
+    })
+}
+
 /// Sequences of up to 30 deposits and withdrawals of 1..=50_000 cents.
 fn ops() -> impl Gen<Value = Vec<Op>> {
     let op: BoxedGen<Op> = one_of(vec![
@@ -101,6 +150,26 @@ pub fn check_order_total_adds_up(tc: &mut TestCase, fixture: &Fixture, imp: &Imp
         "quote = {q:?}"
     );
     prop_assert_eq!(q.total, taxable + q.tax);
+    Ok(())
+}
+
+/// `order_total_within_budget` — bound `total<=budget+tax(budget)`: an order worth at most
+/// `budget_cents` at list price is charged at most the budget plus the tax on it, whatever
+/// its quantity discounts and coupon (a discount never raises a price).
+pub fn check_order_total_within_budget(
+    tc: &mut TestCase,
+    fixture: &Fixture,
+    imp: &Impl,
+    budget_cents: i64,
+) -> PropResult {
+    let catalog = fixture.parsed(Catalog::from_json)?;
+    let order = tc.draw(&orders_within(catalog, budget_cents));
+    let quote = (imp.price)(catalog, &order)?;
+    let ceiling = budget_cents + tax_on(budget_cents, catalog.tax_rate_bp)?;
+    prop_assert!(
+        quote.total <= ceiling,
+        "budget {budget_cents}, ceiling {ceiling}: quote = {quote:?}"
+    );
     Ok(())
 }
 

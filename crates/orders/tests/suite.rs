@@ -6,8 +6,9 @@
 use seedledger_format::{LedgerView, Receipt, Runner, Verdict, parse_witness_lines};
 use seedledger_gate::{CloseStatus, close_ledger_text};
 use seedledger_orders::{
-    Account, AccountError, CORRECT, Catalog, CouponKind, Impl, Op, Order, PROPERTIES, PlanBook,
-    PriceError, Quote,
+    Account, AccountError, CORRECT, Catalog, CouponKind, DEFAULT_BUDGET_CENTS, Impl, Op, Order,
+    PlanBook, PriceError, Quote, check_order_total_within_budget, order_total_within_budget,
+    properties,
 };
 use seedledger_runner::{
     Fixture, Outcome, Property, ReplayInput, RunConfig, RunSummary, ShrinkConfig, TestCase, replay,
@@ -71,7 +72,7 @@ impl Root {
 }
 
 fn property(id: &str) -> Property {
-    *PROPERTIES.iter().find(|p| p.id == id).unwrap()
+    properties().into_iter().find(|p| p.id == id).unwrap()
 }
 
 fn read_receipt(summary: &RunSummary) -> (String, Receipt) {
@@ -83,7 +84,7 @@ fn read_receipt(summary: &RunSummary) -> (String, Receipt) {
 #[test]
 fn default_suite_passes_on_the_real_code() {
     let root = Root::new();
-    for p in PROPERTIES {
+    for p in &properties() {
         let summary = run_property(p, &root.config((1..=300).collect())).unwrap();
         assert!(summary.passed(), "{}: {:?}", p.id, summary.receipt.failures);
         let (text, receipt) = read_receipt(&summary);
@@ -323,7 +324,7 @@ static INPUTS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 #[test]
 fn two_runs_write_identical_receipts_apart_from_timestamps() {
     let root = Root::new();
-    let p = PLANTED[0].1;
+    let p = PLANTED[0].1.clone();
     let strip = |summary: &RunSummary| {
         let mut v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&summary.receipt_path).unwrap()).unwrap();
@@ -387,7 +388,7 @@ fn a_fixture_modified_during_the_run_keeps_the_receipt_open() {
 #[test]
 fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     let root = Root::new();
-    let p = PLANTED[0].1;
+    let p = PLANTED[0].1.clone();
     let summary = run_property(&p, &root.config((1..=300).collect())).unwrap();
     let (_, receipt) = read_receipt(&summary);
     let seed = receipt.failing_seed.unwrap();
@@ -575,13 +576,14 @@ fn parallel_runs_report_in_suite_order_and_write_the_same_evidence() {
     let root = Root::new();
     let mut order = Vec::new();
     let mut config = root.config((1..=150).collect());
-    seedledger_runner::run_properties(PROPERTIES, &config, 3, |p, result| {
+    let suite = properties();
+    seedledger_runner::run_properties(&suite, &config, 3, |p, result| {
         let summary = result.unwrap();
         assert_eq!(summary.property_id, p.id);
         order.push(p.id);
     });
-    assert_eq!(order, PROPERTIES.iter().map(|p| p.id).collect::<Vec<_>>());
-    for p in PROPERTIES {
+    assert_eq!(order, suite.iter().map(|p| p.id).collect::<Vec<_>>());
+    for p in &suite {
         let (parallel, _) =
             seedledger_runner::evidence_paths(&config.out_dir, "agent-1842", p.id).unwrap();
         let parallel: Receipt =
@@ -594,6 +596,57 @@ fn parallel_runs_report_in_suite_order_and_write_the_same_evidence() {
             (sequential.attempted_seeds, sequential.verdicts)
         );
     }
+}
+
+/// The parameterised property: each closure runs with the budget it captured.
+#[test]
+fn the_budget_property_passes_or_fails_by_its_captured_budget() {
+    /// Tax rounding that adds a cent: every total is one cent over.
+    fn price_one_cent_over(catalog: &Catalog, order: &Order) -> Result<Quote, PriceError> {
+        let q = seedledger_orders::price(catalog, order)?;
+        Ok(Quote {
+            tax: q.tax + 1,
+            total: q.total + 1,
+            ..q
+        })
+    }
+    const ONE_CENT_OVER: Impl = Impl {
+        price: price_one_cent_over,
+        ..CORRECT
+    };
+    let with = |imp: Impl, budget: i64| {
+        Property::from_fn("order_total_within_budget", move |tc, fx| {
+            check_order_total_within_budget(tc, fx, &imp, budget)
+        })
+    };
+    let root = Root::new();
+    let seeds: Vec<u64> = (1..=100).collect();
+    let config = root.config(seeds.clone());
+    for budget in [0, 45, DEFAULT_BUDGET_CENTS, 10_000_000] {
+        let summary = run_property(&with(CORRECT, budget), &config).unwrap();
+        assert!(
+            summary.passed(),
+            "budget {budget}: {:?}",
+            summary.receipt.failures
+        );
+    }
+    // Within a budget of 0 every order is worth 0: one cent over fails every seed.
+    let none = run_property(&with(ONE_CENT_OVER, 0), &config).unwrap();
+    assert_eq!(none.receipt.failing_seeds, seeds);
+    // Far above the largest order (8 lines of 40 kettles), the cent never shows.
+    let ample = run_property(&with(ONE_CENT_OVER, 10_000_000), &config).unwrap();
+    assert!(ample.passed(), "{:?}", ample.receipt.failures);
+    // The suite's property is the constructor's, with the default budget.
+    let registered = property("order_total_within_budget");
+    let summary = run_property(&registered, &config).unwrap();
+    assert!(summary.passed(), "{:?}", summary.receipt.failures);
+    assert_eq!(
+        summary.receipt.verdicts,
+        run_property(&order_total_within_budget(DEFAULT_BUDGET_CENTS), &config)
+            .unwrap()
+            .receipt
+            .verdicts
+    );
 }
 
 // ------------------------------------------------------------------ drafts are not specs
@@ -620,7 +673,7 @@ fn git(root: &Path, args: &[&str]) {
 #[test]
 fn an_uncommitted_spec_is_a_draft_whatever_it_says() {
     let root = Root::new();
-    let p = PLANTED[0].1; // fails, shrinks stably: eligible when the spec is committed
+    let p = PLANTED[0].1.clone(); // fails, shrinks stably: eligible when the spec is committed
     let committed = run_property(&p, &root.config((1..=100).collect())).unwrap();
     assert_eq!(committed.receipt.spec_committed, Some(true));
     assert_eq!(

@@ -80,7 +80,7 @@ pub fn execute(property: &Property, tc: &mut TestCase, fixture: &Fixture) -> Out
     install_hook();
     let was = CAPTURING.with(|c| c.replace(true));
     crate::watchdog::trial_started();
-    let result = panic::catch_unwind(AssertUnwindSafe(|| (property.test)(tc, fixture)));
+    let result = panic::catch_unwind(AssertUnwindSafe(|| property.call(tc, fixture)));
     crate::watchdog::trial_finished();
     CAPTURING.with(|c| c.set(was));
     match result {

@@ -23,7 +23,7 @@ use crate::case::TestCase;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::ops::RangeInclusive;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// How many tries a [`Filter`] makes before the test case is rejected as invalid.
 pub const FILTER_TRIES: u32 = 32;
@@ -67,12 +67,14 @@ pub trait Gen {
         FlatMap { inner: self, f }
     }
 
-    /// A type-erased, cheaply clonable generator (for recursion and alternatives).
+    /// A type-erased, cheaply clonable generator (for recursion and alternatives), `Send`
+    /// and `Sync`: one boxed generator can be shared by every thread (in a `static`, an
+    /// `Arc`, or captured by a closure property) without a `thread_local!`.
     fn boxed(self) -> BoxedGen<Self::Value>
     where
-        Self: Sized + 'static,
+        Self: Sized + Send + Sync + 'static,
     {
-        BoxedGen(Rc::new(self))
+        BoxedGen(Arc::new(self))
     }
 }
 
@@ -527,12 +529,14 @@ impl_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
 
 // ---------------------------------------------------------------- alternatives
 
-/// A type-erased generator.
-pub struct BoxedGen<T>(Rc<dyn Gen<Value = T>>);
+/// A type-erased generator, shared (cloning it clones a pointer) and `Send + Sync`: what
+/// [`Gen::boxed`] accepts is `Send + Sync`, so a boxed generator can be drawn from on any
+/// thread. Drawing through it makes exactly the choices the generator inside makes.
+pub struct BoxedGen<T>(Arc<dyn Gen<Value = T> + Send + Sync>);
 
 impl<T> Clone for BoxedGen<T> {
     fn clone(&self) -> Self {
-        BoxedGen(Rc::clone(&self.0))
+        BoxedGen(Arc::clone(&self.0))
     }
 }
 

@@ -3,6 +3,7 @@
 //! receipts and witness rows that record it all.
 
 mod case;
+mod check;
 mod clock;
 mod code;
 mod committed;
@@ -21,6 +22,7 @@ mod signature;
 mod watchdog;
 
 pub use case::{JournalEntry, MAX_CHOICES, Record, Span, Stop, TestCase, set_journal};
+pub use check::{check, try_check};
 pub use clock::rfc3339;
 pub use code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
 pub use control::{RunControl, RunStarted, TrialExecutor, TrialInput, append_crash_row};
@@ -34,7 +36,7 @@ pub use generators::{
 };
 pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
 pub use plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, MAX_PLAN, PlanError, cases, parse_seeds};
-pub use property::{Fixture, PropError, PropErrorKind, PropResult, Property};
+pub use property::{Fixture, PropError, PropErrorKind, PropFn, PropResult, Property};
 pub use rng::{RNG_SCHEME, SeedRng};
 pub use run::{
     LoadedSpec, MAX_FAILURE_RECORDS, ReplayInput, ReplayResult, ReplayTarget, RunConfig,
@@ -44,3 +46,9 @@ pub use run::{
 pub use shrink::*;
 pub use signature::{fold_whitespace, normalize, panic_signature};
 pub use watchdog::TIMEOUT_EXIT_STATUS;
+
+/// The evidence formats (receipts, witness rows, spec files, runner keys) the runner's
+/// public API takes and returns: a workspace using seedledger needs no direct dependency
+/// on the format crate to build a [`RunConfig`] or read a [`RunSummary`].
+pub use seedledger_format as format;
+pub use seedledger_format::{Receipt, Runner, RunnerKey, SpecError, SpecFile, WitnessRow};

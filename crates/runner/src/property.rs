@@ -19,25 +19,85 @@ use std::any::Any;
 use std::cell::OnceCell;
 use std::fmt;
 use std::panic::Location;
+use std::sync::Arc;
 
 /// What a property returns.
 pub type PropResult = Result<(), PropError>;
 
-/// A property bound to its spec file `props/<id>.md`.
-#[derive(Clone, Copy)]
+/// The signature of a property's test: draw from the test case, read the fixture, return.
+pub type PropFn = fn(&mut TestCase, &Fixture) -> PropResult;
+
+/// A property bound to its spec file `props/<id>.md`: a plain function ([`Property::new`],
+/// usable in `const` suites) or a closure capturing its configuration or parameters
+/// ([`Property::from_fn`]). Cloning is cheap (a closure is shared, not copied).
+///
+/// Properties run on worker threads and in worker processes, so a closure must be
+/// `Send + Sync`; what it captures is part of the property, and the property's spec file
+/// should say what the parameters are (the receipt pins the spec, not the captured values).
+#[derive(Clone)]
 pub struct Property {
     pub id: &'static str,
-    pub test: fn(&mut TestCase, &Fixture) -> PropResult,
+    test: Test,
+}
+
+/// A closure property's test, shared between the clones of its [`Property`].
+type SharedFn = Arc<dyn Fn(&mut TestCase, &Fixture) -> PropResult + Send + Sync>;
+
+#[derive(Clone)]
+enum Test {
+    Fn(PropFn),
+    Closure(SharedFn),
 }
 
 impl Property {
-    pub const fn new(
+    /// A property that is a plain function (or a closure capturing nothing).
+    pub const fn new(id: &'static str, test: PropFn) -> Property {
+        Property {
+            id,
+            test: Test::Fn(test),
+        }
+    }
+
+    /// A property that is a closure, for example one capturing a parameter:
+    ///
+    /// ```
+    /// use seedledger_runner::{Property, int, prop_assert};
+    ///
+    /// fn below(limit: u64) -> Property {
+    ///     Property::from_fn("below_limit", move |tc, _fixture| {
+    ///         let x = tc.draw(&int(0..=limit));
+    ///         prop_assert!(x <= limit, "x = {x}");
+    ///         Ok(())
+    ///     })
+    /// }
+    /// let properties = vec![below(10)];
+    /// # assert_eq!(properties[0].id, "below_limit");
+    /// ```
+    pub fn from_fn(
         id: &'static str,
-        test: fn(&mut TestCase, &Fixture) -> PropResult,
+        test: impl Fn(&mut TestCase, &Fixture) -> PropResult + Send + Sync + 'static,
     ) -> Property {
-        Property { id, test }
+        Property {
+            id,
+            test: Test::Closure(Arc::new(test)),
+        }
+    }
+
+    /// Runs the property's test once (no panic capture: see [`crate::execute`]).
+    pub fn call(&self, tc: &mut TestCase, fixture: &Fixture) -> PropResult {
+        match &self.test {
+            Test::Fn(test) => test(tc, fixture),
+            Test::Closure(test) => test(tc, fixture),
+        }
     }
 }
+
+// Properties run on worker threads, and boxed generators are shared between them.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Property>();
+    send_sync::<crate::BoxedGen<()>>();
+};
 
 impl fmt::Debug for Property {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

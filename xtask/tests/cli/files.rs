@@ -172,3 +172,47 @@ fn a_property_without_a_fixture_needs_no_fixture_file() {
         "{stderr}"
     );
 }
+
+#[test]
+fn prop_new_writes_a_draft_spec_the_runner_reads_and_never_overwrites_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("props")).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let out = run(&["prop", "new", "my_prop", "--bound", "x<=100"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.starts_with("wrote props/my_prop.md (oracle_source: model_draft)\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("fn my_prop(tc: &mut TestCase, _fixture: &Fixture) -> PropResult {"));
+    let text = std::fs::read_to_string(tmp.path().join("props/my_prop.md")).unwrap();
+    let spec = seedledger_format::SpecFile::parse(&text).unwrap();
+    assert_eq!(
+        (
+            spec.property_id.as_str(),
+            spec.bound.as_str(),
+            spec.fixture.as_str()
+        ),
+        ("my_prop", "x<=100", "none")
+    );
+    assert_eq!(
+        spec.oracle_source,
+        seedledger_format::OracleSource::ModelDraft
+    );
+    // Never over an existing spec; never an id that is no file name.
+    std::fs::write(tmp.path().join("props/my_prop.md"), "edited by a person\n").unwrap();
+    let again = run(&["prop", "new", "my_prop"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("props/my_prop.md")).unwrap(),
+        "edited by a person\n"
+    );
+    assert_eq!(run(&["prop", "new", "../x"]).status.code(), Some(2));
+}

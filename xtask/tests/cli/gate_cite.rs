@@ -1289,17 +1289,19 @@ fn cite_a_hand_made_local_row_backs_nothing() {
         assert!(p.store().is_empty(), "{case}");
         assert_eq!(tree(&p.dir), before, "{case}: nothing written");
     }
-    // The control: a remote pass on the failing seed (the bug depends on the environment)
-    // beside the same run's rows is cited, with the run's own fail.
+    // The control: the remote runner passes the failing seed (the failure depends on the
+    // environment) — no remote fail on it — beside the same run's rows: cited, with the run's
+    // own fail.
     p.dir.write_rows(
         "w.jsonl",
-        &with_remote(
-            [
-                run.clone(),
-                vec![p.row("w-remote-8", FAILING, "pass", "remote")],
-            ]
-            .concat(),
-        ),
+        &[
+            run.clone(),
+            vec![
+                p.row("w-remote-8", FAILING, "pass", "remote"),
+                p.row("w-remote-9", 1104, "pass", "remote"),
+            ],
+        ]
+        .concat(),
     );
     let run = p.cite(&["r.json"], &["--expires-at", FUTURE]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);

@@ -1,0 +1,153 @@
+//! `cargo test` integration: run a property as a `#[test]`, with the same plan, generators,
+//! shrinking and signatures as `cargo xtask prop run`, and the same evidence on disk.
+//!
+//! ```ignore
+//! #[test]
+//! fn order_total_nonneg() {
+//!     seedledger_runner::check(&my_suite::ORDER_TOTAL_NONNEG);
+//! }
+//! ```
+//!
+//! [`check`] finds the workspace root by walking up from the test crate's directory to the
+//! first one with `props/`, runs the default plan (256 seeds from 1; `SEEDLEDGER_CASES`
+//! changes the count), writes the receipt and witness rows under
+//! `ROOT/target/seedledger/<patch>/` as `prop run` does (patch `$SEEDLEDGER_PATCH_ID`, else
+//! `local`; code identity against `$SEEDLEDGER_BASE`, else HEAD), and panics on failure with
+//! the summary: failing seeds, signature, minimal input and the replay command. A failing
+//! `cargo test` is therefore replayable with `cargo xtask prop replay`.
+//!
+//! Use `prop run` for CI evidence (supervised, every property, JUnit, the freeze store); use
+//! `check` for the edit-compile-test loop of one property in an IDE or `cargo test`.
+
+use crate::plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, cases};
+use crate::property::Property;
+use crate::run::{RunConfig, RunSummary, run_property};
+use crate::shrink::ShrinkConfig;
+use seedledger_format::Runner;
+use std::path::{Path, PathBuf};
+
+/// Runs `property` over the default plan and panics with a summary if any seed fails (see
+/// the module docs). Returns the run's summary when every seed passed.
+#[allow(clippy::panic)] // failing a `#[test]` is this function's job
+pub fn check(property: &Property) -> RunSummary {
+    match try_check(property) {
+        Ok(summary) => summary,
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// [`check`] without the panic: `Err` is the failure summary (or why the run could not be
+/// made), ready to print.
+pub fn try_check(property: &Property) -> Result<RunSummary, String> {
+    let root = test_root()?;
+    let count = match std::env::var("SEEDLEDGER_CASES") {
+        Ok(text) => text
+            .parse::<u64>()
+            .map_err(|_| format!("SEEDLEDGER_CASES=`{text}` is not a number of seeds"))?,
+        Err(_) => DEFAULT_CASES,
+    };
+    let seeds = cases(count, DEFAULT_BASE_SEED).map_err(|e| e.to_string())?;
+    let base = std::env::var("SEEDLEDGER_BASE")
+        .ok()
+        .filter(|b| !b.is_empty());
+    let code = match crate::code::code_identity(&root, base.as_deref()) {
+        Ok(code) => Some(code),
+        Err(e) if base.is_some() => return Err(format!("SEEDLEDGER_BASE: {e}")),
+        Err(_) => None,
+    };
+    let config = RunConfig {
+        out_dir: root.join("target").join("seedledger"),
+        patch_id: std::env::var("SEEDLEDGER_PATCH_ID").unwrap_or_else(|_| "local".to_string()),
+        runner: Runner::Local,
+        seeds,
+        shrink: Some(ShrinkConfig::default()),
+        durable: true,
+        trial_timeout: None,
+        code,
+        signer: None,
+        root,
+    };
+    let summary = run_property(property, &config).map_err(|e| e.to_string())?;
+    if summary.passed() {
+        return Ok(summary);
+    }
+    Err(failure_summary(&summary))
+}
+
+/// The workspace root for a test: from the test crate's directory (`CARGO_MANIFEST_DIR`, set
+/// by cargo when it runs the test), or the current directory, up to the first directory that
+/// has `props/`.
+fn test_root() -> Result<PathBuf, String> {
+    let start = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .ok_or("cannot tell where the test runs from")?;
+    start
+        .ancestors()
+        .find(|dir| dir.join("props").is_dir())
+        .map(Path::to_path_buf)
+        .ok_or_else(|| {
+            format!(
+                "no `props/` directory in `{}` or above it: a property needs its spec file props/<id>.md",
+                start.display()
+            )
+        })
+}
+
+fn failure_summary(summary: &RunSummary) -> String {
+    let r = &summary.receipt;
+    if r.fixture_changed == Some(true) {
+        return format!(
+            "{}: the fixture changed during the run; the receipt stays open ({})",
+            r.property_id,
+            summary.receipt_path.display()
+        );
+    }
+    let shown: Vec<String> = r.failing_seeds.iter().take(5).map(u64::to_string).collect();
+    let mut out = format!(
+        "property {} failed on {} of {} seeds: {}{}\n",
+        r.property_id,
+        r.failing_seeds.len(),
+        r.attempted_seeds.len(),
+        shown.join(", "),
+        if r.failing_seeds.len() > 5 {
+            ", ..."
+        } else {
+            ""
+        }
+    );
+    for mode in &r.failure_modes {
+        out.push_str(&format!(
+            "  failure mode [{}]: {} seeds, first {}\n",
+            mode.signature, mode.count, mode.first_seed
+        ));
+    }
+    if let Some(first) = r.failures.first() {
+        out.push_str(&format!("  seed {}: {}\n", first.seed, first.message));
+    }
+    if let Some(shrink) = &r.shrink {
+        out.push_str(&format!(
+            "  minimal input (seed {}, shrink {}): {}\n",
+            shrink.seed,
+            if shrink.stable {
+                "stable"
+            } else {
+                "NOT stable"
+            },
+            shrink.minimal_input
+        ));
+    }
+    if let Some(seed) = r.failing_seeds.first() {
+        out.push_str(&format!(
+            "  replay: cargo xtask prop replay --property {} --seed {seed}{}\n",
+            r.property_id,
+            if r.patch_id == "local" {
+                String::new()
+            } else {
+                format!(" --patch-id {}", r.patch_id)
+            }
+        ));
+    }
+    out.push_str(&format!("  receipt: {}", summary.receipt_path.display()));
+    out
+}
