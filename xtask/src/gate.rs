@@ -268,7 +268,7 @@ pub struct CountsArgs {
     #[arg(required = true, value_name = "RECEIPT")]
     files: Vec<PathBuf>,
     /// The workspace root whose specs, fixtures and git work tree say what is current
-    /// [default: the current directory].
+    /// [default: the current directory, or the nearest ancestor with props/].
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 }
@@ -282,7 +282,7 @@ pub struct FreezesArgs {
     #[arg(long, value_name = "DIR")]
     store: Option<PathBuf>,
     /// The workspace root whose specs, fixtures and git work tree say what is current
-    /// [default: the current directory].
+    /// [default: the current directory, or the nearest ancestor with props/].
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
     /// Judge expiry at this RFC 3339 time instead of now (which freezes will have expired
@@ -309,7 +309,7 @@ pub struct ExpectArgs {
     /// The expected bound [default: the spec's `bound:`].
     #[arg(long, value_name = "TEXT")]
     bound: Option<String>,
-    /// The workspace root that the defaults are relative to [default: the current directory].
+    /// The workspace root that the defaults are relative to [default: the current directory, or the nearest ancestor with props/].
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 }
@@ -516,7 +516,7 @@ fn counts(args: &CountsArgs) -> ExitStatus {
             }
         }
     }
-    let mut currents = Currents::new(&args.root.clone().unwrap_or_default());
+    let mut currents = Currents::new(&args.root.clone().unwrap_or_else(crate::prop::discover_root));
     let mut judged = Vec::with_capacity(read.len());
     for (patch_id, r) in &read {
         let retired = retirement(&mut currents, r);
@@ -613,7 +613,7 @@ fn decide(args: &DecideArgs) -> anyhow::Result<ExitStatus> {
 /// was expected and which file and line decided a refusal. `Err` is unreadable input.
 fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
     // Without `--root`, defaults are relative paths (shown as `props/ID.md`, not `./props/...`).
-    let root = args.root.clone().unwrap_or_default();
+    let root = args.root.clone().unwrap_or_else(crate::prop::discover_root);
     let property = args.property.as_str();
     let spec_path = match &args.spec {
         Some(path) => path.clone(),
@@ -720,7 +720,11 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
 }
 
 fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
-    let root = args.expect.root.clone().unwrap_or_default();
+    let root = args
+        .expect
+        .root
+        .clone()
+        .unwrap_or_else(crate::prop::discover_root);
     let store = crate::freezes::store_dir(&root, args.store.as_deref());
     let receipts = read_receipts(&with_neighbours(&args.receipts))?;
     let Evaluation {
@@ -1063,7 +1067,7 @@ fn review_json(review: &Review) -> Value {
 }
 
 fn freezes(args: &FreezesArgs) -> ExitStatus {
-    let root = args.root.clone().unwrap_or_default();
+    let root = args.root.clone().unwrap_or_else(crate::prop::discover_root);
     let dir = crate::freezes::store_dir(&root, args.store.as_deref());
     let store = match crate::freezes::read_store(&dir) {
         Ok(store) => store,

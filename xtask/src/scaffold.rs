@@ -81,12 +81,27 @@ pub fn new(args: &NewArgs) -> ExitStatus {
             format!("    let _bytes = fixture.bytes(); // the pinned bytes of {fixture}"),
         )
     };
+    // The id may hold `-` and `.` or start with a digit; the function needs a Rust name.
+    let mut name: String = args
+        .id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert_str(0, "prop_");
+    }
     outln!("wrote {} (oracle_source: model_draft)", rel.display());
     outln!();
     outln!("Add this function to your suite, and list it where the suite's properties are listed:");
     outln!();
     outln!(
-        "use seedledger_runner::{{Fixture, PropResult, Property, TestCase, int, prop_assert}};\n\nfn {id}(tc: &mut TestCase, {param}: &Fixture) -> PropResult {{\n{fixture_line}\n    let x = tc.draw(&int(0..=100u32));\n    prop_assert!(x <= 100, \"x = {{x}}\");\n    Ok(())\n}}\n\n// Property::new(\"{id}\", {id}),",
+        "use seedledger_runner::{{Fixture, PropResult, Property, TestCase, int, prop_assert}};\n\nfn {name}(tc: &mut TestCase, {param}: &Fixture) -> PropResult {{\n{fixture_line}\n    let x = tc.draw(&int(0..=100u32));\n    prop_assert!(x <= 100, \"x = {{x}}\");\n    Ok(())\n}}\n\n// Property::new(\"{id}\", {name}),",
         id = args.id
     );
     outln!();

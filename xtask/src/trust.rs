@@ -182,14 +182,14 @@ pub struct GenerateArgs {
     /// key>].
     #[arg(long, value_name = "ID")]
     key_id: Option<String>,
-    /// The repository root whose props/ holds the trust file [default: the current directory].
+    /// The repository root whose props/ holds the trust file [default: the current directory, or the nearest ancestor with props/].
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// The repository root whose props/ holds the trust file [default: the current directory].
+    /// The repository root whose props/ holds the trust file [default: the current directory, or the nearest ancestor with props/].
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 }
@@ -206,7 +206,7 @@ pub fn run(cmd: KeysCommand) -> ExitStatus {
 }
 
 fn generate(args: &GenerateArgs) -> anyhow::Result<ExitStatus> {
-    let root = args.root.clone().unwrap_or_default();
+    let root = args.root.clone().unwrap_or_else(crate::prop::discover_root);
     let props = root.join("props");
     if !props.is_dir() {
         bail!(
@@ -288,7 +288,7 @@ fn generate(args: &GenerateArgs) -> anyhow::Result<ExitStatus> {
 }
 
 fn list(args: &ListArgs) -> anyhow::Result<ExitStatus> {
-    let root = args.root.clone().unwrap_or_default();
+    let root = args.root.clone().unwrap_or_else(crate::prop::discover_root);
     let roles = Roles::load(&root)?;
     errln!("{}", roles.note());
     if let Some((_, keys)) = &roles.trust {

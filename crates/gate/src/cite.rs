@@ -456,6 +456,42 @@ mod tests {
             (c.fail_id.as_str(), c.pass_id.as_str()),
             ("r-1102", "l-1102")
         );
+        // But not when a run of the patch failed that seed locally and its rows were left out
+        // of the batch: the rows each receipt's own run wrote count for consistency too.
+        let offered = vec![
+            row("l2-1102", 1102, Verdict::Pass, Runner::Local),
+            row("r-1102", 1102, Verdict::Fail, Runner::Remote),
+            row("l2-1101", 1101, Verdict::Pass, Runner::Local),
+        ];
+        let expected = expected();
+        let lines = lines(&offered);
+        let decision = crate::decide::decide_freeze(&lines, &expected);
+        assert!(decision.admit);
+        let mut local_rows: HashMap<String, WitnessRow> = offered
+            .iter()
+            .filter(|r| r.runner == Runner::Local)
+            .map(|r| (r.witness_id.clone(), r.clone()))
+            .collect();
+        let withheld = row("l-1102", 1102, Verdict::Fail, Runner::Local);
+        local_rows.insert(withheld.witness_id.clone(), withheld);
+        let receipts = eligible();
+        let req = CiteRequest {
+            lines: &lines,
+            decision: &decision,
+            expected: &expected,
+            writer: Runner::Local,
+            receipts: &receipts,
+            expires_at: Some("2030-01-01T00:00:00Z"),
+            now: NOW,
+            waive_same_seed_review: false,
+            local_rows: &local_rows,
+            runs_without_receipt: &[],
+            spec_reviewed: true,
+        };
+        assert!(matches!(
+            cite(&req).unwrap_err(),
+            CiteError::Review { reason, .. } if reason == REASON_NO_SAME_SEED
+        ));
     }
 
     #[test]

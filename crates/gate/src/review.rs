@@ -157,9 +157,31 @@ pub fn same_seed_review(
     // local run without the failing environment would otherwise "pass" any seed).
     // And the two runners disagree *consistently* on that seed: every row of the failing
     // runner fails it, every row of the passing one passes it.
+    // Consistency is judged over every row known of the patch at its code: the candidates,
+    // and the rows the patch's own runs wrote even when they were not offered (a failing run's
+    // witness file left out cannot make its runner look consistent).
+    let known_runs: Vec<&WitnessRow> = match origin {
+        Some(o) => o
+            .local_rows
+            .map(|rows| {
+                rows.values()
+                    .filter(|r| {
+                        r.property_id == expected.property_id
+                            && r.property_digest == expected.digest
+                            && r.fixture_pin == expected.pin
+                            && r.bound == expected.bound
+                            && r.patch_id.as_deref() == Some(o.patch_id)
+                            && r.code.as_deref() == Some(o.code)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
     let consistent = |seed: u64, failing: Runner| {
         candidates
             .iter()
+            .chain(known_runs.iter())
             .all(|r| r.seed != seed || (r.verdict == Verdict::Fail) == (r.runner == failing))
     };
     for fail in &fails {

@@ -4,14 +4,32 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_orders::{DEMO_BUG, check_order_total_nonneg, properties};
-use seedledger_runner::{Property, check, try_check};
+use seedledger_runner::{Property, check, try_check_in};
+use std::path::Path;
+
+/// A scratch workspace holding copies of the real props/ and fixtures/: a planted bug's
+/// evidence stays out of the real `target/seedledger/`.
+fn scratch() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for sub in ["props", "fixtures"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        for entry in std::fs::read_dir(repo.join(sub)).unwrap() {
+            let entry = entry.unwrap();
+            if entry.path().is_file() {
+                std::fs::copy(entry.path(), dir.path().join(sub).join(entry.file_name())).unwrap();
+            }
+        }
+    }
+    dir
+}
 
 /// The real code: the property passes as a test, and its receipt is where `prop run` puts it.
 #[test]
 fn order_total_nonneg_passes_as_a_test() {
     let property = properties()
         .into_iter()
-        .find(|p| p.id == "overdraft_limit_respected")
+        .find(|p| p.id == "order_total_nonneg")
         .unwrap();
     let summary = check(&property);
     assert!(summary.passed());
@@ -19,7 +37,7 @@ fn order_total_nonneg_passes_as_a_test() {
     assert!(
         summary
             .receipt_path
-            .ends_with("target/seedledger/local/overdraft_limit_respected.receipt.json"),
+            .ends_with("target/seedledger/local/order_total_nonneg.receipt.json"),
         "{}",
         summary.receipt_path.display()
     );
@@ -32,7 +50,8 @@ fn a_planted_bug_fails_the_test_with_seeds_and_a_replay_command() {
     let buggy = Property::new("order_total_nonneg", |tc, fx| {
         check_order_total_nonneg(tc, fx, &DEMO_BUG)
     });
-    let message = try_check(&buggy).unwrap_err();
+    let root = scratch();
+    let message = try_check_in(&buggy, root.path()).unwrap_err();
     assert!(
         message.starts_with(
             "property order_total_nonneg failed on 52 of 256 seeds: 1, 2, 8, 12, 13, ..."

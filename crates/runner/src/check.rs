@@ -39,7 +39,13 @@ pub fn check(property: &Property) -> RunSummary {
 /// [`check`] without the panic: `Err` is the failure summary (or why the run could not be
 /// made), ready to print.
 pub fn try_check(property: &Property) -> Result<RunSummary, String> {
-    let root = test_root()?;
+    try_check_in(property, &test_root()?)
+}
+
+/// [`try_check`] in the workspace at `root` (its `props/`, its `target/seedledger/`): for
+/// tests that keep their evidence out of the real workspace, such as a planted bug's.
+pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, String> {
+    let root = root.to_path_buf();
     let count = match std::env::var("SEEDLEDGER_CASES") {
         Ok(text) => text
             .parse::<u64>()

@@ -22,7 +22,7 @@ mod signature;
 mod watchdog;
 
 pub use case::{JournalEntry, MAX_CHOICES, Record, Span, Stop, TestCase, set_journal};
-pub use check::{check, try_check};
+pub use check::{check, try_check, try_check_in};
 pub use clock::rfc3339;
 pub use code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
 pub use control::{RunControl, RunStarted, TrialExecutor, TrialInput, append_crash_row};

@@ -215,4 +215,15 @@ fn prop_new_writes_a_draft_spec_the_runner_reads_and_never_overwrites_it() {
         "edited by a person\n"
     );
     assert_eq!(run(&["prop", "new", "../x"]).status.code(), Some(2));
+    // An id that is no Rust name still gets a function that compiles.
+    let odd = run(&["prop", "new", "7-up.v2"]);
+    let stdout = String::from_utf8(odd.stdout).unwrap();
+    assert!(
+        stdout.contains("fn prop_7_up_v2(tc: &mut TestCase"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("// Property::new(\"7-up.v2\", prop_7_up_v2),"),
+        "{stdout}"
+    );
 }
