@@ -360,6 +360,8 @@ struct ReadReceipt {
     own_rows: Vec<WitnessRow>,
     /// Every run (not a replay) with local rows of the patch in the witness file beside it.
     runs_beside: Vec<String>,
+    /// The receipt's `failing_seeds` (when it reads strictly).
+    failing_seeds: Vec<u64>,
 }
 
 /// Reads and closes one receipt. `Err` (a message naming the file, and the line and column
@@ -388,6 +390,7 @@ fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
         run_id: text("run_id"),
         own_rows: Vec::new(),
         runs_beside: Vec::new(),
+        failing_seeds: Vec::new(),
         shown,
         closing,
     })
@@ -765,6 +768,7 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
                 code: code.as_deref(),
             },
             disagreement: r.disagreement.as_deref(),
+            failing_seeds: &r.failing_seeds,
         })
         .collect();
     for f in &facts {
@@ -921,6 +925,7 @@ fn read_receipts(files: &[PathBuf]) -> anyhow::Result<Vec<ReadReceipt>> {
                             }
                         }
                         r.runs_beside = runs;
+                        r.failing_seeds = beside.receipt.failing_seeds.clone();
                         r.disagreement = verify_receipt(&beside.receipt, &beside.lines).err();
                         if r.disagreement.is_some() {
                             r.own_rows.clear();

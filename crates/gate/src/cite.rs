@@ -35,6 +35,8 @@ pub struct ReceiptFacts<'a> {
     pub current: Current<'a>,
     /// Why the receipt disagrees with its run's witness rows (`verify_receipt`), if it does.
     pub disagreement: Option<&'a str>,
+    /// The receipt's `failing_seeds` (cross-checked with its rows).
+    pub failing_seeds: &'a [u64],
 }
 
 /// Everything [`cite`] needs. The caller supplies the clock (`now`) and the policy
@@ -199,6 +201,13 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
             },
         });
     };
+    // The seeds a citation may name: those the patch's current eligible receipts of the
+    // property failed on.
+    let eligible_seeds: Vec<u64> = mine
+        .iter()
+        .filter(|r| is_current(r))
+        .flat_map(|r| r.failing_seeds.iter().copied())
+        .collect();
     let Some(code) = eligible.code else {
         return Err(CiteError::NoCodeIdentity(eligible.file.to_string()));
     };
@@ -210,6 +219,7 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
             patch_id: &patch_id,
             code,
             local_rows: Some(req.local_rows),
+            seeds: Some(&eligible_seeds),
         }),
         req.waive_same_seed_review,
     );
@@ -323,6 +333,7 @@ mod tests {
                 code: Some(CODE),
             },
             disagreement: None,
+            failing_seeds: &[1102],
         }
     }
 
@@ -492,6 +503,24 @@ mod tests {
             cite(&req).unwrap_err(),
             CiteError::Review { reason, .. } if reason == REASON_NO_SAME_SEED
         ));
+    }
+
+    #[test]
+    fn the_cited_seed_is_one_an_eligible_receipt_failed() {
+        // The eligible receipt failed seed 7 only; a remote replay's fail on 1102 (of a run not
+        // given) and a clean local pass on 1102 are no pair a receipt vouches for.
+        let rows = vec![
+            row("l-7", 7, Verdict::Fail, Runner::Local),
+            row("r-1102", 1102, Verdict::Fail, Runner::Remote),
+            row("l3-1102", 1102, Verdict::Pass, Runner::Local),
+        ];
+        let mut receipts = eligible();
+        receipts[0].failing_seeds = &[7];
+        let err = check(&rows, &receipts, |_| {}).unwrap_err();
+        assert!(
+            matches!(&err, CiteError::Review { reason, .. } if *reason == REASON_NO_SAME_SEED),
+            "{err}"
+        );
     }
 
     #[test]

@@ -30,6 +30,11 @@ pub struct Origin<'a> {
     /// every field): the rows of a receipt's own run, read beside that receipt and checked
     /// against it. A hand-made local row offered in the batch then backs nothing.
     pub local_rows: Option<&'a HashMap<String, WitnessRow>>,
+    /// When given, the pair's seed must be one of these: the failing seeds of the patch's
+    /// current `freeze_eligible` receipts of the property. The failure cited is then one a
+    /// receipt vouches for — and since that receipt's own rows count for consistency, its
+    /// runner is the failing one and the other must pass the seed.
+    pub seeds: Option<&'a [u64]>,
 }
 
 /// The rows a citation names.
@@ -184,7 +189,12 @@ pub fn same_seed_review(
             .chain(known_runs.iter())
             .all(|r| r.seed != seed || (r.verdict == Verdict::Fail) == (r.runner == failing))
     };
-    for fail in &fails {
+    let allowed = |seed: u64| {
+        origin
+            .and_then(|o| o.seeds)
+            .is_none_or(|s| s.contains(&seed))
+    };
+    for fail in fails.iter().filter(|f| allowed(f.seed)) {
         if let Some(pass) = passes
             .iter()
             .find(|p| p.seed == fail.seed && p.runner != fail.runner)
