@@ -769,6 +769,7 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             },
             disagreement: r.disagreement.as_deref(),
             failing_seeds: &r.failing_seeds,
+            run_id: r.run_id.as_deref(),
         })
         .collect();
     for f in &facts {

@@ -37,6 +37,8 @@ pub struct ReceiptFacts<'a> {
     pub disagreement: Option<&'a str>,
     /// The receipt's `failing_seeds` (cross-checked with its rows).
     pub failing_seeds: &'a [u64],
+    /// The receipt's `run_id`: two receipts of one run are one too many.
+    pub run_id: Option<&'a str>,
 }
 
 /// Everything [`cite`] needs. The caller supplies the clock (`now`) and the policy
@@ -143,6 +145,15 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
         }
         receipt_retirement(r.fixture_hash, r.code, &current)
     };
+    let mut runs: Vec<&str> = Vec::new();
+    for r in req.receipts {
+        if let Some(run) = r.run_id {
+            if runs.contains(&run) {
+                return Err(CiteError::DuplicateRun(run.to_string()));
+            }
+            runs.push(run);
+        }
+    }
     if !req.spec_reviewed {
         return Err(CiteError::SpecNotReviewed(property_id.clone()));
     }
@@ -203,9 +214,11 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
     };
     // The seeds a citation may name: those the patch's current eligible receipts of the
     // property failed on.
+    // Only receipts of the code the review is held at vouch for seeds: a receipt of other code
+    // would vouch for a seed whose local rows the review does not see.
     let eligible_seeds: Vec<u64> = mine
         .iter()
-        .filter(|r| is_current(r))
+        .filter(|r| is_current(r) && r.code == eligible.code)
         .flat_map(|r| r.failing_seeds.iter().copied())
         .collect();
     let Some(code) = eligible.code else {
@@ -334,6 +347,7 @@ mod tests {
             },
             disagreement: None,
             failing_seeds: &[1102],
+            run_id: None,
         }
     }
 
@@ -503,6 +517,17 @@ mod tests {
             cite(&req).unwrap_err(),
             CiteError::Review { reason, .. } if reason == REASON_NO_SAME_SEED
         ));
+    }
+
+    #[test]
+    fn two_receipts_of_one_run_refuse() {
+        let mut receipts = eligible();
+        receipts[0].run_id = Some("local-1");
+        receipts[1].run_id = Some("local-1");
+        assert_eq!(
+            check(&env_dependent(), &receipts, |_| {}).unwrap_err(),
+            CiteError::DuplicateRun("local-1".into())
+        );
     }
 
     #[test]

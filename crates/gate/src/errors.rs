@@ -72,6 +72,10 @@ pub enum CiteError {
     /// A receipt of the patch disagrees with its own run's witness rows (hand-edited).
     #[error("receipt `{file}` disagrees with its run's witness rows: {detail}")]
     Disagrees { file: String, detail: String },
+    /// Two receipts name the same run (a run has one receipt; a copy edited to share another
+    /// run's id would let one run's rows stand in for another's).
+    #[error("two receipts name run `{0}`: a run has one receipt")]
+    DuplicateRun(String),
     /// The spec file does not say `oracle_source: human_reviewed` now.
     #[error(
         "props/{0}.md does not say `oracle_source: human_reviewed`: a draft spec backs no citation (a person reviews it, commits it, and runs again)"
