@@ -800,7 +800,15 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
     for (r, f) in receipts.iter().zip(&facts) {
         if receipt_retirement(f.fixture_hash, f.code, &f.current).is_none() {
             for row in &r.own_rows {
-                local_rows.insert(row.witness_id.clone(), row.clone());
+                // Two runs' rows under one id: refuse (never let one replace the other).
+                if let Some(other) = local_rows.insert(row.witness_id.clone(), row.clone())
+                    && other != *row
+                {
+                    bail!(
+                        "two runs wrote rows named `{}`; witness ids are unique, so the evidence was edited",
+                        row.witness_id
+                    );
+                }
             }
         }
     }

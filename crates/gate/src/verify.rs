@@ -42,6 +42,14 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
     }
     let expected_hash = |row: &WitnessRow| fixture_hash_from_pin(&row.fixture_pin);
     for row in &rows {
+        // A run names its rows `<run_id>-<seed>`: another name is a row copied or renamed
+        // from elsewhere (two runs' rows could otherwise share an id).
+        if row.witness_id != format!("{run_id}-{}", row.seed) {
+            return Err(format!(
+                "row `{}` (seed {}) of run `{run_id}` is not named `{run_id}-{}`",
+                row.witness_id, row.seed, row.seed
+            ));
+        }
         let mismatch = [
             (
                 "property_id",
@@ -317,6 +325,11 @@ mod tests {
                 "a row of another patch",
                 |_, rows| rows[0].patch_id = Some("pr-8".into()),
                 "has another patch_id than the receipt",
+            ),
+            (
+                "a row renamed (another run's id)",
+                |_, rows| rows[3].witness_id = "r0-1103".into(),
+                "is not named `r1-1103`",
             ),
             (
                 "a row of other code",
