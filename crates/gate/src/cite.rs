@@ -497,8 +497,9 @@ mod tests {
             .filter(|r| r.runner == Runner::Local)
             .map(|r| (r.witness_id.clone(), r.clone()))
             .collect();
-        // Its digest edited (with its receipt's) out of the review's scope: it still counts.
-        let mut withheld = row("l-1102", 1102, Verdict::Fail, Runner::Local);
+        // Its digest edited (with its receipt's) out of the review's scope, its runner relabelled
+        // remote: it still counts, as the local row it is.
+        let mut withheld = row("l-1102", 1102, Verdict::Fail, Runner::Remote);
         withheld.property_digest = "0".repeat(64);
         local_rows.insert(withheld.witness_id.clone(), withheld);
         let receipts = eligible();

@@ -183,11 +183,16 @@ pub fn same_seed_review(
             .unwrap_or_default(),
         None => Vec::new(),
     };
+    // A receipt's own rows are local evidence, whatever runner they claim: they were read
+    // from local files beside a receipt, and nothing signs them.
     let consistent = |seed: u64, failing: Runner| {
         candidates
             .iter()
-            .chain(known_runs.iter())
-            .all(|r| r.seed != seed || (r.verdict == Verdict::Fail) == (r.runner == failing))
+            .map(|r| (*r, r.runner))
+            .chain(known_runs.iter().map(|r| (*r, Runner::Local)))
+            .all(|(r, runner)| {
+                r.seed != seed || (r.verdict == Verdict::Fail) == (runner == failing)
+            })
     };
     let allowed = |seed: u64| {
         origin

@@ -69,6 +69,10 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
                 "bound",
                 receipt.bound.as_deref() != Some(row.bound.as_str()),
             ),
+            (
+                "runner",
+                receipt.runner.is_some_and(|runner| runner != row.runner),
+            ),
         ]
         .into_iter()
         .find(|(_, differs)| *differs);
@@ -325,6 +329,11 @@ mod tests {
                 "a row of another patch",
                 |_, rows| rows[0].patch_id = Some("pr-8".into()),
                 "has another patch_id than the receipt",
+            ),
+            (
+                "rows relabelled to another runner than the receipt's",
+                |r, _| r.runner = Some(Runner::Remote),
+                "has another runner than the receipt",
             ),
             (
                 "a row renamed (another run's id)",
