@@ -846,6 +846,7 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         local_rows: &local_rows,
         runs_without_receipt: &runs_without_receipt,
         spec_reviewed: spec_oracle == seedledger_format::OracleSource::HumanReviewed,
+        roles_authenticated: roles == "authenticated",
     };
     // The review printed is the one the citation writer ran (the patch's rows at its code).
     let (outcome, review) = match seedledger_gate::cite(&req) {

@@ -806,6 +806,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         patch_id,
         code: code.as_deref(),
         signer: signer.as_ref(),
+        replayed_signature: None,
     };
     let result = match seedledger_runner::replay(property, &root, &target, &input) {
         Ok(r) => r,
@@ -1002,17 +1003,37 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
                 continue;
             }
         };
-        let target = ReplayTarget {
-            witness_path: &witness_path,
-            runner: args.runner.into(),
-            expected_fixture_hash: Some(&receipt.fixture_hash),
-            patch_id: &receipt.patch_id,
-            code: code.as_deref(),
-            signer: signer.as_ref(),
-        };
+        // The failure each seed had in the run replayed: its own rows beside the receipt, else
+        // the receipt's failure records. The replay row records it (`replayed_signature`,
+        // signed), so that a pass pairs only with the failure it answers.
+        let mut replayed: std::collections::HashMap<u64, String> = receipt
+            .failures
+            .iter()
+            .map(|f| (f.seed, f.signature.clone()))
+            .collect();
+        let beside = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
+        if let Ok(text) = std::fs::read_to_string(&beside) {
+            for line in seedledger_format::parse_witness_lines(&text) {
+                if let Ok(row) = line.row
+                    && row.run_id == receipt.run_id
+                    && row.verdict == seedledger_format::Verdict::Fail
+                {
+                    replayed.insert(row.seed, row.signature);
+                }
+            }
+        }
         let (mut again, mut passed) = (Vec::new(), Vec::new());
         let mut failed_run = None;
         for &seed in &receipt.failing_seeds {
+            let target = ReplayTarget {
+                witness_path: &witness_path,
+                runner: args.runner.into(),
+                expected_fixture_hash: Some(&receipt.fixture_hash),
+                patch_id: &receipt.patch_id,
+                code: code.as_deref(),
+                signer: signer.as_ref(),
+                replayed_signature: replayed.get(&seed).map(String::as_str),
+            };
             match seedledger_runner::replay(property, &root, &target, &ReplayInput::Seed(seed)) {
                 Ok(result) => match result.outcome.failure() {
                     Some(f) => again.push((seed, f.signature.clone())),

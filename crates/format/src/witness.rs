@@ -109,6 +109,11 @@ pub struct WitnessRow {
     pub patch_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+    /// On a replay row: the signature of the failure the replayed seed had in the receipt it
+    /// reproduces (`prop reproduce` writes it, inside the signed bytes). A remote pass pairs
+    /// only with a fail of that signature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replayed_signature: Option<String>,
 }
 
 /// One non-blank line of a witness file, read leniently: a bad line is kept, with what
@@ -163,6 +168,7 @@ impl WitnessRow {
             run_id: extension("run_id"),
             patch_id: extension("patch_id"),
             code: extension("code"),
+            replayed_signature: extension("replayed_signature"),
             witness_id,
             property_id,
             property_digest,

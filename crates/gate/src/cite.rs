@@ -71,6 +71,8 @@ pub struct CiteRequest<'a> {
     /// `oracle_source` is a copy the runner made; a citation also needs the spec to say so
     /// now (a receipt edited to `human_reviewed` under a draft spec is refused).
     pub spec_reviewed: bool,
+    /// A trust file authenticates runner roles (see `Origin::authenticated`).
+    pub roles_authenticated: bool,
 }
 
 /// Builds the citation, or says why not. Checks, in order: the writer is local; an expiry
@@ -233,6 +235,7 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
             code,
             local_rows: Some(req.local_rows),
             seeds: Some(&eligible_seeds),
+            authenticated: req.roles_authenticated,
         }),
         req.waive_same_seed_review,
     );
@@ -305,6 +308,7 @@ mod tests {
             run_id: None,
             patch_id: Some("agent-1842".to_string()),
             code: Some(CODE.to_string()),
+            replayed_signature: None,
         }
     }
 
@@ -389,6 +393,7 @@ mod tests {
             local_rows: &local_rows,
             runs_without_receipt: &[],
             spec_reviewed: true,
+            roles_authenticated: false,
         };
         edit(&mut req);
         cite(&req).map(|(citation, _)| citation)
@@ -515,11 +520,34 @@ mod tests {
             local_rows: &local_rows,
             runs_without_receipt: &[],
             spec_reviewed: true,
+            roles_authenticated: false,
         };
         assert!(matches!(
             cite(&req).unwrap_err(),
             CiteError::Review { reason, .. } if reason == REASON_NO_SAME_SEED
         ));
+    }
+
+    #[test]
+    fn with_authenticated_roles_a_remote_pass_answers_only_the_failure_it_replayed() {
+        let with = |replayed: Option<&str>| {
+            let mut rows = env_dependent();
+            rows[2].replayed_signature = replayed.map(str::to_string);
+            check(&rows, &eligible(), |r| r.roles_authenticated = true)
+        };
+        // No replayed signature, or another failure's (a timeout replayed as a pass): refused.
+        for replayed in [None, Some("timeout")] {
+            let err = with(replayed).unwrap_err();
+            assert!(
+                matches!(&err, CiteError::Review { reason, .. } if *reason == REASON_NO_SAME_SEED),
+                "{replayed:?}: {err}"
+            );
+        }
+        // The failure it replayed: cited.
+        let c = with(Some("assert:quote.total >= 0")).unwrap();
+        assert_eq!(c.seed, Some(1102));
+        // Without a trust file rows are claims anyway: no replayed signature is needed.
+        assert!(check(&env_dependent(), &eligible(), |_| {}).is_ok());
     }
 
     #[test]

@@ -35,6 +35,10 @@ pub struct Origin<'a> {
     /// receipt vouches for — and since that receipt's own rows count for consistency, its
     /// runner is the failing one and the other must pass the seed.
     pub seeds: Option<&'a [u64]>,
+    /// Runner roles are authenticated (a trust file): then a remote pass answers a fail only
+    /// when it replayed a failure of that signature (`replayed_signature`, signed) — a signed
+    /// pass of a seed that failed for another reason (a timeout, say) answers nothing else.
+    pub authenticated: bool,
 }
 
 /// The rows a citation names.
@@ -200,8 +204,13 @@ pub fn same_seed_review(
             .is_none_or(|s| s.contains(&seed))
     };
     for fail in fails.iter().filter(|f| allowed(f.seed)) {
+        let answers = |p: &&&WitnessRow| {
+            !(origin.is_some_and(|o| o.authenticated) && p.runner == Runner::Remote)
+                || p.replayed_signature.as_deref() == Some(fail.signature.as_str())
+        };
         if let Some(pass) = passes
             .iter()
+            .filter(answers)
             .find(|p| p.seed == fail.seed && p.runner != fail.runner)
             .filter(|_| consistent(fail.seed, fail.runner))
         {

@@ -241,6 +241,7 @@ mod tests {
             run_id: Some(run.into()),
             patch_id: Some("pr-7".into()),
             code: Some("diff:c".into()),
+            replayed_signature: None,
         }
     }
 

@@ -239,6 +239,7 @@ fn planted_bugs_fail_the_right_property_with_a_named_seed() {
                 patch_id: "agent-1842",
                 code: None,
                 signer: None,
+                replayed_signature: None,
             },
             &ReplayInput::Seed(seed),
         )
@@ -402,6 +403,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
             patch_id: "agent-1842",
             code: None,
             signer: None,
+            replayed_signature: None,
         },
         &ReplayInput::Seed(seed),
     )
@@ -416,6 +418,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
             patch_id: "agent-1842",
             code: None,
             signer: None,
+            replayed_signature: None,
         },
         &ReplayInput::Seed(seed),
     )
@@ -449,6 +452,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
             patch_id: "agent-1842",
             code: None,
             signer: None,
+            replayed_signature: None,
         },
         &ReplayInput::Choices {
             seed,
@@ -471,6 +475,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
             patch_id: "agent-1842",
             code: None,
             signer: None,
+            replayed_signature: None,
         },
         &ReplayInput::Seed(seed),
     );
@@ -536,6 +541,7 @@ fn a_flaky_failure_goes_from_run_to_replay_to_an_admitted_freeze() {
             patch_id: "agent-1842",
             code: None,
             signer: None,
+            replayed_signature: None,
         },
         &ReplayInput::Seed(1101),
     )

@@ -302,6 +302,7 @@ pub fn append_crash_row(
         patch_id: &receipt.patch_id,
         code: receipt.code.as_deref(),
         signer,
+        replayed_signature: None,
     });
     let mut line = Vec::new();
     rows.push_row(&mut line, seed, Some(signature));

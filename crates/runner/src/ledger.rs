@@ -227,6 +227,8 @@ pub struct RowContext<'a> {
     /// The runner's key: every row is signed (`sig`, over its canonical bytes) when the role
     /// is `remote`. A local row is never signed, whatever key is given.
     pub signer: Option<&'a RunnerKey>,
+    /// The `replayed_signature` extension (replays of a receipt's failing seed).
+    pub replayed_signature: Option<&'a str>,
 }
 
 /// Formats witness rows of one run by hand (no serde on the per-trial path): the parts that
@@ -267,6 +269,10 @@ impl WitnessFormatter {
         if let Some(code) = cx.code {
             tail.push_str(",\"code\":");
             push_json_str(&mut tail, code);
+        }
+        if let Some(replayed) = cx.replayed_signature {
+            tail.push_str(",\"replayed_signature\":");
+            push_json_str(&mut tail, replayed);
         }
         tail.push_str("}\n");
         WitnessFormatter {
@@ -558,6 +564,7 @@ mod tests {
             patch_id: "agent/1842",
             code: Some("diff:abc"),
             signer: None,
+            replayed_signature: None,
         });
         let mut out = Vec::new();
         f.push_row(&mut out, 17, None);

@@ -316,6 +316,7 @@ pub fn run_property_with(
         patch_id: &config.patch_id,
         code: config.code.as_ref().map(|c| c.code.as_str()),
         signer: config.signer.as_ref(),
+        replayed_signature: None,
     });
     let sink =
         std::sync::Arc::new(RowSink::open(&witness_path, rows).map_err(write_err(&witness_path))?);
@@ -650,6 +651,8 @@ pub struct ReplayTarget<'a> {
     pub code: Option<&'a str>,
     /// The remote runner's signing key: a remote row is signed with it (`sig`).
     pub signer: Option<&'a seedledger_format::RunnerKey>,
+    /// The row's `replayed_signature`: the failure the seed had in the receipt replayed.
+    pub replayed_signature: Option<&'a str>,
 }
 
 /// What a replay did.
@@ -679,6 +682,7 @@ pub fn replay(
         patch_id,
         code,
         signer,
+        replayed_signature,
     } = *target;
     let spec = load_spec(root, property.id)?;
     let (bytes, pin) = load_fixture(root, &spec)?;
@@ -710,6 +714,7 @@ pub fn replay(
             patch_id,
             code,
             signer,
+            replayed_signature,
         });
         let signature = evaluation.outcome.failure().map(|f| f.signature.as_str());
         let mut line = Vec::new();

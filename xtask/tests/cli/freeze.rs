@@ -179,6 +179,15 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
         "{}",
         remote.stdout
     );
+    // The replay row names the failure it replayed (the local row's signature).
+    let remote_rows =
+        std::fs::read_to_string(path.join(rel("remote", PROPERTY, "witness.jsonl"))).unwrap();
+    let replay: Value = serde_json::from_str(remote_rows.lines().next().unwrap()).unwrap();
+    assert_eq!(replay["seed"], 1102);
+    assert_eq!(
+        replay["replayed_signature"],
+        "assert:parse_amount(&printed) == Ok(quote.total)"
+    );
     let witnesses = [
         rel("local", PROPERTY, "witness.jsonl"),
         rel("remote", PROPERTY, "witness.jsonl"),
