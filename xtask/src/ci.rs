@@ -155,34 +155,12 @@ fn os(args: &[&str]) -> Vec<OsString> {
     args.iter().map(OsString::from).collect()
 }
 
-/// Every `*.receipt.json` under `dir`, sorted.
-fn receipts_under(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => pending.push(path),
-                Ok(t) if t.is_file() && path.to_string_lossy().ends_with(".receipt.json") => {
-                    found.push(path);
-                }
-                _ => {}
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
 fn gate(args: &GateArgs) -> ExitStatus {
     let mut receipts = Vec::new();
     let mut failing = Vec::new();
     let mut worst = ExitStatus::Success;
-    for path in receipts_under(&args.local) {
+    // An unlistable --local is reported below as holding no receipts.
+    for path in crate::prop::receipt_files(&args.local).unwrap_or_default() {
         let parsed = std::fs::read_to_string(&path)
             .ok()
             .and_then(|t| Receipt::parse(&t).ok());

@@ -741,16 +741,10 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
     // What is current for each receipt: its property's fixture pin, and the work tree's code
     // identity against the receipt's own base. Notes say how each receipt stands.
     let mut currents = Currents::new(&root);
-    let mut facts_current = Vec::with_capacity(receipts.len());
-    for r in &receipts {
-        let pin = r
-            .property_id
-            .as_deref()
-            .and_then(|p| currents.spec(p))
-            .map(|(_, pin)| pin);
-        let code = currents.code(r.code_base.as_deref());
-        facts_current.push((pin, code));
-    }
+    let facts_current: Vec<(Option<String>, Option<String>)> = receipts
+        .iter()
+        .map(|r| current_of(&mut currents, r))
+        .collect();
     let facts: Vec<ReceiptFacts<'_>> = receipts
         .iter()
         .zip(&facts_current)
@@ -957,14 +951,20 @@ fn read_receipts(files: &[PathBuf]) -> anyhow::Result<Vec<ReadReceipt>> {
     Ok(read)
 }
 
-/// The retirement of a receipt against the work tree (see `seedledger_gate::receipt_retirement`).
-fn retirement(currents: &mut Currents, r: &ReadReceipt) -> Option<Retirement> {
+/// What is current for a receipt: its property's fixture pin now, and the work tree's code
+/// identity against the receipt's own base.
+fn current_of(currents: &mut Currents, r: &ReadReceipt) -> (Option<String>, Option<String>) {
     let pin = r
         .property_id
         .as_deref()
         .and_then(|p| currents.spec(p))
         .map(|(_, pin)| pin);
-    let code = currents.code(r.code_base.as_deref());
+    (pin, currents.code(r.code_base.as_deref()))
+}
+
+/// The retirement of a receipt against the work tree (see `seedledger_gate::receipt_retirement`).
+fn retirement(currents: &mut Currents, r: &ReadReceipt) -> Option<Retirement> {
+    let (pin, code) = current_of(currents, r);
     receipt_retirement(
         r.fixture_hash.as_deref(),
         r.code.as_deref(),

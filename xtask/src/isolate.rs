@@ -31,6 +31,7 @@
 //! process (which stops between trials) and not the trial under way; on Linux it dies with
 //! the thread that started it (`PR_SET_PDEATHSIG`).
 
+use crate::supervise::Ending;
 use seedledger_format::ExitStatus;
 use seedledger_runner::{
     Evaluation, Failure, Fixture, JournalEntry, Outcome, Property, Record, Span, TrialExecutor,
@@ -273,12 +274,10 @@ impl Worker {
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     let (ending, overflowed) = self.finish()?;
-                    let signature = match ending {
-                        _ if overflowed => "crash:stack_overflow".to_string(),
-                        Ending::Exit(code) => format!("exit:{code}"),
-                        Ending::Signal(sig) => {
-                            format!("crash:{}", crate::supervise::signal_name(sig))
-                        }
+                    let signature = if overflowed {
+                        "crash:stack_overflow".to_string()
+                    } else {
+                        ending.signature()
                     };
                     let mut message = format!("the trial's worker process {}", ending.describe());
                     if overflowed {
@@ -321,34 +320,6 @@ impl Drop for Worker {
     fn drop(&mut self) {
         if self.stdout_thread.is_some() {
             let _ = self.finish();
-        }
-    }
-}
-
-/// How a worker process ended.
-#[derive(Debug, Clone, Copy)]
-enum Ending {
-    Exit(i32),
-    Signal(i32),
-}
-
-impl Ending {
-    fn of(status: std::process::ExitStatus) -> Ending {
-        use std::os::unix::process::ExitStatusExt;
-        match (status.code(), status.signal()) {
-            (Some(code), _) => Ending::Exit(code),
-            (None, Some(sig)) => Ending::Signal(sig),
-            (None, None) => Ending::Exit(-1),
-        }
-    }
-
-    fn describe(self) -> String {
-        match self {
-            Ending::Exit(code) => format!("exited with status {code}"),
-            Ending::Signal(sig) => format!(
-                "was killed by {} (signal {sig})",
-                crate::supervise::signal_name(sig)
-            ),
         }
     }
 }

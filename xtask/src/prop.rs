@@ -905,7 +905,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
 }
 
 /// Every `*.receipt.json` under `dir`, sorted (symbolic links are not followed).
-fn receipt_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+pub(crate) fn receipt_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(d) = pending.pop() {

@@ -167,15 +167,15 @@ fn run_worker(
 
 // -------------------------------------------------------------------------- the supervisor
 
-/// How the worker process ended.
+/// How a worker process ended (the supervised run's, or an `--isolate` trial worker's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ending {
+pub(crate) enum Ending {
     Exit(i32),
     Signal(i32),
 }
 
 impl Ending {
-    fn of(status: std::process::ExitStatus) -> Ending {
+    pub(crate) fn of(status: std::process::ExitStatus) -> Ending {
         use std::os::unix::process::ExitStatusExt;
         match (status.code(), status.signal()) {
             (Some(code), _) => Ending::Exit(code),
@@ -185,7 +185,7 @@ impl Ending {
     }
 
     /// `was killed by SIGABRT (signal 6)`, `exited with status 0`.
-    fn describe(self) -> String {
+    pub(crate) fn describe(self) -> String {
         match self {
             Ending::Exit(code) => format!("exited with status {code}"),
             Ending::Signal(sig) => format!("was killed by {} (signal {sig})", signal_name(sig)),
@@ -193,7 +193,7 @@ impl Ending {
     }
 
     /// The failure signature of a trial that ended the process this way.
-    fn signature(self) -> String {
+    pub(crate) fn signature(self) -> String {
         match self {
             Ending::Exit(code) => format!("exit:{code}"),
             Ending::Signal(sig) => format!("crash:{}", signal_name(sig)),

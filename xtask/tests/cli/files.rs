@@ -130,11 +130,7 @@ fn a_property_without_a_fixture_needs_no_fixture_file() {
     )
     .unwrap();
     let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_crash_suite"))
-            .args(args)
-            .current_dir(tmp.path())
-            .env_remove("SEEDLEDGER_PATCH_ID")
-            .env_remove("GITHUB_ACTIONS")
+        crate::support::crash_command(tmp.path(), args)
             .output()
             .unwrap()
     };

@@ -10,7 +10,6 @@ use crate::support::{Root, Run};
 use seedledger_format::parse_witness_lines;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 /// The crash-isolation properties of the crash suite (each needs a spec in the scratch root).
 const PROPERTIES: &[&str] = &[
@@ -29,20 +28,9 @@ struct Scratch {
 
 impl Scratch {
     fn new() -> Scratch {
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(tmp.path().join("props")).unwrap();
-        std::fs::create_dir_all(tmp.path().join("fixtures")).unwrap();
-        std::fs::write(tmp.path().join("fixtures/empty.json"), "{}\n").unwrap();
-        for id in PROPERTIES {
-            std::fs::write(
-                tmp.path().join(format!("props/{id}.md")),
-                format!(
-                    "---\nproperty_id: {id}\nbound: no crash\nfixture: fixtures/empty.json\noracle_source: human_reviewed\n---\nA property of the crash suite.\n"
-                ),
-            )
-            .unwrap();
+        Scratch {
+            tmp: crate::support::crash_root(PROPERTIES),
         }
-        Scratch { tmp }
     }
 
     fn path(&self) -> &Path {
@@ -50,23 +38,7 @@ impl Scratch {
     }
 
     fn run(&self, args: &[&str]) -> Run {
-        let out = Command::new(env!("CARGO_BIN_EXE_crash_suite"))
-            .args(args)
-            .current_dir(self.path())
-            .env_remove("SEEDLEDGER_PATCH_ID")
-            .env_remove("SEEDLEDGER_BASE")
-            .env_remove("GITHUB_ACTIONS")
-            .env_remove("GITHUB_STEP_SUMMARY")
-            .env_remove("SEEDLEDGER_RUNNER_KEY")
-            .env_remove("RUST_BACKTRACE")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
+        crate::support::finish(crate::support::crash_command(self.path(), args))
     }
 
     fn receipt_path(&self, out: &str, id: &str) -> PathBuf {

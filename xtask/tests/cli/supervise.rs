@@ -68,20 +68,9 @@ fn seeds(v: &Value) -> Vec<u64> {
 
 impl Scratch {
     fn new() -> Scratch {
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(tmp.path().join("props")).unwrap();
-        std::fs::create_dir_all(tmp.path().join("fixtures")).unwrap();
-        std::fs::write(tmp.path().join("fixtures/empty.json"), "{}\n").unwrap();
-        for id in PROPERTIES {
-            std::fs::write(
-                tmp.path().join(format!("props/{id}.md")),
-                format!(
-                    "---\nproperty_id: {id}\nbound: no crash\nfixture: fixtures/empty.json\noracle_source: human_reviewed\n---\nA property of the crash suite.\n"
-                ),
-            )
-            .unwrap();
+        Scratch {
+            tmp: crate::support::crash_root(PROPERTIES),
         }
-        Scratch { tmp }
     }
 
     fn path(&self) -> &Path {
@@ -90,26 +79,11 @@ impl Scratch {
 
     /// `crash_suite ARGS` in the scratch root, not started.
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_crash_suite"));
-        cmd.args(args)
-            .current_dir(self.path())
-            .env_remove("SEEDLEDGER_PATCH_ID")
-            .env_remove("SEEDLEDGER_BASE")
-            .env_remove("GITHUB_ACTIONS")
-            .env_remove("GITHUB_STEP_SUMMARY")
-            .env_remove("SEEDLEDGER_RUNNER_KEY")
-            .env_remove("RUST_BACKTRACE")
-            .stdin(Stdio::null());
-        cmd
+        crate::support::crash_command(self.path(), args)
     }
 
     fn run(&self, args: &[&str]) -> Run {
-        let out = self.command(args).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
+        crate::support::finish(self.command(args))
     }
 
     fn dir(&self) -> PathBuf {

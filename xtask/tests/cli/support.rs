@@ -76,3 +76,47 @@ impl Root {
         std::fs::write(path, text).unwrap();
     }
 }
+
+/// A scratch root for the test-only `crash_suite` binary: a spec for each of `properties`
+/// (on an empty JSON fixture).
+pub fn crash_root(properties: &[&str]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("props")).unwrap();
+    std::fs::create_dir_all(tmp.path().join("fixtures")).unwrap();
+    std::fs::write(tmp.path().join("fixtures/empty.json"), "{}\n").unwrap();
+    for id in properties {
+        std::fs::write(
+            tmp.path().join(format!("props/{id}.md")),
+            format!(
+                "---\nproperty_id: {id}\nbound: no crash\nfixture: fixtures/empty.json\noracle_source: human_reviewed\n---\nA property of the crash suite.\n"
+            ),
+        )
+        .unwrap();
+    }
+    tmp
+}
+
+/// `crash_suite ARGS` in `dir`, not started, with no CI or runner environment leaking in.
+pub fn crash_command(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_crash_suite"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env_remove("SEEDLEDGER_PATCH_ID")
+        .env_remove("SEEDLEDGER_BASE")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("SEEDLEDGER_RUNNER_KEY")
+        .env_remove("RUST_BACKTRACE")
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// Runs a command to its end.
+pub fn finish(mut cmd: Command) -> Run {
+    let out = cmd.output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
