@@ -7,5 +7,5 @@ use std::process::ExitCode;
 /// crate whose `properties()` lists them (each with its `props/<id>.md`), depend on it from
 /// `xtask/Cargo.toml`, and add it here.
 fn main() -> ExitCode {
-    xtask::main_with(&[&seedledger_orders::properties()])
+    seedledger_cli::main_with(&[&seedledger_orders::properties()])
 }

@@ -1,13 +1,13 @@
 //! `crash_suite`: the `cargo xtask` command line over a suite of properties that end their
 //! own process — `std::process::exit(0)`, `abort`, a stack overflow, a failed allocation, a
 //! trial that never returns — one that passes and one that is merely slow. Test-only: the supervision tests
-//! (`xtask/tests/cli/supervise.rs`) run it to show what `prop run` reports when a property
+//! (`crates/testbed/tests/cli/supervise.rs`) run it to show what `prop run` reports when a property
 //! does these things; it is never part of the default suite. Each misbehaving property does
 //! it on its third trial (seed 103 of the plan `101..=105`), and the specs it needs
 //! (`props/<id>.md`, `fixture: none`) are written by the tests.
 //!
 //! The `*_at_10` properties do the same thing on an *input* rather than a trial count, for
-//! the crash-isolation tests (`xtask/tests/cli/isolate.rs`): each draws `n` in `0..=20` and
+//! the crash-isolation tests (`crates/testbed/tests/cli/isolate.rs`): each draws `n` in `0..=20` and
 //! misbehaves exactly when `n >= 10`, so the same seed crashes in every process and the
 //! minimal crashing input is `10`. `fails_at_10` is their ordinary twin (a failing
 //! `prop_assert!` on the same input): run in one process, it says which seeds draw `n >= 10`.
@@ -160,5 +160,5 @@ const CRASH_SUITE: &[Property] = &[
 ];
 
 fn main() -> std::process::ExitCode {
-    xtask::main_with(&[CRASH_SUITE])
+    seedledger_cli::main_with(&[CRASH_SUITE])
 }

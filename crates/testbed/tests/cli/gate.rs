@@ -122,7 +122,7 @@ impl Dir {
     }
 
     pub(crate) fn run(&self, args: &[&str]) -> Run {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"));
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_testbed"));
         cmd.args(args);
         self.hermetic(&mut cmd);
         let out = cmd.output().unwrap();

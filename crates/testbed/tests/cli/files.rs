@@ -174,7 +174,7 @@ fn prop_new_writes_a_draft_spec_the_runner_reads_and_never_overwrites_it() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tmp.path().join("props")).unwrap();
     let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+        std::process::Command::new(env!("CARGO_BIN_EXE_testbed"))
             .args(args)
             .current_dir(tmp.path())
             .output()

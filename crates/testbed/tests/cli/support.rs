@@ -17,7 +17,7 @@ pub struct Run {
 impl Root {
     pub fn new() -> Root {
         let tmp = tempfile::tempdir().unwrap();
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         for sub in ["props", "fixtures"] {
             std::fs::create_dir_all(tmp.path().join(sub)).unwrap();
             for entry in std::fs::read_dir(repo.join(sub)).unwrap() {
@@ -34,7 +34,7 @@ impl Root {
 
     /// `xtask ARGS` in the scratch root, not yet started.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_xtask"));
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_testbed"));
         cmd.args(args)
             .current_dir(self.path())
             .env_remove("SEEDLEDGER_PATCH_ID")

@@ -1,8 +1,7 @@
 //! seedledger's command line as a library: [`main_with`] runs `cargo xtask` over the given
 //! property suites. Thin: parses arguments (clap derive), calls the crates, and maps outcomes
-//! to the exit codes documented in [`ExitStatus`]. `src/main.rs` (`cargo xtask`) runs it over
-//! the default suite; `src/bin/crash_suite.rs` over properties that crash their process, for
-//! the supervision tests.
+//! to the exit codes documented in [`ExitStatus`]. A workspace's `xtask/src/main.rs` is one
+//! call to it; `crates/testbed` runs it over the framework's own test suites.
 
 /// `println!` that ignores a closed stdout (`cargo xtask ... | head`) instead of panicking.
 macro_rules! outln {
