@@ -1,11 +1,9 @@
-//! `cargo xtask`: seedledger's command line over the default suite (the CLI itself is the
-//! library, `src/lib.rs`).
+//! `cargo xtask`: seedledger's command line (`seedledger-cli`) over the properties this
+//! workspace registers. A suite crate is named here once (`use ... as _;` links it, and with
+//! it every property it `register!`s); adding a property later never touches this file.
 
-use std::process::ExitCode;
+use seedledger_orders as _;
 
-/// The property suites `cargo xtask prop` knows, in run order. To add your own, write a
-/// crate whose `properties()` lists them (each with its `props/<id>.md`), depend on it from
-/// `xtask/Cargo.toml`, and add it here.
-fn main() -> ExitCode {
-    seedledger_cli::main_with(&[&seedledger_orders::properties()])
+fn main() -> std::process::ExitCode {
+    seedledger_cli::main()
 }

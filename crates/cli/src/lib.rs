@@ -89,8 +89,21 @@ enum CampaignCommand {
     Kill(campaign::KillArgs),
 }
 
-/// The command line over `suites`, in run order: parses the process's arguments, runs the
-/// command, returns its exit status.
+/// The command line over every property registered in this binary
+/// ([`seedledger_runner::register!`]): what a workspace's `xtask/src/main.rs` calls. An id
+/// registered twice is refused before anything runs (exit 2, naming both places).
+pub fn main() -> ExitCode {
+    match seedledger_runner::registered() {
+        Ok(suite) => main_with(&[&suite]),
+        Err(e) => {
+            errln!("error: {e}");
+            ExitStatus::Error.into()
+        }
+    }
+}
+
+/// The command line over `suites` (concatenated, in run order): parses the process's
+/// arguments, runs the command, returns its exit status.
 pub fn main_with(suites: &[&[seedledger_runner::Property]]) -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -98,10 +98,10 @@ pub fn new(args: &NewArgs) -> ExitStatus {
     }
     outln!("wrote {} (oracle_source: model_draft)", rel.display());
     outln!();
-    outln!("Add this function to your suite, and list it where the suite's properties are listed:");
+    outln!("Add this to a crate your xtask links (for example beside the code it tests):");
     outln!();
     outln!(
-        "use seedledger_runner::{{Fixture, PropResult, Property, TestCase, int, prop_assert}};\n\nfn {name}(tc: &mut TestCase, {param}: &Fixture) -> PropResult {{\n{fixture_line}\n    let x = tc.draw(&int(0..=100u32));\n    prop_assert!(x <= 100, \"x = {{x}}\");\n    Ok(())\n}}\n\n// Property::new(\"{id}\", {name}),",
+        "use seedledger_runner::{{Fixture, PropResult, Property, TestCase, int, prop_assert, register}};\n\nfn {name}(tc: &mut TestCase, {param}: &Fixture) -> PropResult {{\n{fixture_line}\n    let x = tc.draw(&int(0..=100u32));\n    prop_assert!(x <= 100, \"x = {{x}}\");\n    Ok(())\n}}\nregister!(Property::new(\"{id}\", {name}));\n\n// Optional: run it from `cargo test` too.\n#[test]\nfn {name}_holds() {{\n    seedledger_runner::check_registered(\"{id}\");\n}}",
         id = args.id
     );
     outln!();

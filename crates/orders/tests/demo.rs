@@ -149,20 +149,28 @@ fn under_the_demo_bug_order_receipt_roundtrip_fails_with_another_signature_than_
 }
 
 #[test]
-fn the_suite_runs_order_receipt_roundtrip_after_order_total_adds_up_with_its_spec() {
+fn the_suite_is_every_registered_property_by_id_each_with_its_reviewed_spec() {
     let ids: Vec<&str> = properties().iter().map(|p| p.id).collect();
     assert_eq!(
         ids,
         [
-            "order_total_nonneg",
-            "order_total_adds_up",
-            "order_receipt_roundtrip",
-            "prop_balance_non_negative",
             "balance_conserved",
-            "overdraft_limit_respected",
+            "order_receipt_roundtrip",
+            "order_total_adds_up",
+            "order_total_nonneg",
             "order_total_within_budget",
+            "overdraft_limit_respected",
+            "prop_balance_non_negative",
         ]
     );
+    // Every spec under props/ belongs to a registered property: none was left unregistered.
+    let mut specs: Vec<String> = std::fs::read_dir(repo().join("props"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter_map(|name| name.strip_suffix(".md").map(str::to_string))
+        .collect();
+    specs.sort();
+    assert_eq!(specs, ids);
     for id in ids {
         let spec = load_spec(&repo(), id).unwrap();
         assert_eq!(spec.spec.property_id, id);

@@ -36,6 +36,28 @@ pub fn check(property: &Property) -> RunSummary {
     }
 }
 
+/// [`check`] of the property registered under `id` ([`crate::register!`]) in this test
+/// binary — a `#[test]` in the crate that registers it:
+/// `#[test] fn total_nonneg() { seedledger_runner::check_registered("total_nonneg"); }`.
+/// Panics, naming what is registered, when no property has that id.
+#[allow(clippy::panic)] // failing a `#[test]` is this function's job
+pub fn check_registered(id: &str) -> RunSummary {
+    let suite = match crate::registered() {
+        Ok(suite) => suite,
+        Err(e) => panic!("{e}"),
+    };
+    match suite.iter().find(|p| p.id == id) {
+        Some(property) => check(property),
+        None => {
+            let ids: Vec<&str> = suite.iter().map(|p| p.id).collect();
+            panic!(
+                "no property `{id}` is registered in this test binary (registered: {}); add `seedledger_runner::register!(...)` beside it",
+                if ids.is_empty() { "none".to_string() } else { ids.join(", ") }
+            )
+        }
+    }
+}
+
 /// [`check`] without the panic: `Err` is the failure summary (or why the run could not be
 /// made), ready to print.
 pub fn try_check(property: &Property) -> Result<RunSummary, String> {

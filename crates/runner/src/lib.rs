@@ -15,6 +15,7 @@ mod ledger;
 mod lock;
 mod plan;
 mod property;
+mod register;
 mod rng;
 mod run;
 mod shrink;
@@ -22,7 +23,7 @@ mod signature;
 mod watchdog;
 
 pub use case::{JournalEntry, MAX_CHOICES, Record, Span, Stop, TestCase, set_journal};
-pub use check::{check, try_check, try_check_in};
+pub use check::{check, check_registered, try_check, try_check_in};
 pub use clock::rfc3339;
 pub use code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
 pub use control::{RunControl, RunStarted, TrialExecutor, TrialInput, append_crash_row};
@@ -37,6 +38,7 @@ pub use generators::{
 pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
 pub use plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, MAX_PLAN, PlanError, cases, parse_seeds};
 pub use property::{Fixture, PropError, PropErrorKind, PropFn, PropResult, Property};
+pub use register::{DuplicateProperty, Registration, registered, registered_in};
 pub use rng::{RNG_SCHEME, SeedRng};
 pub use run::{
     LoadedSpec, MAX_FAILURE_RECORDS, ReplayInput, ReplayResult, ReplayTarget, RunConfig,
@@ -46,6 +48,9 @@ pub use run::{
 pub use shrink::*;
 pub use signature::{fold_whitespace, normalize, panic_signature};
 pub use watchdog::TIMEOUT_EXIT_STATUS;
+
+#[doc(hidden)]
+pub use inventory as __inventory;
 
 /// The evidence formats (receipts, witness rows, spec files, runner keys) the runner's
 /// public API takes and returns: a workspace using seedledger needs no direct dependency

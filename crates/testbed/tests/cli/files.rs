@@ -219,7 +219,8 @@ fn prop_new_writes_a_draft_spec_the_runner_reads_and_never_overwrites_it() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("// Property::new(\"7-up.v2\", prop_7_up_v2),"),
+        stdout.contains("register!(Property::new(\"7-up.v2\", prop_7_up_v2));")
+            && stdout.contains("check_registered(\"7-up.v2\")"),
         "{stdout}"
     );
 }
