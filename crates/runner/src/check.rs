@@ -52,7 +52,11 @@ pub fn check_registered(id: &str) -> RunSummary {
             let ids: Vec<&str> = suite.iter().map(|p| p.id).collect();
             panic!(
                 "no property `{id}` is registered in this test binary (registered: {}); add `seedledger_runner::register!(...)` beside it",
-                if ids.is_empty() { "none".to_string() } else { ids.join(", ") }
+                if ids.is_empty() {
+                    "none".to_string()
+                } else {
+                    ids.join(", ")
+                }
             )
         }
     }

@@ -109,7 +109,10 @@ pub fn registered_in(krate: &str) -> Result<Vec<Property>, DuplicateProperty> {
 
 fn collect(keep: impl Fn(&Registration) -> bool) -> Result<Vec<Property>, DuplicateProperty> {
     let mut by_id: BTreeMap<&'static str, (Property, String)> = BTreeMap::new();
-    for registration in inventory::iter::<Registration>.into_iter().filter(|r| keep(r)) {
+    for registration in inventory::iter::<Registration>
+        .into_iter()
+        .filter(|r| keep(r))
+    {
         let property = (registration.build)();
         let here = registration.location();
         if let Some((_, first)) = by_id.get(property.id) {

@@ -30,8 +30,14 @@ mod nested {
 fn an_id_registered_twice_is_refused_naming_both_places() {
     let err = seedledger_runner::registered().err().unwrap();
     assert_eq!(err.id, "zeta_small");
-    assert!(err.first.starts_with("crates/runner/tests/register.rs:"), "{err}");
-    assert!(err.second.starts_with("crates/runner/tests/register.rs:"), "{err}");
+    assert!(
+        err.first.starts_with("crates/runner/tests/register.rs:"),
+        "{err}"
+    );
+    assert!(
+        err.second.starts_with("crates/runner/tests/register.rs:"),
+        "{err}"
+    );
     assert_ne!(err.first, err.second);
     let message = err.to_string();
     assert!(message.contains("registered twice"), "{message}");
@@ -50,7 +56,9 @@ fn another_crate_s_properties_are_not_this_crate_s_suite() {
 fn a_crate_s_own_suite_refuses_its_duplicate_too() {
     // `registered_in` sees this test crate's properties; the duplicate makes it refuse, so
     // build each registration through the public list of another crate name: none.
-    let err = seedledger_runner::registered_in(module_path!()).err().unwrap();
+    let err = seedledger_runner::registered_in(module_path!())
+        .err()
+        .unwrap();
     assert_eq!(err.id, "zeta_small");
     let property = bounded(7);
     let mut tc = TestCase::random(1);

@@ -1,5 +1,7 @@
-//! A scratch copy of the workspace's props/ and fixtures/, and running `xtask` in it with no
-//! CI environment leaking in from the caller.
+//! A scratch copy of the tests' own props/ and fixtures/ (`tests/data/`: the example suite's
+//! specs and fixtures as the tests expect them, so a bug planted in the workspace's
+//! `fixtures/` cannot fail them), and running `testbed` in it with no CI environment leaking
+//! in from the caller.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,7 +19,7 @@ pub struct Run {
 impl Root {
     pub fn new() -> Root {
         let tmp = tempfile::tempdir().unwrap();
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
         for sub in ["props", "fixtures"] {
             std::fs::create_dir_all(tmp.path().join(sub)).unwrap();
             for entry in std::fs::read_dir(repo.join(sub)).unwrap() {
@@ -40,7 +42,12 @@ impl Root {
             .env_remove("SEEDLEDGER_PATCH_ID")
             .env_remove("GITHUB_ACTIONS")
             .env_remove("GITHUB_STEP_SUMMARY")
-            .env_remove("SEEDLEDGER_RUNNER_KEY");
+            .env_remove("SEEDLEDGER_RUNNER_KEY")
+            .env_remove("SEEDLEDGER_BASE")
+            .env_remove("SEEDLEDGER_CASES")
+            .env_remove("ORDERS_DEMO_BUG")
+            .env_remove("ORDERS_LOCALE")
+            .env_remove("ORDERS_DEMO_TRIAL_MS");
         cmd
     }
 
