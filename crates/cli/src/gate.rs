@@ -14,8 +14,8 @@ use seedledger_format::{
 };
 use seedledger_gate::{
     CiteError, CiteRequest, CloseStatus, Closing, Current, Expected, FreezeDecision, ReceiptFacts,
-    Retirement, Review, close_ledger_bytes, decide_freeze, patch_counts, receipt_retirement,
-    same_seed_review, verify_receipt, witness_lines_from_bytes,
+    Retirement, Review, RunEvidence, citable_evidence, close_ledger_bytes, decide_freeze,
+    patch_counts, receipt_retirement, same_seed_review, verify_receipt, witness_lines_from_bytes,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -785,49 +785,21 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             }
         ));
     }
-    // The only local rows that may be cited: those each receipt's own run wrote, read beside
-    // it and checked against it (retired receipts' rows are of other code anyway). Every run
-    // with local rows of the patch — beside the receipts or offered in the batch — must have
-    // its receipt among them.
-    let mut local_rows: std::collections::HashMap<String, WitnessRow> =
-        std::collections::HashMap::new();
-    for (r, f) in receipts.iter().zip(&facts) {
-        if receipt_retirement(f.fixture_hash, f.code, &f.current).is_none() {
-            for row in &r.own_rows {
-                // Two runs' rows under one id: refuse (never let one replace the other).
-                if let Some(other) = local_rows.insert(row.witness_id.clone(), row.clone())
-                    && other != *row
-                {
-                    bail!(
-                        "two runs wrote rows named `{}`; witness ids are unique, so the evidence was edited",
-                        row.witness_id
-                    );
-                }
-            }
-        }
-    }
-    let known_runs: Vec<&str> = receipts
+    // The only local rows that may be cited, and the runs with rows but no receipt: the
+    // gate's rules over what was read (`citable_evidence`).
+    let runs: Vec<RunEvidence<'_>> = receipts
         .iter()
-        .filter_map(|r| r.run_id.as_deref())
+        .zip(&facts)
+        .map(|(r, facts)| RunEvidence {
+            facts,
+            own_rows: &r.own_rows,
+            runs_beside: &r.runs_beside,
+        })
         .collect();
-    let patch = receipts.first().and_then(|r| r.patch_id.as_deref());
-    let mut runs_without_receipt: Vec<String> = Vec::new();
-    let offered = lines
-        .iter()
-        .filter_map(|l| l.row.as_ref().ok())
-        .filter(|row| {
-            row.runner == Runner::Local && row.patch_id.as_deref() == patch && patch.is_some()
-        });
-    let beside = receipts.iter().flat_map(|r| r.runs_beside.iter().cloned());
-    for run in offered
-        .filter_map(|row| row.run_id.clone())
-        .filter(|run| !run.starts_with("replay-"))
-        .chain(beside)
-    {
-        if !known_runs.contains(&run.as_str()) && !runs_without_receipt.contains(&run) {
-            runs_without_receipt.push(run);
-        }
-    }
+    let (local_rows, runs_without_receipt) = match citable_evidence(&runs, &lines) {
+        Ok(evidence) => evidence,
+        Err(e) => bail!("{e}"),
+    };
     let req = CiteRequest {
         lines: &lines,
         decision: &decision,

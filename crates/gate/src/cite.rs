@@ -41,6 +41,68 @@ pub struct ReceiptFacts<'a> {
     pub run_id: Option<&'a str>,
 }
 
+/// One receipt's run as read beside the receipt: what [`citable_evidence`] assembles the
+/// citable local rows from.
+#[derive(Debug, Clone, Copy)]
+pub struct RunEvidence<'a> {
+    /// The receipt's facts (its retirement decides whether its rows count).
+    pub facts: &'a ReceiptFacts<'a>,
+    /// The rows the receipt's own run wrote (by `run_id`), read beside it.
+    pub own_rows: &'a [WitnessRow],
+    /// The run ids of every other run whose rows lie beside the receipt.
+    pub runs_beside: &'a [String],
+}
+
+/// The local rows a citation may cite and the runs that lack a receipt, for
+/// [`CiteRequest::local_rows`] and [`CiteRequest::runs_without_receipt`]:
+///
+/// * the rows each *current* receipt's own run wrote (a retired receipt's rows are of other
+///   code or another fixture, and count for nothing);
+/// * two runs' rows under one `witness_id` refuse (never let one replace the other:
+///   witness ids are unique, so the evidence was edited);
+/// * a run with local rows of the patch — offered in the batch (replays aside) or lying
+///   beside the receipts — and no receipt among them is listed, so that [`cite`] refuses.
+pub fn citable_evidence(
+    runs: &[RunEvidence<'_>],
+    offered: &[WitnessLine],
+) -> Result<(HashMap<String, WitnessRow>, Vec<String>), CiteError> {
+    let mut local_rows: HashMap<String, WitnessRow> = HashMap::new();
+    for run in runs {
+        let f = run.facts;
+        if receipt_retirement(f.fixture_hash, f.code, &f.current).is_some() {
+            continue;
+        }
+        for row in run.own_rows {
+            if let Some(other) = local_rows.insert(row.witness_id.clone(), row.clone())
+                && other != *row
+            {
+                return Err(CiteError::EditedRows(row.witness_id.clone()));
+            }
+        }
+    }
+    let known: Vec<&str> = runs.iter().filter_map(|r| r.facts.run_id).collect();
+    let patch = runs
+        .first()
+        .map(|r| r.facts.patch_id)
+        .filter(|p| !p.is_empty());
+    let mut without: Vec<String> = Vec::new();
+    let offered = offered
+        .iter()
+        .filter_map(|l| l.row.as_ref().ok())
+        .filter(|row| {
+            row.runner == Runner::Local && patch.is_some() && row.patch_id.as_deref() == patch
+        })
+        .filter_map(|row| row.run_id.clone())
+        .filter(|run| !run.starts_with("replay-"));
+    let beside = runs.iter().flat_map(|r| r.runs_beside.iter().cloned());
+    for run in offered.chain(beside) {
+        if !known.contains(&run.as_str()) && !without.contains(&run) {
+            without.push(run);
+        }
+    }
+    Ok((local_rows, without))
+}
+
 /// Everything [`cite`] needs. The caller supplies the clock (`now`) and the policy
 /// (`expires_at`); the gate reads neither.
 #[derive(Debug, Clone)]
@@ -697,5 +759,65 @@ mod tests {
             check(&rows, &no_code, |_| {}).unwrap_err(),
             CiteError::NoCodeIdentity("a.json".into())
         );
+    }
+
+    #[test]
+    fn citable_rows_are_current_runs_own_and_runs_without_receipt_are_named() {
+        let with_run = |id: &str, seed, verdict, run: &str| {
+            let mut r = row(id, seed, verdict, Runner::Local);
+            r.run_id = Some(run.to_string());
+            r
+        };
+        let mut current = receipt("a.json", "order_total_nonneg", CloseStatus::FreezeEligible);
+        current.run_id = Some("run-a");
+        let mut retired = receipt("b.json", "order_total_nonneg", CloseStatus::FreezeEligible);
+        retired.run_id = Some("run-b");
+        retired.code = Some("diff:old");
+        let a_rows = [with_run("run-a-1101", 1101, Verdict::Pass, "run-a")];
+        let b_rows = [with_run("run-b-1102", 1102, Verdict::Fail, "run-b")];
+        let beside = ["run-c".to_string()];
+        let runs = [
+            RunEvidence {
+                facts: &current,
+                own_rows: &a_rows,
+                runs_beside: &beside,
+            },
+            RunEvidence {
+                facts: &retired,
+                own_rows: &b_rows,
+                runs_beside: &[],
+            },
+        ];
+        let offered = lines(&[
+            with_run("run-d-7", 7, Verdict::Fail, "run-d"),
+            with_run("replay-x-7", 7, Verdict::Fail, "replay-x"),
+            with_run("run-a-1101", 1101, Verdict::Pass, "run-a"),
+        ]);
+        let (rows, without) = citable_evidence(&runs, &offered).unwrap();
+        // Only the current receipt's run's rows; the retired one's count for nothing.
+        assert_eq!(rows.keys().collect::<Vec<_>>(), ["run-a-1101"]);
+        // Offered rows of an unknown run, then runs beside; replays and known runs are not.
+        assert_eq!(without, ["run-d", "run-c"]);
+
+        // Two runs' rows under one id refuse, as an input error.
+        let mut other = receipt("c.json", "order_total_nonneg", CloseStatus::FreezeEligible);
+        other.run_id = Some("run-e");
+        let e_rows = [with_run("run-a-1101", 1101, Verdict::Fail, "run-e")];
+        let runs = [
+            RunEvidence {
+                facts: &current,
+                own_rows: &a_rows,
+                runs_beside: &[],
+            },
+            RunEvidence {
+                facts: &other,
+                own_rows: &e_rows,
+                runs_beside: &[],
+            },
+        ];
+        let err = citable_evidence(&runs, &[]).unwrap_err();
+        assert_eq!(err, CiteError::EditedRows("run-a-1101".to_string()));
+        assert!(err.is_input_error());
+        assert!(err.to_string().contains("the evidence was edited"), "{err}");
     }
 }

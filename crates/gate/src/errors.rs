@@ -86,6 +86,9 @@ pub enum CiteError {
         "witness rows of run(s) {0} have no receipt among the patch's receipts: a run's receipt is missing or was left out (an open one?); give the evidence directory that holds them all"
     )]
     RunsWithoutReceipt(String),
+    /// Two runs wrote rows under one witness id.
+    #[error("two runs wrote rows named `{0}`; witness ids are unique, so the evidence was edited")]
+    EditedRows(String),
     /// A required text field of the request is empty.
     #[error("field `{0}` is empty")]
     Empty(&'static str),
@@ -101,6 +104,7 @@ impl CiteError {
                 | CiteError::NoReceipts
                 | CiteError::SeveralPatches(_)
                 | CiteError::Empty(_)
+                | CiteError::EditedRows(_)
         )
     }
 }

@@ -33,7 +33,7 @@ mod review;
 mod verify;
 
 pub use authenticate::{authenticate, authenticate_row};
-pub use cite::{CiteRequest, ReceiptFacts, cite};
+pub use cite::{CiteRequest, ReceiptFacts, RunEvidence, citable_evidence, cite};
 pub use close::{
     CloseStatus, Closing, close_ledger, close_ledger_bytes, close_ledger_explained,
     close_ledger_text, close_view,
