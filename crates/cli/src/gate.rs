@@ -5,6 +5,9 @@
 //! codes (0 yes, 1 no, 2 error).
 
 use crate::freezes::Currents;
+use crate::gate_json::{
+    self, CiteLine, CloseLine, CountsLine, DecisionLine, FreezeLine, ReviewJson,
+};
 use crate::prop::Role;
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
@@ -17,7 +20,7 @@ use seedledger_gate::{
     Retirement, Review, RunEvidence, citable_evidence, close_ledger_bytes, decide_freeze,
     patch_counts, receipt_retirement, same_seed_review, verify_receipt, witness_lines_from_bytes,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The gate: only a narrow, explicit set of facts lets a failing property be frozen.
@@ -430,18 +433,16 @@ fn close(args: &CloseArgs) -> ExitStatus {
                             None => {}
                         }
                     }
-                    Format::Json => {
-                        let mut line = json!({
-                            "file": shown,
-                            "status": closing.status.as_str(),
-                            "detail": closing.detail,
-                        });
-                        if let Some(v) = &verified {
-                            line["verified"] = json!(v.is_ok());
-                            line["disagreement"] = json!(v.as_ref().err());
-                        }
-                        out_line(&line.to_string());
-                    }
+                    Format::Json => gate_json::print(&CloseLine {
+                        file: &shown,
+                        status: Some(closing.status.as_str()),
+                        detail: Some(&closing.detail),
+                        verified: verified.as_ref().map(Result::is_ok),
+                        disagreement: verified
+                            .as_ref()
+                            .map(|v| v.as_ref().err().map(String::as_str)),
+                        error: None,
+                    }),
                 }
             }
             Err(message) => {
@@ -449,7 +450,14 @@ fn close(args: &CloseArgs) -> ExitStatus {
                 err_line(&format!("error: {message}"));
                 if args.format == Format::Json {
                     let shown = file.display().to_string();
-                    out_line(&json!({"file": shown, "status": null, "error": message}).to_string());
+                    gate_json::print(&CloseLine {
+                        file: &shown,
+                        status: None,
+                        detail: None,
+                        verified: None,
+                        disagreement: None,
+                        error: Some(&message),
+                    });
                 }
             }
         }
@@ -558,17 +566,14 @@ fn counts(args: &CountsArgs) -> ExitStatus {
                     "disabled"
                 }
             )),
-            Format::Json => out_line(
-                &json!({
-                    "patch_id": c.patch_id,
-                    "open_receipts": c.open_receipts,
-                    "closed_failures": c.closed_failures,
-                    "budget_passes": c.budget_passes,
-                    "retired_receipts": c.retired,
-                    "freeze_enabled": c.freeze_enabled(),
-                })
-                .to_string(),
-            ),
+            Format::Json => gate_json::print(&CountsLine {
+                patch_id: &c.patch_id,
+                open_receipts: c.open_receipts,
+                closed_failures: c.closed_failures,
+                budget_passes: c.budget_passes,
+                retired_receipts: c.retired,
+                freeze_enabled: c.freeze_enabled(),
+            }),
         }
     }
     if errors {
@@ -990,23 +995,20 @@ fn print_cite(
                 Err(e) => out_line(&format!("citation refused: {e}")),
             }
         }
-        Format::Json => out_line(
-            &json!({
-                "written": outcome.is_ok(),
-                "reason": d.reason,
-                "refusal": outcome.as_ref().err().map(ToString::to_string),
-                "review_reason": match outcome {
-                    Err(CiteError::Review { reason, .. }) => Some(*reason),
-                    _ => None,
-                },
-                "citation": outcome.as_ref().ok(),
-                "fail_id": d.fail_id,
-                "pass_id": d.pass_id,
-                "same_seed_review": review.map(review_json),
-                "roles": roles,
-            })
-            .to_string(),
-        ),
+        Format::Json => gate_json::print(&CiteLine {
+            written: outcome.is_ok(),
+            reason: &d.reason,
+            refusal: outcome.as_ref().err().map(ToString::to_string),
+            review_reason: match outcome {
+                Err(CiteError::Review { reason, .. }) => Some(*reason),
+                _ => None,
+            },
+            citation: outcome.as_ref().ok().map(String::as_str),
+            fail_id: d.fail_id.as_deref(),
+            pass_id: d.pass_id.as_deref(),
+            same_seed_review: review.map(ReviewJson::of),
+            roles,
+        }),
     }
 }
 
@@ -1020,35 +1022,13 @@ fn print_decision(d: &FreezeDecision, review: &Review, roles: &str, format: Form
             }
             out_line(&review.summary());
         }
-        Format::Json => out_line(
-            &json!({
-                "admit": d.admit,
-                "reason": d.reason,
-                "fail_id": d.fail_id,
-                "pass_id": d.pass_id,
-                "same_seed_review": review_json(review),
-                "roles": roles,
-            })
-            .to_string(),
-        ),
-    }
-}
-
-fn review_json(review: &Review) -> Value {
-    match &review.outcome {
-        Ok(pair) => json!({
-            "passed": pair.seed.is_some(),
-            "reason": if pair.seed.is_some() { None } else { Some("waived") },
-            "fail_id": pair.fail_id,
-            "pass_id": pair.pass_id,
-            "seed": pair.seed,
-        }),
-        Err(reason) => json!({
-            "passed": false,
-            "reason": reason,
-            "fail_id": null,
-            "pass_id": null,
-            "seed": null,
+        Format::Json => gate_json::print(&DecisionLine {
+            admit: d.admit,
+            reason: &d.reason,
+            fail_id: d.fail_id.as_deref(),
+            pass_id: d.pass_id.as_deref(),
+            same_seed_review: ReviewJson::of(review),
+            roles,
         }),
     }
 }
@@ -1093,20 +1073,17 @@ fn freezes(args: &FreezesArgs) -> ExitStatus {
                         c.patch_id,
                         c.same_seed_review.as_str()
                     )),
-                    Format::Json => out_line(
-                        &json!({
-                            "citation": shown,
-                            "state": state.as_str(),
-                            "property_id": c.property_id,
-                            "signature": c.signature,
-                            "expires_at": c.expires_at,
-                            "patch_id": c.patch_id,
-                            "seed": c.seed,
-                            "same_seed_review": c.same_seed_review.as_str(),
-                            "error": null,
-                        })
-                        .to_string(),
-                    ),
+                    Format::Json => gate_json::print(&FreezeLine {
+                        citation: &shown,
+                        state: state.as_str(),
+                        property_id: Some(&c.property_id),
+                        signature: Some(&c.signature),
+                        expires_at: Some(&c.expires_at),
+                        patch_id: Some(&c.patch_id),
+                        seed: Some(c.seed),
+                        same_seed_review: Some(c.same_seed_review.as_str()),
+                        error: None,
+                    }),
                 }
             }
             Err(e) => {
@@ -1114,9 +1091,17 @@ fn freezes(args: &FreezesArgs) -> ExitStatus {
                 err_line(&format!("error: citation `{shown}`: {e}"));
                 match args.format {
                     Format::Human => out_line(&format!("{shown}: invalid  ({e})")),
-                    Format::Json => out_line(
-                        &json!({"citation": shown, "state": "invalid", "error": e}).to_string(),
-                    ),
+                    Format::Json => gate_json::print(&FreezeLine {
+                        citation: &shown,
+                        state: "invalid",
+                        property_id: None,
+                        signature: None,
+                        expires_at: None,
+                        patch_id: None,
+                        seed: None,
+                        same_seed_review: None,
+                        error: Some(&e.to_string()),
+                    }),
                 }
             }
         }

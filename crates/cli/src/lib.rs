@@ -25,6 +25,7 @@ mod campaign;
 mod ci;
 mod freezes;
 mod gate;
+mod gate_json;
 mod isolate;
 mod prop;
 mod report;
