@@ -299,9 +299,21 @@ fn error(msg: impl std::fmt::Display) -> ExitStatus {
 fn find<'a>(suite: &'a [Property], id: &str) -> Result<&'a Property, String> {
     suite.iter().find(|p| p.id == id).ok_or_else(|| {
         let known: Vec<_> = suite.iter().map(|p| p.id).collect();
+        let spec = discover_root().join("props").join(format!("{id}.md"));
+        let hint = if spec.is_file() {
+            format!(
+                "; props/{id}.md exists but this binary registers no property `{id}`: put `register!(...)` beside its function, in a crate that xtask/src/main.rs names (`use that_crate as _;`)"
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "unknown property `{id}`; known properties: {}",
-            known.join(", ")
+            "unknown property `{id}`; known properties: {}{hint}",
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
         )
     })
 }

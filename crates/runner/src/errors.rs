@@ -13,7 +13,10 @@ pub enum RunError {
     /// A patch or property id that cannot name a file one-to-one.
     #[error("{0}")]
     Id(String),
-    #[error("failed to read spec file `{path}`: {source}")]
+    #[error(
+        "failed to read spec file `{path}`: {source}{}",
+        spec_hint(source, path)
+    )]
     SpecRead { path: PathBuf, source: io::Error },
     #[error("failed to read spec file `{path}`: {source}")]
     Spec { path: PathBuf, source: SpecError },
@@ -76,4 +79,14 @@ pub enum RunError {
         seed: u64,
         message: String,
     },
+}
+
+/// What to do about a spec file that is not there: write it.
+fn spec_hint(source: &io::Error, path: &std::path::Path) -> String {
+    match (source.kind(), path.file_stem().and_then(|s| s.to_str())) {
+        (io::ErrorKind::NotFound, Some(id)) => format!(
+            "; every registered property needs its spec: write it with `cargo xtask prop new {id}`"
+        ),
+        _ => String::new(),
+    }
 }

@@ -728,3 +728,34 @@ fn a_timeout_on_a_busy_run_names_the_last_attempted_seed_and_writes_one_row_per_
         (last, "timeout")
     );
 }
+
+/// The two adoption mistakes say what to do: a spec whose property is not registered, and a
+/// registered property without its spec.
+#[test]
+fn an_unregistered_spec_and_a_missing_spec_say_how_to_fix_them() {
+    let root = Root::new();
+    std::fs::write(
+        root.path().join("props/ghost.md"),
+        "---\nproperty_id: ghost\nbound: x\nfixture: none\noracle_source: model_draft\n---\n",
+    )
+    .unwrap();
+    let ghost = root.run(&["prop", "run", "--property", "ghost"]);
+    assert_eq!(ghost.code, 2, "{}", ghost.stderr);
+    assert!(
+        ghost
+            .stderr
+            .contains("props/ghost.md exists but this binary registers no property `ghost`"),
+        "{}",
+        ghost.stderr
+    );
+    std::fs::remove_file(root.path().join("props/order_total_nonneg.md")).unwrap();
+    let missing = root.run(&["prop", "run", "--property", "order_total_nonneg"]);
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
+    assert!(
+        missing
+            .stderr
+            .contains("write it with `cargo xtask prop new order_total_nonneg`"),
+        "{}",
+        missing.stderr
+    );
+}
