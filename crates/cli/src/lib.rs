@@ -26,6 +26,7 @@ mod ci;
 mod freezes;
 mod gate;
 mod isolate;
+mod output;
 mod prop;
 mod report;
 mod scaffold;

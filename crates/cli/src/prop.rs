@@ -452,7 +452,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
                     Format::Json => {
                         outln!(
                             "{}",
-                            json!({"property_id": property.id, "status": "error", "error": e.to_string()})
+                            crate::output::line(&crate::output::ErrorLine::new(property.id, &e))
                         );
                     }
                 }
@@ -529,33 +529,9 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
     let shown: Vec<u64> = r.failing_seeds.iter().copied().take(5).collect();
     let changed = r.fixture_changed == Some(true);
     if format == Format::Json {
-        let line = json!({
-            "property_id": r.property_id,
-            "status": status.as_str(),
-            "planned": r.planned_seeds.len(),
-            "attempted": r.attempted_seeds.len(),
-            "failing_seeds": r.failing_seeds,
-            "signature": r.failures.first().map(|f| &f.signature),
-            "failure_modes": r.failure_modes,
-            "shrink_stable": r.shrink_stable,
-            "minimal_input": r.shrink.as_ref().map(|s| &s.minimal_input),
-            "fixture_changed": changed,
-            "spec_committed": r.spec_committed,
-            "spec_draft_reason": r.spec_draft_reason,
-            "code": r.code,
-            "receipt": summary.receipt_path,
-            "witnesses": summary.witness_path,
-            "replay": shown.iter().map(|s| crate::report::replay_command(summary, *s)).collect::<Vec<_>>(),
-            "frozen": result.frozen_lines(),
-            "freeze_notes": result.freeze_notes(),
-            "freezes": result.freezes.iter().map(|j| json!({
-                "citation": j.path,
-                "state": j.state.as_str(),
-                "signature": j.citation.signature,
-                "expires_at": j.citation.expires_at,
-            })).collect::<Vec<_>>(),
-        });
-        outln!("{line}");
+        if let Some(line) = crate::output::RunLine::of(result) {
+            outln!("{}", crate::output::line(&line));
+        }
         return;
     }
     let counts = format!(
