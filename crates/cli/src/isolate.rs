@@ -17,7 +17,7 @@
 //! * worker -> parent: `ready`, then per trial the journal of a recording trial (`j c VALUE
 //!   MAX`, `j s DEPTH LABEL`, `j e`: each choice and sub-draw as it happens, so that a trial
 //!   that dies leaves its choices and spans behind) and one `r {JSON}` reply: `outcome`
-//!   (`pass`, `fail`, `overrun`, `invalid`), `signature`, `message`, `location`, and for a
+//!   (`pass`, `fail`, `overrun`, `invalid`, `discard`), `signature`, `message`, `location`, and for a
 //!   recording trial `choices`, `maxes`, `spans`, `drawn`.
 //!
 //! When the worker dies before replying, the trial fails with `exit:<status>` (the property
@@ -470,6 +470,7 @@ fn parse_reply(reply: &str) -> Result<Evaluation, String> {
         Some("pass") => Outcome::Pass,
         Some("overrun") => Outcome::Overrun,
         Some("invalid") => Outcome::Invalid,
+        Some("discard") => Outcome::Discard,
         Some("fail") => Outcome::Fail(Failure {
             signature: text("signature").ok_or("a failure without a signature")?,
             message: text("message").unwrap_or_default(),
@@ -625,6 +626,7 @@ fn reply_of(evaluation: &Evaluation) -> Value {
         Outcome::Pass => json!({ "outcome": "pass" }),
         Outcome::Overrun => json!({ "outcome": "overrun" }),
         Outcome::Invalid => json!({ "outcome": "invalid" }),
+        Outcome::Discard => json!({ "outcome": "discard" }),
         Outcome::Fail(f) => json!({
             "outcome": "fail",
             "signature": f.signature,
@@ -695,6 +697,19 @@ mod tests {
         let back = parse_reply(&reply_of(&evaluation).to_string()).unwrap();
         assert_eq!(back.outcome, evaluation.outcome);
         assert_eq!(back.record, evaluation.record);
+        for outcome in [
+            Outcome::Pass,
+            Outcome::Overrun,
+            Outcome::Invalid,
+            Outcome::Discard,
+        ] {
+            let evaluation = Evaluation {
+                outcome,
+                record: Record::default(),
+            };
+            let back = parse_reply(&reply_of(&evaluation).to_string()).unwrap();
+            assert_eq!(back.outcome, evaluation.outcome);
+        }
         assert!(parse_reply("{\"outcome\":\"fail\"}").is_err());
         assert!(parse_reply("not json").is_err());
     }

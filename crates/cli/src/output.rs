@@ -9,6 +9,8 @@
 //!   `too_many_discards`);
 //! * [`ErrorLine`] — the run could not start or finish (`error`);
 //! * [`CrashLine`] — the run's process died in it (`error`, with `crash`).
+//!
+//! `prop replay --format json` prints one [`ReplayLine`].
 
 use crate::report::{PropertyResult, Status};
 use seedledger_format::FailureMode;
@@ -27,6 +29,10 @@ pub struct RunLine {
     pub planned: usize,
     /// Number of seeds whose trial started.
     pub attempted: usize,
+    /// Number of attempted trials that were discarded (their precondition did not hold: no
+    /// verdict, no witness row). More than half of `attempted` fails the run
+    /// (`too_many_discards`).
+    pub discarded: usize,
     /// Every failing seed, in execution order.
     pub failing_seeds: Vec<u64>,
     /// The first failure's signature (`null` when nothing failed).
@@ -131,6 +137,7 @@ impl RunLine {
             status: result.status().as_str(),
             planned: r.planned_seeds.len(),
             attempted: r.attempted_seeds.len(),
+            discarded: summary.discarded(),
             failing_seeds: r.failing_seeds.clone(),
             signature: r.failures.first().map(|f| f.signature.clone()),
             failure_modes: r.failure_modes.clone(),
@@ -162,6 +169,28 @@ impl RunLine {
                 .collect(),
         })
     }
+}
+
+/// The line of `prop replay --format json`: one input replayed.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplayLine {
+    pub property_id: String,
+    /// `seed N` or `minimal input of seed N (K choices)`.
+    pub replayed: String,
+    /// The readable input: one entry per top-level draw (`name = value` for a named draw),
+    /// then the property's notes.
+    pub input: Vec<String>,
+    /// `pass`, `fail` or `discarded` (the input does not meet the property's precondition:
+    /// no verdict, no witness row).
+    pub verdict: &'static str,
+    /// `ok` for a pass, the failure signature for a fail, `null` for a discard.
+    pub signature: Option<String>,
+    /// The failure's message (values included); why the input was discarded; empty for a pass.
+    pub message: String,
+    pub location: Option<String>,
+    /// The witness row appended (a seed replay that reached a verdict).
+    pub witness_id: Option<String>,
+    pub witness_file: Option<PathBuf>,
 }
 
 /// `value` as one line of JSON (a value these types hold always serializes; should it not,
@@ -213,6 +242,7 @@ mod tests {
             "status",
             "planned",
             "attempted",
+            "discarded",
             "failing_seeds",
             "signature",
             "failure_modes",

@@ -438,7 +438,9 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
                     .collect();
                 if matches!(
                     result.status(),
-                    crate::report::Status::Fail | crate::report::Status::Invalid
+                    crate::report::Status::Fail
+                        | crate::report::Status::Invalid
+                        | crate::report::Status::TooManyDiscards
                 ) {
                     status = status.max(ExitStatus::No);
                 }
@@ -534,10 +536,16 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
         }
         return;
     }
+    let discarded = summary.discarded();
     let counts = format!(
-        "{}/{} seeds",
+        "{}/{} seeds{}",
         r.attempted_seeds.len(),
-        r.planned_seeds.len()
+        r.planned_seeds.len(),
+        if discarded > 0 {
+            format!(" ({discarded} discarded)")
+        } else {
+            String::new()
+        }
     );
     let secs = r.elapsed_ms.unwrap_or(0) as f64 / 1000.0;
     let notes = || {
@@ -563,7 +571,18 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
         }
     };
     if r.failing_seeds.is_empty() {
-        outln!("PASS {}  {counts}  ({secs:.2} s)", r.property_id);
+        if status == crate::report::Status::TooManyDiscards {
+            outln!(
+                "TOO MANY DISCARDS {}  {counts}  ({secs:.2} s)",
+                r.property_id
+            );
+            if let Some(line) = result.discard_line() {
+                outln!("    {line}");
+            }
+            outln!("    receipt: {}", summary.receipt_path.display());
+        } else {
+            outln!("PASS {}  {counts}  ({secs:.2} s)", r.property_id);
+        }
         draft();
         notes();
         return;
@@ -599,6 +618,9 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
                 mode.first_seed
             );
         }
+    }
+    if let Some(line) = result.discard_line() {
+        outln!("    note: {line}");
     }
     draft();
     notes();
@@ -789,12 +811,18 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         Err(e) => return error(e),
     };
     let (verdict, signature, message, location) = match &result.outcome {
-        Outcome::Pass => ("pass", "ok".to_string(), String::new(), None),
+        Outcome::Pass => ("pass", Some("ok".to_string()), String::new(), None),
         Outcome::Fail(f) => (
             "fail",
-            f.signature.clone(),
+            Some(f.signature.clone()),
             f.message.clone(),
             f.location.clone(),
+        ),
+        Outcome::Discard => (
+            "discarded",
+            None,
+            "the input does not meet the property's precondition (`assume`, or a filter gave up): no verdict, so no witness row".to_string(),
+            None,
         ),
         Outcome::Overrun | Outcome::Invalid => {
             return error(
@@ -809,20 +837,18 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         }
     };
     if args.common.format == Format::Json {
-        outln!(
-            "{}",
-            json!({
-                "property_id": property.id,
-                "replayed": what,
-                "input": result.drawn,
-                "verdict": verdict,
-                "signature": signature,
-                "message": message,
-                "location": location,
-                "witness_id": result.witness.as_ref().map(|w| &w.witness_id),
-                "witness_file": result.witness.as_ref().map(|_| &result.witness_path),
-            })
-        );
+        let line = crate::output::ReplayLine {
+            property_id: property.id.to_string(),
+            replayed: what,
+            input: result.drawn.clone(),
+            verdict,
+            signature,
+            message,
+            location,
+            witness_id: result.witness.as_ref().map(|w| w.witness_id.clone()),
+            witness_file: result.witness.as_ref().map(|_| result.witness_path.clone()),
+        };
+        outln!("{}", crate::output::line(&line));
     } else {
         outln!("replaying {} {what}", property.id);
         if let Some((path, _)) = &receipt {
@@ -831,8 +857,9 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         outln!("  input: {}", result.drawn.join(", "));
         match verdict {
             "pass" => outln!("  result: PASS"),
+            "discarded" => outln!("  result: DISCARDED: {message}"),
             _ => {
-                outln!("  result: FAIL [{signature}]");
+                outln!("  result: FAIL [{}]", signature.as_deref().unwrap_or(""));
                 for line in message.lines() {
                     outln!("    {line}");
                 }
@@ -998,7 +1025,7 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
                 }
             }
         }
-        let (mut again, mut passed) = (Vec::new(), Vec::new());
+        let (mut again, mut passed, mut discarded) = (Vec::new(), Vec::new(), Vec::new());
         let mut failed_run = None;
         for &seed in &receipt.failing_seeds {
             let target = ReplayTarget {
@@ -1011,9 +1038,13 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
                 replayed_signature: replayed.get(&seed).map(String::as_str),
             };
             match seedledger_runner::replay(property, &root, &target, &ReplayInput::Seed(seed)) {
-                Ok(result) => match result.outcome.failure() {
-                    Some(f) => again.push((seed, f.signature.clone())),
-                    None => passed.push(seed),
+                Ok(result) => match &result.outcome {
+                    Outcome::Fail(f) => again.push((seed, f.signature.clone())),
+                    Outcome::Pass => passed.push(seed),
+                    // No verdict here (the precondition did not hold): no row, not a pass.
+                    Outcome::Discard | Outcome::Overrun | Outcome::Invalid => {
+                        discarded.push(seed);
+                    }
                 },
                 Err(e) => {
                     failed_run = Some(e.to_string());
@@ -1042,13 +1073,14 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
                     "replayed": receipt.failing_seeds.len(),
                     "failed_again": again.iter().map(|(s, _)| s).collect::<Vec<_>>(),
                     "passed": passed,
+                    "discarded": discarded,
                     "witnesses": witness_path,
                     "code": code,
                 })
             ),
             Format::Human => {
                 outln!(
-                    "REPRODUCE {} (patch {}): {} failing seeds replayed on the {} runner: {} failed again{}, {} passed",
+                    "REPRODUCE {} (patch {}): {} failing seeds replayed on the {} runner: {} failed again{}, {} passed{}",
                     receipt.property_id,
                     receipt.patch_id,
                     receipt.failing_seeds.len(),
@@ -1059,7 +1091,12 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
                     } else {
                         format!(" [{}]", signatures.join(", "))
                     },
-                    passed.len()
+                    passed.len(),
+                    if discarded.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {} discarded (no verdict, no row)", discarded.len())
+                    }
                 );
                 outln!("    witnesses: {}", witness_path.display());
             }

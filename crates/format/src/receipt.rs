@@ -35,7 +35,8 @@ pub const RECEIPT_SCHEMA_VERSION: u32 = 1;
 /// model_draft`), `fixture_path`,
 /// `runner`, `fixture_hash_after` and `fixture_changed` (the re-hash after the last trial),
 /// `failing_seeds` (every failing seed), `verdicts` (one character per attempted seed:
-/// `.` pass, `F` fail), `failures` (seed, signature, message, location of each failing
+/// `.` pass, `F` fail, `d` discarded — the trial's precondition did not hold, so it reached
+/// no verdict and has no witness row), `failures` (seed, signature, message, location of each failing
 /// seed, at most 100), `failure_modes` (each distinct signature with its count and first
 /// seed, over every failing seed), `run_id` (the run's id; its witness rows carry it too),
 /// `code` (the code identity: `diff:<sha256 of the base commit id and git diff BASE>` when the run had a base

@@ -9,8 +9,10 @@
 //! the same input with and without recording.
 //!
 //! A replay that asks for more choices than it holds stops with [`Stop::Overrun`]; a recorded
-//! value above the bound now asked for stops with [`Stop::Invalid`]. Both unwind out of the
-//! property (without running the panic hook) and are caught by the executor.
+//! value above the bound now asked for stops with [`Stop::Invalid`]; a precondition that does
+//! not hold ([`TestCase::assume`], a filter that gives up) stops with [`Stop::Discard`]. All
+//! three unwind out of the property (without running the panic hook) and are caught by the
+//! executor.
 
 use crate::rng::SeedRng;
 use std::cell::Cell;
@@ -55,8 +57,11 @@ pub const MAX_CHOICES: usize = 1 << 20;
 pub enum Stop {
     /// A replay ran out of recorded choices, or the case exceeded [`MAX_CHOICES`].
     Overrun,
-    /// A replayed choice is above the bound now asked for, or a filter rejected every try.
+    /// A replayed choice is above the bound now asked for.
     Invalid,
+    /// The input does not meet the property's precondition ([`TestCase::assume`] was false,
+    /// or a filter rejected every try): the trial is discarded, neither a pass nor a fail.
+    Discard,
 }
 
 /// A labelled region of the choice sequence: the choices one sub-draw consumed.
@@ -358,9 +363,33 @@ impl TestCase {
         self.choice_with(0, |_| 0);
     }
 
-    /// Marks the case as invalid (a filter gave up): unwinds out of the property.
+    /// Discards the trial unless `condition` holds: the input does not meet the property's
+    /// precondition. A discarded trial is attempted (its seed is in the receipt's
+    /// `attempted_seeds`, its verdict `d`) but reaches no verdict: no witness row, neither a
+    /// pass nor a fail; the shrinker never adopts a discarded candidate. A run that discards
+    /// more than half of its trials fails its health check (see [`crate::too_many_discards`]).
+    ///
+    /// ```
+    /// use seedledger_runner::{Fixture, PropResult, TestCase, int, prop_assert};
+    ///
+    /// fn division_inverts_multiplication(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    ///     let a = tc.draw(&int(0..=1000i64));
+    ///     let b = tc.draw(&int(-10..=10i64));
+    ///     tc.assume(b != 0);
+    ///     prop_assert!((a * b) / b == a);
+    ///     Ok(())
+    /// }
+    /// ```
+    #[inline]
+    pub fn assume(&mut self, condition: bool) {
+        if !condition {
+            stop(Stop::Discard)
+        }
+    }
+
+    /// Discards the trial (`assume(false)`): what a filter does when it gives up.
     pub fn reject(&mut self) -> ! {
-        stop(Stop::Invalid)
+        stop(Stop::Discard)
     }
 
     /// Number of choices made so far.

@@ -109,6 +109,16 @@ fn failure_summary(summary: &RunSummary) -> String {
             summary.receipt_path.display()
         );
     }
+    if r.failing_seeds.is_empty() && summary.too_many_discards() {
+        return format!(
+            "property {}: too many discards: {} of {} trials were discarded (more than half: \
+             the precondition or a filter rejects most inputs; draw inputs that meet it)\n  receipt: {}",
+            r.property_id,
+            summary.discarded(),
+            r.attempted_seeds.len(),
+            summary.receipt_path.display()
+        );
+    }
     let shown: Vec<String> = r.failing_seeds.iter().take(5).map(u64::to_string).collect();
     let mut out = format!(
         "property {} failed on {} of {} seeds: {}{}\n",
@@ -122,6 +132,18 @@ fn failure_summary(summary: &RunSummary) -> String {
             ""
         }
     );
+    if summary.discarded() > 0 {
+        out.push_str(&format!(
+            "  {} of {} trials discarded{}\n",
+            summary.discarded(),
+            r.attempted_seeds.len(),
+            if summary.too_many_discards() {
+                " (too many discards: more than half)"
+            } else {
+                ""
+            }
+        ));
+    }
     for mode in &r.failure_modes {
         out.push_str(&format!(
             "  failure mode [{}]: {} seeds, first {}\n",

@@ -18,6 +18,9 @@ pub enum Outcome {
     Overrun,
     /// The choices do not describe a valid input (replays only).
     Invalid,
+    /// The input does not meet the property's precondition (`TestCase::assume` was false, or
+    /// a filter gave up): the trial is discarded, with no verdict (see `TestCase::assume`).
+    Discard,
 }
 
 /// A failing trial.
@@ -90,22 +93,16 @@ pub fn execute(property: &Property, tc: &mut TestCase, fixture: &Fixture) -> Out
             if let Some(stop) = payload.downcast_ref::<Stop>() {
                 let replay = tc.is_replay();
                 return match (stop, replay) {
+                    (Stop::Discard, _) => Outcome::Discard,
                     (Stop::Overrun, true) => Outcome::Overrun,
-                    (Stop::Invalid, true) => Outcome::Invalid,
+                    // A random case never reads a recorded choice, so only a replay is invalid.
+                    (Stop::Invalid, _) => Outcome::Invalid,
                     // A random input that cannot be built is reported, never hidden.
                     (Stop::Overrun, false) => Outcome::Fail(Failure {
                         signature: "overrun:too_many_choices".into(),
                         message: format!(
                             "the input needed more than {} choices",
                             crate::case::MAX_CHOICES
-                        ),
-                        location: None,
-                    }),
-                    (Stop::Invalid, false) => Outcome::Fail(Failure {
-                        signature: "invalid:filter_exhausted".into(),
-                        message: format!(
-                            "a filter rejected {} tries in a row",
-                            crate::generators::FILTER_TRIES
                         ),
                         location: None,
                     }),

@@ -40,8 +40,9 @@ pub use property::{Fixture, PropError, PropErrorKind, PropFn, PropResult, Proper
 pub use rng::{RNG_SCHEME, SeedRng};
 pub use run::{
     LoadedSpec, MAX_FAILURE_RECORDS, ReplayInput, ReplayResult, ReplayTarget, RunConfig,
-    RunSummary, TOOL, evidence_paths, load_fixture, load_spec, replay, replay_receipt_command,
-    run_properties, run_properties_with, run_property, run_property_with, shell_word,
+    RunSummary, TOOL, discarded_in, evidence_paths, load_fixture, load_spec, replay,
+    replay_receipt_command, run_properties, run_properties_with, run_property, run_property_with,
+    shell_word, too_many_discards,
 };
 pub use shrink::*;
 pub use signature::{fold_whitespace, normalize, panic_signature};

@@ -93,9 +93,40 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
+    /// Nothing failed, the fixture did not change, and the run passed its discard health
+    /// check ([`too_many_discards`]).
     pub fn passed(&self) -> bool {
-        self.receipt.failing_seeds.is_empty() && self.receipt.fixture_changed != Some(true)
+        self.receipt.failing_seeds.is_empty()
+            && self.receipt.fixture_changed != Some(true)
+            && !self.too_many_discards()
     }
+
+    /// How many trials were discarded (`d` in the receipt's `verdicts`).
+    pub fn discarded(&self) -> usize {
+        discarded_in(&self.receipt)
+    }
+
+    /// The run failed its discard health check (see [`too_many_discards`]).
+    pub fn too_many_discards(&self) -> bool {
+        too_many_discards(self.discarded(), self.receipt.attempted_seeds.len())
+    }
+}
+
+/// How many of a receipt's trials were discarded: the `d`s of its `verdicts`.
+pub fn discarded_in(receipt: &Receipt) -> usize {
+    receipt
+        .verdicts
+        .as_deref()
+        .map_or(0, |v| v.bytes().filter(|&b| b == b'd').count())
+}
+
+/// The discard health check (as Hypothesis' `filter_too_much`): a run whose trials were
+/// discarded more often than they reached a verdict — more than half of the attempted trials
+/// discarded, all of them included — tested too little of what its plan promised. It fails
+/// with its own status, `too_many_discards`, and is never a pass, whatever its other trials
+/// did. Exactly half is still healthy.
+pub fn too_many_discards(discarded: usize, attempted: usize) -> bool {
+    discarded.saturating_mul(2) > attempted
 }
 
 /// Reads and checks `props/<id>.md`.
@@ -360,49 +391,66 @@ pub fn run_property_with(
                 return Err(e);
             }
         };
-        match outcome.failure() {
-            None => {
+        let failure = match outcome {
+            Outcome::Pass => {
                 verdicts.push('.');
                 sink.push(seed, None).map_err(write_err(&witness_path))?;
                 if control.flushes_each_row() {
                     sink.flush().map_err(write_err(&witness_path))?;
                 }
+                continue;
             }
-            Some(failure) => {
-                verdicts.push('F');
-                sink.push(seed, Some(&failure.signature))
-                    .map_err(write_err(&witness_path))?;
-                if control.flushes_each_row() {
-                    sink.flush().map_err(write_err(&witness_path))?;
-                }
-                if first_failure.is_none() {
-                    ledger
-                        .first_failure(seed)
-                        .map_err(write_err(&receipt_path))?;
-                    first_failure = Some((seed, failure.clone()));
-                }
-                receipt.failing_seeds.push(seed);
-                match receipt
-                    .failure_modes
-                    .iter_mut()
-                    .find(|m| m.signature == failure.signature)
-                {
-                    Some(mode) => mode.count += 1,
-                    None => receipt.failure_modes.push(FailureMode {
-                        signature: failure.signature.clone(),
-                        count: 1,
-                        first_seed: seed,
-                    }),
-                }
-                if receipt.failures.len() < MAX_FAILURE_RECORDS {
-                    receipt.failures.push(FailureRecord {
-                        seed,
-                        signature: failure.signature.clone(),
-                        message: failure.message.clone(),
-                        location: failure.location.clone(),
-                    });
-                }
+            // No verdict, so no witness row (SPEC: Discarded trials): only `verdicts` says.
+            Outcome::Discard => {
+                verdicts.push('d');
+                continue;
             }
+            Outcome::Overrun | Outcome::Invalid => {
+                // Only a replay can overrun or be invalid; an executor that says so of a
+                // seed's trial is broken, and no row may claim anything for the seed.
+                sink.finish().map_err(write_err(&witness_path))?;
+                return Err(RunError::Executor {
+                    property: property.id.to_string(),
+                    seed,
+                    message: format!(
+                        "the trial of a seed came back `{outcome:?}`, which only a replay of recorded choices can"
+                    ),
+                });
+            }
+            Outcome::Fail(failure) => failure,
+        };
+        verdicts.push('F');
+        sink.push(seed, Some(&failure.signature))
+            .map_err(write_err(&witness_path))?;
+        if control.flushes_each_row() {
+            sink.flush().map_err(write_err(&witness_path))?;
+        }
+        if first_failure.is_none() {
+            ledger
+                .first_failure(seed)
+                .map_err(write_err(&receipt_path))?;
+            first_failure = Some((seed, failure.clone()));
+        }
+        receipt.failing_seeds.push(seed);
+        match receipt
+            .failure_modes
+            .iter_mut()
+            .find(|m| m.signature == failure.signature)
+        {
+            Some(mode) => mode.count += 1,
+            None => receipt.failure_modes.push(FailureMode {
+                signature: failure.signature.clone(),
+                count: 1,
+                first_seed: seed,
+            }),
+        }
+        if receipt.failures.len() < MAX_FAILURE_RECORDS {
+            receipt.failures.push(FailureRecord {
+                seed,
+                signature: failure.signature.clone(),
+                message: failure.message.clone(),
+                location: failure.location.clone(),
+            });
         }
     }
     sink.finish().map_err(write_err(&witness_path))?;
@@ -661,6 +709,8 @@ pub struct ReplayResult {
     /// `Debug` renderings of the top-level draws.
     pub drawn: Vec<String>,
     pub outcome: Outcome,
+    /// The row appended: `None` for a replay of choices, and for a seed whose trial was
+    /// discarded (no verdict, so no row).
     pub witness: Option<WitnessRow>,
     pub witness_path: PathBuf,
 }
@@ -702,7 +752,9 @@ pub fn replay(
     };
     let evaluation = evaluate(property, tc, &fixture);
     let mut witness = None;
-    if let Some(seed) = seed {
+    // A discarded replay reaches no verdict: no row claims one (SPEC: Discarded trials).
+    let verdict = matches!(evaluation.outcome, Outcome::Pass | Outcome::Fail(_));
+    if let Some(seed) = seed.filter(|_| verdict) {
         let run_id = run_id(&format!("replay-{}", runner.as_str()));
         let rows = WitnessFormatter::new(&RowContext {
             run_id: &run_id,

@@ -9,9 +9,12 @@
 //! | the property returns `Err(e)` | `err:<type of e>` + `::<Variant>` when `e`'s `Debug` starts with a variant name |
 //! | the property panics | `panic:<file of the panic>:<first line of the message, values masked>` |
 //! | the fixture cannot be parsed | `fixture:unusable` |
-//! | a filter rejects every try | `invalid:filter_exhausted` |
 //! | the input needs more than `MAX_CHOICES` choices | `overrun:too_many_choices` |
 //! | a trial outlives the trial timeout | `timeout` |
+//!
+//! A trial whose precondition does not hold (`TestCase::assume`, a filter that gives up) is
+//! discarded, not failed: it has no signature (receipts before discards recorded a filter that
+//! gave up as a failure `invalid:filter_exhausted`).
 //!
 //! Values are kept out of signatures: assertion signatures use the source text of the
 //! check; in panic messages every run of digits becomes `#`, a one-word double-quoted string

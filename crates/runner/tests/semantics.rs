@@ -1,0 +1,198 @@
+//! What a run means, through the public API: discarded trials (`assume`, a filter that gives
+//! up) and the discard health check.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use seedledger_runner::format::{Verdict, parse_witness_lines};
+use seedledger_runner::{
+    Fixture, Gen, Outcome, PropResult, Property, RunConfig, RunSummary, Runner, ShrinkConfig,
+    TestCase, TrialInput, int, prop_assert, run_property, too_many_discards,
+};
+use std::time::Duration;
+
+/// A scratch root with a spec (no fixture) for every id.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new(ids: &[&str]) -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("props")).unwrap();
+        for id in ids {
+            std::fs::write(
+                dir.path().join(format!("props/{id}.md")),
+                format!("---\nproperty_id: {id}\nbound: b\nfixture: none\noracle_source: human_reviewed\n---\n"),
+            )
+            .unwrap();
+        }
+        Scratch { dir }
+    }
+
+    fn run(&self, property: &Property, seeds: std::ops::RangeInclusive<u64>) -> RunSummary {
+        let config = RunConfig {
+            root: self.dir.path().to_path_buf(),
+            out_dir: self.dir.path().join("out"),
+            patch_id: "p".into(),
+            runner: Runner::Local,
+            seeds: seeds.collect(),
+            shrink: Some(ShrinkConfig {
+                max_evaluations: 5_000,
+                max_time: Duration::from_secs(60),
+            }),
+            durable: true,
+            trial_timeout: None,
+            code: None,
+            signer: None,
+        };
+        run_property(property, &config).unwrap()
+    }
+
+    /// The seeds and verdicts of the run's witness rows, in file order.
+    fn rows(&self, summary: &RunSummary) -> Vec<(u64, Verdict)> {
+        let text = std::fs::read_to_string(&summary.witness_path).unwrap();
+        parse_witness_lines(&text)
+            .into_iter()
+            .map(|l| l.row.unwrap())
+            .map(|r| (r.seed, r.verdict))
+            .collect()
+    }
+}
+
+/// The input of `seed` for the draw `int(0..=99)`, as a run draws it.
+fn x_of(seed: u64) -> u64 {
+    let mut tc = TestCase::random(seed);
+    tc.draw(&int(0..=99u64))
+}
+
+/// Draws `x` in `0..=99`, assumes it is odd, and fails when it is at least 50.
+fn odd_below_50(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let x = tc.draw(&int(0..=99u64));
+    tc.assume(x % 2 == 1);
+    prop_assert!(x < 50, "x = {x}");
+    Ok(())
+}
+
+#[test]
+fn a_discarded_trial_is_attempted_marked_d_and_has_no_row() {
+    let scratch = Scratch::new(&["odd_below_50"]);
+    let property = Property::new("odd_below_50", odd_below_50);
+    let summary = scratch.run(&property, 1..=40);
+    let r = &summary.receipt;
+    // Expected from the draws alone, not from the run.
+    let expected: String = (1..=40)
+        .map(|seed| match x_of(seed) {
+            x if x.is_multiple_of(2) => 'd',
+            x if x >= 50 => 'F',
+            _ => '.',
+        })
+        .collect();
+    assert!(expected.contains('d') && expected.contains('F') && expected.contains('.'));
+    assert_eq!(r.verdicts.as_deref(), Some(expected.as_str()));
+    assert_eq!(r.attempted_seeds, (1..=40).collect::<Vec<_>>());
+    assert_eq!(summary.discarded(), expected.matches('d').count());
+    let judged: Vec<(u64, Verdict)> = (1..=40u64)
+        .zip(expected.chars())
+        .filter_map(|(seed, c)| match c {
+            '.' => Some((seed, Verdict::Pass)),
+            'F' => Some((seed, Verdict::Fail)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        scratch.rows(&summary),
+        judged,
+        "no row for a discarded seed"
+    );
+    let failing: Vec<u64> = judged
+        .iter()
+        .filter(|(_, v)| *v == Verdict::Fail)
+        .map(|(s, _)| *s)
+        .collect();
+    assert_eq!(r.failing_seeds, failing);
+    assert_eq!(r.failing_seed, failing.first().copied());
+    // Shrinking never lands on a discarded candidate: 50 fails the assertion but is even.
+    let shrink = r.shrink.as_ref().unwrap();
+    assert_eq!(shrink.minimal_input, "51");
+    assert!(shrink.stable);
+    assert!(!summary.passed());
+}
+
+#[test]
+fn a_filter_that_gives_up_discards_the_trial_instead_of_failing_it() {
+    let scratch = Scratch::new(&["impossible_filter"]);
+    let property = Property::from_fn("impossible_filter", |tc, _| {
+        let _ = tc.draw(&int(0..=9u8).filter(|x| *x > 200));
+        Ok(())
+    });
+    let summary = scratch.run(&property, 1..=5);
+    let r = &summary.receipt;
+    assert_eq!(r.verdicts.as_deref(), Some("ddddd"));
+    assert!(r.failing_seeds.is_empty());
+    assert_eq!(r.failing_seed, None);
+    assert!(r.failure_modes.is_empty());
+    assert_eq!(r.shrink_status.as_deref(), Some("not_needed"));
+    assert!(scratch.rows(&summary).is_empty());
+    // Every trial discarded: the health check fails the run, never a pass.
+    assert!(summary.too_many_discards());
+    assert!(!summary.passed());
+}
+
+#[test]
+fn the_health_check_fails_a_run_that_discards_more_than_half() {
+    for (discarded, attempted, too_many) in [
+        (0, 10, false),
+        (5, 10, false),
+        (6, 10, true),
+        (10, 10, true),
+        (1, 1, true),
+        (1, 2, false),
+        (0, 0, false),
+    ] {
+        assert_eq!(
+            too_many_discards(discarded, attempted),
+            too_many,
+            "{discarded} of {attempted}"
+        );
+    }
+    // Through a run: discards every seed whose x is not 7, which is nearly all.
+    let scratch = Scratch::new(&["mostly_discarded"]);
+    let property = Property::from_fn("mostly_discarded", |tc, _| {
+        let x = tc.draw(&int(0..=99u64));
+        tc.assume(x == 7);
+        Ok(())
+    });
+    let summary = scratch.run(&property, 1..=20);
+    let expected = (1..=20).filter(|s| x_of(*s) != 7).count();
+    assert_eq!(summary.discarded(), expected);
+    assert!(summary.too_many_discards());
+    assert!(!summary.passed());
+    assert!(summary.receipt.failing_seeds.is_empty());
+    // As a `#[test]` through `check`: a failure that says why.
+    let message = seedledger_runner::try_check_in(&property, scratch.dir.path()).unwrap_err();
+    assert!(
+        message.starts_with("property mostly_discarded: too many discards: "),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_discard_is_its_own_outcome_in_every_mode() {
+    let property = Property::new("odd_below_50", odd_below_50);
+    let fixture = Fixture::new(Vec::new());
+    let even = (1..=40).find(|s| x_of(*s).is_multiple_of(2)).unwrap();
+    for input in [TrialInput::Random(even), TrialInput::Recording(even)] {
+        assert_eq!(
+            input.evaluate_here(&property, &fixture).outcome,
+            Outcome::Discard,
+            "{input:?}"
+        );
+    }
+    // A replay of choices that build an even x is discarded too (not invalid, not a pass).
+    let replay = TrialInput::Replay {
+        choices: vec![4],
+        capture: true,
+    };
+    let evaluation = replay.evaluate_here(&property, &fixture);
+    assert_eq!(evaluation.outcome, Outcome::Discard);
+    assert_eq!(evaluation.record.drawn, ["4"]);
+}

@@ -1,0 +1,40 @@
+//! `semantics_suite`: the `cargo xtask` command line over properties that show what a run
+//! means beyond pass and fail — trials discarded by a precondition and the discard health
+//! check. Test-only: `crates/testbed/tests/cli/semantics.rs` runs it (the specs it needs,
+//! `props/<id>.md`, are written by the tests); it is never part of the default suite.
+
+use seedledger_runner::{Fixture, PropResult, Property, TestCase, int, prop_assert};
+
+/// Draws `x` in `0..=99`, discards multiples of 5, and fails when `x >= 50`: some seeds
+/// pass, some fail, some are discarded; the minimal failing input is `51` (50 is discarded).
+fn skips_fives(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let x = tc.draw(&int(0..=99u64));
+    tc.assume(!x.is_multiple_of(5));
+    prop_assert!(x < 50, "x = {x}");
+    Ok(())
+}
+
+/// Discards every input but one in a hundred: fails the discard health check.
+fn mostly_discarded(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let x = tc.draw(&int(0..=99u64));
+    tc.assume(x == 7);
+    Ok(())
+}
+
+/// Discards an input now and then (`x == 0`), far less than half: a pass.
+fn rarely_discarded(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let x = tc.draw(&int(0..=99u64));
+    tc.assume(x != 0);
+    prop_assert!(100 / x >= 1);
+    Ok(())
+}
+
+const SEMANTICS_SUITE: &[Property] = &[
+    Property::new("skips_fives", skips_fives),
+    Property::new("mostly_discarded", mostly_discarded),
+    Property::new("rarely_discarded", rarely_discarded),
+];
+
+fn main() -> std::process::ExitCode {
+    seedledger_cli::main_with(&[SEMANTICS_SUITE])
+}
