@@ -17,7 +17,8 @@
 //! * worker -> parent: `ready`, then per trial the journal of a recording trial (`j c VALUE
 //!   MAX`, `j s DEPTH LABEL`, `j e`: each choice and sub-draw as it happens, so that a trial
 //!   that dies leaves its choices and spans behind) and one `r {JSON}` reply: `outcome`
-//!   (`pass`, `fail`, `overrun`, `invalid`, `discard`), `signature`, `message`, `location`, and for a
+//!   (`pass`, `fail`, `overrun`, `invalid`, `discard`), `signature`, `message`, `location`,
+//!   `left` and `right` (a failed comparison's values), and for a
 //!   recording trial `choices`, `maxes`, `spans`, `drawn`.
 //!
 //! When the worker dies before replying, the trial fails with `exit:<status>` (the property
@@ -268,6 +269,7 @@ impl Worker {
                                 "the trial ran longer than the trial timeout ({secs:.1} s); its worker process was killed"
                             ),
                             location: None,
+                            compared: None,
                         }),
                         record: journal.into_record(),
                     }));
@@ -288,6 +290,7 @@ impl Worker {
                             signature,
                             message,
                             location: None,
+                            compared: None,
                         }),
                         record: journal.into_record(),
                     }));
@@ -475,6 +478,10 @@ fn parse_reply(reply: &str) -> Result<Evaluation, String> {
             signature: text("signature").ok_or("a failure without a signature")?,
             message: text("message").unwrap_or_default(),
             location: text("location"),
+            compared: match (text("left"), text("right")) {
+                (Some(left), Some(right)) => Some(seedledger_format::Compared { left, right }),
+                _ => None,
+            },
         }),
         _ => return Err("no outcome".to_string()),
     };
@@ -632,6 +639,8 @@ fn reply_of(evaluation: &Evaluation) -> Value {
             "signature": f.signature,
             "message": f.message,
             "location": f.location,
+            "left": f.compared.as_ref().map(|c| &c.left),
+            "right": f.compared.as_ref().map(|c| &c.right),
         }),
     };
     let record = &evaluation.record;
@@ -681,6 +690,10 @@ mod tests {
                 signature: "assert:x < 3".to_string(),
                 message: "x = 4".to_string(),
                 location: Some("a.rs:1:2".to_string()),
+                compared: Some(seedledger_format::Compared {
+                    left: "4".to_string(),
+                    right: "\"3\"".to_string(),
+                }),
             }),
             record: Record {
                 choices: vec![4],

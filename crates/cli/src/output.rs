@@ -13,7 +13,7 @@
 //! `prop replay --format json` prints one [`ReplayLine`].
 
 use crate::report::{PropertyResult, Status};
-use seedledger_format::FailureMode;
+use seedledger_format::{Compared, FailureMode};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -41,8 +41,16 @@ pub struct RunLine {
     pub failure_modes: Vec<FailureMode>,
     /// The receipt's `shrink_stable`.
     pub shrink_stable: bool,
-    /// The readable minimal input of the first failure (`null` when nothing was shrunk).
+    /// The readable minimal input of the first failure (`null` when nothing was shrunk):
+    /// one `Debug` text per top-level draw, `name = value` for a named draw.
     pub minimal_input: Option<String>,
+    /// The minimal input's failure message, values included.
+    pub minimal_message: Option<String>,
+    /// Where the minimal input failed (`file:line:column`).
+    pub minimal_location: Option<String>,
+    /// The two values the minimal input's failed comparison compared (`{"left", "right"}`),
+    /// when it was a comparison.
+    pub minimal_compared: Option<Compared>,
     pub fixture_changed: bool,
     /// Whether the spec file is committed unchanged (`null`: git could not tell).
     pub spec_committed: Option<bool>,
@@ -143,6 +151,9 @@ impl RunLine {
             failure_modes: r.failure_modes.clone(),
             shrink_stable: r.shrink_stable,
             minimal_input: r.shrink.as_ref().map(|s| s.minimal_input.clone()),
+            minimal_message: r.shrink.as_ref().map(|s| s.minimal_message.clone()),
+            minimal_location: r.shrink.as_ref().and_then(|s| s.minimal_location.clone()),
+            minimal_compared: r.shrink.as_ref().and_then(|s| s.minimal_compared.clone()),
             fixture_changed: r.fixture_changed == Some(true),
             spec_committed: r.spec_committed,
             spec_draft_reason: r.spec_draft_reason.clone(),
@@ -188,6 +199,8 @@ pub struct ReplayLine {
     /// The failure's message (values included); why the input was discarded; empty for a pass.
     pub message: String,
     pub location: Option<String>,
+    /// A failed comparison's two values.
+    pub compared: Option<Compared>,
     /// The witness row appended (a seed replay that reached a verdict).
     pub witness_id: Option<String>,
     pub witness_file: Option<PathBuf>,

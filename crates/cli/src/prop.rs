@@ -637,6 +637,10 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
             shrink.minimal_choices.len(),
             shrink.minimal_input
         );
+        outln!(
+            "{}",
+            crate::report::minimal_failure(shrink, "    ").trim_end()
+        );
     }
     if r.shrink_status.as_deref() == Some("in_progress") {
         outln!(
@@ -845,6 +849,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
             signature,
             message,
             location,
+            compared: result.outcome.failure().and_then(|f| f.compared.clone()),
             witness_id: result.witness.as_ref().map(|w| w.witness_id.clone()),
             witness_file: result.witness.as_ref().map(|_| result.witness_path.clone()),
         };

@@ -274,6 +274,26 @@ fn failure_line(summary: &RunSummary) -> String {
     line
 }
 
+/// `minimal failure: <message>` (its further lines — a comparison's `left` and `right` —
+/// indented below it) and `at <location>`, each line starting with `indent` and ending in a
+/// newline: what the minimal input's failure said, values included.
+pub fn minimal_failure(shrink: &seedledger_format::ShrinkRecord, indent: &str) -> String {
+    let mut text = String::new();
+    let mut lines = shrink.minimal_message.lines();
+    let _ = writeln!(
+        text,
+        "{indent}minimal failure: {}",
+        lines.next().unwrap_or("")
+    );
+    for line in lines {
+        let _ = writeln!(text, "{indent}    {line}");
+    }
+    if let Some(at) = &shrink.minimal_location {
+        let _ = writeln!(text, "{indent}    at {at}");
+    }
+    text
+}
+
 /// The discard health check's message for a run that failed it.
 pub fn discard_line(summary: &RunSummary) -> String {
     format!(
@@ -311,6 +331,7 @@ fn failure_details(summary: &RunSummary) -> String {
             shrink.minimal_choices.len(),
             shrink.minimal_input
         );
+        text.push_str(&minimal_failure(shrink, ""));
     }
     for seed in r.failing_seeds.iter().take(SHOWN_SEEDS) {
         let _ = writeln!(text, "replay: {}", replay_command(summary, *seed));
@@ -508,8 +529,10 @@ pub fn github_annotations(results: &[PropertyResult]) -> String {
                 if let Some(shrink) = &r.shrink {
                     let _ = write!(
                         message,
-                        "\nminimal input (seed {}): {}",
-                        shrink.seed, shrink.minimal_input
+                        "\nminimal input (seed {}): {}\n{}",
+                        shrink.seed,
+                        shrink.minimal_input,
+                        minimal_failure(shrink, "").trim_end()
                     );
                 }
                 if let Some(seed) = r.failing_seeds.first() {
@@ -1022,7 +1045,12 @@ mod tests {
                 original_choices_len: 12,
                 minimal_input: "Order { lines: [MUG] }".to_string(),
                 minimal_choices: vec![1, 4, 1, 0, 0],
-                minimal_message: "assertion failed".to_string(),
+                minimal_message: "assertion failed: a == b\n  left: 1\n right: 2".to_string(),
+                minimal_location: Some("crates/orders/src/lib.rs:42:9".to_string()),
+                minimal_compared: Some(seedledger_format::Compared {
+                    left: "1".to_string(),
+                    right: "2".to_string(),
+                }),
                 stable: true,
                 passes: Vec::new(),
                 max_evaluations: 5000,
@@ -1041,6 +1069,12 @@ mod tests {
              replay: cargo xtask prop replay --property p_bad --seed 2 --patch-id agent-7"
         );
         assert!(description.contains("quote = -2"), "{description}");
+        assert!(
+            description.contains(
+                "minimal failure: assertion failed: a == b\n      left: 1\n     right: 2\n    at crates/orders/src/lib.rs:42:9\n"
+            ),
+            "{description}"
+        );
         assert!(description.contains("at crates/orders/src/lib.rs:42:9"));
         assert!(
             description

@@ -157,8 +157,16 @@ pub struct ShrinkRecord {
     /// The minimal choice sequence of the first pass: replaying it reproduces the minimal
     /// input directly (`cargo xtask prop replay --receipt FILE --minimal`).
     pub minimal_choices: Vec<u64>,
-    /// The failure message of the minimal input.
+    /// The failure message of the minimal input (values included: for a failed comparison,
+    /// its `left` and `right`).
     pub minimal_message: String,
+    /// Where the minimal input failed (`file:line:column`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimal_location: Option<String>,
+    /// The two values the minimal input's failed comparison compared (`prop_assert_eq!`,
+    /// `prop_assert_ne!`, `assert_eq!`, `assert_ne!`), when it was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimal_compared: Option<Compared>,
     /// Both passes returned the identical minimal choice sequence.
     pub stable: bool,
     /// One record per shrink pass (two: the second restarts from the original input).
@@ -167,6 +175,13 @@ pub struct ShrinkRecord {
     pub max_evaluations: u64,
     /// Budget of each pass: wall time in milliseconds.
     pub max_millis: u64,
+}
+
+/// The two sides of a failed comparison, as their `Debug` text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compared {
+    pub left: String,
+    pub right: String,
 }
 
 /// What one shrink pass did.

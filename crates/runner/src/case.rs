@@ -193,7 +193,8 @@ pub struct Record {
     pub maxes: Vec<u64>,
     /// Spans in start order (a parent before its children).
     pub spans: Vec<Span>,
-    /// `Debug` renderings of the top-level draws, in order, when captured.
+    /// `Debug` renderings of the top-level draws (`name = value` for a named draw), in order,
+    /// then the notes (`note: ...`), when captured.
     pub drawn: Vec<String>,
 }
 
@@ -242,12 +243,43 @@ impl TestCase {
         }
     }
 
-    /// Draws a value from `gen`, inside a span labelled with the generator's label.
+    /// Draws a value from `gen`, inside a span labelled with the generator's label. A
+    /// top-level draw shows in the readable input (the receipt's `minimal_input`, `prop
+    /// replay`) as its `Debug` text; [`TestCase::draw_named`] shows it as `name = value`.
     #[inline]
     pub fn draw<G: crate::Gen + ?Sized>(&mut self, generator: &G) -> G::Value {
         if !self.record {
             return generator.generate(self);
         }
+        self.draw_recorded(None, generator)
+    }
+
+    /// [`TestCase::draw`], shown in the readable input as `name = value` (like proptest's
+    /// `m = 0, n = 1`), so that a minimal input of several draws says which is which. The
+    /// name is for people only: it is not part of what a seed means (the same choices, the
+    /// same value) and it names top-level draws only (a nested draw shows inside its parent's
+    /// value).
+    ///
+    /// ```
+    /// use seedledger_runner::{TestCase, int};
+    ///
+    /// let mut tc = TestCase::recording(7);
+    /// let m = tc.draw_named("m", &int(0..=9u8));
+    /// assert_eq!(tc.drawn(), [format!("m = {m}")]);
+    /// ```
+    #[inline]
+    pub fn draw_named<G: crate::Gen + ?Sized>(&mut self, name: &str, generator: &G) -> G::Value {
+        if !self.record {
+            return generator.generate(self);
+        }
+        self.draw_recorded(Some(name), generator)
+    }
+
+    fn draw_recorded<G: crate::Gen + ?Sized>(
+        &mut self,
+        name: Option<&str>,
+        generator: &G,
+    ) -> G::Value {
         let at = self.spans.len();
         self.spans.push(Span {
             label: generator.label(),
@@ -265,7 +297,10 @@ impl TestCase {
         self.spans[at].end = self.n_choices as u32;
         journal(JournalEntry::SpanEnd);
         if self.capture && self.depth == 0 {
-            let text = format!("{value:?}");
+            let text = match name {
+                Some(name) => format!("{name} = {value:?}"),
+                None => format!("{value:?}"),
+            };
             journal(JournalEntry::Drawn(&text));
             self.drawn.push(text);
         }
@@ -373,8 +408,8 @@ impl TestCase {
     /// use seedledger_runner::{Fixture, PropResult, TestCase, int, prop_assert};
     ///
     /// fn division_inverts_multiplication(tc: &mut TestCase, _: &Fixture) -> PropResult {
-    ///     let a = tc.draw(&int(0..=1000i64));
-    ///     let b = tc.draw(&int(-10..=10i64));
+    ///     let a = tc.draw_named("a", &int(0..=1000i64));
+    ///     let b = tc.draw_named("b", &int(-10..=10i64));
     ///     tc.assume(b != 0);
     ///     prop_assert!((a * b) / b == a);
     ///     Ok(())
@@ -414,7 +449,7 @@ impl TestCase {
         }
     }
 
-    /// The `Debug` renderings of the top-level draws so far.
+    /// The `Debug` renderings of the top-level draws so far (`name = value` when named).
     pub fn drawn(&self) -> &[String] {
         &self.drawn
     }

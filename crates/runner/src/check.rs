@@ -164,6 +164,14 @@ fn failure_summary(summary: &RunSummary) -> String {
             },
             shrink.minimal_input
         ));
+        let mut lines = shrink.minimal_message.lines();
+        out.push_str(&format!(
+            "  minimal failure: {}\n",
+            lines.next().unwrap_or("")
+        ));
+        for line in lines {
+            out.push_str(&format!("      {line}\n"));
+        }
     }
     if let Some(seed) = r.failing_seeds.first() {
         out.push_str(&format!(

@@ -52,4 +52,6 @@ pub use watchdog::TIMEOUT_EXIT_STATUS;
 /// public API takes and returns: a workspace using seedledger needs no direct dependency
 /// on the format crate to build a [`RunConfig`] or read a [`RunSummary`].
 pub use seedledger_format as format;
-pub use seedledger_format::{Receipt, Runner, RunnerKey, SpecError, SpecFile, WitnessRow};
+pub use seedledger_format::{
+    Compared, Receipt, Runner, RunnerKey, SpecError, SpecFile, WitnessRow,
+};

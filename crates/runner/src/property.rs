@@ -157,6 +157,9 @@ pub struct PropError {
     /// Human-readable message, with the values involved.
     pub message: String,
     pub location: Option<String>,
+    /// The two values a failed comparison compared (`prop_assert_eq!`, `prop_assert_ne!`);
+    /// boxed to keep a `PropResult` small.
+    pub compared: Option<Box<seedledger_format::Compared>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,6 +182,26 @@ impl PropError {
             },
             message,
             location: Some(location(Location::caller())),
+            compared: None,
+        }
+    }
+
+    /// A failed comparison (used by `prop_assert_eq!` and `prop_assert_ne!`): an assertion
+    /// failure that also keeps both values' `Debug` text, which the receipt records for the
+    /// minimal input.
+    #[track_caller]
+    pub fn comparison(
+        check: impl Into<String>,
+        message: String,
+        left: &dyn fmt::Debug,
+        right: &dyn fmt::Debug,
+    ) -> PropError {
+        PropError {
+            compared: Some(Box::new(seedledger_format::Compared {
+                left: format!("{left:?}"),
+                right: format!("{right:?}"),
+            })),
+            ..PropError::assertion(check, message)
         }
     }
 
@@ -187,6 +210,7 @@ impl PropError {
             kind: PropErrorKind::Fixture,
             message,
             location: None,
+            compared: None,
         }
     }
 
@@ -222,6 +246,7 @@ impl<E: std::error::Error> From<E> for PropError {
             kind: PropErrorKind::Err { mode },
             message: err.to_string(),
             location: Some(location(Location::caller())),
+            compared: None,
         }
     }
 }
@@ -260,13 +285,15 @@ macro_rules! prop_assert_eq {
             (left, right) => {
                 if !(*left == *right) {
                     let extra = format!($($fmt)+);
-                    return Err($crate::PropError::assertion(
+                    return Err($crate::PropError::comparison(
                         concat!(stringify!($left), " == ", stringify!($right)),
                         format!(
                             "assertion failed: {} == {}\n  left: {:?}\n right: {:?}{}{}",
                             stringify!($left), stringify!($right), left, right,
                             if extra.is_empty() { "" } else { "\n  note: " }, extra,
                         ),
+                        left,
+                        right,
                     ));
                 }
             }
@@ -281,7 +308,7 @@ macro_rules! prop_assert_ne {
         match (&$left, &$right) {
             (left, right) => {
                 if *left == *right {
-                    return Err($crate::PropError::assertion(
+                    return Err($crate::PropError::comparison(
                         concat!(stringify!($left), " != ", stringify!($right)),
                         format!(
                             "assertion failed: {} != {}\n  left: {:?}\n right: {:?}",
@@ -290,6 +317,8 @@ macro_rules! prop_assert_ne {
                             left,
                             right,
                         ),
+                        left,
+                        right,
                     ));
                 }
             }

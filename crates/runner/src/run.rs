@@ -622,7 +622,7 @@ fn shrink_seed(
                   passes: Vec<ShrinkPassRecord>,
                   stable: bool,
                   minimal_input,
-                  minimal_message| {
+                  minimal: Failure| {
         ShrinkRecord {
             seed,
             signature: failure.signature.clone(),
@@ -630,7 +630,9 @@ fn shrink_seed(
             original_choices_len: original.record.choices.len(),
             minimal_input,
             minimal_choices: choices,
-            minimal_message,
+            minimal_message: minimal.message,
+            minimal_location: minimal.location,
+            minimal_compared: minimal.compared,
             stable,
             passes,
             max_evaluations: config.max_evaluations,
@@ -648,7 +650,12 @@ fn shrink_seed(
             Vec::new(),
             false,
             original_input.clone(),
-            note,
+            Failure {
+                signature: failure.signature.clone(),
+                message: note,
+                location: None,
+                compared: None,
+            },
         );
     }
     let report = shrink_twice(
@@ -671,7 +678,7 @@ fn shrink_seed(
         passes,
         report.stable,
         report.first.drawn.join(", "),
-        report.first.failure.message.clone(),
+        report.first.failure.clone(),
     )
 }
 

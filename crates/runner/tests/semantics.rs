@@ -1,11 +1,13 @@
 //! What a run means, through the public API: discarded trials (`assume`, a filter that gives
-//! up) and the discard health check.
+//! up) and the discard health check; readable failures (named draws, the minimal input's
+//! message and compared values).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::format::{Verdict, parse_witness_lines};
 use seedledger_runner::{
-    Fixture, Gen, Outcome, PropResult, Property, RunConfig, RunSummary, Runner, ShrinkConfig,
-    TestCase, TrialInput, int, prop_assert, run_property, too_many_discards,
+    Compared, Fixture, Gen, Outcome, PropResult, Property, RunConfig, RunSummary, Runner,
+    ShrinkConfig, TestCase, TrialInput, execute, int, prop_assert, prop_assert_eq, prop_assert_ne,
+    run_property, too_many_discards,
 };
 use std::time::Duration;
 
@@ -195,4 +197,99 @@ fn a_discard_is_its_own_outcome_in_every_mode() {
     let evaluation = replay.evaluate_here(&property, &fixture);
     assert_eq!(evaluation.outcome, Outcome::Discard);
     assert_eq!(evaluation.record.drawn, ["4"]);
+}
+
+/// `m * n == 0` fails for every `m, n >= 1`: the minimal input is `m = 1, n = 1`.
+fn product_is_zero(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let m = tc.draw_named("m", &int(0..=100u32));
+    let n = tc.draw_named("n", &int(0..=100u32));
+    prop_assert_eq!(m * n, 0, "m = {m}, n = {n}");
+    Ok(())
+}
+
+#[test]
+fn named_draws_and_the_minimal_comparison_reach_the_receipt() {
+    let scratch = Scratch::new(&["product_is_zero"]);
+    let summary = scratch.run(&Property::new("product_is_zero", product_is_zero), 1..=30);
+    let shrink = summary.receipt.shrink.as_ref().unwrap();
+    assert_eq!(shrink.minimal_input, "m = 1, n = 1");
+    assert_eq!(
+        shrink.minimal_compared,
+        Some(Compared {
+            left: "1".into(),
+            right: "0".into()
+        })
+    );
+    assert_eq!(
+        shrink.minimal_message,
+        "assertion failed: m * n == 0\n  left: 1\n right: 0\n  note: m = 1, n = 1"
+    );
+    assert!(
+        shrink
+            .minimal_location
+            .as_deref()
+            .is_some_and(|at| at.starts_with("crates/runner/tests/semantics.rs:")),
+        "{shrink:?}"
+    );
+    // The original input is named too, and a name changes nothing a seed means.
+    let seed = shrink.seed;
+    let mut named = TestCase::recording(seed);
+    let mut plain = TestCase::recording(seed);
+    let (m, n) = (
+        named.draw_named("m", &int(0..=100u32)),
+        named.draw_named("n", &int(0..=100u32)),
+    );
+    assert_eq!(
+        (plain.draw(&int(0..=100u32)), plain.draw(&int(0..=100u32))),
+        (m, n)
+    );
+    assert_eq!(shrink.original_input, format!("m = {m}, n = {n}"));
+    // Only top-level draws are named: a named nested draw shows inside its parent.
+    let mut tc = TestCase::replay(vec![3], true);
+    let xs = tc.draw_named(
+        "xs",
+        &seedledger_runner::from_fn("one", |tc: &mut TestCase| {
+            vec![tc.draw_named("inner", &int(0..=9u8))]
+        }),
+    );
+    assert_eq!(xs, [3]);
+    assert_eq!(tc.drawn(), ["xs = [3]"]);
+}
+
+#[test]
+fn compared_values_come_from_prop_assert_eq_ne_and_std_asserts() {
+    fn std_eq(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let x = tc.draw(&int(5..=9u8));
+        assert_eq!(x, 4, "x is {x}");
+        Ok(())
+    }
+    fn std_ne(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let x = tc.draw(&int(4..=4u8));
+        assert_ne!(x, 4);
+        Ok(())
+    }
+    fn prop_ne(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let s = tc.draw(&int(4..=4u8)).to_string();
+        prop_assert_ne!(s, "4");
+        Ok(())
+    }
+    fn plain(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let x = tc.draw(&int(5..=9u8));
+        prop_assert!(x < 5);
+        Ok(())
+    }
+    let fixture = Fixture::new(Vec::new());
+    let compared = |f: fn(&mut TestCase, &Fixture) -> PropResult| match execute(
+        &Property::new("p", f),
+        &mut TestCase::replay(vec![0], false),
+        &fixture,
+    ) {
+        Outcome::Fail(failure) => failure.compared.map(|c| (c.left, c.right)),
+        other => panic!("{other:?}"),
+    };
+    let pair = |l: &str, r: &str| Some((l.to_string(), r.to_string()));
+    assert_eq!(compared(std_eq), pair("5", "4"));
+    assert_eq!(compared(std_ne), pair("4", "4"));
+    assert_eq!(compared(prop_ne), pair("\"4\"", "\"4\""));
+    assert_eq!(compared(plain), None);
 }

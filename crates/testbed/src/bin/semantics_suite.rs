@@ -1,9 +1,11 @@
 //! `semantics_suite`: the `cargo xtask` command line over properties that show what a run
 //! means beyond pass and fail — trials discarded by a precondition and the discard health
-//! check. Test-only: `crates/testbed/tests/cli/semantics.rs` runs it (the specs it needs,
+//! check — and how its failures read (named draws, the minimal input's compared values). Test-only: `crates/testbed/tests/cli/semantics.rs` runs it (the specs it needs,
 //! `props/<id>.md`, are written by the tests); it is never part of the default suite.
 
-use seedledger_runner::{Fixture, PropResult, Property, TestCase, int, prop_assert};
+use seedledger_runner::{
+    Fixture, PropResult, Property, TestCase, int, prop_assert, prop_assert_eq,
+};
 
 /// Draws `x` in `0..=99`, discards multiples of 5, and fails when `x >= 50`: some seeds
 /// pass, some fail, some are discarded; the minimal failing input is `51` (50 is discarded).
@@ -29,10 +31,19 @@ fn rarely_discarded(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// Two named draws compared: fails for every `m, n >= 1`, minimal `m = 1, n = 1`.
+fn product_is_zero(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let m = tc.draw_named("m", &int(0..=100u32));
+    let n = tc.draw_named("n", &int(0..=100u32));
+    prop_assert_eq!(m * n, 0);
+    Ok(())
+}
+
 const SEMANTICS_SUITE: &[Property] = &[
     Property::new("skips_fives", skips_fives),
     Property::new("mostly_discarded", mostly_discarded),
     Property::new("rarely_discarded", rarely_discarded),
+    Property::new("product_is_zero", product_is_zero),
 ];
 
 fn main() -> std::process::ExitCode {

@@ -1,6 +1,7 @@
 //! What a run means beyond pass and fail, end to end over the test-only `semantics_suite`:
 //! discarded trials (no row, `d` in `verdicts`, no verdict on replay) and the discard health
-//! check (`too_many_discards`: its own status in every view, exit 1, never a pass).
+//! check (`too_many_discards`: its own status in every view, exit 1, never a pass); named
+//! draws and the minimal input's failure in the summary, the receipt and the replay.
 
 use crate::support::{Run, semantics_root, semantics_run};
 use seedledger_format::{Receipt, parse_witness_lines};
@@ -245,5 +246,103 @@ fn too_many_discards_is_its_own_status_in_every_view_and_exits_one() {
         close.stdout.contains("budget_pass_no_freeze"),
         "{}",
         close.stdout
+    );
+}
+
+#[test]
+fn a_minimal_input_reads_with_its_names_message_and_compared_values() {
+    let dir = semantics_root(&["product_is_zero"]);
+    let args = [
+        "prop",
+        "run",
+        "--property",
+        "product_is_zero",
+        "--seeds",
+        "1..=20",
+    ];
+    let run = semantics_run(dir.path(), &args);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let r = receipt(dir.path(), "product_is_zero");
+    let shrink = r.shrink.as_ref().unwrap();
+    assert_eq!(shrink.minimal_input, "m = 1, n = 1");
+    assert!(shrink.stable);
+    let seed = shrink.seed;
+    assert!(
+        run.stdout.contains(&format!(
+            "    minimal input (seed {seed}, 2 -> 2 choices, shrink stable): m = 1, n = 1\n\
+             \x20   minimal failure: assertion failed: m * n == 0\n\
+             \x20         left: 1\n\
+             \x20        right: 0\n\
+             \x20       at crates/testbed/src/bin/semantics_suite.rs:"
+        )),
+        "{}",
+        run.stdout
+    );
+    let mut json_args = args.to_vec();
+    json_args.extend(["--format", "json"]);
+    let line = &json_lines(&semantics_run(dir.path(), &json_args))[0];
+    assert_eq!(line["minimal_input"], "m = 1, n = 1");
+    assert_eq!(
+        line["minimal_compared"],
+        serde_json::json!({"left": "1", "right": "0"})
+    );
+    assert!(
+        line["minimal_message"]
+            .as_str()
+            .unwrap()
+            .starts_with("assertion failed: m * n == 0\n"),
+        "{line}"
+    );
+    // The seed's replay and the minimal input's replay show the names.
+    let original = &shrink.original_input;
+    assert!(
+        original.starts_with("m = ") && original.contains(", n = "),
+        "{original}"
+    );
+    let replay = semantics_run(
+        dir.path(),
+        &[
+            "prop",
+            "replay",
+            "--property",
+            "product_is_zero",
+            "--seed",
+            &seed.to_string(),
+        ],
+    );
+    assert_eq!(replay.code, 1);
+    let r = receipt(dir.path(), "product_is_zero");
+    let original = &r.shrink.as_ref().unwrap().original_input;
+    assert!(
+        replay.stdout.contains(&format!("  input: {original}\n")),
+        "{}",
+        replay.stdout
+    );
+    assert!(
+        replay.stdout.contains("  minimal input:  m = 1, n = 1\n"),
+        "{}",
+        replay.stdout
+    );
+    let path = dir
+        .path()
+        .join("target/seedledger/local/product_is_zero.receipt.json");
+    let minimal = semantics_run(
+        dir.path(),
+        &[
+            "prop",
+            "replay",
+            "--receipt",
+            path.to_str().unwrap(),
+            "--minimal",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(minimal.code, 1, "{}", minimal.stderr);
+    let v: Value = serde_json::from_str(minimal.stdout.trim()).unwrap();
+    assert_eq!(v["input"], serde_json::json!(["m = 1", "n = 1"]));
+    assert_eq!(
+        v["compared"],
+        serde_json::json!({"left": "1", "right": "0"})
     );
 }
