@@ -201,8 +201,11 @@ pub struct ReplayArgs {
     /// A receipt: replay its failing seed (or --seed) under its fixture hash.
     #[arg(long, value_name = "FILE", conflicts_with = "property")]
     receipt: Option<PathBuf>,
-    /// Replay the receipt's stored minimal choice sequence instead of the seed.
-    #[arg(long, requires = "receipt")]
+    /// Replay the stored minimal input (its choice sequence) instead of the seed: the
+    /// receipt's first failure's, or with --seed N the one of the failure mode whose first
+    /// seed is N. Needs the receipt: --receipt FILE, or the run's own found from
+    /// --property/--seed.
+    #[arg(long, conflicts_with = "no_receipt")]
     minimal: bool,
     /// With --property/--seed, do not look for the run's receipt (by default, when
     /// OUT/PATCH/ID.receipt.json planned this seed, its fixture hash is checked and its
@@ -609,37 +612,24 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
     for line in result.frozen_lines() {
         outln!("    {line}");
     }
-    if r.failure_modes.len() > 1 {
-        for mode in &r.failure_modes {
-            outln!(
-                "    failure mode [{}]: {} seeds, first {}",
-                mode.signature,
-                mode.count,
-                mode.first_seed
-            );
-        }
-    }
+
     if let Some(line) = result.discard_line() {
         outln!("    note: {line}");
     }
     draft();
     notes();
-    if let Some(shrink) = &r.shrink {
-        let stable = if shrink.stable {
-            "stable"
-        } else {
-            "NOT stable"
-        };
-        outln!(
-            "    minimal input (seed {}, {} -> {} choices, shrink {stable}): {}",
-            shrink.seed,
-            shrink.original_choices_len,
-            shrink.minimal_choices.len(),
-            shrink.minimal_input
-        );
+    let modes = crate::report::failure_modes_text(summary, "    ");
+    if !modes.is_empty() {
+        outln!("{}", modes.trim_end());
+    } else if let Some(shrink) = &r.shrink {
+        outln!("    {}", crate::report::minimal_input_line(shrink));
         outln!(
             "{}",
             crate::report::minimal_failure(shrink, "    ").trim_end()
+        );
+        outln!(
+            "    replay the minimal input: {} --minimal",
+            crate::report::replay_command(summary, shrink.seed)
         );
     }
     if r.shrink_status.as_deref() == Some("in_progress") {
@@ -751,18 +741,39 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         Err(e) => return error(e),
     };
     let input = match (&receipt, args.minimal, args.seed) {
-        (Some((path, r)), true, _) => match &r.shrink {
-            Some(s) => ReplayInput::Choices {
-                seed: s.seed,
-                choices: s.minimal_choices.clone(),
-            },
-            None => {
-                return error(format_args!(
-                    "receipt `{}` holds no minimal input (nothing was shrunk)",
-                    path.display()
-                ));
+        (Some((path, r)), true, seed) => {
+            let shrink = match seed {
+                Some(seed) => r.shrink_of(seed),
+                None => r.shrink.as_ref(),
+            };
+            match shrink {
+                Some(s) => ReplayInput::Choices {
+                    seed: s.seed,
+                    choices: s.minimal_choices.clone(),
+                },
+                None => {
+                    let mut shrunk: Vec<u64> = r.shrink.iter().map(|s| s.seed).collect();
+                    for mode in &r.failure_modes {
+                        if let Some(s) = &mode.shrink
+                            && !shrunk.contains(&s.seed)
+                        {
+                            shrunk.push(s.seed);
+                        }
+                    }
+                    let stored = if shrunk.is_empty() {
+                        "nothing was shrunk".to_string()
+                    } else {
+                        let seeds: Vec<String> = shrunk.iter().map(u64::to_string).collect();
+                        format!("minimal inputs are stored for seeds {}", seeds.join(", "))
+                    };
+                    return error(format_args!(
+                        "receipt `{}` holds no minimal input{} ({stored})",
+                        path.display(),
+                        seed.map_or(String::new(), |s| format!(" for seed {s}")),
+                    ));
+                }
             }
-        },
+        }
         (_, false, Some(seed)) => ReplayInput::Seed(seed),
         (Some((path, r)), false, None) => match r.failing_seed {
             Some(seed) => ReplayInput::Seed(seed),
@@ -773,7 +784,11 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
                 ));
             }
         },
-        (None, true, _) => return error("--minimal needs --receipt FILE"),
+        (None, true, _) => {
+            return error(
+                "--minimal needs the run's receipt: --receipt FILE, or --property ID --seed N where OUT/PATCH/ID.receipt.json planned N",
+            );
+        }
         (None, false, None) => return error("--seed N is required without --receipt"),
     };
     // A receipt's witness rows live beside it; a plain seed replay uses the run's layout.
@@ -877,8 +892,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
             ReplayInput::Seed(seed) | ReplayInput::Choices { seed, .. } => *seed,
         };
         if let Some((path, r)) = &receipt
-            && let Some(shrink) = &r.shrink
-            && shrink.seed == replayed_seed
+            && let Some(shrink) = r.shrink_of(replayed_seed)
         {
             if args.minimal {
                 outln!(
@@ -888,10 +902,13 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
                 );
             } else {
                 outln!("  minimal input:  {}", shrink.minimal_input);
-            }
-            if !args.minimal {
+                let seed = if r.shrink.as_ref().is_some_and(|s| s.seed == shrink.seed) {
+                    String::new()
+                } else {
+                    format!(" --seed {}", shrink.seed)
+                };
                 outln!(
-                    "  replay the minimal input: cargo xtask prop replay --receipt {} --minimal",
+                    "  replay the minimal input: cargo xtask prop replay --receipt {}{seed} --minimal",
                     path.display()
                 );
             }

@@ -216,20 +216,7 @@ pub fn replay_command(summary: &RunSummary, seed: u64) -> String {
 
 /// [`replay_command`] from its parts (for a run that has no final receipt).
 pub fn replay_command_for(id: &str, root: &Path, patch_id: &str, seed: u64) -> String {
-    let mut command = format!("cargo xtask prop replay --property {id} --seed {seed}");
-    if !(root.as_os_str().is_empty() || root == Path::new(".")) {
-        command.push_str(&format!(
-            " --root {}",
-            seedledger_runner::shell_word(&root.display().to_string())
-        ));
-    }
-    if patch_id != "local" {
-        command.push_str(&format!(
-            " --patch-id {}",
-            seedledger_runner::shell_word(patch_id)
-        ));
-    }
-    command
+    seedledger_runner::replay_seed_command(id, Some(root), patch_id, seed)
 }
 
 /// `6, 20, 37, 48, 53 and 21 more`.
@@ -272,6 +259,65 @@ fn failure_line(summary: &RunSummary) -> String {
         let _ = write!(line, "; replay: {}", replay_command(summary, *seed));
     }
     line
+}
+
+/// `minimal input (seed N, A -> B choices, shrink stable): <input>`.
+pub fn minimal_input_line(shrink: &seedledger_format::ShrinkRecord) -> String {
+    format!(
+        "minimal input (seed {}, {} -> {} choices, shrink {}): {}",
+        shrink.seed,
+        shrink.original_choices_len,
+        shrink.minimal_choices.len(),
+        if shrink.stable {
+            "stable"
+        } else {
+            "NOT stable"
+        },
+        shrink.minimal_input
+    )
+}
+
+/// Every failure mode of a run that failed in more than one way, each line starting with
+/// `indent`: `failure mode [<signature>]: N seeds, first S`, then, indented below it, its own
+/// minimal input and failure (the first [`seedledger_runner::MAX_SHRUNK_MODES`] modes are
+/// shrunk) and the commands that replay its first seed and its minimal input. Empty for a run
+/// with one mode or none (its first failure says it all).
+pub fn failure_modes_text(summary: &RunSummary, indent: &str) -> String {
+    let r = &summary.receipt;
+    let mut text = String::new();
+    if r.failure_modes.len() < 2 {
+        return text;
+    }
+    let inner = format!("{indent}    ");
+    for mode in &r.failure_modes {
+        let _ = writeln!(
+            text,
+            "{indent}failure mode [{}]: {} seeds, first {}",
+            mode.signature, mode.count, mode.first_seed
+        );
+        let replay = replay_command(summary, mode.first_seed);
+        if let Some(shrink) = &mode.shrink {
+            let _ = writeln!(text, "{inner}{}", minimal_input_line(shrink));
+            text.push_str(&minimal_failure(shrink, &inner));
+        }
+        let _ = writeln!(text, "{inner}replay: {replay}");
+        if mode.shrink.is_some() {
+            let _ = writeln!(text, "{inner}replay the minimal input: {replay} --minimal");
+        }
+    }
+    let unshrunk = r
+        .failure_modes
+        .iter()
+        .filter(|m| m.shrink.is_none())
+        .count();
+    if r.shrink_status.as_deref() == Some("done") && unshrunk > 0 {
+        let _ = writeln!(
+            text,
+            "{indent}({unshrunk} failure modes after the first {} were not shrunk)",
+            seedledger_runner::MAX_SHRUNK_MODES
+        );
+    }
+    text
 }
 
 /// `minimal failure: <message>` (its further lines — a comparison's `left` and `right` —
@@ -317,20 +363,11 @@ fn failure_details(summary: &RunSummary) -> String {
             let _ = writeln!(text, "    at {at}");
         }
     }
-    if let Some(shrink) = &r.shrink {
-        let stable = if shrink.stable {
-            "stable"
-        } else {
-            "NOT stable"
-        };
-        let _ = writeln!(
-            text,
-            "minimal input (seed {}, {} -> {} choices, shrink {stable}): {}",
-            shrink.seed,
-            shrink.original_choices_len,
-            shrink.minimal_choices.len(),
-            shrink.minimal_input
-        );
+    let modes = failure_modes_text(summary, "");
+    if !modes.is_empty() {
+        text.push_str(&modes);
+    } else if let Some(shrink) = &r.shrink {
+        let _ = writeln!(text, "{}", minimal_input_line(shrink));
         text.push_str(&minimal_failure(shrink, ""));
     }
     for seed in r.failing_seeds.iter().take(SHOWN_SEEDS) {
@@ -526,7 +563,10 @@ pub fn github_annotations(results: &[PropertyResult]) -> String {
                 if let Some(first) = r.failures.first() {
                     let _ = write!(message, "\n{}", first.message);
                 }
-                if let Some(shrink) = &r.shrink {
+                let modes = failure_modes_text(s, "");
+                if !modes.is_empty() {
+                    let _ = write!(message, "\n{}", modes.trim_end());
+                } else if let Some(shrink) = &r.shrink {
                     let _ = write!(
                         message,
                         "\nminimal input (seed {}): {}\n{}",
@@ -843,6 +883,8 @@ mod tests {
             signature: "assert:quote.total >= 0".to_string(),
             count: 6,
             first_seed: 2,
+            replay: None,
+            shrink: None,
         }];
         PropertyResult::ran(summary(r))
     }
@@ -859,6 +901,8 @@ mod tests {
                 signature: "assert:x".to_string(),
                 count: 1,
                 first_seed: 2,
+                replay: None,
+                shrink: None,
             }];
             r.failures = vec![FailureRecord {
                 seed: 2,

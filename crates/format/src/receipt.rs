@@ -37,8 +37,9 @@ pub const RECEIPT_SCHEMA_VERSION: u32 = 1;
 /// `failing_seeds` (every failing seed), `verdicts` (one character per attempted seed:
 /// `.` pass, `F` fail, `d` discarded — the trial's precondition did not hold, so it reached
 /// no verdict and has no witness row), `failures` (seed, signature, message, location of each failing
-/// seed, at most 100), `failure_modes` (each distinct signature with its count and first
-/// seed, over every failing seed), `run_id` (the run's id; its witness rows carry it too),
+/// seed, at most 100), `failure_modes` (each distinct signature with its count, first
+/// seed and replay command, over every failing seed, in the order they first failed; the first
+/// four modes also carry their own `shrink` record — see [`FailureMode`]), `run_id` (the run's id; its witness rows carry it too),
 /// `code` (the code identity: `diff:<sha256 of the base commit id and git diff BASE>` when the run had a base
 /// revision, else `commit:<HEAD>` with `+dirty:<sha256>` for uncommitted changes),
 /// `code_base` (the base as a commit id) and `code_paths` (the paths the diff names),
@@ -139,12 +140,25 @@ pub struct FailureMode {
     pub signature: String,
     pub count: u64,
     pub first_seed: u64,
+    /// The command that replays `first_seed` from the workspace root (`cargo xtask prop
+    /// replay --property ID --seed N`, with `--patch-id` unless the patch is `local`); add
+    /// `--minimal` to replay this mode's minimal input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
+    /// This mode's own shrink: `first_seed`'s input shrunk twice, keeping only candidates
+    /// that fail with this mode's signature. Present for the first 4 modes of a run that
+    /// shrank (the first mode's record is also the receipt's `shrink`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shrink: Option<ShrinkRecord>,
 }
 
-/// The result of shrinking the first failing seed's input, twice.
+/// The result of shrinking a failing seed's input, twice: the receipt's `shrink` is the
+/// first failing seed's (SPEC's `shrink_stable` is about it); each shrunk failure mode carries
+/// its own, for its first seed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShrinkRecord {
-    /// The seed whose input was shrunk (the receipt's `failing_seed`).
+    /// The seed whose input was shrunk (the receipt's `failing_seed`, or a failure mode's
+    /// `first_seed`).
     pub seed: u64,
     /// The failure signature every kept candidate had to reproduce.
     pub signature: String,
@@ -199,6 +213,16 @@ pub struct ShrinkPassRecord {
 }
 
 impl Receipt {
+    /// The shrink record of `seed`'s input: the receipt's `shrink`, or a failure mode's.
+    pub fn shrink_of(&self, seed: u64) -> Option<&ShrinkRecord> {
+        self.shrink.as_ref().filter(|s| s.seed == seed).or_else(|| {
+            self.failure_modes
+                .iter()
+                .filter_map(|m| m.shrink.as_ref())
+                .find(|s| s.seed == seed)
+        })
+    }
+
     /// Strict, typed parse of a receipt's text. The error names the field (and its line).
     pub fn parse(text: &str) -> Result<Receipt, ParseError> {
         let value: Value = crate::json::parse(text)?;

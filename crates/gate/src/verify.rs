@@ -440,6 +440,8 @@ mod tests {
                         signature: "assert:x".into(),
                         count: 2,
                         first_seed: 1102,
+                        replay: None,
+                        shrink: None,
                     }]
                 },
                 "failure mode `assert:x` says 2 seeds from 1102 but the rows say 1 from 1102",

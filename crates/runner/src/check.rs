@@ -144,46 +144,58 @@ fn failure_summary(summary: &RunSummary) -> String {
             }
         ));
     }
+    let several = r.failure_modes.len() > 1;
     for mode in &r.failure_modes {
         out.push_str(&format!(
             "  failure mode [{}]: {} seeds, first {}\n",
             mode.signature, mode.count, mode.first_seed
         ));
+        // With several modes, each shows its own minimal input and replay.
+        if several {
+            if let Some(shrink) = &mode.shrink {
+                out.push_str(&minimal_lines(shrink, "    "));
+            }
+            if let Some(replay) = &mode.replay {
+                out.push_str(&format!("    replay: {replay}\n"));
+            }
+        }
     }
     if let Some(first) = r.failures.first() {
         out.push_str(&format!("  seed {}: {}\n", first.seed, first.message));
     }
-    if let Some(shrink) = &r.shrink {
-        out.push_str(&format!(
-            "  minimal input (seed {}, shrink {}): {}\n",
-            shrink.seed,
-            if shrink.stable {
-                "stable"
-            } else {
-                "NOT stable"
-            },
-            shrink.minimal_input
-        ));
-        let mut lines = shrink.minimal_message.lines();
-        out.push_str(&format!(
-            "  minimal failure: {}\n",
-            lines.next().unwrap_or("")
-        ));
-        for line in lines {
-            out.push_str(&format!("      {line}\n"));
-        }
+    if let Some(shrink) = r.shrink.as_ref().filter(|_| !several) {
+        out.push_str(&minimal_lines(shrink, "  "));
     }
     if let Some(seed) = r.failing_seeds.first() {
         out.push_str(&format!(
-            "  replay: cargo xtask prop replay --property {} --seed {seed}{}\n",
-            r.property_id,
-            if r.patch_id == "local" {
-                String::new()
-            } else {
-                format!(" --patch-id {}", r.patch_id)
-            }
+            "  replay: {}\n",
+            crate::run::replay_seed_command(&r.property_id, None, &r.patch_id, *seed)
         ));
     }
     out.push_str(&format!("  receipt: {}", summary.receipt_path.display()));
+    out
+}
+
+/// `minimal input (seed N, shrink stable): <input>` and `minimal failure: <message>` (its
+/// further lines indented), each line starting with `indent`.
+fn minimal_lines(shrink: &seedledger_format::ShrinkRecord, indent: &str) -> String {
+    let mut out = format!(
+        "{indent}minimal input (seed {}, shrink {}): {}\n",
+        shrink.seed,
+        if shrink.stable {
+            "stable"
+        } else {
+            "NOT stable"
+        },
+        shrink.minimal_input
+    );
+    let mut lines = shrink.minimal_message.lines();
+    out.push_str(&format!(
+        "{indent}minimal failure: {}\n",
+        lines.next().unwrap_or("")
+    ));
+    for line in lines {
+        out.push_str(&format!("{indent}    {line}\n"));
+    }
     out
 }

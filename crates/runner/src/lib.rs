@@ -36,13 +36,15 @@ pub use generators::{
 };
 pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
 pub use plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, MAX_PLAN, PlanError, cases, parse_seeds};
-pub use property::{Fixture, PropError, PropErrorKind, PropFn, PropResult, Property};
+pub use property::{
+    ByVariant, ErrorVariant, Fixture, PropError, PropErrorKind, PropFn, PropResult, Property,
+};
 pub use rng::{RNG_SCHEME, SeedRng};
 pub use run::{
-    LoadedSpec, MAX_FAILURE_RECORDS, ReplayInput, ReplayResult, ReplayTarget, RunConfig,
-    RunSummary, TOOL, discarded_in, evidence_paths, load_fixture, load_spec, replay,
-    replay_receipt_command, run_properties, run_properties_with, run_property, run_property_with,
-    shell_word, too_many_discards,
+    LoadedSpec, MAX_FAILURE_RECORDS, MAX_SHRUNK_MODES, ReplayInput, ReplayResult, ReplayTarget,
+    RunConfig, RunSummary, TOOL, discarded_in, evidence_paths, load_fixture, load_spec, replay,
+    replay_receipt_command, replay_seed_command, run_properties, run_properties_with, run_property,
+    run_property_with, shell_word, too_many_discards,
 };
 pub use shrink::*;
 pub use signature::{fold_whitespace, normalize, panic_signature};

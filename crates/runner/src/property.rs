@@ -227,24 +227,94 @@ impl PropError {
 }
 
 /// Any error a property returns with `?` becomes a failure whose mode is the error's type
-/// and (for enums) variant, read from its `Debug` form.
+/// and variant, read from its `Debug` form (see [`crate::signature`] for the rules, and
+/// [`ErrorVariant`] for errors whose `Debug` does not name the variant).
 impl<E: std::error::Error> From<E> for PropError {
     #[track_caller]
     fn from(err: E) -> PropError {
-        let debug = format!("{err:?}");
-        let variant: String = debug
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        let type_name = std::any::type_name::<E>();
-        let mode = if variant.is_empty() || type_name.ends_with(&variant) {
-            type_name.to_string()
-        } else {
-            format!("{type_name}::{variant}")
-        };
+        let mode = crate::signature::error_mode(std::any::type_name::<E>(), &format!("{err:?}"));
+        PropError::err(mode, err.to_string())
+    }
+}
+
+/// An error type that names its own failure mode: the variant (or any stable name of the
+/// kind of failure, never a value), so that two variants whose `Debug` reads as prose
+/// (`Invalid padding`, `Invalid length 5`) are told apart. Its failures have the signature
+/// `err:<type>::<variant>` — what a derived `Debug` of the variant gives, so implementing it
+/// for an enum with a derived `Debug` changes no signature.
+///
+/// ```
+/// use seedledger_runner::{ByVariant, ErrorVariant, PropResult};
+/// use std::borrow::Cow;
+///
+/// #[derive(Debug)]
+/// enum DecodeError {
+///     Padding,
+///     Length(usize),
+/// }
+/// # impl std::fmt::Display for DecodeError {
+/// #     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str("bad") }
+/// # }
+/// # impl std::error::Error for DecodeError {}
+///
+/// impl ErrorVariant for DecodeError {
+///     fn variant(&self) -> Cow<'_, str> {
+///         match self {
+///             DecodeError::Padding => "Padding".into(),
+///             DecodeError::Length(_) => "Length".into(),
+///         }
+///     }
+/// }
+///
+/// fn decode(text: &str) -> Result<Vec<u8>, DecodeError> {
+///     if text.len() % 4 != 0 { Err(DecodeError::Length(text.len())) } else { Ok(Vec::new()) }
+/// }
+///
+/// fn property(text: &str) -> PropResult {
+///     let _bytes = decode(text).by_variant()?; // err:<crate>::DecodeError::Length
+///     Ok(())
+/// }
+/// # let e = property("abc").unwrap_err();
+/// # assert!(e.signature().ends_with("DecodeError::Length"), "{}", e.signature());
+/// ```
+pub trait ErrorVariant {
+    /// The name of this error's failure mode (a variant name): the same for every value of
+    /// the mode, different between modes.
+    fn variant(&self) -> std::borrow::Cow<'_, str>;
+}
+
+/// `result.by_variant()?`: returns an [`ErrorVariant`] error from a property with the mode its
+/// `variant` names (`err:<type>::<variant>`), instead of the one read from its `Debug`.
+pub trait ByVariant<T> {
+    fn by_variant(self) -> Result<T, PropError>;
+}
+
+impl<T, E: std::error::Error + ErrorVariant> ByVariant<T> for Result<T, E> {
+    #[track_caller]
+    fn by_variant(self) -> Result<T, PropError> {
+        match self {
+            Ok(value) => Ok(value),
+            Err(e) => Err(PropError::with_variant(&e)),
+        }
+    }
+}
+
+impl PropError {
+    /// The failure of `err`, whose mode is `<type>::<variant>` as its [`ErrorVariant`] says.
+    #[track_caller]
+    pub fn with_variant<E: std::error::Error + ErrorVariant>(err: &E) -> PropError {
+        let variant = crate::signature::fold_whitespace(&err.variant());
+        PropError::err(
+            format!("{}::{variant}", std::any::type_name::<E>()),
+            err.to_string(),
+        )
+    }
+
+    #[track_caller]
+    fn err(mode: String, message: String) -> PropError {
         PropError {
             kind: PropErrorKind::Err { mode },
-            message: err.to_string(),
+            message,
             location: Some(location(Location::caller())),
             compared: None,
         }

@@ -40,6 +40,11 @@ pub const TOOL: &str = concat!("seedledger ", env!("CARGO_PKG_VERSION"));
 /// `failing_seeds` and `verdicts` always cover every seed.
 pub const MAX_FAILURE_RECORDS: usize = 100;
 
+/// At most this many failure modes are shrunk, each on its own first seed (twice), in the
+/// order they first failed: the receipt's `failure_modes` lists every mode, and the first
+/// [`MAX_SHRUNK_MODES`] of them carry a `shrink` record. Each costs up to two shrink budgets.
+pub const MAX_SHRUNK_MODES: usize = 4;
+
 /// How to run.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -219,6 +224,33 @@ pub fn replay_receipt_command(receipt: &Path, root: &Path) -> String {
     command
 }
 
+/// `cargo xtask prop replay --property ID --seed N`, with `--root ROOT` when a root other than
+/// the current directory is given and `--patch-id PATCH` unless the patch is `local`, each
+/// word quoted for a POSIX shell when it needs to be: the command that replays one seed from
+/// the workspace root, whatever directory the evidence was copied to (a seed is the whole
+/// input; the replay finds the run's receipt in the default layout by itself).
+pub fn replay_seed_command(
+    property_id: &str,
+    root: Option<&Path>,
+    patch_id: &str,
+    seed: u64,
+) -> String {
+    let mut command = format!(
+        "cargo xtask prop replay --property {} --seed {seed}",
+        shell_word(property_id)
+    );
+    if let Some(root) = root.filter(|r| !(r.as_os_str().is_empty() || *r == Path::new("."))) {
+        command.push_str(&format!(
+            " --root {}",
+            shell_word(&root.display().to_string())
+        ));
+    }
+    if patch_id != "local" {
+        command.push_str(&format!(" --patch-id {}", shell_word(patch_id)));
+    }
+    command
+}
+
 /// `word` as one POSIX shell word: unchanged when it is made of safe characters, else in
 /// single quotes (a `'` inside written as `'\''`).
 pub fn shell_word(word: &str) -> String {
@@ -359,6 +391,8 @@ pub fn run_property_with(
     });
     let mut verdicts = String::with_capacity(config.seeds.len());
     let mut first_failure: Option<(u64, Failure)> = None;
+    // The first failure of each failure mode, up to MAX_SHRUNK_MODES: what is shrunk.
+    let mut to_shrink: Vec<(u64, Failure)> = Vec::new();
     let _watched = config.trial_timeout.map(|t| {
         let replay = format!(
             "{} --seed ",
@@ -438,11 +472,23 @@ pub fn run_property_with(
             .find(|m| m.signature == failure.signature)
         {
             Some(mode) => mode.count += 1,
-            None => receipt.failure_modes.push(FailureMode {
-                signature: failure.signature.clone(),
-                count: 1,
-                first_seed: seed,
-            }),
+            None => {
+                receipt.failure_modes.push(FailureMode {
+                    signature: failure.signature.clone(),
+                    count: 1,
+                    first_seed: seed,
+                    replay: Some(replay_seed_command(
+                        property.id,
+                        None,
+                        &config.patch_id,
+                        seed,
+                    )),
+                    shrink: None,
+                });
+                if to_shrink.len() < MAX_SHRUNK_MODES {
+                    to_shrink.push((seed, failure.clone()));
+                }
+            }
         }
         if receipt.failures.len() < MAX_FAILURE_RECORDS {
             receipt.failures.push(FailureRecord {
@@ -478,9 +524,8 @@ pub fn run_property_with(
     receipt.finished_at = Some(now_rfc3339());
     receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
     let shrinking = match (&first_failure, &config.shrink, changed) {
-        (None, _, _) => None,
-        (Some((seed, failure)), Some(shrink), false) => Some((*seed, failure, shrink)),
-        (Some(_), _, _) => None,
+        (Some(_), Some(shrink), false) => Some(shrink),
+        _ => None,
     };
     receipt.shrink_status = Some(
         match (&first_failure, &shrinking) {
@@ -497,39 +542,30 @@ pub fn run_property_with(
         .finish(&final_text)
         .map_err(write_err(&receipt_path))?;
 
-    if let Some((seed, failure, shrink)) = shrinking
+    if let Some(shrink) = shrinking
         && !control.stop_requested()
     {
-        crate::watchdog::set_seed(seed, true);
-        let watch = control.watch_shrinking();
-        let record = shrink_seed(property, &fixture, seed, failure, shrink);
-        let executor_failed = watch.take_error();
-        drop(watch);
-        if let Some(message) = executor_failed {
-            // The receipt stays as written: closed, `shrink_status: in_progress`.
-            return Err(RunError::Executor {
-                property: property.id.to_string(),
-                seed,
-                message: format!("while shrinking: {message}"),
-            });
+        let records = shrink_modes(property, &fixture, &to_shrink, shrink, control)?;
+        if !control.stop_requested() {
+            for record in &records {
+                if let Some(mode) = receipt
+                    .failure_modes
+                    .iter_mut()
+                    .find(|m| m.signature == record.signature)
+                {
+                    mode.shrink = Some(record.clone());
+                }
+            }
+            // SPEC's `shrink_stable` is about the failing seed's input: the first mode's.
+            receipt.shrink = records.into_iter().next();
+            receipt.shrink_status = Some("done".to_string());
+            receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
+            receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+            seedledger_format::write_atomic(&receipt_path, receipt.to_json_pretty().as_bytes())
+                .map_err(write_err(&receipt_path))?;
         }
-        if control.stop_requested() {
-            // Stopped while shrinking: the record is cut short; the receipt keeps saying
-            // `shrink_status: in_progress` and `shrink_stable: false`.
-            return Ok(RunSummary {
-                property_id: property.id.to_string(),
-                root: config.root.clone(),
-                receipt_path,
-                witness_path,
-                receipt,
-            });
-        }
-        receipt.shrink = Some(record);
-        receipt.shrink_status = Some("done".to_string());
-        receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
-        receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-        seedledger_format::write_atomic(&receipt_path, receipt.to_json_pretty().as_bytes())
-            .map_err(write_err(&receipt_path))?;
+        // Stopped while shrinking: the records are cut short; the receipt keeps saying
+        // `shrink_status: in_progress` and `shrink_stable: false`.
     }
     Ok(RunSummary {
         property_id: property.id.to_string(),
@@ -538,6 +574,35 @@ pub fn run_property_with(
         witness_path,
         receipt,
     })
+}
+
+/// Shrinks the first failure of each mode in `to_shrink` (twice each), in order, until a stop
+/// is requested (the records so far are returned; the caller sees the stop). A failure of the
+/// run's executor ends it with [`RunError::Executor`], the receipt left `in_progress`.
+fn shrink_modes(
+    property: &Property,
+    fixture: &Fixture,
+    to_shrink: &[(u64, Failure)],
+    config: &ShrinkConfig,
+    control: &RunControl,
+) -> Result<Vec<ShrinkRecord>, RunError> {
+    let watch = control.watch_shrinking();
+    let mut records = Vec::with_capacity(to_shrink.len());
+    for (seed, failure) in to_shrink {
+        if control.stop_requested() {
+            break;
+        }
+        crate::watchdog::set_seed(*seed, true);
+        records.push(shrink_seed(property, fixture, *seed, failure, config));
+        if let Some(message) = watch.take_error() {
+            return Err(RunError::Executor {
+                property: property.id.to_string(),
+                seed: *seed,
+                message: format!("while shrinking: {message}"),
+            });
+        }
+    }
+    Ok(records)
 }
 
 /// Runs several properties, `jobs` at a time (each property's seeds still run in order on
@@ -713,7 +778,7 @@ pub struct ReplayTarget<'a> {
 /// What a replay did.
 #[derive(Debug, Clone)]
 pub struct ReplayResult {
-    /// `Debug` renderings of the top-level draws.
+    /// `Debug` renderings of the top-level draws (`name = value` when named).
     pub drawn: Vec<String>,
     pub outcome: Outcome,
     /// The row appended: `None` for a replay of choices, and for a seed whose trial was

@@ -1,6 +1,6 @@
 //! What a run means, through the public API: discarded trials (`assume`, a filter that gives
 //! up) and the discard health check; readable failures (named draws, the minimal input's
-//! message and compared values).
+//! message and compared values); every failure mode shrunk on its own.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::format::{Verdict, parse_witness_lines};
@@ -292,4 +292,175 @@ fn compared_values_come_from_prop_assert_eq_ne_and_std_asserts() {
     assert_eq!(compared(std_ne), pair("4", "4"));
     assert_eq!(compared(prop_ne), pair("\"4\"", "\"4\""));
     assert_eq!(compared(plain), None);
+}
+
+/// An error whose `Debug` is prose that starts the same for both variants.
+enum Prose {
+    Big,
+    Middle,
+}
+
+impl std::fmt::Debug for Prose {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Prose::Big => "Invalid value: too big",
+            Prose::Middle => "Invalid value: in the middle",
+        })
+    }
+}
+
+impl std::fmt::Display for Prose {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self, f)
+    }
+}
+
+impl std::error::Error for Prose {}
+
+impl seedledger_runner::ErrorVariant for Prose {
+    fn variant(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Prose::Big => "Big".into(),
+            Prose::Middle => "Middle".into(),
+        }
+    }
+}
+
+/// Five failure modes by the range of `x`: a panic (90..), two prose errors (60.., 30..), an
+/// assertion (10..) and an index out of bounds (5..); the minimal input of each is the low end
+/// of its range.
+fn five_ways(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let x = tc.draw_named("x", &int(0..=99u32));
+    if x >= 90 {
+        panic!("x is huge: {x}");
+    }
+    if x >= 60 {
+        Err(Prose::Big)?;
+    }
+    if x >= 30 {
+        Err(Prose::Middle)?;
+    }
+    prop_assert!(x < 10, "x = {x}");
+    if x >= 5 {
+        let none: Vec<u32> = Vec::new();
+        let _ = std::hint::black_box(&none)[x as usize];
+    }
+    Ok(())
+}
+
+#[test]
+fn every_failure_mode_is_listed_and_the_first_four_are_shrunk_on_their_own_seed() {
+    let scratch = Scratch::new(&["five_ways"]);
+    let summary = scratch.run(&Property::new("five_ways", five_ways), 1..=300);
+    let r = &summary.receipt;
+    // The modes in the order they first fail, from the draws alone.
+    let low_end = |x: u64| match x {
+        90.. => Some(90),
+        60.. => Some(60),
+        30.. => Some(30),
+        10.. => Some(10),
+        5.. => Some(5),
+        _ => None,
+    };
+    let mut expected: Vec<(u64, u64, u64)> = Vec::new(); // (low end, count, first seed)
+    for seed in 1..=300 {
+        if let Some(low) = low_end(x_of(seed)) {
+            match expected.iter_mut().find(|(l, _, _)| *l == low) {
+                Some(mode) => mode.1 += 1,
+                None => expected.push((low, 1, seed)),
+            }
+        }
+    }
+    assert_eq!(
+        expected.len(),
+        5,
+        "the plan must reach every mode: {expected:?}"
+    );
+    assert_eq!(r.failure_modes.len(), 5, "{:#?}", r.failure_modes);
+    let signatures: std::collections::BTreeSet<&str> = r
+        .failure_modes
+        .iter()
+        .map(|m| m.signature.as_str())
+        .collect();
+    assert_eq!(
+        signatures.len(),
+        5,
+        "prose errors of two variants are two modes"
+    );
+    for (mode, (low, count, first)) in r.failure_modes.iter().zip(&expected) {
+        assert_eq!((mode.count, mode.first_seed), (*count, *first), "{mode:?}");
+        assert_eq!(
+            mode.replay.as_deref(),
+            Some(
+                format!("cargo xtask prop replay --property five_ways --seed {first} --patch-id p")
+                    .as_str()
+            )
+        );
+        let want = match low {
+            90 => "panic:",
+            60 => "err:semantics::Prose:Invalid value: too big",
+            30 => "err:semantics::Prose:Invalid value: in the middle",
+            10 => "assert:x < 10",
+            _ => "panic:",
+        };
+        assert!(
+            mode.signature.starts_with(want),
+            "{low}: {}",
+            mode.signature
+        );
+    }
+    for (i, (mode, (low, _, first))) in r.failure_modes.iter().zip(&expected).enumerate() {
+        if i >= seedledger_runner::MAX_SHRUNK_MODES {
+            assert_eq!(mode.shrink, None, "only the first four modes are shrunk");
+            continue;
+        }
+        let shrink = mode.shrink.as_ref().unwrap();
+        assert_eq!(shrink.seed, *first);
+        assert_eq!(shrink.signature, mode.signature);
+        assert_eq!(
+            shrink.minimal_input,
+            format!("x = {low}"),
+            "{}",
+            mode.signature
+        );
+        assert!(shrink.stable, "{}", mode.signature);
+    }
+    assert_eq!(r.shrink.as_ref(), r.failure_modes[0].shrink.as_ref());
+    assert!(r.shrink_stable);
+    assert_eq!(
+        r.shrink_of(expected[2].2),
+        r.failure_modes[2].shrink.as_ref()
+    );
+}
+
+#[test]
+fn an_error_can_name_its_variant_when_its_debug_does_not() {
+    use seedledger_runner::ByVariant;
+    fn checked(x: u32) -> Result<u32, Prose> {
+        match x {
+            60.. => Err(Prose::Big),
+            30.. => Err(Prose::Middle),
+            _ => Ok(x),
+        }
+    }
+    fn by_variant(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let x = tc.draw(&int(0..=99u32));
+        checked(x).by_variant()?;
+        Ok(())
+    }
+    let fixture = Fixture::new(Vec::new());
+    let signature = |choice: u64| match execute(
+        &Property::new("by_variant", by_variant),
+        &mut TestCase::replay(vec![choice], false),
+        &fixture,
+    ) {
+        Outcome::Fail(f) => (f.signature, f.message, f.location),
+        other => panic!("{other:?}"),
+    };
+    let (big, message, at) = signature(70);
+    assert_eq!(big, "err:semantics::Prose::Big");
+    assert_eq!(message, "Invalid value: too big");
+    assert!(at.is_some_and(|at| at.starts_with("crates/runner/tests/semantics.rs:")));
+    assert_eq!(signature(99).0, big, "the same variant, another value");
+    assert_eq!(signature(40).0, "err:semantics::Prose::Middle");
 }

@@ -1,7 +1,8 @@
 //! What a run means beyond pass and fail, end to end over the test-only `semantics_suite`:
 //! discarded trials (no row, `d` in `verdicts`, no verdict on replay) and the discard health
 //! check (`too_many_discards`: its own status in every view, exit 1, never a pass); named
-//! draws and the minimal input's failure in the summary, the receipt and the replay.
+//! draws and the minimal input's failure in the summary, the receipt and the replay; every
+//! failure mode with its count, first seed, own minimal input and replay commands.
 
 use crate::support::{Run, semantics_root, semantics_run};
 use seedledger_format::{Receipt, parse_witness_lines};
@@ -344,5 +345,109 @@ fn a_minimal_input_reads_with_its_names_message_and_compared_values() {
     assert_eq!(
         v["compared"],
         serde_json::json!({"left": "1", "right": "0"})
+    );
+}
+
+#[test]
+fn every_failure_mode_is_reported_with_its_own_minimal_input_and_replay() {
+    let dir = semantics_root(&["four_ways"]);
+    let args = ["prop", "run", "--property", "four_ways", "--cases", "100"];
+    let run = semantics_run(dir.path(), &args);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let r = receipt(dir.path(), "four_ways");
+    assert_eq!(r.failure_modes.len(), 4, "{:#?}", r.failure_modes);
+    let mut lows = Vec::new();
+    for mode in &r.failure_modes {
+        let shrink = mode.shrink.as_ref().unwrap();
+        assert!(shrink.stable, "{}", mode.signature);
+        assert_eq!(shrink.seed, mode.first_seed);
+        let low = shrink.minimal_input.clone();
+        let replay = format!(
+            "cargo xtask prop replay --property four_ways --seed {}",
+            mode.first_seed
+        );
+        assert_eq!(mode.replay.as_deref(), Some(replay.as_str()));
+        // The summary: the mode, its minimal input and failure, its two replay commands.
+        let block = format!(
+            "    failure mode [{}]: {} seeds, first {}\n\
+             \x20       minimal input (seed {}, 1 -> 1 choices, shrink stable): {low}\n\
+             \x20       minimal failure: ",
+            mode.signature, mode.count, mode.first_seed, mode.first_seed
+        );
+        assert!(run.stdout.contains(&block), "{block}\n{}", run.stdout);
+        assert!(
+            run.stdout.contains(&format!(
+                "        replay: {replay}\n        replay the minimal input: {replay} --minimal\n"
+            )),
+            "{}",
+            run.stdout
+        );
+        // The minimal replay command, as printed, replays this mode's minimal input.
+        let minimal = semantics_run(
+            dir.path(),
+            &[
+                "prop",
+                "replay",
+                "--property",
+                "four_ways",
+                "--seed",
+                &mode.first_seed.to_string(),
+                "--minimal",
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(minimal.code, 1, "{}", minimal.stderr);
+        let v: Value = serde_json::from_str(minimal.stdout.trim()).unwrap();
+        assert_eq!(v["input"], serde_json::json!([low]));
+        assert_eq!(v["signature"], mode.signature.as_str());
+        lows.push(low);
+    }
+    lows.sort();
+    assert_eq!(lows, ["x = 10", "x = 30", "x = 60", "x = 90"]);
+    // Prose errors of two variants are two modes.
+    let prose: Vec<&str> = r
+        .failure_modes
+        .iter()
+        .map(|m| m.signature.as_str())
+        .filter(|s| s.starts_with("err:"))
+        .collect();
+    assert_eq!(prose.len(), 2, "{prose:?}");
+    // The JSON line carries the modes with their shrink records.
+    let mut json_args = args.to_vec();
+    json_args.extend(["--format", "json"]);
+    let line = &json_lines(&semantics_run(dir.path(), &json_args))[0];
+    let modes = line["failure_modes"].as_array().unwrap();
+    assert_eq!(modes.len(), 4);
+    assert!(
+        modes.iter().all(|m| m["shrink"]["stable"] == true),
+        "{line}"
+    );
+    // A seed that is no mode's first has no stored minimal input: said, not guessed.
+    let firsts: Vec<u64> = r.failure_modes.iter().map(|m| m.first_seed).collect();
+    let other = r
+        .failing_seeds
+        .iter()
+        .find(|s| !firsts.contains(s))
+        .unwrap();
+    let refused = semantics_run(
+        dir.path(),
+        &[
+            "prop",
+            "replay",
+            "--property",
+            "four_ways",
+            "--seed",
+            &other.to_string(),
+            "--minimal",
+        ],
+    );
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("holds no minimal input for seed {other}")),
+        "{}",
+        refused.stderr
     );
 }
