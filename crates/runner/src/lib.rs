@@ -13,6 +13,7 @@ mod exec;
 mod generators;
 mod ledger;
 mod lock;
+mod minimize;
 mod plan;
 mod property;
 mod rng;
@@ -35,6 +36,7 @@ pub use generators::{
     string, string_of, unit_f64, vec, weighted,
 };
 pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
+pub use minimize::{FindConfig, FindError, Minimal, ReplayError, find_minimal, replay_choices};
 pub use plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, MAX_PLAN, PlanError, cases, parse_seeds};
 pub use property::{
     ByVariant, ErrorVariant, Fixture, PropError, PropErrorKind, PropFn, PropResult, Property,
