@@ -17,7 +17,8 @@
 //! * worker -> parent: `ready`, then per trial the journal of a recording trial (`j c VALUE
 //!   MAX`, `j s DEPTH LABEL`, `j e`: each choice and sub-draw as it happens, so that a trial
 //!   that dies leaves its choices and spans behind) and one `r {JSON}` reply: `outcome`
-//!   (`pass`, `fail`, `overrun`, `invalid`), `signature`, `message`, `location`, and for a
+//!   (`pass`, `fail`, `overrun`, `invalid`, `discard`), `signature`, `message`, `location`,
+//!   `left` and `right` (a failed comparison's values), and for a
 //!   recording trial `choices`, `maxes`, `spans`, `drawn`.
 //!
 //! When the worker dies before replying, the trial fails with `exit:<status>` (the property
@@ -268,6 +269,7 @@ impl Worker {
                                 "the trial ran longer than the trial timeout ({secs:.1} s); its worker process was killed"
                             ),
                             location: None,
+                            compared: None,
                         }),
                         record: journal.into_record(),
                     }));
@@ -288,6 +290,7 @@ impl Worker {
                             signature,
                             message,
                             location: None,
+                            compared: None,
                         }),
                         record: journal.into_record(),
                     }));
@@ -470,10 +473,15 @@ fn parse_reply(reply: &str) -> Result<Evaluation, String> {
         Some("pass") => Outcome::Pass,
         Some("overrun") => Outcome::Overrun,
         Some("invalid") => Outcome::Invalid,
+        Some("discard") => Outcome::Discard,
         Some("fail") => Outcome::Fail(Failure {
             signature: text("signature").ok_or("a failure without a signature")?,
             message: text("message").unwrap_or_default(),
             location: text("location"),
+            compared: match (text("left"), text("right")) {
+                (Some(left), Some(right)) => Some(seedledger_format::Compared { left, right }),
+                _ => None,
+            },
         }),
         _ => return Err("no outcome".to_string()),
     };
@@ -625,11 +633,14 @@ fn reply_of(evaluation: &Evaluation) -> Value {
         Outcome::Pass => json!({ "outcome": "pass" }),
         Outcome::Overrun => json!({ "outcome": "overrun" }),
         Outcome::Invalid => json!({ "outcome": "invalid" }),
+        Outcome::Discard => json!({ "outcome": "discard" }),
         Outcome::Fail(f) => json!({
             "outcome": "fail",
             "signature": f.signature,
             "message": f.message,
             "location": f.location,
+            "left": f.compared.as_ref().map(|c| &c.left),
+            "right": f.compared.as_ref().map(|c| &c.right),
         }),
     };
     let record = &evaluation.record;
@@ -679,6 +690,10 @@ mod tests {
                 signature: "assert:x < 3".to_string(),
                 message: "x = 4".to_string(),
                 location: Some("a.rs:1:2".to_string()),
+                compared: Some(seedledger_format::Compared {
+                    left: "4".to_string(),
+                    right: "\"3\"".to_string(),
+                }),
             }),
             record: Record {
                 choices: vec![4],
@@ -695,6 +710,19 @@ mod tests {
         let back = parse_reply(&reply_of(&evaluation).to_string()).unwrap();
         assert_eq!(back.outcome, evaluation.outcome);
         assert_eq!(back.record, evaluation.record);
+        for outcome in [
+            Outcome::Pass,
+            Outcome::Overrun,
+            Outcome::Invalid,
+            Outcome::Discard,
+        ] {
+            let evaluation = Evaluation {
+                outcome,
+                record: Record::default(),
+            };
+            let back = parse_reply(&reply_of(&evaluation).to_string()).unwrap();
+            assert_eq!(back.outcome, evaluation.outcome);
+        }
         assert!(parse_reply("{\"outcome\":\"fail\"}").is_err());
         assert!(parse_reply("not json").is_err());
     }

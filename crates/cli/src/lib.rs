@@ -27,6 +27,7 @@ mod freezes;
 mod gate;
 mod gate_json;
 mod isolate;
+mod output;
 mod prop;
 mod report;
 mod scaffold;

@@ -201,8 +201,11 @@ pub struct ReplayArgs {
     /// A receipt: replay its failing seed (or --seed) under its fixture hash.
     #[arg(long, value_name = "FILE", conflicts_with = "property")]
     receipt: Option<PathBuf>,
-    /// Replay the receipt's stored minimal choice sequence instead of the seed.
-    #[arg(long, requires = "receipt")]
+    /// Replay the stored minimal input (its choice sequence) instead of the seed: the
+    /// receipt's first failure's, or with --seed N the one of the failure mode whose first
+    /// seed is N. Needs the receipt: --receipt FILE, or the run's own found from
+    /// --property/--seed.
+    #[arg(long, conflicts_with = "no_receipt")]
     minimal: bool,
     /// With --property/--seed, do not look for the run's receipt (by default, when
     /// OUT/PATCH/ID.receipt.json planned this seed, its fixture hash is checked and its
@@ -450,7 +453,9 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
                     .collect();
                 if matches!(
                     result.status(),
-                    crate::report::Status::Fail | crate::report::Status::Invalid
+                    crate::report::Status::Fail
+                        | crate::report::Status::Invalid
+                        | crate::report::Status::TooManyDiscards
                 ) {
                     status = status.max(ExitStatus::No);
                 }
@@ -464,7 +469,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
                     Format::Json => {
                         outln!(
                             "{}",
-                            json!({"property_id": property.id, "status": "error", "error": e.to_string()})
+                            crate::output::line(&crate::output::ErrorLine::new(property.id, &e))
                         );
                     }
                 }
@@ -541,39 +546,21 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
     let shown: Vec<u64> = r.failing_seeds.iter().copied().take(5).collect();
     let changed = r.fixture_changed == Some(true);
     if format == Format::Json {
-        let line = json!({
-            "property_id": r.property_id,
-            "status": status.as_str(),
-            "planned": r.planned_seeds.len(),
-            "attempted": r.attempted_seeds.len(),
-            "failing_seeds": r.failing_seeds,
-            "signature": r.failures.first().map(|f| &f.signature),
-            "failure_modes": r.failure_modes,
-            "shrink_stable": r.shrink_stable,
-            "minimal_input": r.shrink.as_ref().map(|s| &s.minimal_input),
-            "fixture_changed": changed,
-            "spec_committed": r.spec_committed,
-            "spec_draft_reason": r.spec_draft_reason,
-            "code": r.code,
-            "receipt": summary.receipt_path,
-            "witnesses": summary.witness_path,
-            "replay": shown.iter().map(|s| crate::report::replay_command(summary, *s)).collect::<Vec<_>>(),
-            "frozen": result.frozen_lines(),
-            "freeze_notes": result.freeze_notes(),
-            "freezes": result.freezes.iter().map(|j| json!({
-                "citation": j.path,
-                "state": j.state.as_str(),
-                "signature": j.citation.signature,
-                "expires_at": j.citation.expires_at,
-            })).collect::<Vec<_>>(),
-        });
-        outln!("{line}");
+        if let Some(line) = crate::output::RunLine::of(result) {
+            outln!("{}", crate::output::line(&line));
+        }
         return;
     }
+    let discarded = summary.discarded();
     let counts = format!(
-        "{}/{} seeds",
+        "{}/{} seeds{}",
         r.attempted_seeds.len(),
-        r.planned_seeds.len()
+        r.planned_seeds.len(),
+        if discarded > 0 {
+            format!(" ({discarded} discarded)")
+        } else {
+            String::new()
+        }
     );
     let secs = r.elapsed_ms.unwrap_or(0) as f64 / 1000.0;
     let notes = || {
@@ -599,7 +586,18 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
         }
     };
     if r.failing_seeds.is_empty() {
-        outln!("PASS {}  {counts}  ({secs:.2} s)", r.property_id);
+        if status == crate::report::Status::TooManyDiscards {
+            outln!(
+                "TOO MANY DISCARDS {}  {counts}  ({secs:.2} s)",
+                r.property_id
+            );
+            if let Some(line) = result.discard_line() {
+                outln!("    {line}");
+            }
+            outln!("    receipt: {}", summary.receipt_path.display());
+        } else {
+            outln!("PASS {}  {counts}  ({secs:.2} s)", r.property_id);
+        }
         draft();
         notes();
         return;
@@ -626,30 +624,24 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
     for line in result.frozen_lines() {
         outln!("    {line}");
     }
-    if r.failure_modes.len() > 1 {
-        for mode in &r.failure_modes {
-            outln!(
-                "    failure mode [{}]: {} seeds, first {}",
-                mode.signature,
-                mode.count,
-                mode.first_seed
-            );
-        }
+
+    if let Some(line) = result.discard_line() {
+        outln!("    note: {line}");
     }
     draft();
     notes();
-    if let Some(shrink) = &r.shrink {
-        let stable = if shrink.stable {
-            "stable"
-        } else {
-            "NOT stable"
-        };
+    let modes = crate::report::failure_modes_text(summary, "    ");
+    if !modes.is_empty() {
+        outln!("{}", modes.trim_end());
+    } else if let Some(shrink) = &r.shrink {
+        outln!("    {}", crate::report::minimal_input_line(shrink));
         outln!(
-            "    minimal input (seed {}, {} -> {} choices, shrink {stable}): {}",
-            shrink.seed,
-            shrink.original_choices_len,
-            shrink.minimal_choices.len(),
-            shrink.minimal_input
+            "{}",
+            crate::report::minimal_failure(shrink, "    ").trim_end()
+        );
+        outln!(
+            "    replay the minimal input: {} --minimal",
+            crate::report::replay_command(summary, shrink.seed)
         );
     }
     if r.shrink_status.as_deref() == Some("in_progress") {
@@ -761,18 +753,39 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         Err(e) => return error(e),
     };
     let input = match (&receipt, args.minimal, args.seed) {
-        (Some((path, r)), true, _) => match &r.shrink {
-            Some(s) => ReplayInput::Choices {
-                seed: s.seed,
-                choices: s.minimal_choices.clone(),
-            },
-            None => {
-                return error(format_args!(
-                    "receipt `{}` holds no minimal input (nothing was shrunk)",
-                    path.display()
-                ));
+        (Some((path, r)), true, seed) => {
+            let shrink = match seed {
+                Some(seed) => r.shrink_of(seed),
+                None => r.shrink.as_ref(),
+            };
+            match shrink {
+                Some(s) => ReplayInput::Choices {
+                    seed: s.seed,
+                    choices: s.minimal_choices.clone(),
+                },
+                None => {
+                    let mut shrunk: Vec<u64> = r.shrink.iter().map(|s| s.seed).collect();
+                    for mode in &r.failure_modes {
+                        if let Some(s) = &mode.shrink
+                            && !shrunk.contains(&s.seed)
+                        {
+                            shrunk.push(s.seed);
+                        }
+                    }
+                    let stored = if shrunk.is_empty() {
+                        "nothing was shrunk".to_string()
+                    } else {
+                        let seeds: Vec<String> = shrunk.iter().map(u64::to_string).collect();
+                        format!("minimal inputs are stored for seeds {}", seeds.join(", "))
+                    };
+                    return error(format_args!(
+                        "receipt `{}` holds no minimal input{} ({stored})",
+                        path.display(),
+                        seed.map_or(String::new(), |s| format!(" for seed {s}")),
+                    ));
+                }
             }
-        },
+        }
         (_, false, Some(seed)) => ReplayInput::Seed(seed),
         (Some((path, r)), false, None) => match r.failing_seed {
             Some(seed) => ReplayInput::Seed(seed),
@@ -783,7 +796,11 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
                 ));
             }
         },
-        (None, true, _) => return error("--minimal needs --receipt FILE"),
+        (None, true, _) => {
+            return error(
+                "--minimal needs the run's receipt: --receipt FILE, or --property ID --seed N where OUT/PATCH/ID.receipt.json planned N",
+            );
+        }
         (None, false, None) => return error("--seed N is required without --receipt"),
     };
     // A receipt's witness rows live beside it; a plain seed replay uses the run's layout.
@@ -825,12 +842,18 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         Err(e) => return error(e),
     };
     let (verdict, signature, message, location) = match &result.outcome {
-        Outcome::Pass => ("pass", "ok".to_string(), String::new(), None),
+        Outcome::Pass => ("pass", Some("ok".to_string()), String::new(), None),
         Outcome::Fail(f) => (
             "fail",
-            f.signature.clone(),
+            Some(f.signature.clone()),
             f.message.clone(),
             f.location.clone(),
+        ),
+        Outcome::Discard => (
+            "discarded",
+            None,
+            "the input does not meet the property's precondition (`assume`, or a filter gave up): no verdict, so no witness row".to_string(),
+            None,
         ),
         Outcome::Overrun | Outcome::Invalid => {
             return error(
@@ -845,20 +868,19 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         }
     };
     if args.common.format == Format::Json {
-        outln!(
-            "{}",
-            json!({
-                "property_id": property.id,
-                "replayed": what,
-                "input": result.drawn,
-                "verdict": verdict,
-                "signature": signature,
-                "message": message,
-                "location": location,
-                "witness_id": result.witness.as_ref().map(|w| &w.witness_id),
-                "witness_file": result.witness.as_ref().map(|_| &result.witness_path),
-            })
-        );
+        let line = crate::output::ReplayLine {
+            property_id: property.id.to_string(),
+            replayed: what,
+            input: result.drawn.clone(),
+            verdict,
+            signature,
+            message,
+            location,
+            compared: result.outcome.failure().and_then(|f| f.compared.clone()),
+            witness_id: result.witness.as_ref().map(|w| w.witness_id.clone()),
+            witness_file: result.witness.as_ref().map(|_| result.witness_path.clone()),
+        };
+        outln!("{}", crate::output::line(&line));
     } else {
         outln!("replaying {} {what}", property.id);
         if let Some((path, _)) = &receipt {
@@ -867,8 +889,9 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         outln!("  input: {}", result.drawn.join(", "));
         match verdict {
             "pass" => outln!("  result: PASS"),
+            "discarded" => outln!("  result: DISCARDED: {message}"),
             _ => {
-                outln!("  result: FAIL [{signature}]");
+                outln!("  result: FAIL [{}]", signature.as_deref().unwrap_or(""));
                 for line in message.lines() {
                     outln!("    {line}");
                 }
@@ -881,8 +904,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
             ReplayInput::Seed(seed) | ReplayInput::Choices { seed, .. } => *seed,
         };
         if let Some((path, r)) = &receipt
-            && let Some(shrink) = &r.shrink
-            && shrink.seed == replayed_seed
+            && let Some(shrink) = r.shrink_of(replayed_seed)
         {
             if args.minimal {
                 outln!(
@@ -892,10 +914,13 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
                 );
             } else {
                 outln!("  minimal input:  {}", shrink.minimal_input);
-            }
-            if !args.minimal {
+                let seed = if r.shrink.as_ref().is_some_and(|s| s.seed == shrink.seed) {
+                    String::new()
+                } else {
+                    format!(" --seed {}", shrink.seed)
+                };
                 outln!(
-                    "  replay the minimal input: cargo xtask prop replay --receipt {} --minimal",
+                    "  replay the minimal input: cargo xtask prop replay --receipt {}{seed} --minimal",
                     path.display()
                 );
             }
@@ -1034,7 +1059,7 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
                 }
             }
         }
-        let (mut again, mut passed) = (Vec::new(), Vec::new());
+        let (mut again, mut passed, mut discarded) = (Vec::new(), Vec::new(), Vec::new());
         let mut failed_run = None;
         for &seed in &receipt.failing_seeds {
             let target = ReplayTarget {
@@ -1047,9 +1072,13 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
                 replayed_signature: replayed.get(&seed).map(String::as_str),
             };
             match seedledger_runner::replay(property, &root, &target, &ReplayInput::Seed(seed)) {
-                Ok(result) => match result.outcome.failure() {
-                    Some(f) => again.push((seed, f.signature.clone())),
-                    None => passed.push(seed),
+                Ok(result) => match &result.outcome {
+                    Outcome::Fail(f) => again.push((seed, f.signature.clone())),
+                    Outcome::Pass => passed.push(seed),
+                    // No verdict here (the precondition did not hold): no row, not a pass.
+                    Outcome::Discard | Outcome::Overrun | Outcome::Invalid => {
+                        discarded.push(seed);
+                    }
                 },
                 Err(e) => {
                     failed_run = Some(e.to_string());
@@ -1078,13 +1107,14 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
                     "replayed": receipt.failing_seeds.len(),
                     "failed_again": again.iter().map(|(s, _)| s).collect::<Vec<_>>(),
                     "passed": passed,
+                    "discarded": discarded,
                     "witnesses": witness_path,
                     "code": code,
                 })
             ),
             Format::Human => {
                 outln!(
-                    "REPRODUCE {} (patch {}): {} failing seeds replayed on the {} runner: {} failed again{}, {} passed",
+                    "REPRODUCE {} (patch {}): {} failing seeds replayed on the {} runner: {} failed again{}, {} passed{}",
                     receipt.property_id,
                     receipt.patch_id,
                     receipt.failing_seeds.len(),
@@ -1095,7 +1125,12 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
                     } else {
                         format!(" [{}]", signatures.join(", "))
                     },
-                    passed.len()
+                    passed.len(),
+                    if discarded.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {} discarded (no verdict, no row)", discarded.len())
+                    }
                 );
                 outln!("    witnesses: {}", witness_path.display());
             }

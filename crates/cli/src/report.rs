@@ -42,6 +42,9 @@ pub enum Status {
     Frozen,
     /// The fixture changed during the run: the receipt stays open and can never close.
     Invalid,
+    /// Nothing failed, but more than half of the attempted trials were discarded (the
+    /// discard health check, `seedledger_runner::too_many_discards`): a failure of the run.
+    TooManyDiscards,
     Error,
 }
 
@@ -52,6 +55,7 @@ impl Status {
             Status::Fail => "fail",
             Status::Frozen => "frozen",
             Status::Invalid => "invalid",
+            Status::TooManyDiscards => "too_many_discards",
             Status::Error => "error",
         }
     }
@@ -104,15 +108,28 @@ impl PropertyResult {
     }
 
     /// The one classification every view of `prop run` uses: the human and JSON summaries,
-    /// JUnit, annotations, the step summary and the exit status.
+    /// JUnit, annotations, the step summary and the exit status. First match wins: a run that
+    /// did not finish is an error; a fixture that changed makes it invalid; an unfrozen
+    /// failure fails it; too many discards fail it (a run that discards more than half of
+    /// its trials is never a pass, nor frozen); then frozen; then pass.
     pub fn status(&self) -> Status {
         match (&self.outcome, self.honour()) {
             (PropertyOutcome::Errored(_), _) => Status::Error,
             (PropertyOutcome::Ran(_), None) => Status::Invalid,
-            (_, Some(Honour::Pass { .. })) => Status::Pass,
-            (_, Some(Honour::Frozen { .. })) => Status::Frozen,
             (_, Some(Honour::Fail { .. })) => Status::Fail,
+            (PropertyOutcome::Ran(s), _) if s.too_many_discards() => Status::TooManyDiscards,
+            (_, Some(Honour::Frozen { .. })) => Status::Frozen,
+            (_, Some(Honour::Pass { .. })) => Status::Pass,
         }
+    }
+
+    /// `too many discards: 9 of 10 trials were discarded (more than half) ...` when the run
+    /// failed its discard health check, whatever its status.
+    pub fn discard_line(&self) -> Option<String> {
+        let PropertyOutcome::Ran(s) = &self.outcome else {
+            return None;
+        };
+        s.too_many_discards().then(|| discard_line(s))
     }
 
     /// `frozen until <expiry> (citation <file>)`, one per citation that freezes a failure
@@ -199,20 +216,7 @@ pub fn replay_command(summary: &RunSummary, seed: u64) -> String {
 
 /// [`replay_command`] from its parts (for a run that has no final receipt).
 pub fn replay_command_for(id: &str, root: &Path, patch_id: &str, seed: u64) -> String {
-    let mut command = format!("cargo xtask prop replay --property {id} --seed {seed}");
-    if !(root.as_os_str().is_empty() || root == Path::new(".")) {
-        command.push_str(&format!(
-            " --root {}",
-            seedledger_runner::shell_word(&root.display().to_string())
-        ));
-    }
-    if patch_id != "local" {
-        command.push_str(&format!(
-            " --patch-id {}",
-            seedledger_runner::shell_word(patch_id)
-        ));
-    }
-    command
+    seedledger_runner::replay_seed_command(id, Some(root), patch_id, seed)
 }
 
 /// `6, 20, 37, 48, 53 and 21 more`.
@@ -257,6 +261,95 @@ fn failure_line(summary: &RunSummary) -> String {
     line
 }
 
+/// `minimal input (seed N, A -> B choices, shrink stable): <input>`.
+pub fn minimal_input_line(shrink: &seedledger_format::ShrinkRecord) -> String {
+    format!(
+        "minimal input (seed {}, {} -> {} choices, shrink {}): {}",
+        shrink.seed,
+        shrink.original_choices_len,
+        shrink.minimal_choices.len(),
+        if shrink.stable {
+            "stable"
+        } else {
+            "NOT stable"
+        },
+        shrink.minimal_input
+    )
+}
+
+/// Every failure mode of a run that failed in more than one way, each line starting with
+/// `indent`: `failure mode [<signature>]: N seeds, first S`, then, indented below it, its own
+/// minimal input and failure (the first [`seedledger_runner::MAX_SHRUNK_MODES`] modes are
+/// shrunk) and the commands that replay its first seed and its minimal input. Empty for a run
+/// with one mode or none (its first failure says it all).
+pub fn failure_modes_text(summary: &RunSummary, indent: &str) -> String {
+    let r = &summary.receipt;
+    let mut text = String::new();
+    if r.failure_modes.len() < 2 {
+        return text;
+    }
+    let inner = format!("{indent}    ");
+    for mode in &r.failure_modes {
+        let _ = writeln!(
+            text,
+            "{indent}failure mode [{}]: {} seeds, first {}",
+            mode.signature, mode.count, mode.first_seed
+        );
+        let replay = replay_command(summary, mode.first_seed);
+        if let Some(shrink) = &mode.shrink {
+            let _ = writeln!(text, "{inner}{}", minimal_input_line(shrink));
+            text.push_str(&minimal_failure(shrink, &inner));
+        }
+        let _ = writeln!(text, "{inner}replay: {replay}");
+        if mode.shrink.is_some() {
+            let _ = writeln!(text, "{inner}replay the minimal input: {replay} --minimal");
+        }
+    }
+    let unshrunk = r
+        .failure_modes
+        .iter()
+        .filter(|m| m.shrink.is_none())
+        .count();
+    if r.shrink_status.as_deref() == Some("done") && unshrunk > 0 {
+        let _ = writeln!(
+            text,
+            "{indent}({unshrunk} failure modes after the first {} were not shrunk)",
+            seedledger_runner::MAX_SHRUNK_MODES
+        );
+    }
+    text
+}
+
+/// `minimal failure: <message>` (its further lines — a comparison's `left` and `right` —
+/// indented below it) and `at <location>`, each line starting with `indent` and ending in a
+/// newline: what the minimal input's failure said, values included.
+pub fn minimal_failure(shrink: &seedledger_format::ShrinkRecord, indent: &str) -> String {
+    let mut text = String::new();
+    let mut lines = shrink.minimal_message.lines();
+    let _ = writeln!(
+        text,
+        "{indent}minimal failure: {}",
+        lines.next().unwrap_or("")
+    );
+    for line in lines {
+        let _ = writeln!(text, "{indent}    {line}");
+    }
+    if let Some(at) = &shrink.minimal_location {
+        let _ = writeln!(text, "{indent}    at {at}");
+    }
+    text
+}
+
+/// The discard health check's message for a run that failed it.
+pub fn discard_line(summary: &RunSummary) -> String {
+    format!(
+        "too many discards: {} of {} trials were discarded (more than half): the precondition \
+         (`assume`) or a filter rejects most inputs; draw inputs that meet it instead",
+        summary.discarded(),
+        summary.receipt.attempted_seeds.len()
+    )
+}
+
 const INVALID_LINE: &str =
     "the fixture changed during the run: the receipt stays open (stopped_early) and never closes";
 
@@ -270,20 +363,12 @@ fn failure_details(summary: &RunSummary) -> String {
             let _ = writeln!(text, "    at {at}");
         }
     }
-    if let Some(shrink) = &r.shrink {
-        let stable = if shrink.stable {
-            "stable"
-        } else {
-            "NOT stable"
-        };
-        let _ = writeln!(
-            text,
-            "minimal input (seed {}, {} -> {} choices, shrink {stable}): {}",
-            shrink.seed,
-            shrink.original_choices_len,
-            shrink.minimal_choices.len(),
-            shrink.minimal_input
-        );
+    let modes = failure_modes_text(summary, "");
+    if !modes.is_empty() {
+        text.push_str(&modes);
+    } else if let Some(shrink) = &r.shrink {
+        let _ = writeln!(text, "{}", minimal_input_line(shrink));
+        text.push_str(&minimal_failure(shrink, ""));
     }
     for seed in r.failing_seeds.iter().take(SHOWN_SEEDS) {
         let _ = writeln!(text, "replay: {}", replay_command(summary, *seed));
@@ -326,6 +411,18 @@ fn test_case(result: &PropertyResult) -> TestCase {
                 ));
             status
         }
+        Status::TooManyDiscards => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status
+                .set_message(discard_line(summary))
+                .set_type("too_many_discards")
+                .set_description(format!(
+                    "verdicts: {}\nreceipt: {}\n",
+                    r.verdicts.as_deref().unwrap_or("?"),
+                    summary.receipt_path.display()
+                ));
+            status
+        }
         Status::Fail => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             status
@@ -363,6 +460,7 @@ fn test_case(result: &PropertyResult) -> TestCase {
             ("planned_seeds", r.planned_seeds.len().to_string()),
             ("attempted_seeds", r.attempted_seeds.len().to_string()),
             ("failing_seeds", r.failing_seeds.len().to_string()),
+            ("discarded_seeds", summary.discarded().to_string()),
             ("rng", optional(&r.rng)),
             ("fixture_hash", r.fixture_hash.clone()),
             ("property_digest", optional(&r.property_digest)),
@@ -449,6 +547,10 @@ pub fn github_annotations(results: &[PropertyResult]) -> String {
                 None,
                 format!("{INVALID_LINE}\nreceipt: {}", s.receipt_path.display()),
             ),
+            (PropertyOutcome::Ran(s), Status::TooManyDiscards) => (
+                None,
+                format!("{}\nreceipt: {}", discard_line(s), s.receipt_path.display()),
+            ),
             (PropertyOutcome::Ran(s), _) => {
                 let r = &s.receipt;
                 let mut message = format!(
@@ -461,15 +563,23 @@ pub fn github_annotations(results: &[PropertyResult]) -> String {
                 if let Some(first) = r.failures.first() {
                     let _ = write!(message, "\n{}", first.message);
                 }
-                if let Some(shrink) = &r.shrink {
+                let modes = failure_modes_text(s, "");
+                if !modes.is_empty() {
+                    let _ = write!(message, "\n{}", modes.trim_end());
+                } else if let Some(shrink) = &r.shrink {
                     let _ = write!(
                         message,
-                        "\nminimal input (seed {}): {}",
-                        shrink.seed, shrink.minimal_input
+                        "\nminimal input (seed {}): {}\n{}",
+                        shrink.seed,
+                        shrink.minimal_input,
+                        minimal_failure(shrink, "").trim_end()
                     );
                 }
                 if let Some(seed) = r.failing_seeds.first() {
                     let _ = write!(message, "\nreplay: {}", replay_command(s, *seed));
+                }
+                if s.too_many_discards() {
+                    let _ = write!(message, "\n{}", discard_line(s));
                 }
                 let _ = write!(message, "\nreceipt: {}", s.receipt_path.display());
                 let location = r
@@ -512,13 +622,18 @@ fn cell(text: &str) -> String {
 pub fn step_summary(results: &[PropertyResult]) -> String {
     let count = |status: Status| results.iter().filter(|r| r.status() == status).count();
     let mut out = format!(
-        "### seedledger: {} passed, {} failed, {} frozen, {} invalid, {} errors\n\n",
+        "### seedledger: {} passed, {} failed, {} frozen, {} invalid, {} errors",
         count(Status::Pass),
         count(Status::Fail),
         count(Status::Frozen),
         count(Status::Invalid),
         count(Status::Error)
     );
+    let discards = count(Status::TooManyDiscards);
+    if discards > 0 {
+        let _ = write!(out, ", {discards} with too many discards");
+    }
+    out.push_str("\n\n");
     out.push_str("| property | status | seeds | failing seeds | replay |\n");
     out.push_str("|---|---|---|---|---|\n");
     let mut notes = Vec::new();
@@ -537,6 +652,9 @@ pub fn step_summary(results: &[PropertyResult]) -> String {
                 let r = &s.receipt;
                 if status == Status::Invalid {
                     notes.push(format!("- `{}`: {INVALID_LINE}", result.property_id));
+                }
+                if let Some(line) = result.discard_line() {
+                    notes.push(format!("- `{}`: {}", result.property_id, cell(&line)));
                 }
                 for line in result.frozen_lines().iter().chain(&result.freeze_notes()) {
                     notes.push(format!("- `{}`: {}", result.property_id, cell(line)));
@@ -765,8 +883,90 @@ mod tests {
             signature: "assert:quote.total >= 0".to_string(),
             count: 6,
             first_seed: 2,
+            replay: None,
+            shrink: None,
         }];
         PropertyResult::ran(summary(r))
+    }
+
+    /// Six of eight trials discarded (`verdicts` `d`), the other two passing, or failing with
+    /// `fail`.
+    fn discarding(id: &str, fail: bool) -> PropertyResult {
+        let mut r = receipt(id);
+        r.verdicts = Some(if fail { ".Fdddddd" } else { "..dddddd" }.into());
+        if fail {
+            r.failing_seeds = vec![2];
+            r.failing_seed = Some(2);
+            r.failure_modes = vec![seedledger_format::FailureMode {
+                signature: "assert:x".to_string(),
+                count: 1,
+                first_seed: 2,
+                replay: None,
+                shrink: None,
+            }];
+            r.failures = vec![FailureRecord {
+                seed: 2,
+                signature: "assert:x".to_string(),
+                message: "assertion failed: x".to_string(),
+                location: None,
+            }];
+        }
+        PropertyResult::ran(summary(r))
+    }
+
+    #[test]
+    fn too_many_discards_fail_the_run_in_every_view_and_never_pass() {
+        let result = discarding("p_disc", false);
+        assert_eq!(result.status(), Status::TooManyDiscards);
+        assert_eq!(Status::TooManyDiscards.as_str(), "too_many_discards");
+        let line = "too many discards: 6 of 8 trials were discarded (more than half): the \
+                    precondition (`assume`) or a filter rejects most inputs; draw inputs that meet it instead";
+        assert_eq!(result.discard_line().as_deref(), Some(line));
+        // JUnit: a failure of its own type.
+        let (_, report) = round_trip(std::slice::from_ref(&result));
+        assert_eq!((report.tests, report.failures, report.errors), (1, 1, 0));
+        let (kind, message, ty, description) = non_success(&report.test_suites[0].test_cases[0]);
+        assert_eq!(kind, NonSuccessKind::Failure);
+        assert_eq!(ty, "too_many_discards");
+        assert_eq!(message, line);
+        assert!(description.contains("verdicts: ..dddddd"), "{description}");
+        // Annotations: an error.
+        let text = github_annotations(std::slice::from_ref(&result));
+        assert!(
+            text.starts_with(&format!(
+                "::error title=seedledger p_disc::{}",
+                escape_data(line)
+            )),
+            "{text}"
+        );
+        // Step summary: its own count and row.
+        let table = step_summary(std::slice::from_ref(&result));
+        assert!(
+            table.starts_with(
+                "### seedledger: 0 passed, 0 failed, 0 frozen, 0 invalid, 0 errors, 1 with too many discards\n"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains("| `p_disc` | **too_many_discards** | 8/8 |  |  |"),
+            "{table}"
+        );
+        // A failure still reads as a failure, with the discards noted.
+        let failing = discarding("p_both", true);
+        assert_eq!(failing.status(), Status::Fail);
+        assert!(github_annotations(&[failing]).contains("too many discards: 6 of 8"));
+        // A frozen failure with too many discards is not frozen: the run fails.
+        let mut frozen = discarding("p", true);
+        frozen.freezes = vec![Judged {
+            path: PathBuf::from("props/freezes/p.json"),
+            state: seedledger_gate::CitationState::Active,
+            citation: citation("assert:x", "2999-01-01T00:00:00Z"),
+        }];
+        assert_eq!(frozen.status(), Status::TooManyDiscards);
+        // Half discarded is healthy.
+        let mut half = receipt("p_half");
+        half.verdicts = Some("....dddd".into());
+        assert_eq!(PropertyResult::ran(summary(half)).status(), Status::Pass);
     }
 
     fn invalid(id: &str) -> PropertyResult {
@@ -889,7 +1089,12 @@ mod tests {
                 original_choices_len: 12,
                 minimal_input: "Order { lines: [MUG] }".to_string(),
                 minimal_choices: vec![1, 4, 1, 0, 0],
-                minimal_message: "assertion failed".to_string(),
+                minimal_message: "assertion failed: a == b\n  left: 1\n right: 2".to_string(),
+                minimal_location: Some("crates/orders/src/lib.rs:42:9".to_string()),
+                minimal_compared: Some(seedledger_format::Compared {
+                    left: "1".to_string(),
+                    right: "2".to_string(),
+                }),
                 stable: true,
                 passes: Vec::new(),
                 max_evaluations: 5000,
@@ -908,6 +1113,12 @@ mod tests {
              replay: cargo xtask prop replay --property p_bad --seed 2 --patch-id agent-7"
         );
         assert!(description.contains("quote = -2"), "{description}");
+        assert!(
+            description.contains(
+                "minimal failure: assertion failed: a == b\n      left: 1\n     right: 2\n    at crates/orders/src/lib.rs:42:9\n"
+            ),
+            "{description}"
+        );
         assert!(description.contains("at crates/orders/src/lib.rs:42:9"));
         assert!(
             description

@@ -785,20 +785,20 @@ impl Crash {
             }
             Format::Json => outln!(
                 "{}",
-                json!({
-                    "property_id": id,
-                    "status": "error",
-                    "error": message,
-                    "crash": {
-                        "phase": phase,
-                        "seed": seed,
-                        "signature": signature,
-                        "attempted": attempted,
-                        "planned": planned,
-                        "run_id": self.run_id,
-                        "receipt": self.receipt_path.to_string_lossy(),
-                        "witnesses": self.witness_path.to_string_lossy(),
-                        "replay": replay,
+                crate::output::line(&crate::output::CrashLine {
+                    property_id: id.clone(),
+                    status: crate::report::Status::Error.as_str(),
+                    error: message.clone(),
+                    crash: crate::output::Crash {
+                        phase,
+                        seed,
+                        signature,
+                        attempted,
+                        planned,
+                        run_id: self.run_id.clone(),
+                        receipt: self.receipt_path.to_string_lossy().into_owned(),
+                        witnesses: self.witness_path.to_string_lossy().into_owned(),
+                        replay: replay.clone(),
                     },
                 })
             ),

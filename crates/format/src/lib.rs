@@ -34,8 +34,8 @@ pub use hash::{
 };
 pub use pretty::to_json_readable;
 pub use receipt::{
-    FailureMode, FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt, ShrinkPassRecord,
-    ShrinkRecord,
+    Compared, FailureMode, FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt,
+    ShrinkPassRecord, ShrinkRecord,
 };
 pub use seed::{seed_from_json, seeds_from_json};
 pub use spec::{NO_FIXTURE, OracleSource, SpecFile};

@@ -35,9 +35,11 @@ pub const RECEIPT_SCHEMA_VERSION: u32 = 1;
 /// model_draft`), `fixture_path`,
 /// `runner`, `fixture_hash_after` and `fixture_changed` (the re-hash after the last trial),
 /// `failing_seeds` (every failing seed), `verdicts` (one character per attempted seed:
-/// `.` pass, `F` fail), `failures` (seed, signature, message, location of each failing
-/// seed, at most 100), `failure_modes` (each distinct signature with its count and first
-/// seed, over every failing seed), `run_id` (the run's id; its witness rows carry it too),
+/// `.` pass, `F` fail, `d` discarded — the trial's precondition did not hold, so it reached
+/// no verdict and has no witness row), `failures` (seed, signature, message, location of each failing
+/// seed, at most 100), `failure_modes` (each distinct signature with its count, first
+/// seed and replay command, over every failing seed, in the order they first failed; the first
+/// four modes also carry their own `shrink` record — see [`FailureMode`]), `run_id` (the run's id; its witness rows carry it too),
 /// `code` (the code identity: `diff:<sha256 of the base commit id and git diff BASE>` when the run had a base
 /// revision, else `commit:<HEAD>` with `+dirty:<sha256>` for uncommitted changes),
 /// `code_base` (the base as a commit id) and `code_paths` (the paths the diff names),
@@ -138,12 +140,25 @@ pub struct FailureMode {
     pub signature: String,
     pub count: u64,
     pub first_seed: u64,
+    /// The command that replays `first_seed` from the workspace root (`cargo xtask prop
+    /// replay --property ID --seed N`, with `--patch-id` unless the patch is `local`); add
+    /// `--minimal` to replay this mode's minimal input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
+    /// This mode's own shrink: `first_seed`'s input shrunk twice, keeping only candidates
+    /// that fail with this mode's signature. Present for the first 4 modes of a run that
+    /// shrank (the first mode's record is also the receipt's `shrink`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shrink: Option<ShrinkRecord>,
 }
 
-/// The result of shrinking the first failing seed's input, twice.
+/// The result of shrinking a failing seed's input, twice: the receipt's `shrink` is the
+/// first failing seed's (SPEC's `shrink_stable` is about it); each shrunk failure mode carries
+/// its own, for its first seed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShrinkRecord {
-    /// The seed whose input was shrunk (the receipt's `failing_seed`).
+    /// The seed whose input was shrunk (the receipt's `failing_seed`, or a failure mode's
+    /// `first_seed`).
     pub seed: u64,
     /// The failure signature every kept candidate had to reproduce.
     pub signature: String,
@@ -156,8 +171,16 @@ pub struct ShrinkRecord {
     /// The minimal choice sequence of the first pass: replaying it reproduces the minimal
     /// input directly (`cargo xtask prop replay --receipt FILE --minimal`).
     pub minimal_choices: Vec<u64>,
-    /// The failure message of the minimal input.
+    /// The failure message of the minimal input (values included: for a failed comparison,
+    /// its `left` and `right`).
     pub minimal_message: String,
+    /// Where the minimal input failed (`file:line:column`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimal_location: Option<String>,
+    /// The two values the minimal input's failed comparison compared (`prop_assert_eq!`,
+    /// `prop_assert_ne!`, `assert_eq!`, `assert_ne!`), when it was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimal_compared: Option<Compared>,
     /// Both passes returned the identical minimal choice sequence.
     pub stable: bool,
     /// One record per shrink pass (two: the second restarts from the original input).
@@ -166,6 +189,13 @@ pub struct ShrinkRecord {
     pub max_evaluations: u64,
     /// Budget of each pass: wall time in milliseconds.
     pub max_millis: u64,
+}
+
+/// The two sides of a failed comparison, as their `Debug` text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compared {
+    pub left: String,
+    pub right: String,
 }
 
 /// What one shrink pass did.
@@ -183,6 +213,16 @@ pub struct ShrinkPassRecord {
 }
 
 impl Receipt {
+    /// The shrink record of `seed`'s input: the receipt's `shrink`, or a failure mode's.
+    pub fn shrink_of(&self, seed: u64) -> Option<&ShrinkRecord> {
+        self.shrink.as_ref().filter(|s| s.seed == seed).or_else(|| {
+            self.failure_modes
+                .iter()
+                .filter_map(|m| m.shrink.as_ref())
+                .find(|s| s.seed == seed)
+        })
+    }
+
     /// Strict, typed parse of a receipt's text. The error names the field (and its line).
     pub fn parse(text: &str) -> Result<Receipt, ParseError> {
         let value: Value = crate::json::parse(text)?;

@@ -338,6 +338,8 @@ mod tests {
             signature: signature.into(),
             count: 2,
             first_seed: 7,
+            replay: None,
+            shrink: None,
         }
     }
 

@@ -13,12 +13,15 @@ use seedledger_format::{Receipt, Verdict, WitnessLine, WitnessRow, fixture_hash_
 ///
 /// * the receipt names its `run_id`, and the rows of that run are well formed, of the
 ///   receipt's property, patch, code, digest, pin and bound;
-/// * their seeds are the receipt's `attempted_seeds`, in order, one row each — exactly for a
-///   closed receipt (`stopped_early: false`), as a prefix for an open one (a crash may lose the
-///   last batch of rows);
-/// * `verdicts` (one character per attempted seed: `.` pass, `F` fail) equals the rows'
-///   verdicts; `failing_seeds` are the seeds of the failing rows, in order; `failing_seed` is
-///   the first of them (null when there is none);
+/// * their seeds are the receipt's `attempted_seeds` less the ones `verdicts` marks discarded
+///   (`d`: no verdict, so no row), in order, one row each — exactly for a closed receipt
+///   (`stopped_early: false`), as a prefix for an open one (a crash may lose the last batch
+///   of rows); an open receipt without `verdicts` (as a crash leaves it) cannot say which
+///   trials were discarded, so its rows need only follow its attempted seeds in order;
+/// * `verdicts` (one character per attempted seed: `.` pass, `F` fail, `d` discarded) has one
+///   character per attempted seed, and its `.` and `F` equal the rows' verdicts; no row
+///   claims a verdict for a discarded seed; `failing_seeds` are the seeds of the failing
+///   rows, in order; `failing_seed` is the first of them (null when there is none);
 /// * each failure mode's count and first seed match the rows' signatures.
 pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), String> {
     let Some(run_id) = receipt.run_id.as_deref() else {
@@ -85,21 +88,76 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
     }
     let seeds: Vec<u64> = rows.iter().map(|r| r.seed).collect();
     let attempted = &receipt.attempted_seeds;
+    // The seeds that reached a verdict: the attempted seeds that `verdicts` does not mark
+    // discarded (`d`: no row, SPEC "Discarded trials"). Without `verdicts` (an open receipt
+    // as a crash leaves it), which trials were discarded is unknown.
+    let verdicts: Option<Vec<char>> = receipt.verdicts.as_deref().map(|v| v.chars().collect());
+    if let Some(v) = &verdicts {
+        if v.len() != attempted.len() {
+            return Err(format!(
+                "verdicts has {} characters for {} attempted seeds",
+                v.len(),
+                attempted.len()
+            ));
+        }
+        if let Some(at) = v.iter().position(|c| !matches!(c, '.' | 'F' | 'd')) {
+            return Err(format!(
+                "verdicts holds `{}` at position {at}, which is none of `.` (pass), `F` (fail) and `d` (discarded)",
+                v[at]
+            ));
+        }
+    }
+    let judged: Vec<u64> = match &verdicts {
+        Some(v) => attempted
+            .iter()
+            .zip(v)
+            .filter(|(_, c)| **c != 'd')
+            .map(|(s, _)| *s)
+            .collect(),
+        None => attempted.clone(),
+    };
+    let discarded: std::collections::HashSet<u64> = match &verdicts {
+        Some(v) => attempted
+            .iter()
+            .zip(v)
+            .filter(|(_, c)| **c == 'd')
+            .map(|(s, _)| *s)
+            .collect(),
+        None => std::collections::HashSet::new(),
+    };
+    if let Some(row) = rows.iter().find(|r| discarded.contains(&r.seed)) {
+        return Err(format!(
+            "row `{}` claims a verdict for seed {}, which the receipt's verdicts mark discarded",
+            row.witness_id, row.seed
+        ));
+    }
     if receipt.stopped_early {
-        if !attempted.starts_with(&seeds) {
+        let fits = match &verdicts {
+            Some(_) => judged.starts_with(&seeds),
+            // Discarded trials leave gaps no open receipt records: the rows are then only
+            // known to follow the attempted seeds in order.
+            None => is_subsequence(&seeds, attempted),
+        };
+        if !fits {
             return Err(format!(
                 "the run's {} rows are not a prefix of its {} attempted seeds{}",
                 seeds.len(),
                 attempted.len(),
-                first_difference(attempted, &seeds)
+                first_difference(&judged, &seeds)
             ));
         }
-    } else if &seeds != attempted {
+    } else if seeds != judged {
+        let discards = attempted.len() - judged.len();
         return Err(format!(
-            "the receipt lists {} attempted seeds but its run wrote {} rows{}",
+            "the receipt lists {} attempted seeds{} but its run wrote {} rows{}",
             attempted.len(),
+            if discards > 0 {
+                format!(" ({discards} discarded)")
+            } else {
+                String::new()
+            },
             seeds.len(),
-            first_difference(attempted, &seeds)
+            first_difference(&judged, &seeds)
         ));
     }
     let failing: Vec<u64> = rows
@@ -122,26 +180,27 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
                 failing.len()
             ));
         }
-        let from_rows: String = rows
-            .iter()
-            .map(|r| match r.verdict {
-                Verdict::Pass => '.',
-                Verdict::Fail => 'F',
-            })
-            .collect();
-        match receipt.verdicts.as_deref() {
-            Some(v) if v == from_rows => {}
+        match &verdicts {
             Some(v) => {
-                let at = v
-                    .chars()
-                    .zip(from_rows.chars())
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(v.len().min(from_rows.len()));
-                return Err(format!(
-                    "verdicts differs from the run's rows at position {at} (of {} and {})",
-                    v.len(),
-                    from_rows.len()
-                ));
+                // Rows and judged seeds are equal here: compare each row's verdict with the
+                // receipt's character at that seed's position.
+                let mut positions = v.iter().enumerate().filter(|(_, c)| **c != 'd');
+                for row in &rows {
+                    let Some((at, &c)) = positions.next() else {
+                        break;
+                    };
+                    let from_row = match row.verdict {
+                        Verdict::Pass => '.',
+                        Verdict::Fail => 'F',
+                    };
+                    if c != from_row {
+                        return Err(format!(
+                            "verdicts differs from the run's rows at position {at} (of {} and {})",
+                            v.len(),
+                            rows.len()
+                        ));
+                    }
+                }
             }
             None => return Err("the receipt has no verdicts".to_string()),
         }
@@ -202,6 +261,12 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
         }
     }
     Ok(())
+}
+
+/// Every element of `part` occurs in `whole`, in the same order.
+fn is_subsequence(part: &[u64], whole: &[u64]) -> bool {
+    let mut rest = whole.iter();
+    part.iter().all(|p| rest.any(|w| w == p))
 }
 
 fn show(seed: Option<u64>) -> String {
@@ -375,6 +440,8 @@ mod tests {
                         signature: "assert:x".into(),
                         count: 2,
                         first_seed: 1102,
+                        replay: None,
+                        shrink: None,
                     }]
                 },
                 "failure mode `assert:x` says 2 seeds from 1102 but the rows say 1 from 1102",
@@ -392,11 +459,104 @@ mod tests {
     fn an_open_receipt_may_be_ahead_of_its_rows_but_never_behind() {
         let (mut receipt, mut rows) = evidence();
         receipt.stopped_early = true;
+        // As a crash leaves it: the in-place receipt has no verdicts yet.
+        receipt.verdicts = None;
         rows.retain(|w| w.seed != 1104);
         assert_eq!(check(&receipt, &rows), Ok(()));
         receipt.attempted_seeds.truncate(2);
         let got = check(&receipt, &rows).unwrap_err();
         assert!(got.contains("row seed 1103 was never attempted"), "{got}");
+    }
+
+    /// `evidence()` with seed 1103 discarded: `d` in `verdicts`, and no row.
+    fn with_a_discard() -> (Receipt, Vec<WitnessRow>) {
+        let (mut receipt, mut rows) = evidence();
+        receipt.verdicts = Some(".Fd.".into());
+        rows.retain(|w| w.seed != 1103);
+        (receipt, rows)
+    }
+
+    #[test]
+    fn a_discarded_seed_has_no_row_and_no_verdict() {
+        let (receipt, rows) = with_a_discard();
+        assert_eq!(check(&receipt, &rows), Ok(()));
+        // Without the `d` the missing row is a disagreement.
+        let (mut plain, _) = evidence();
+        plain.verdicts = Some(".F..".into());
+        let got = check(&plain, &rows).unwrap_err();
+        assert!(
+            got.contains("lists 4 attempted seeds but its run wrote 3 rows"),
+            "{got}"
+        );
+        type Edit = fn(&mut Receipt, &mut Vec<WitnessRow>);
+        let cases: &[(&str, Edit, &str)] = &[
+            (
+                "a row for a discarded seed",
+                |_, rows| rows.push(row(1103, false, "r1")),
+                "row `r1-1103` claims a verdict for seed 1103, which the receipt's verdicts mark discarded",
+            ),
+            (
+                "a failure hidden as a discard, its row kept",
+                |r, _| {
+                    r.verdicts = Some(".dd.".into());
+                    r.failing_seed = None;
+                    r.failing_seeds.clear();
+                },
+                "row `r1-1102` claims a verdict for seed 1102, which the receipt's verdicts mark discarded",
+            ),
+            (
+                "a pass turned into a discard",
+                |r, _| r.verdicts = Some("dFd.".into()),
+                "claims a verdict for seed 1101",
+            ),
+            (
+                "a discard turned into a pass",
+                |r, _| r.verdicts = Some(".F..".into()),
+                "lists 4 attempted seeds but its run wrote 3 rows; at position 2 the receipt says seed 1103",
+            ),
+            (
+                "verdicts cut short",
+                |r, _| r.verdicts = Some(".Fd".into()),
+                "verdicts has 3 characters for 4 attempted seeds",
+            ),
+            (
+                "an unknown verdict character",
+                |r, _| r.verdicts = Some(".Fx.".into()),
+                "verdicts holds `x` at position 2",
+            ),
+            (
+                "a fail and a pass swapped around the discard",
+                |r, _| r.verdicts = Some("F.d.".into()),
+                "verdicts differs from the run's rows at position 0",
+            ),
+        ];
+        for (case, edit, want) in cases {
+            let (mut receipt, mut rows) = with_a_discard();
+            edit(&mut receipt, &mut rows);
+            let got = check(&receipt, &rows).unwrap_err();
+            assert!(got.contains(want), "{case}: {got}");
+        }
+    }
+
+    #[test]
+    fn an_open_receipt_without_verdicts_may_skip_discarded_seeds_in_order() {
+        let (mut receipt, mut rows) = with_a_discard();
+        receipt.stopped_early = true;
+        receipt.verdicts = None;
+        assert_eq!(check(&receipt, &rows), Ok(()));
+        rows.swap(0, 2);
+        let got = check(&receipt, &rows).unwrap_err();
+        assert!(
+            got.contains("are not a prefix of its 4 attempted seeds"),
+            "{got}"
+        );
+        // With verdicts (a fixture changed under a finished run), the gap must be a `d`.
+        let (mut receipt, rows) = with_a_discard();
+        receipt.stopped_early = true;
+        assert_eq!(check(&receipt, &rows), Ok(()));
+        receipt.verdicts = Some(".F..".into());
+        let got = check(&receipt, &rows).unwrap_err();
+        assert!(got.contains("are not a prefix"), "{got}");
     }
 
     #[test]

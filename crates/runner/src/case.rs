@@ -9,8 +9,10 @@
 //! the same input with and without recording.
 //!
 //! A replay that asks for more choices than it holds stops with [`Stop::Overrun`]; a recorded
-//! value above the bound now asked for stops with [`Stop::Invalid`]. Both unwind out of the
-//! property (without running the panic hook) and are caught by the executor.
+//! value above the bound now asked for stops with [`Stop::Invalid`]; a precondition that does
+//! not hold ([`TestCase::assume`], a filter that gives up) stops with [`Stop::Discard`]. All
+//! three unwind out of the property (without running the panic hook) and are caught by the
+//! executor.
 
 use crate::rng::SeedRng;
 use std::cell::Cell;
@@ -55,8 +57,11 @@ pub const MAX_CHOICES: usize = 1 << 20;
 pub enum Stop {
     /// A replay ran out of recorded choices, or the case exceeded [`MAX_CHOICES`].
     Overrun,
-    /// A replayed choice is above the bound now asked for, or a filter rejected every try.
+    /// A replayed choice is above the bound now asked for.
     Invalid,
+    /// The input does not meet the property's precondition ([`TestCase::assume`] was false,
+    /// or a filter rejected every try): the trial is discarded, neither a pass nor a fail.
+    Discard,
 }
 
 /// A labelled region of the choice sequence: the choices one sub-draw consumed.
@@ -188,7 +193,8 @@ pub struct Record {
     pub maxes: Vec<u64>,
     /// Spans in start order (a parent before its children).
     pub spans: Vec<Span>,
-    /// `Debug` renderings of the top-level draws, in order, when captured.
+    /// `Debug` renderings of the top-level draws (`name = value` for a named draw), in order,
+    /// then the notes (`note: ...`), when captured.
     pub drawn: Vec<String>,
 }
 
@@ -237,12 +243,43 @@ impl TestCase {
         }
     }
 
-    /// Draws a value from `gen`, inside a span labelled with the generator's label.
+    /// Draws a value from `gen`, inside a span labelled with the generator's label. A
+    /// top-level draw shows in the readable input (the receipt's `minimal_input`, `prop
+    /// replay`) as its `Debug` text; [`TestCase::draw_named`] shows it as `name = value`.
     #[inline]
     pub fn draw<G: crate::Gen + ?Sized>(&mut self, generator: &G) -> G::Value {
         if !self.record {
             return generator.generate(self);
         }
+        self.draw_recorded(None, generator)
+    }
+
+    /// [`TestCase::draw`], shown in the readable input as `name = value` (like proptest's
+    /// `m = 0, n = 1`), so that a minimal input of several draws says which is which. The
+    /// name is for people only: it is not part of what a seed means (the same choices, the
+    /// same value) and it names top-level draws only (a nested draw shows inside its parent's
+    /// value).
+    ///
+    /// ```
+    /// use seedledger_runner::{TestCase, int};
+    ///
+    /// let mut tc = TestCase::recording(7);
+    /// let m = tc.draw_named("m", &int(0..=9u8));
+    /// assert_eq!(tc.drawn(), [format!("m = {m}")]);
+    /// ```
+    #[inline]
+    pub fn draw_named<G: crate::Gen + ?Sized>(&mut self, name: &str, generator: &G) -> G::Value {
+        if !self.record {
+            return generator.generate(self);
+        }
+        self.draw_recorded(Some(name), generator)
+    }
+
+    fn draw_recorded<G: crate::Gen + ?Sized>(
+        &mut self,
+        name: Option<&str>,
+        generator: &G,
+    ) -> G::Value {
         let at = self.spans.len();
         self.spans.push(Span {
             label: generator.label(),
@@ -260,7 +297,10 @@ impl TestCase {
         self.spans[at].end = self.n_choices as u32;
         journal(JournalEntry::SpanEnd);
         if self.capture && self.depth == 0 {
-            let text = format!("{value:?}");
+            let text = match name {
+                Some(name) => format!("{name} = {value:?}"),
+                None => format!("{value:?}"),
+            };
             journal(JournalEntry::Drawn(&text));
             self.drawn.push(text);
         }
@@ -358,9 +398,33 @@ impl TestCase {
         self.choice_with(0, |_| 0);
     }
 
-    /// Marks the case as invalid (a filter gave up): unwinds out of the property.
+    /// Discards the trial unless `condition` holds: the input does not meet the property's
+    /// precondition. A discarded trial is attempted (its seed is in the receipt's
+    /// `attempted_seeds`, its verdict `d`) but reaches no verdict: no witness row, neither a
+    /// pass nor a fail; the shrinker never adopts a discarded candidate. A run that discards
+    /// more than half of its trials fails its health check (see [`crate::too_many_discards`]).
+    ///
+    /// ```
+    /// use seedledger_runner::{Fixture, PropResult, TestCase, int, prop_assert};
+    ///
+    /// fn division_inverts_multiplication(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    ///     let a = tc.draw_named("a", &int(0..=1000i64));
+    ///     let b = tc.draw_named("b", &int(-10..=10i64));
+    ///     tc.assume(b != 0);
+    ///     prop_assert!((a * b) / b == a);
+    ///     Ok(())
+    /// }
+    /// ```
+    #[inline]
+    pub fn assume(&mut self, condition: bool) {
+        if !condition {
+            stop(Stop::Discard)
+        }
+    }
+
+    /// Discards the trial (`assume(false)`): what a filter does when it gives up.
     pub fn reject(&mut self) -> ! {
-        stop(Stop::Invalid)
+        stop(Stop::Discard)
     }
 
     /// Number of choices made so far.
@@ -385,7 +449,7 @@ impl TestCase {
         }
     }
 
-    /// The `Debug` renderings of the top-level draws so far.
+    /// The `Debug` renderings of the top-level draws so far (`name = value` when named).
     pub fn drawn(&self) -> &[String] {
         &self.drawn
     }

@@ -135,6 +135,16 @@ fn failure_summary(summary: &RunSummary) -> String {
             summary.receipt_path.display()
         );
     }
+    if r.failing_seeds.is_empty() && summary.too_many_discards() {
+        return format!(
+            "property {}: too many discards: {} of {} trials were discarded (more than half: \
+             the precondition or a filter rejects most inputs; draw inputs that meet it)\n  receipt: {}",
+            r.property_id,
+            summary.discarded(),
+            r.attempted_seeds.len(),
+            summary.receipt_path.display()
+        );
+    }
     let shown: Vec<String> = r.failing_seeds.iter().take(5).map(u64::to_string).collect();
     let mut out = format!(
         "property {} failed on {} of {} seeds: {}{}\n",
@@ -148,38 +158,70 @@ fn failure_summary(summary: &RunSummary) -> String {
             ""
         }
     );
+    if summary.discarded() > 0 {
+        out.push_str(&format!(
+            "  {} of {} trials discarded{}\n",
+            summary.discarded(),
+            r.attempted_seeds.len(),
+            if summary.too_many_discards() {
+                " (too many discards: more than half)"
+            } else {
+                ""
+            }
+        ));
+    }
+    let several = r.failure_modes.len() > 1;
     for mode in &r.failure_modes {
         out.push_str(&format!(
             "  failure mode [{}]: {} seeds, first {}\n",
             mode.signature, mode.count, mode.first_seed
         ));
+        // With several modes, each shows its own minimal input and replay.
+        if several {
+            if let Some(shrink) = &mode.shrink {
+                out.push_str(&minimal_lines(shrink, "    "));
+            }
+            if let Some(replay) = &mode.replay {
+                out.push_str(&format!("    replay: {replay}\n"));
+            }
+        }
     }
     if let Some(first) = r.failures.first() {
         out.push_str(&format!("  seed {}: {}\n", first.seed, first.message));
     }
-    if let Some(shrink) = &r.shrink {
-        out.push_str(&format!(
-            "  minimal input (seed {}, shrink {}): {}\n",
-            shrink.seed,
-            if shrink.stable {
-                "stable"
-            } else {
-                "NOT stable"
-            },
-            shrink.minimal_input
-        ));
+    if let Some(shrink) = r.shrink.as_ref().filter(|_| !several) {
+        out.push_str(&minimal_lines(shrink, "  "));
     }
     if let Some(seed) = r.failing_seeds.first() {
         out.push_str(&format!(
-            "  replay: cargo xtask prop replay --property {} --seed {seed}{}\n",
-            r.property_id,
-            if r.patch_id == "local" {
-                String::new()
-            } else {
-                format!(" --patch-id {}", r.patch_id)
-            }
+            "  replay: {}\n",
+            crate::run::replay_seed_command(&r.property_id, None, &r.patch_id, *seed)
         ));
     }
     out.push_str(&format!("  receipt: {}", summary.receipt_path.display()));
+    out
+}
+
+/// `minimal input (seed N, shrink stable): <input>` and `minimal failure: <message>` (its
+/// further lines indented), each line starting with `indent`.
+fn minimal_lines(shrink: &seedledger_format::ShrinkRecord, indent: &str) -> String {
+    let mut out = format!(
+        "{indent}minimal input (seed {}, shrink {}): {}\n",
+        shrink.seed,
+        if shrink.stable {
+            "stable"
+        } else {
+            "NOT stable"
+        },
+        shrink.minimal_input
+    );
+    let mut lines = shrink.minimal_message.lines();
+    out.push_str(&format!(
+        "{indent}minimal failure: {}\n",
+        lines.next().unwrap_or("")
+    ));
+    for line in lines {
+        out.push_str(&format!("{indent}    {line}\n"));
+    }
     out
 }

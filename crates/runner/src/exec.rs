@@ -18,6 +18,9 @@ pub enum Outcome {
     Overrun,
     /// The choices do not describe a valid input (replays only).
     Invalid,
+    /// The input does not meet the property's precondition (`TestCase::assume` was false, or
+    /// a filter gave up): the trial is discarded, with no verdict (see `TestCase::assume`).
+    Discard,
 }
 
 /// A failing trial.
@@ -28,6 +31,9 @@ pub struct Failure {
     /// The message with its values, for people.
     pub message: String,
     pub location: Option<String>,
+    /// The two values a failed comparison compared (`prop_assert_eq!`, `prop_assert_ne!`, or
+    /// a panic of `assert_eq!` / `assert_ne!`), when the failure was one.
+    pub compared: Option<seedledger_format::Compared>,
 }
 
 impl Outcome {
@@ -90,8 +96,10 @@ pub fn execute(property: &Property, tc: &mut TestCase, fixture: &Fixture) -> Out
             if let Some(stop) = payload.downcast_ref::<Stop>() {
                 let replay = tc.is_replay();
                 return match (stop, replay) {
+                    (Stop::Discard, _) => Outcome::Discard,
                     (Stop::Overrun, true) => Outcome::Overrun,
-                    (Stop::Invalid, true) => Outcome::Invalid,
+                    // A random case never reads a recorded choice, so only a replay is invalid.
+                    (Stop::Invalid, _) => Outcome::Invalid,
                     // A random input that cannot be built is reported, never hidden.
                     (Stop::Overrun, false) => Outcome::Fail(Failure {
                         signature: "overrun:too_many_choices".into(),
@@ -100,14 +108,7 @@ pub fn execute(property: &Property, tc: &mut TestCase, fixture: &Fixture) -> Out
                             crate::case::MAX_CHOICES
                         ),
                         location: None,
-                    }),
-                    (Stop::Invalid, false) => Outcome::Fail(Failure {
-                        signature: "invalid:filter_exhausted".into(),
-                        message: format!(
-                            "a filter rejected {} tries in a row",
-                            crate::generators::FILTER_TRIES
-                        ),
-                        location: None,
+                        compared: None,
                     }),
                 };
             }
@@ -116,6 +117,7 @@ pub fn execute(property: &Property, tc: &mut TestCase, fixture: &Fixture) -> Out
                 .unwrap_or_else(|| (payload_message(payload.as_ref()), None, None));
             Outcome::Fail(Failure {
                 signature: panic_signature(file.as_deref(), &message),
+                compared: compared_in_panic(&message),
                 message,
                 location,
             })
@@ -128,7 +130,27 @@ fn failure_of(err: &PropError) -> Failure {
         signature: err.signature(),
         message: err.message.clone(),
         location: err.location.clone(),
+        compared: err.compared.as_deref().cloned(),
     }
+}
+
+/// The compared values of a panic of `assert_eq!` / `assert_ne!`: the standard library's
+/// message is ``assertion `left == right` failed`` (or `!=`, maybe with `: <message>`), then
+/// a `  left: <Debug>` line and a ` right: <Debug>` line.
+fn compared_in_panic(message: &str) -> Option<seedledger_format::Compared> {
+    let mut lines = message.lines();
+    let first = lines.next()?;
+    if !(first.starts_with("assertion `left == right` failed")
+        || first.starts_with("assertion `left != right` failed"))
+    {
+        return None;
+    }
+    let left = lines.next()?.strip_prefix("  left: ")?;
+    let right = lines.next()?.strip_prefix(" right: ")?;
+    Some(seedledger_format::Compared {
+        left: left.to_string(),
+        right: right.to_string(),
+    })
 }
 
 /// The result of running a property on a recording test case.

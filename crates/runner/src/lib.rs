@@ -13,6 +13,7 @@ mod exec;
 mod generators;
 mod ledger;
 mod lock;
+mod minimize;
 mod plan;
 mod property;
 mod register;
@@ -36,14 +37,18 @@ pub use generators::{
     string, string_of, unit_f64, vec, weighted,
 };
 pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
+pub use minimize::{FindConfig, FindError, Minimal, ReplayError, find_minimal, replay_choices};
 pub use plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, MAX_PLAN, PlanError, cases, parse_seeds};
-pub use property::{Fixture, PropError, PropErrorKind, PropFn, PropResult, Property};
+pub use property::{
+    ByVariant, ErrorVariant, Fixture, PropError, PropErrorKind, PropFn, PropResult, Property,
+};
 pub use register::{DuplicateProperty, Registration, registered, registered_in};
 pub use rng::{RNG_SCHEME, SeedRng};
 pub use run::{
-    LoadedSpec, MAX_FAILURE_RECORDS, ReplayInput, ReplayResult, ReplayTarget, RunConfig,
-    RunSummary, TOOL, evidence_paths, load_fixture, load_spec, replay, replay_receipt_command,
-    run_properties, run_properties_with, run_property, run_property_with, shell_word,
+    LoadedSpec, MAX_FAILURE_RECORDS, MAX_SHRUNK_MODES, ReplayInput, ReplayResult, ReplayTarget,
+    RunConfig, RunSummary, TOOL, discarded_in, evidence_paths, load_fixture, load_spec, replay,
+    replay_receipt_command, replay_seed_command, run_properties, run_properties_with, run_property,
+    run_property_with, shell_word, too_many_discards,
 };
 pub use shrink::*;
 pub use signature::{fold_whitespace, normalize, panic_signature};
@@ -56,4 +61,6 @@ pub use inventory as __inventory;
 /// public API takes and returns: a workspace using seedledger needs no direct dependency
 /// on the format crate to build a [`RunConfig`] or read a [`RunSummary`].
 pub use seedledger_format as format;
-pub use seedledger_format::{Receipt, Runner, RunnerKey, SpecError, SpecFile, WitnessRow};
+pub use seedledger_format::{
+    Compared, Receipt, Runner, RunnerKey, SpecError, SpecFile, WitnessRow,
+};

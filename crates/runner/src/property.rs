@@ -157,6 +157,9 @@ pub struct PropError {
     /// Human-readable message, with the values involved.
     pub message: String,
     pub location: Option<String>,
+    /// The two values a failed comparison compared (`prop_assert_eq!`, `prop_assert_ne!`);
+    /// boxed to keep a `PropResult` small.
+    pub compared: Option<Box<seedledger_format::Compared>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,6 +182,26 @@ impl PropError {
             },
             message,
             location: Some(location(Location::caller())),
+            compared: None,
+        }
+    }
+
+    /// A failed comparison (used by `prop_assert_eq!` and `prop_assert_ne!`): an assertion
+    /// failure that also keeps both values' `Debug` text, which the receipt records for the
+    /// minimal input.
+    #[track_caller]
+    pub fn comparison(
+        check: impl Into<String>,
+        message: String,
+        left: &dyn fmt::Debug,
+        right: &dyn fmt::Debug,
+    ) -> PropError {
+        PropError {
+            compared: Some(Box::new(seedledger_format::Compared {
+                left: format!("{left:?}"),
+                right: format!("{right:?}"),
+            })),
+            ..PropError::assertion(check, message)
         }
     }
 
@@ -187,6 +210,7 @@ impl PropError {
             kind: PropErrorKind::Fixture,
             message,
             location: None,
+            compared: None,
         }
     }
 
@@ -203,25 +227,96 @@ impl PropError {
 }
 
 /// Any error a property returns with `?` becomes a failure whose mode is the error's type
-/// and (for enums) variant, read from its `Debug` form.
+/// and variant, read from its `Debug` form (see [`crate::signature`] for the rules, and
+/// [`ErrorVariant`] for errors whose `Debug` does not name the variant).
 impl<E: std::error::Error> From<E> for PropError {
     #[track_caller]
     fn from(err: E) -> PropError {
-        let debug = format!("{err:?}");
-        let variant: String = debug
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        let type_name = std::any::type_name::<E>();
-        let mode = if variant.is_empty() || type_name.ends_with(&variant) {
-            type_name.to_string()
-        } else {
-            format!("{type_name}::{variant}")
-        };
+        let mode = crate::signature::error_mode(std::any::type_name::<E>(), &format!("{err:?}"));
+        PropError::err(mode, err.to_string())
+    }
+}
+
+/// An error type that names its own failure mode: the variant (or any stable name of the
+/// kind of failure, never a value), so that two variants whose `Debug` reads as prose
+/// (`Invalid padding`, `Invalid length 5`) are told apart. Its failures have the signature
+/// `err:<type>::<variant>` — what a derived `Debug` of the variant gives, so implementing it
+/// for an enum with a derived `Debug` changes no signature.
+///
+/// ```
+/// use seedledger_runner::{ByVariant, ErrorVariant, PropResult};
+/// use std::borrow::Cow;
+///
+/// #[derive(Debug)]
+/// enum DecodeError {
+///     Padding,
+///     Length(usize),
+/// }
+/// # impl std::fmt::Display for DecodeError {
+/// #     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str("bad") }
+/// # }
+/// # impl std::error::Error for DecodeError {}
+///
+/// impl ErrorVariant for DecodeError {
+///     fn variant(&self) -> Cow<'_, str> {
+///         match self {
+///             DecodeError::Padding => "Padding".into(),
+///             DecodeError::Length(_) => "Length".into(),
+///         }
+///     }
+/// }
+///
+/// fn decode(text: &str) -> Result<Vec<u8>, DecodeError> {
+///     if text.len() % 4 != 0 { Err(DecodeError::Length(text.len())) } else { Ok(Vec::new()) }
+/// }
+///
+/// fn property(text: &str) -> PropResult {
+///     let _bytes = decode(text).by_variant()?; // err:<crate>::DecodeError::Length
+///     Ok(())
+/// }
+/// # let e = property("abc").unwrap_err();
+/// # assert!(e.signature().ends_with("DecodeError::Length"), "{}", e.signature());
+/// ```
+pub trait ErrorVariant {
+    /// The name of this error's failure mode (a variant name): the same for every value of
+    /// the mode, different between modes.
+    fn variant(&self) -> std::borrow::Cow<'_, str>;
+}
+
+/// `result.by_variant()?`: returns an [`ErrorVariant`] error from a property with the mode its
+/// `variant` names (`err:<type>::<variant>`), instead of the one read from its `Debug`.
+pub trait ByVariant<T> {
+    fn by_variant(self) -> Result<T, PropError>;
+}
+
+impl<T, E: std::error::Error + ErrorVariant> ByVariant<T> for Result<T, E> {
+    #[track_caller]
+    fn by_variant(self) -> Result<T, PropError> {
+        match self {
+            Ok(value) => Ok(value),
+            Err(e) => Err(PropError::with_variant(&e)),
+        }
+    }
+}
+
+impl PropError {
+    /// The failure of `err`, whose mode is `<type>::<variant>` as its [`ErrorVariant`] says.
+    #[track_caller]
+    pub fn with_variant<E: std::error::Error + ErrorVariant>(err: &E) -> PropError {
+        let variant = crate::signature::fold_whitespace(&err.variant());
+        PropError::err(
+            format!("{}::{variant}", std::any::type_name::<E>()),
+            err.to_string(),
+        )
+    }
+
+    #[track_caller]
+    fn err(mode: String, message: String) -> PropError {
         PropError {
             kind: PropErrorKind::Err { mode },
-            message: err.to_string(),
+            message,
             location: Some(location(Location::caller())),
+            compared: None,
         }
     }
 }
@@ -260,13 +355,15 @@ macro_rules! prop_assert_eq {
             (left, right) => {
                 if !(*left == *right) {
                     let extra = format!($($fmt)+);
-                    return Err($crate::PropError::assertion(
+                    return Err($crate::PropError::comparison(
                         concat!(stringify!($left), " == ", stringify!($right)),
                         format!(
                             "assertion failed: {} == {}\n  left: {:?}\n right: {:?}{}{}",
                             stringify!($left), stringify!($right), left, right,
                             if extra.is_empty() { "" } else { "\n  note: " }, extra,
                         ),
+                        left,
+                        right,
                     ));
                 }
             }
@@ -281,7 +378,7 @@ macro_rules! prop_assert_ne {
         match (&$left, &$right) {
             (left, right) => {
                 if *left == *right {
-                    return Err($crate::PropError::assertion(
+                    return Err($crate::PropError::comparison(
                         concat!(stringify!($left), " != ", stringify!($right)),
                         format!(
                             "assertion failed: {} != {}\n  left: {:?}\n right: {:?}",
@@ -290,6 +387,8 @@ macro_rules! prop_assert_ne {
                             left,
                             right,
                         ),
+                        left,
+                        right,
                     ));
                 }
             }

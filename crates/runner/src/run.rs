@@ -40,6 +40,11 @@ pub const TOOL: &str = concat!("seedledger ", env!("CARGO_PKG_VERSION"));
 /// `failing_seeds` and `verdicts` always cover every seed.
 pub const MAX_FAILURE_RECORDS: usize = 100;
 
+/// At most this many failure modes are shrunk, each on its own first seed (twice), in the
+/// order they first failed: the receipt's `failure_modes` lists every mode, and the first
+/// [`MAX_SHRUNK_MODES`] of them carry a `shrink` record. Each costs up to two shrink budgets.
+pub const MAX_SHRUNK_MODES: usize = 4;
+
 /// How to run.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -93,9 +98,40 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
+    /// Nothing failed, the fixture did not change, and the run passed its discard health
+    /// check ([`too_many_discards`]).
     pub fn passed(&self) -> bool {
-        self.receipt.failing_seeds.is_empty() && self.receipt.fixture_changed != Some(true)
+        self.receipt.failing_seeds.is_empty()
+            && self.receipt.fixture_changed != Some(true)
+            && !self.too_many_discards()
     }
+
+    /// How many trials were discarded (`d` in the receipt's `verdicts`).
+    pub fn discarded(&self) -> usize {
+        discarded_in(&self.receipt)
+    }
+
+    /// The run failed its discard health check (see [`too_many_discards`]).
+    pub fn too_many_discards(&self) -> bool {
+        too_many_discards(self.discarded(), self.receipt.attempted_seeds.len())
+    }
+}
+
+/// How many of a receipt's trials were discarded: the `d`s of its `verdicts`.
+pub fn discarded_in(receipt: &Receipt) -> usize {
+    receipt
+        .verdicts
+        .as_deref()
+        .map_or(0, |v| v.bytes().filter(|&b| b == b'd').count())
+}
+
+/// The discard health check (as Hypothesis' `filter_too_much`): a run whose trials were
+/// discarded more often than they reached a verdict — more than half of the attempted trials
+/// discarded, all of them included — tested too little of what its plan promised. It fails
+/// with its own status, `too_many_discards`, and is never a pass, whatever its other trials
+/// did. Exactly half is still healthy.
+pub fn too_many_discards(discarded: usize, attempted: usize) -> bool {
+    discarded.saturating_mul(2) > attempted
 }
 
 /// Reads and checks `props/<id>.md`.
@@ -184,6 +220,33 @@ pub fn replay_receipt_command(receipt: &Path, root: &Path) -> String {
             " --root {}",
             shell_word(&root.display().to_string())
         ));
+    }
+    command
+}
+
+/// `cargo xtask prop replay --property ID --seed N`, with `--root ROOT` when a root other than
+/// the current directory is given and `--patch-id PATCH` unless the patch is `local`, each
+/// word quoted for a POSIX shell when it needs to be: the command that replays one seed from
+/// the workspace root, whatever directory the evidence was copied to (a seed is the whole
+/// input; the replay finds the run's receipt in the default layout by itself).
+pub fn replay_seed_command(
+    property_id: &str,
+    root: Option<&Path>,
+    patch_id: &str,
+    seed: u64,
+) -> String {
+    let mut command = format!(
+        "cargo xtask prop replay --property {} --seed {seed}",
+        shell_word(property_id)
+    );
+    if let Some(root) = root.filter(|r| !(r.as_os_str().is_empty() || *r == Path::new("."))) {
+        command.push_str(&format!(
+            " --root {}",
+            shell_word(&root.display().to_string())
+        ));
+    }
+    if patch_id != "local" {
+        command.push_str(&format!(" --patch-id {}", shell_word(patch_id)));
     }
     command
 }
@@ -328,6 +391,8 @@ pub fn run_property_with(
     });
     let mut verdicts = String::with_capacity(config.seeds.len());
     let mut first_failure: Option<(u64, Failure)> = None;
+    // The first failure of each failure mode, up to MAX_SHRUNK_MODES: what is shrunk.
+    let mut to_shrink: Vec<(u64, Failure)> = Vec::new();
     let _watched = config.trial_timeout.map(|t| {
         let replay = format!(
             "{} --seed ",
@@ -360,49 +425,78 @@ pub fn run_property_with(
                 return Err(e);
             }
         };
-        match outcome.failure() {
-            None => {
+        let failure = match outcome {
+            Outcome::Pass => {
                 verdicts.push('.');
                 sink.push(seed, None).map_err(write_err(&witness_path))?;
                 if control.flushes_each_row() {
                     sink.flush().map_err(write_err(&witness_path))?;
                 }
+                continue;
             }
-            Some(failure) => {
-                verdicts.push('F');
-                sink.push(seed, Some(&failure.signature))
-                    .map_err(write_err(&witness_path))?;
-                if control.flushes_each_row() {
-                    sink.flush().map_err(write_err(&witness_path))?;
-                }
-                if first_failure.is_none() {
-                    ledger
-                        .first_failure(seed)
-                        .map_err(write_err(&receipt_path))?;
-                    first_failure = Some((seed, failure.clone()));
-                }
-                receipt.failing_seeds.push(seed);
-                match receipt
-                    .failure_modes
-                    .iter_mut()
-                    .find(|m| m.signature == failure.signature)
-                {
-                    Some(mode) => mode.count += 1,
-                    None => receipt.failure_modes.push(FailureMode {
-                        signature: failure.signature.clone(),
-                        count: 1,
-                        first_seed: seed,
-                    }),
-                }
-                if receipt.failures.len() < MAX_FAILURE_RECORDS {
-                    receipt.failures.push(FailureRecord {
+            // No verdict, so no witness row (SPEC: Discarded trials): only `verdicts` says.
+            Outcome::Discard => {
+                verdicts.push('d');
+                continue;
+            }
+            Outcome::Overrun | Outcome::Invalid => {
+                // Only a replay can overrun or be invalid; an executor that says so of a
+                // seed's trial is broken, and no row may claim anything for the seed.
+                sink.finish().map_err(write_err(&witness_path))?;
+                return Err(RunError::Executor {
+                    property: property.id.to_string(),
+                    seed,
+                    message: format!(
+                        "the trial of a seed came back `{outcome:?}`, which only a replay of recorded choices can"
+                    ),
+                });
+            }
+            Outcome::Fail(failure) => failure,
+        };
+        verdicts.push('F');
+        sink.push(seed, Some(&failure.signature))
+            .map_err(write_err(&witness_path))?;
+        if control.flushes_each_row() {
+            sink.flush().map_err(write_err(&witness_path))?;
+        }
+        if first_failure.is_none() {
+            ledger
+                .first_failure(seed)
+                .map_err(write_err(&receipt_path))?;
+            first_failure = Some((seed, failure.clone()));
+        }
+        receipt.failing_seeds.push(seed);
+        match receipt
+            .failure_modes
+            .iter_mut()
+            .find(|m| m.signature == failure.signature)
+        {
+            Some(mode) => mode.count += 1,
+            None => {
+                receipt.failure_modes.push(FailureMode {
+                    signature: failure.signature.clone(),
+                    count: 1,
+                    first_seed: seed,
+                    replay: Some(replay_seed_command(
+                        property.id,
+                        None,
+                        &config.patch_id,
                         seed,
-                        signature: failure.signature.clone(),
-                        message: failure.message.clone(),
-                        location: failure.location.clone(),
-                    });
+                    )),
+                    shrink: None,
+                });
+                if to_shrink.len() < MAX_SHRUNK_MODES {
+                    to_shrink.push((seed, failure.clone()));
                 }
             }
+        }
+        if receipt.failures.len() < MAX_FAILURE_RECORDS {
+            receipt.failures.push(FailureRecord {
+                seed,
+                signature: failure.signature.clone(),
+                message: failure.message.clone(),
+                location: failure.location.clone(),
+            });
         }
     }
     sink.finish().map_err(write_err(&witness_path))?;
@@ -430,9 +524,8 @@ pub fn run_property_with(
     receipt.finished_at = Some(now_rfc3339());
     receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
     let shrinking = match (&first_failure, &config.shrink, changed) {
-        (None, _, _) => None,
-        (Some((seed, failure)), Some(shrink), false) => Some((*seed, failure, shrink)),
-        (Some(_), _, _) => None,
+        (Some(_), Some(shrink), false) => Some(shrink),
+        _ => None,
     };
     receipt.shrink_status = Some(
         match (&first_failure, &shrinking) {
@@ -449,39 +542,30 @@ pub fn run_property_with(
         .finish(&final_text)
         .map_err(write_err(&receipt_path))?;
 
-    if let Some((seed, failure, shrink)) = shrinking
+    if let Some(shrink) = shrinking
         && !control.stop_requested()
     {
-        crate::watchdog::set_seed(seed, true);
-        let watch = control.watch_shrinking();
-        let record = shrink_seed(property, &fixture, seed, failure, shrink);
-        let executor_failed = watch.take_error();
-        drop(watch);
-        if let Some(message) = executor_failed {
-            // The receipt stays as written: closed, `shrink_status: in_progress`.
-            return Err(RunError::Executor {
-                property: property.id.to_string(),
-                seed,
-                message: format!("while shrinking: {message}"),
-            });
+        let records = shrink_modes(property, &fixture, &to_shrink, shrink, control)?;
+        if !control.stop_requested() {
+            for record in &records {
+                if let Some(mode) = receipt
+                    .failure_modes
+                    .iter_mut()
+                    .find(|m| m.signature == record.signature)
+                {
+                    mode.shrink = Some(record.clone());
+                }
+            }
+            // SPEC's `shrink_stable` is about the failing seed's input: the first mode's.
+            receipt.shrink = records.into_iter().next();
+            receipt.shrink_status = Some("done".to_string());
+            receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
+            receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+            seedledger_format::write_atomic(&receipt_path, receipt.to_json_pretty().as_bytes())
+                .map_err(write_err(&receipt_path))?;
         }
-        if control.stop_requested() {
-            // Stopped while shrinking: the record is cut short; the receipt keeps saying
-            // `shrink_status: in_progress` and `shrink_stable: false`.
-            return Ok(RunSummary {
-                property_id: property.id.to_string(),
-                root: config.root.clone(),
-                receipt_path,
-                witness_path,
-                receipt,
-            });
-        }
-        receipt.shrink = Some(record);
-        receipt.shrink_status = Some("done".to_string());
-        receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
-        receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-        seedledger_format::write_atomic(&receipt_path, receipt.to_json_pretty().as_bytes())
-            .map_err(write_err(&receipt_path))?;
+        // Stopped while shrinking: the records are cut short; the receipt keeps saying
+        // `shrink_status: in_progress` and `shrink_stable: false`.
     }
     Ok(RunSummary {
         property_id: property.id.to_string(),
@@ -490,6 +574,35 @@ pub fn run_property_with(
         witness_path,
         receipt,
     })
+}
+
+/// Shrinks the first failure of each mode in `to_shrink` (twice each), in order, until a stop
+/// is requested (the records so far are returned; the caller sees the stop). A failure of the
+/// run's executor ends it with [`RunError::Executor`], the receipt left `in_progress`.
+fn shrink_modes(
+    property: &Property,
+    fixture: &Fixture,
+    to_shrink: &[(u64, Failure)],
+    config: &ShrinkConfig,
+    control: &RunControl,
+) -> Result<Vec<ShrinkRecord>, RunError> {
+    let watch = control.watch_shrinking();
+    let mut records = Vec::with_capacity(to_shrink.len());
+    for (seed, failure) in to_shrink {
+        if control.stop_requested() {
+            break;
+        }
+        crate::watchdog::set_seed(*seed, true);
+        records.push(shrink_seed(property, fixture, *seed, failure, config));
+        if let Some(message) = watch.take_error() {
+            return Err(RunError::Executor {
+                property: property.id.to_string(),
+                seed: *seed,
+                message: format!("while shrinking: {message}"),
+            });
+        }
+    }
+    Ok(records)
 }
 
 /// Runs several properties, `jobs` at a time (each property's seeds still run in order on
@@ -574,7 +687,7 @@ fn shrink_seed(
                   passes: Vec<ShrinkPassRecord>,
                   stable: bool,
                   minimal_input,
-                  minimal_message| {
+                  minimal: Failure| {
         ShrinkRecord {
             seed,
             signature: failure.signature.clone(),
@@ -582,7 +695,9 @@ fn shrink_seed(
             original_choices_len: original.record.choices.len(),
             minimal_input,
             minimal_choices: choices,
-            minimal_message,
+            minimal_message: minimal.message,
+            minimal_location: minimal.location,
+            minimal_compared: minimal.compared,
             stable,
             passes,
             max_evaluations: config.max_evaluations,
@@ -600,7 +715,12 @@ fn shrink_seed(
             Vec::new(),
             false,
             original_input.clone(),
-            note,
+            Failure {
+                signature: failure.signature.clone(),
+                message: note,
+                location: None,
+                compared: None,
+            },
         );
     }
     let report = shrink_twice(
@@ -623,7 +743,7 @@ fn shrink_seed(
         passes,
         report.stable,
         report.first.drawn.join(", "),
-        report.first.failure.message.clone(),
+        report.first.failure.clone(),
     )
 }
 
@@ -658,9 +778,11 @@ pub struct ReplayTarget<'a> {
 /// What a replay did.
 #[derive(Debug, Clone)]
 pub struct ReplayResult {
-    /// `Debug` renderings of the top-level draws.
+    /// `Debug` renderings of the top-level draws (`name = value` when named).
     pub drawn: Vec<String>,
     pub outcome: Outcome,
+    /// The row appended: `None` for a replay of choices, and for a seed whose trial was
+    /// discarded (no verdict, so no row).
     pub witness: Option<WitnessRow>,
     pub witness_path: PathBuf,
 }
@@ -702,7 +824,9 @@ pub fn replay(
     };
     let evaluation = evaluate(property, tc, &fixture);
     let mut witness = None;
-    if let Some(seed) = seed {
+    // A discarded replay reaches no verdict: no row claims one (SPEC: Discarded trials).
+    let verdict = matches!(evaluation.outcome, Outcome::Pass | Outcome::Fail(_));
+    if let Some(seed) = seed.filter(|_| verdict) {
         let run_id = run_id(&format!("replay-{}", runner.as_str()));
         let rows = WitnessFormatter::new(&RowContext {
             run_id: &run_id,

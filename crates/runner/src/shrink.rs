@@ -183,6 +183,7 @@ pub fn shrink(
         signature: signature.to_string(),
         message: "the original failure did not reproduce on replay".to_string(),
         location: None,
+        compared: None,
     });
     ShrinkPass {
         choices,

@@ -6,12 +6,17 @@
 //! | failure | signature |
 //! |---|---|
 //! | a `prop_assert!(cond)` fails | `assert:<cond as written>` (`prop_assert_eq!(a, b)`: `assert:a == b`) |
-//! | the property returns `Err(e)` | `err:<type of e>` + `::<Variant>` when `e`'s `Debug` starts with a variant name |
+//! | the property returns `Err(e)`, `e`'s `Debug` shaped as derived (`Variant`, `Variant(..)`, `Variant { .. }`) | `err:<type of e>` + `::<Variant>` (just `err:<type of e>` when the name is the type's own, a struct) |
+//! | the property returns `Err(e)`, `e`'s `Debug` prose (`Invalid padding`) | `err:<type of e>:<first line of the Debug, values masked>` |
+//! | the property returns `e.by_variant()?` ([`crate::ErrorVariant`]) | `err:<type of e>::<e.variant()>` |
 //! | the property panics | `panic:<file of the panic>:<first line of the message, values masked>` |
 //! | the fixture cannot be parsed | `fixture:unusable` |
-//! | a filter rejects every try | `invalid:filter_exhausted` |
 //! | the input needs more than `MAX_CHOICES` choices | `overrun:too_many_choices` |
 //! | a trial outlives the trial timeout | `timeout` |
+//!
+//! A trial whose precondition does not hold (`TestCase::assume`, a filter that gives up) is
+//! discarded, not failed: it has no signature (receipts before discards recorded a filter that
+//! gave up as a failure `invalid:filter_exhausted`).
 //!
 //! Values are kept out of signatures: assertion signatures use the source text of the
 //! check; in panic messages every run of digits becomes `#`, a one-word double-quoted string
@@ -25,6 +30,30 @@
 //! `rustc/library/...` (no compiler hash or distribution path), any other absolute path
 //! `<crate dir>/src/...`; workspace files stay as the compiler names them (relative).
 //! Signatures are at most 200 characters.
+
+/// The mode of an error of type `type_name` whose `Debug` is `debug` (see the module docs):
+/// `<type>::<Variant>` when the `Debug` is shaped as a derived one — an identifier alone, or
+/// followed by `(` or `{` — else (prose, which may read the same for several variants)
+/// `<type>:<first line, values masked>`.
+pub(crate) fn error_mode(type_name: &str, debug: &str) -> String {
+    let variant: String = debug
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let rest = &debug[variant.len()..];
+    let derived = !variant.is_empty()
+        && !variant.starts_with(|c: char| c.is_ascii_digit())
+        && (rest.is_empty() || rest.starts_with('(') || rest.starts_with(" {"));
+    if !derived {
+        let first = debug.lines().next().unwrap_or("");
+        return format!("{type_name}:{}", normalize(first));
+    }
+    if type_name.ends_with(&variant) {
+        type_name.to_string()
+    } else {
+        format!("{type_name}::{variant}")
+    }
+}
 
 /// Masks the values of a message (digits, quoted values, quoted characters, hex; see the
 /// module docs), folds whitespace, and caps the length.
@@ -294,6 +323,35 @@ mod tests {
             "'…' and 'ab' and don't"
         );
         assert_eq!(normalize("unterminated \"abc"), "unterminated \"…");
+    }
+
+    #[test]
+    fn error_modes_name_the_variant_or_the_masked_prose() {
+        let t = "my_crate::DecodeError";
+        for (debug, mode) in [
+            ("Padding", "my_crate::DecodeError::Padding"),
+            ("Length(5)", "my_crate::DecodeError::Length"),
+            (
+                "Symbol { at: 3, byte: 255 }",
+                "my_crate::DecodeError::Symbol",
+            ),
+            ("DecodeError { kind: Bad }", "my_crate::DecodeError"),
+            // Prose reads the same for several variants by its first word: the whole
+            // sentence (values masked) tells them apart.
+            ("Invalid padding", "my_crate::DecodeError:Invalid padding"),
+            ("Invalid length 5", "my_crate::DecodeError:Invalid length #"),
+            (
+                "Invalid length 17",
+                "my_crate::DecodeError:Invalid length #",
+            ),
+            (
+                "\"bad symbol\" at 3\nmore",
+                "my_crate::DecodeError:\"bad…\" at #",
+            ),
+            ("", "my_crate::DecodeError:"),
+        ] {
+            assert_eq!(error_mode(t, debug), mode, "{debug:?}");
+        }
     }
 
     #[test]

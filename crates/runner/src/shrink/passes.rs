@@ -200,7 +200,7 @@ impl<'a> Shrinker<'a> {
             Outcome::Fail(f) if f.signature == self.signature => (Status::Interesting, Some(f)),
             Outcome::Fail(_) | Outcome::Pass => (Status::Boring, None),
             Outcome::Overrun => (Status::Overrun, None),
-            Outcome::Invalid => (Status::Invalid, None),
+            Outcome::Invalid | Outcome::Discard => (Status::Invalid, None),
         };
         match status {
             Status::Overrun => self.cache.wanted_more(&eval.record.choices),

@@ -11,6 +11,7 @@ mod gate_freezes;
 mod isolate;
 mod prop;
 mod report;
+mod semantics;
 mod supervise;
 mod support;
 mod trust;

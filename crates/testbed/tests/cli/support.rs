@@ -127,3 +127,34 @@ pub fn finish(mut cmd: Command) -> Run {
         stderr: String::from_utf8(out.stderr).unwrap(),
     }
 }
+
+/// A scratch root for the test-only `semantics_suite` binary: a spec for each of
+/// `properties` (`fixture: none`).
+pub fn semantics_root(properties: &[&str]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("props")).unwrap();
+    for id in properties {
+        std::fs::write(
+            tmp.path().join(format!("props/{id}.md")),
+            format!(
+                "---\nproperty_id: {id}\nbound: b\nfixture: none\noracle_source: human_reviewed\n---\nA property of the semantics suite.\n"
+            ),
+        )
+        .unwrap();
+    }
+    tmp
+}
+
+/// `semantics_suite ARGS` in `dir`, run to its end, with no CI or runner environment leaking in.
+pub fn semantics_run(dir: &Path, args: &[&str]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_semantics_suite"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env_remove("SEEDLEDGER_PATCH_ID")
+        .env_remove("SEEDLEDGER_BASE")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("SEEDLEDGER_RUNNER_KEY")
+        .stdin(std::process::Stdio::null());
+    finish(cmd)
+}

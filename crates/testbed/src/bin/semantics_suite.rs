@@ -1,0 +1,94 @@
+//! `semantics_suite`: the `cargo xtask` command line over properties that show what a run
+//! means beyond pass and fail — trials discarded by a precondition and the discard health
+//! check — and how its failures read (named draws, the minimal input's compared values,
+//! every failure mode with its own minimal input). Test-only: `crates/testbed/tests/cli/semantics.rs` runs it (the specs it needs,
+//! `props/<id>.md`, are written by the tests); it is never part of the default suite.
+
+use seedledger_runner::{
+    Fixture, PropResult, Property, TestCase, int, prop_assert, prop_assert_eq,
+};
+
+/// Draws `x` in `0..=99`, discards multiples of 5, and fails when `x >= 50`: some seeds
+/// pass, some fail, some are discarded; the minimal failing input is `51` (50 is discarded).
+fn skips_fives(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let x = tc.draw(&int(0..=99u64));
+    tc.assume(!x.is_multiple_of(5));
+    prop_assert!(x < 50, "x = {x}");
+    Ok(())
+}
+
+/// Discards every input but one in a hundred: fails the discard health check.
+fn mostly_discarded(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let x = tc.draw(&int(0..=99u64));
+    tc.assume(x == 7);
+    Ok(())
+}
+
+/// Discards an input now and then (`x == 0`), far less than half: a pass.
+fn rarely_discarded(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let x = tc.draw(&int(0..=99u64));
+    tc.assume(x != 0);
+    prop_assert!(100 / x >= 1);
+    Ok(())
+}
+
+/// Two named draws compared: fails for every `m, n >= 1`, minimal `m = 1, n = 1`.
+fn product_is_zero(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let m = tc.draw_named("m", &int(0..=100u32));
+    let n = tc.draw_named("n", &int(0..=100u32));
+    prop_assert_eq!(m * n, 0);
+    Ok(())
+}
+
+/// An error whose `Debug` is prose that starts the same for both variants.
+enum Prose {
+    Big,
+    Middle,
+}
+
+impl std::fmt::Debug for Prose {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Prose::Big => "Invalid value: too big",
+            Prose::Middle => "Invalid value: in the middle",
+        })
+    }
+}
+
+impl std::fmt::Display for Prose {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self, f)
+    }
+}
+
+impl std::error::Error for Prose {}
+
+/// Four failure modes by the range of `x`: a panic (`x >= 90`), two prose errors (60.., 30..)
+/// and an assertion (10..); the minimal input of each is the low end of its range.
+#[allow(clippy::panic)] // a panic is one of the failure modes it shows
+fn four_ways(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let x = tc.draw_named("x", &int(0..=99u32));
+    if x >= 90 {
+        panic!("x is huge: {x}");
+    }
+    if x >= 60 {
+        Err(Prose::Big)?;
+    }
+    if x >= 30 {
+        Err(Prose::Middle)?;
+    }
+    prop_assert!(x < 10, "x = {x}");
+    Ok(())
+}
+
+const SEMANTICS_SUITE: &[Property] = &[
+    Property::new("skips_fives", skips_fives),
+    Property::new("mostly_discarded", mostly_discarded),
+    Property::new("rarely_discarded", rarely_discarded),
+    Property::new("product_is_zero", product_is_zero),
+    Property::new("four_ways", four_ways),
+];
+
+fn main() -> std::process::ExitCode {
+    seedledger_cli::main_with(&[SEMANTICS_SUITE])
+}
