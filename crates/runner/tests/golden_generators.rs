@@ -192,6 +192,14 @@ fn golden() -> String {
     encoding(&mut out, "unit_f64", &unit_f64(), 16);
     encoding(&mut out, "boolean", &boolean(), 2);
     encoding(&mut out, "int(-5..=5i8)", &int(-5..=5i8), 11);
+    // Generators added after the lines above: appended, so the old lines never move.
+    pin(&mut out, "any_int::<u128>", &any_int::<u128>());
+    pin(&mut out, "any_int::<i128>", &any_int::<i128>());
+    pin(
+        &mut out,
+        "int(-(1 << 90)..=1 << 70) i128",
+        &int(-(1i128 << 90)..=1i128 << 70),
+    );
     out
 }
 
