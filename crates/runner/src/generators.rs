@@ -20,6 +20,8 @@
 //! * filters: up to [`FILTER_TRIES`] tries, each a fresh sub-draw; then the case is invalid;
 //! * every sub-draw sits in a span labelled with its generator's label.
 
+pub(crate) mod float;
+
 use crate::case::TestCase;
 use std::fmt::Debug;
 use std::marker::PhantomData;

@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::{
-    Fixture, Gen, Outcome, Property, ShrinkConfig, ShrinkStop, TestCase, any_int, execute, int,
-    prop_assert, shrink_twice,
+    Fixture, Gen, Outcome, Property, ShrinkConfig, ShrinkStop, TestCase, any_f32, any_f64, any_int,
+    execute, f32_in, f64_in, int, prop_assert, shrink_twice,
 };
 
 /// Values `g` draws for seeds `0..n`.
@@ -46,6 +46,44 @@ where
     assert_eq!(report.first.stop, ShrinkStop::FixedPoint, "{report:?}");
     assert!(report.stable, "{report:?}");
     report.first.drawn.join("; ")
+}
+
+/// What `g` shrinks to from each of the first `starts` failing seeds of `0..20000`, with
+/// how many starts reached each result.
+fn minimals<G>(
+    g: G,
+    fails: impl Fn(&G::Value) -> bool + Send + Sync + 'static,
+    starts: usize,
+) -> std::collections::BTreeMap<String, usize>
+where
+    G: Gen + Send + Sync + 'static,
+{
+    let property = Property::from_fn("minimals", move |tc, _| {
+        let v = tc.draw(&g);
+        prop_assert!(!fails(&v));
+        Ok(())
+    });
+    let fixture = Fixture::new(Vec::new());
+    let mut out = std::collections::BTreeMap::new();
+    let seeds = (0..20_000).filter(|&seed| {
+        matches!(
+            execute(&property, &mut TestCase::random(seed), &fixture),
+            Outcome::Fail(_)
+        )
+    });
+    for seed in seeds.take(starts) {
+        let eval = seedledger_runner::evaluate(&property, TestCase::recording(seed), &fixture);
+        let signature = eval.outcome.failure().unwrap().signature.clone();
+        let pass = seedledger_runner::shrink(
+            &property,
+            &fixture,
+            &eval.record.choices,
+            &signature,
+            &ShrinkConfig::default(),
+        );
+        *out.entry(pass.drawn.join("; ")).or_insert(0) += 1;
+    }
+    out
 }
 
 // ---------------------------------------------------------------- 128-bit integers
@@ -124,4 +162,226 @@ fn wide_integers_shrink_to_the_boundary() {
     );
     assert_eq!(minimal(any_int::<i128>(), |&x| x > 1000), "1001");
     assert_eq!(minimal(any_int::<u128>(), |_| true), "0");
+}
+
+// ---------------------------------------------------------------- floats
+
+fn share<T>(xs: &[T], pred: impl Fn(&T) -> bool) -> f64 {
+    xs.iter().filter(|x| pred(x)).count() as f64 / xs.len() as f64
+}
+
+#[test]
+fn any_f64_draws_every_kind_of_double() {
+    let xs = draws(&any_f64(), 20_000);
+    let has = |pred: &dyn Fn(f64) -> bool| xs.iter().any(|&x| pred(x));
+    assert!(has(&|x| x.is_nan()), "NaN");
+    assert!(has(&|x| x == f64::INFINITY) && has(&|x| x == f64::NEG_INFINITY));
+    assert!(has(&|x| x.to_bits() == (-0.0f64).to_bits()), "-0.0");
+    assert!(has(&|x| x.to_bits() == 0), "0.0");
+    assert!(has(&|x| x == f64::MAX) && has(&|x| x == f64::MIN));
+    assert!(has(&|x| x == f64::MIN_POSITIVE) && has(&|x| x == f64::EPSILON));
+    assert!(has(&|x| x == 5e-324), "the smallest subnormal");
+    assert!(has(&|x| x != 0.0
+        && x.abs() < f64::MIN_POSITIVE
+        && x.abs() > 5e-324));
+    assert!(has(&|x| x.abs() > 1e300 && x.is_finite()) && has(&|x| x.abs() < 1e-300 && x != 0.0));
+    assert!(
+        has(&|x| x.abs() > 1e17 && x.abs() < 1e18),
+        "magnitudes between"
+    );
+    for small in [1.0, -1.0, 2.0, 0.5, -0.5] {
+        assert!(xs.contains(&small), "{small}");
+    }
+    // Shares: integers of every size, short fractions, special values, any bit pattern.
+    let integer = share(&xs, |x| x.is_finite() && x.fract() == 0.0);
+    let small_integer = share(&xs, |x| x.fract() == 0.0 && x.abs() <= 1000.0);
+    let short_fraction = share(&xs, |x| x.fract() != 0.0 && (x * 256.0).fract() == 0.0);
+    let special = share(&xs, |x| !x.is_finite() || x.abs() == f64::MAX || *x == 0.0);
+    for (name, got, least) in [
+        ("integer", integer, 0.2),
+        ("small integer", small_integer, 0.1),
+        ("short fraction", short_fraction, 0.05),
+        ("special", special, 0.05),
+    ] {
+        assert!(got >= least, "{name}: {got}");
+    }
+}
+
+#[test]
+fn any_f32_draws_every_kind_of_float() {
+    let xs = draws(&any_f32(), 20_000);
+    let has = |pred: &dyn Fn(f32) -> bool| xs.iter().any(|&x| pred(x));
+    assert!(has(&|x| x.is_nan()) && has(&|x| x == f32::NEG_INFINITY));
+    assert!(has(&|x| x.to_bits() == (-0.0f32).to_bits()));
+    assert!(has(&|x| x == f32::MAX) && has(&|x| x == f32::MIN) && has(&|x| x == f32::EPSILON));
+    assert!(has(&|x| x == f32::from_bits(1)) && has(&|x| x.is_subnormal() && x.to_bits() > 1));
+    assert!(has(&|x| x == 3.0) && has(&|x| x == -0.5));
+}
+
+#[test]
+fn a_float_is_four_choices_simple_before_raw() {
+    let value = |choices: Vec<u64>| TestCase::replay(choices, false).draw(&any_f64());
+    assert_eq!(value(vec![0, 0, 0, 0]).to_bits(), 0);
+    assert_eq!(value(vec![0, 0, 0, 1]).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(value(vec![0, 0, 3, 0]), 3.0);
+    assert_eq!(value(vec![0, 1, 0, 0]), 0.5);
+    assert_eq!(value(vec![0, 3, 2, 1]), -2.75);
+    assert_eq!(
+        value(vec![1, 0, 0, 0]),
+        1.0,
+        "raw: exponent rank 0 is [1, 2)"
+    );
+    assert_eq!(value(vec![1, 0, 2047 << 42, 1]), f64::NEG_INFINITY);
+    assert!(value(vec![1, 1, 2047 << 42, 0]).is_nan());
+    assert_eq!(value(vec![1, 1, 2046 << 42, 0]), 5e-324);
+    // The same bounds whatever the kind.
+    let mut tc = TestCase::recording(11);
+    tc.draw(&any_f64());
+    assert_eq!(tc.into_record().maxes, [1, (1 << 52) - 1, (1 << 53) - 1, 1]);
+    let mut tc = TestCase::recording(11);
+    tc.draw(&f32_in(0.0..=1.0));
+    assert_eq!(tc.into_record().maxes, [1, (1 << 23) - 1, (1 << 24) - 1, 1]);
+}
+
+#[test]
+fn f64_in_stays_in_its_range_and_draws_its_edges() {
+    let check = |lo: f64, hi: f64, xs: &[f64]| {
+        assert!(xs.iter().all(|&x| lo <= x && x <= hi), "{lo}..={hi}");
+        for edge in [lo, hi, lo.next_up(), hi.next_down()] {
+            assert!(xs.contains(&edge), "{lo}..={hi}: {edge}");
+        }
+    };
+    check(-1.0, 1.0, &draws(&f64_in(-1.0..=1.0), 5_000));
+    check(0.3, 5.7, &draws(&f64_in(0.3..=5.7), 5_000));
+    check(1e10, 1e10 + 1.0, &draws(&f64_in(1e10..=1e10 + 1.0), 5_000));
+    check(-1e-300, -1e-310, &draws(&f64_in(-1e-300..=-1e-310), 5_000));
+
+    let xs = draws(&f64_in(-1.0..=1.0), 5_000);
+    assert!(xs.contains(&0.0) && xs.contains(&0.5) && xs.contains(&-1.0));
+    assert!(xs.iter().any(|x| x.is_subnormal()));
+    let distinct: std::collections::BTreeSet<u64> = xs.iter().map(|x| x.to_bits()).collect();
+    assert!(distinct.len() > 2_000, "{}", distinct.len());
+
+    let xs = draws(&f64_in(0.0..=1.0), 5_000);
+    assert!(
+        xs.iter().all(|x| x.is_sign_positive()),
+        "0.0..=1.0 never draws -0.0"
+    );
+    let xs = draws(&f64_in(0.0..1.0), 5_000);
+    assert!(xs.iter().all(|&x| (0.0..1.0).contains(&x)));
+    assert!(xs.contains(&1f64.next_down()));
+
+    let xs = draws(&f64_in(f64::MIN..=f64::MAX), 5_000);
+    assert!(xs.iter().all(|x| x.is_finite()));
+    assert!(xs.contains(&f64::MIN) && xs.contains(&f64::MAX));
+    // Bounds that are not finite, or reversed, never panic.
+    let xs = draws(&f64_in(f64::NAN..=f64::INFINITY), 2_000);
+    assert!(xs.iter().all(|x| x.is_finite()));
+    assert!(draws(&f64_in(5.0..=1.0), 100).iter().all(|&x| x == 5.0));
+    assert!(draws(&f64_in(2.0..2.0), 100).iter().all(|&x| x == 2.0));
+
+    let ys = draws(&f32_in(-2.5..=7.0), 5_000);
+    assert!(ys.iter().all(|&y| (-2.5..=7.0).contains(&y)));
+    assert!(ys.contains(&-2.5) && ys.contains(&7.0) && ys.contains(&0.0));
+}
+
+#[test]
+fn floats_shrink_to_simple_values() {
+    let debug = |x: f64| format!("{x:?}");
+    let table: Vec<(&str, String, String)> = vec![
+        ("x > 2.5", minimal(any_f64(), |&x| x > 2.5), "3.0".into()),
+        ("x < -1.5", minimal(any_f64(), |&x| x < -1.5), "-2.0".into()),
+        (
+            "fraction",
+            minimal(any_f64(), |&x| x.is_finite() && x.fract() != 0.0),
+            "0.5".into(),
+        ),
+        (
+            "fraction above 2",
+            minimal(any_f64(), |&x| x.is_finite() && x > 2.0 && x.fract() != 0.0),
+            "2.5".into(),
+        ),
+        ("NaN", minimal(any_f64(), |x| x.is_nan()), "NaN".into()),
+        (
+            "infinite",
+            minimal(any_f64(), |x| x.is_infinite()),
+            "inf".into(),
+        ),
+        (
+            "negative sign",
+            minimal(any_f64(), |x| x.is_sign_negative()),
+            "-0.0".into(),
+        ),
+        (
+            "huge",
+            minimal(any_f64(), |&x| x.is_finite() && x > 1e300),
+            debug(2f64.powi(997)),
+        ),
+        (
+            "tiny",
+            minimal(any_f64(), |&x| x != 0.0 && x.abs() < 1e-300),
+            debug(2f64.powi(-997)),
+        ),
+        ("anything", minimal(any_f64(), |_| true), "0.0".into()),
+        (
+            "range: x > 2.5",
+            minimal(f64_in(0.3..=5.7), |&x| x > 2.5),
+            "3.0".into(),
+        ),
+        (
+            "range: anything",
+            minimal(f64_in(0.3..=5.7), |_| true),
+            "0.3".into(),
+        ),
+        (
+            "range: near hi",
+            minimal(f64_in(0.3..=5.7), |&x| x > 5.5),
+            "5.7".into(),
+        ),
+        (
+            "negative range",
+            minimal(f64_in(-10.0..=-2.0), |_| true),
+            "-2.0".into(),
+        ),
+        (
+            "integers first",
+            minimal(f64_in(-1.0..=1.0), |&x| x > 0.3),
+            "1.0".into(),
+        ),
+    ];
+    for (name, got, want) in table {
+        assert_eq!(got, want, "{name}");
+    }
+    assert_eq!(minimal(any_f32(), |&x| x > 2.5), "3.0");
+    assert_eq!(minimal(any_f32(), |x| x.is_nan()), "NaN");
+    // Integers first: 2.0 before 1.25; a shrink that overshoots lands on the bound.
+    assert_eq!(minimal(f32_in(1.0..=2.0), |&x| x > 1.2), "2.0");
+    assert_eq!(minimal(f32_in(1.0..=1.9), |&x| x > 1.2), "1.9");
+}
+
+#[test]
+fn float_shrinks_land_on_one_value_from_any_start() {
+    let one = |results: std::collections::BTreeMap<String, usize>, want: &str| {
+        assert_eq!(results.keys().collect::<Vec<_>>(), [want], "{results:?}");
+    };
+    one(minimals(any_f64(), |&x| x > 2.5, 30), "3.0");
+    one(minimals(any_f64(), |&x| x < -1.5, 30), "-2.0");
+    one(
+        minimals(any_f64(), |&x| x.is_finite() && x.fract() != 0.0, 30),
+        "0.5",
+    );
+    one(
+        minimals(any_f64(), |&x| x.is_finite() && x > 1e300, 30),
+        &format!("{:?}", 2f64.powi(997)),
+    );
+    one(
+        minimals(any_f64(), |&x| x != 0.0 && x.abs() < 1e-300, 30),
+        &format!("{:?}", 2f64.powi(-997)),
+    );
+    one(minimals(f64_in(0.3..=5.7), |&x| x > 2.5, 30), "3.0");
+    one(
+        minimals(f64_in(-100.0..=100.0), |&x| x * x > 50.0, 30),
+        "8.0",
+    );
+    one(minimals(any_f32(), |&x| x > 2.5, 30), "3.0");
 }

@@ -13,8 +13,9 @@
 
 use seedledger_runner::{
     BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, RNG_SCHEME, Stop, TestCase,
-    any_int, boolean, btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option,
-    recursive, select, string, string_of, unit_f64, vec, weighted,
+    any_f32, any_f64, any_int, boolean, btree_map, btree_set, char_any, char_in, f32_in, f64_in,
+    from_fn, int, just, one_of, option, recursive, select, string, string_of, unit_f64, vec,
+    weighted,
 };
 use std::fmt::Write as _;
 
@@ -200,6 +201,11 @@ fn golden() -> String {
         "int(-(1 << 90)..=1 << 70) i128",
         &int(-(1i128 << 90)..=1i128 << 70),
     );
+    pin(&mut out, "any_f64", &any_f64());
+    pin(&mut out, "any_f32", &any_f32());
+    pin(&mut out, "f64_in(-1.0..=1.0)", &f64_in(-1.0..=1.0));
+    pin(&mut out, "f64_in(0.3..5.7)", &f64_in(0.3..5.7));
+    pin(&mut out, "f32_in(-1e6..=-0.5)", &f32_in(-1e6..=-0.5));
     out
 }
 
