@@ -21,6 +21,7 @@
 //! * every sub-draw sits in a span labelled with its generator's label.
 
 pub(crate) mod float;
+pub(crate) mod pattern;
 
 use crate::case::TestCase;
 use std::fmt::Debug;
@@ -312,7 +313,7 @@ pub struct CharGen {
     ascii_first: bool,
 }
 
-const ASCII_ORDER: &[u8; 95] =
+pub(crate) const ASCII_ORDER: &[u8; 95] =
     b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
 /// Any Unicode scalar value; the 95 printable ASCII characters come first (`'a'` is the

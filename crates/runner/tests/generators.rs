@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::{
-    Fixture, Gen, Outcome, Property, ShrinkConfig, ShrinkStop, TestCase, any_f32, any_f64, any_int,
-    execute, f32_in, f64_in, int, prop_assert, shrink_twice,
+    Fixture, Gen, Outcome, Property, RegexError, ShrinkConfig, ShrinkStop, TestCase, any_f32,
+    any_f64, any_int, execute, f32_in, f64_in, int, prop_assert, shrink_twice, string_matching,
 };
 
 /// Values `g` draws for seeds `0..n`.
@@ -384,4 +384,216 @@ fn float_shrinks_land_on_one_value_from_any_start() {
         "8.0",
     );
     one(minimals(any_f32(), |&x| x > 2.5, 30), "3.0");
+}
+
+// ---------------------------------------------------------------- strings from a pattern
+
+const PATTERNS: &[&str] = &[
+    "",
+    "a",
+    "abc",
+    "[a-z]+",
+    "[^a-z]{2,5}",
+    r"\d{3}-\d{4}",
+    "(foo|bar|b)*",
+    "a?b+c*",
+    "[[:alpha:]]{1,3}",
+    r"\w+@\w+\.(com|org)",
+    "(?i)hello",
+    r"\p{Greek}+",
+    ".{0,10}",
+    "(?s).{2}",
+    "(a|b|c){3}",
+    "x{2,}",
+    "^start",
+    "end$",
+    r"^(a|b)$",
+    r"\Aanchored\z",
+    "(^a|b$)",
+    r"[\u{1F600}-\u{1F64F}]+",
+    r"\s*",
+    "[a-c&&b-d]",
+    r"[^\x00-\x7F]*",
+    "(ab){0,3}c",
+    "((a|b)(c|d))+",
+    "[0-9a-fA-F]{8}",
+    r"\D\W\S",
+    "a{0}",
+    "(?x) a b  c  # a comment\n",
+    r"[\-\]\[]+",
+    "(|a)z",
+    "🙂+é",
+    "(?-u:[a-z])+",
+    "(?m)^line$",
+    "[^\n]{3}",
+    r"[\u{D7FF}-\u{E000}]",
+    "(a*)*b",
+    "(?:x|yy|zzz)+?",
+];
+
+#[test]
+fn every_string_drawn_from_a_pattern_matches_it() {
+    for &pattern in PATTERNS {
+        let g = string_matching(pattern).unwrap_or_else(|e| panic!("{pattern}: {e}"));
+        let oracle = regex::Regex::new(&format!(r"\A(?:{pattern})\z")).unwrap();
+        let xs = draws(&g, 500);
+        for s in &xs {
+            assert!(oracle.is_match(s), "{pattern:?} drew {s:?}");
+        }
+        // Replays of recorded choices draw the same strings.
+        for seed in 0..20 {
+            let mut tc = TestCase::recording(seed);
+            let s = tc.draw(&g);
+            let choices = tc.into_record().choices;
+            assert_eq!(TestCase::replay(choices, false).draw(&g), s, "{pattern:?}");
+        }
+    }
+}
+
+#[test]
+fn patterns_draw_variety_and_respect_the_repeat_cap() {
+    let xs = draws(&string_matching("[a-z]+").unwrap(), 2_000);
+    let lens: std::collections::BTreeSet<usize> = xs.iter().map(String::len).collect();
+    assert_eq!(
+        lens,
+        (1..=9).collect(),
+        "`+` draws 1 to 1 + REGEX_REPEAT_CAP"
+    );
+    assert!(xs.iter().any(|s| s.contains('z')) && xs.iter().any(|s| s.contains('a')));
+    let xs = draws(&string_matching(r"(cat|dog|bird)").unwrap(), 300);
+    for word in ["cat", "dog", "bird"] {
+        assert!(xs.iter().any(|s| s == word), "{word}");
+    }
+    let xs = draws(&string_matching(".").unwrap(), 3_000);
+    assert!(xs.iter().any(|s| !s.is_ascii()), "beyond ASCII");
+    assert!(xs.iter().all(|s| s != "\n"));
+    let xs = draws(&string_matching("a{2,4}").unwrap(), 300);
+    assert!(
+        ["aa", "aaa", "aaaa"]
+            .iter()
+            .all(|w| xs.iter().any(|s| s == w))
+    );
+}
+
+#[test]
+fn unsupported_and_invalid_patterns_are_errors() {
+    let syntax = |p: &str| matches!(string_matching(p), Err(RegexError::Syntax { .. }));
+    let unsupported = |p: &str| matches!(string_matching(p), Err(RegexError::Unsupported { .. }));
+    assert!(syntax("a(") && syntax("[z-a]") && syntax("a{2,1}") && syntax(r"\p{Nope}"));
+    assert!(unsupported(r"\bword\b") && unsupported(r"a\Bb"));
+    assert!(unsupported("a^b") && unsupported("a$b") && unsupported("(^a)*"));
+    assert!(unsupported("(a{1000}){1000}"), "too long a match");
+    assert!(matches!(
+        string_matching(r"[^\x00-\x{10FFFF}]"),
+        Err(RegexError::Empty { .. })
+    ));
+    assert!(
+        string_matching(r"[^\x00-\x{10FFFF}]|ok").is_ok(),
+        "an empty branch is dropped"
+    );
+    assert!(string_matching(r"([^\x00-\x{10FFFF}])*ok").is_ok());
+    let e = string_matching("a(").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "invalid regular expression `a(` at offset 1: unclosed group"
+    );
+}
+
+#[test]
+fn pattern_strings_shrink_to_the_shortest_simplest_match() {
+    let m = |pattern: &str, fails: fn(&String) -> bool| {
+        minimal(string_matching(pattern).unwrap(), fails)
+    };
+    type Case = (&'static str, fn(&String) -> bool, &'static str);
+    let table: &[Case] = &[
+        ("[a-z]+", |_| true, "a"),
+        ("[a-z]+", |s| s.len() >= 3, "aaa"),
+        ("[a-z]+", |s| s.contains('q'), "q"),
+        ("[a-z]+", |s| s.contains("qx"), "qx"),
+        ("(foo|bar|b)+", |_| true, "b"),
+        ("(foo|bar|b)+", |s| s.contains('f'), "foo"),
+        (r"\d{3}-\d{4}", |_| true, "000-0000"),
+        (r"\d{3}-\d{4}", |s| s.ends_with('7'), "000-0007"),
+        ("(?i)hello", |_| true, "hello"),
+        ("(?i)hello", |s| s.starts_with('H'), "Hello"),
+        ("[b-d]x*", |s| s.len() > 2, "bxx"),
+        (r"[\u{3B1}-\u{3C9}]{2}", |_| true, "αα"),
+        (".*", |s| !s.is_ascii(), "\u{80}"),
+    ];
+    for &(pattern, fails, want) in table {
+        assert_eq!(m(pattern, fails), format!("{want:?}"), "{pattern}");
+    }
+}
+
+/// A random pattern built from atoms, classes, groups, alternations and repetitions.
+fn random_pattern(tc: &mut TestCase, depth: u32) -> String {
+    const ATOMS: &[&str] = &[
+        "a",
+        "xy",
+        "[a-c]",
+        "[^a]",
+        r"\d",
+        r"\w",
+        ".",
+        r"\p{Greek}",
+        r"\s",
+        "é",
+        r"\.",
+        "[😀-🙏]",
+    ];
+    const REPEATS: &[&str] = &["", "*", "+", "?", "{1,3}", "{2}", "{2,}", "*?", "{0,2}"];
+    let kind = if depth == 0 {
+        0
+    } else {
+        tc.draw(&int(0..=3u8))
+    };
+    let mut out = match kind {
+        0 => ATOMS[tc.draw(&int(0..=ATOMS.len() - 1))].to_string(),
+        1 => {
+            let n = tc.draw(&int(2..=3usize));
+            (0..n).map(|_| random_pattern(tc, depth - 1)).collect()
+        }
+        _ => {
+            let n = tc.draw(&int(2..=3usize));
+            let branches: Vec<String> = (0..n).map(|_| random_pattern(tc, depth - 1)).collect();
+            format!("({})", branches.join("|"))
+        }
+    };
+    let repeat = REPEATS[tc.draw(&int(0..=REPEATS.len() - 1))];
+    if !repeat.is_empty() {
+        out = format!("(?:{out}){repeat}");
+    }
+    out
+}
+
+#[test]
+fn random_patterns_generate_only_matches() {
+    // The oracle is the `regex` crate, slow to build large Unicode automata in a debug
+    // build: 120 patterns of 20 strings each keep this test to a few seconds.
+    for seed in 0..120 {
+        let pattern = random_pattern(&mut TestCase::random(seed), 3);
+        let g = string_matching(&pattern).unwrap_or_else(|e| panic!("{pattern}: {e}"));
+        let oracle = regex::Regex::new(&format!(r"\A(?:{pattern})\z")).unwrap();
+        for s in draws(&g, 20) {
+            assert!(oracle.is_match(&s), "{pattern:?} drew {s:?}");
+        }
+    }
+}
+
+#[test]
+fn pattern_shrinks_land_on_one_string_from_any_start() {
+    let one = |results: std::collections::BTreeMap<String, usize>, want: &str| {
+        assert_eq!(
+            results.keys().collect::<Vec<_>>(),
+            [&format!("{want:?}")],
+            "{results:?}"
+        );
+    };
+    let g = || string_matching("[a-z]+").unwrap();
+    one(minimals(g(), |s| s.len() >= 3, 20), "aaa");
+    one(minimals(g(), |s| s.contains('q'), 20), "q");
+    let g = || string_matching(r"(\d+,)*\d+").unwrap();
+    one(minimals(g(), |s| s.matches(',').count() >= 2, 20), "0,0,0");
+    let g = || string_matching("(foo|bar|b)+").unwrap();
+    one(minimals(g(), |s| s.contains("ar"), 20), "bar");
 }

@@ -14,8 +14,8 @@
 use seedledger_runner::{
     BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, RNG_SCHEME, Stop, TestCase,
     any_f32, any_f64, any_int, boolean, btree_map, btree_set, char_any, char_in, f32_in, f64_in,
-    from_fn, int, just, one_of, option, recursive, select, string, string_of, unit_f64, vec,
-    weighted,
+    from_fn, int, just, one_of, option, recursive, select, string, string_matching, string_of,
+    unit_f64, vec, weighted,
 };
 use std::fmt::Write as _;
 
@@ -206,6 +206,15 @@ fn golden() -> String {
     pin(&mut out, "f64_in(-1.0..=1.0)", &f64_in(-1.0..=1.0));
     pin(&mut out, "f64_in(0.3..5.7)", &f64_in(0.3..5.7));
     pin(&mut out, "f32_in(-1e6..=-0.5)", &f32_in(-1e6..=-0.5));
+    for pattern in [
+        "[a-c]{1,3}(x|yy)*",
+        r"\d{2}-\w+",
+        "(?i)ab.?",
+        "(cat|dog|bird)+",
+    ] {
+        let g = string_matching(pattern).expect("a supported pattern");
+        pin(&mut out, &format!("string_matching({pattern:?})"), &g);
+    }
     out
 }
 
