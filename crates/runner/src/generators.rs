@@ -26,7 +26,7 @@ pub(crate) mod pattern;
 use crate::case::TestCase;
 use std::fmt::Debug;
 use std::marker::PhantomData;
-use std::ops::RangeInclusive;
+use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 use std::sync::Arc;
 
 /// How many tries a [`Filter`] makes before the test case is rejected as invalid.
@@ -186,11 +186,16 @@ pub struct IntGen<T> {
     _t: PhantomData<T>,
 }
 
-/// Integers in `range` (inclusive), shrinking toward 0 or the bound nearest 0.
-/// An empty range (`hi < lo`) is treated as the single value `lo`.
-pub fn int<T: Int>(range: RangeInclusive<T>) -> IntGen<T> {
-    let lo = range.start().to_key();
-    let hi = range.end().to_key().max(lo);
+/// Integers in `range`, shrinking toward 0 or the bound nearest 0. Every kind of range
+/// works: `lo..=hi`, `lo..hi`, `lo..` (up to the type's [`Int::MAX`]), `..=hi`, `..hi`
+/// (from [`Int::MIN`]) and `..` (the same as [`any_int`]). The type comes from the bounds'
+/// literals or from how the drawn value is used (`v[tc.draw(&int(0..v.len()))]` is a
+/// `usize`); with no hint at all an unsuffixed literal is an `i32`, as everywhere in Rust.
+/// An empty range (`hi < lo`, or `lo..lo`) is treated as the single value `lo`.
+pub fn int<T: Int>(range: impl IntRange<T>) -> IntGen<T> {
+    let (lo, hi) = range.bounds();
+    let lo = lo.to_key();
+    let hi = hi.to_key().max(lo);
     IntGen {
         lo,
         hi,
@@ -202,6 +207,50 @@ pub fn int<T: Int>(range: RangeInclusive<T>) -> IntGen<T> {
 /// Any value of an integer type.
 pub fn any_int<T: Int>() -> IntGen<T> {
     int(T::MIN..=T::MAX)
+}
+
+/// The ranges [`int`] accepts.
+pub trait IntRange<T> {
+    /// The inclusive bounds (`hi < lo` for an empty range).
+    fn bounds(self) -> (T, T);
+}
+
+impl<T: Int> IntRange<T> for RangeInclusive<T> {
+    fn bounds(self) -> (T, T) {
+        self.into_inner()
+    }
+}
+
+impl<T: Int> IntRange<T> for Range<T> {
+    fn bounds(self) -> (T, T) {
+        let (lo, hi) = (self.start.to_key(), self.end.to_key());
+        (self.start, T::from_key(hi.max(lo.saturating_add(1)) - 1))
+    }
+}
+
+impl<T: Int> IntRange<T> for RangeFrom<T> {
+    fn bounds(self) -> (T, T) {
+        (self.start, T::MAX)
+    }
+}
+
+impl<T: Int> IntRange<T> for RangeToInclusive<T> {
+    fn bounds(self) -> (T, T) {
+        (T::MIN, self.end)
+    }
+}
+
+impl<T: Int> IntRange<T> for RangeTo<T> {
+    /// `..hi` with `hi <= MIN` is the single value `MIN`.
+    fn bounds(self) -> (T, T) {
+        (T::MIN..self.end).bounds()
+    }
+}
+
+impl<T: Int> IntRange<T> for RangeFull {
+    fn bounds(self) -> (T, T) {
+        (T::MIN, T::MAX)
+    }
 }
 
 impl<T: Int> IntGen<T> {
@@ -404,19 +453,64 @@ impl Gen for UnitF64 {
 
 // ---------------------------------------------------------------- collections
 
-/// Size bounds of a collection.
+/// Size bounds of a collection, from every kind of range: `a..=b`, `a..b` (`a..=b - 1`),
+/// `a..` (`a..=a +` [`DEFAULT_MAX_SIZE`]), `..=b`, `..b` and `..` (`0..=DEFAULT_MAX_SIZE`,
+/// the default size), or an exact size `n`. An empty range (`b < a`, `a..a`) is the single
+/// size `a`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sizes {
     pub min: usize,
     pub max: usize,
 }
 
+impl Sizes {
+    /// The default: `0..=DEFAULT_MAX_SIZE`.
+    pub const DEFAULT: Sizes = Sizes {
+        min: 0,
+        max: DEFAULT_MAX_SIZE,
+    };
+
+    fn new(min: usize, max: usize) -> Sizes {
+        Sizes {
+            min,
+            max: max.max(min),
+        }
+    }
+}
+
 impl From<RangeInclusive<usize>> for Sizes {
     fn from(r: RangeInclusive<usize>) -> Sizes {
-        Sizes {
-            min: *r.start(),
-            max: (*r.end()).max(*r.start()),
-        }
+        Sizes::new(*r.start(), *r.end())
+    }
+}
+
+impl From<Range<usize>> for Sizes {
+    fn from(r: Range<usize>) -> Sizes {
+        Sizes::new(r.start, r.end.saturating_sub(1))
+    }
+}
+
+impl From<RangeFrom<usize>> for Sizes {
+    fn from(r: RangeFrom<usize>) -> Sizes {
+        Sizes::new(r.start, r.start.saturating_add(DEFAULT_MAX_SIZE))
+    }
+}
+
+impl From<RangeToInclusive<usize>> for Sizes {
+    fn from(r: RangeToInclusive<usize>) -> Sizes {
+        Sizes::new(0, r.end)
+    }
+}
+
+impl From<RangeTo<usize>> for Sizes {
+    fn from(r: RangeTo<usize>) -> Sizes {
+        Sizes::new(0, r.end.saturating_sub(1))
+    }
+}
+
+impl From<RangeFull> for Sizes {
+    fn from(_: RangeFull) -> Sizes {
+        Sizes::DEFAULT
     }
 }
 
@@ -458,12 +552,19 @@ pub struct VecGen<G> {
     sizes: Sizes,
 }
 
-/// `Vec`s of `elem` values with a length in `sizes` (a range or an exact length).
+/// `Vec`s of `elem` values with a length in `sizes`: any range (`0..=8`, `1..`, `..10`;
+/// `..` is the default, `0..=`[`DEFAULT_MAX_SIZE`]) or an exact length; see [`Sizes`].
 pub fn vec<G: Gen>(elem: G, sizes: impl Into<Sizes>) -> VecGen<G> {
     VecGen {
         elem,
         sizes: sizes.into(),
     }
+}
+
+/// `Vec`s of `elem` values with the default length, `0..=`[`DEFAULT_MAX_SIZE`]: the same
+/// as `vec(elem, ..)`.
+pub fn vec_of<G: Gen>(elem: G) -> VecGen<G> {
+    vec(elem, Sizes::DEFAULT)
 }
 
 impl<G: Gen> Gen for VecGen<G> {

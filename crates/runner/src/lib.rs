@@ -32,9 +32,9 @@ pub use generators::float::{Float, FloatGen, FloatRange, any_f32, any_f64, f32_i
 pub use generators::pattern::{REGEX_MAX_LEN, REGEX_REPEAT_CAP, RegexGen, string_matching};
 pub use generators::{
     BoolGen, BoxedGen, CharGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Filter, FlatMap, FromFn, Gen, Int,
-    IntGen, Just, Map, OneOf, OptionGen, Sizes, StringGen, UnitF64, VecGen, any_int, boolean,
-    btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option, recursive, select,
-    string, string_of, unit_f64, vec, weighted,
+    IntGen, IntRange, Just, Map, OneOf, OptionGen, Sizes, StringGen, UnitF64, VecGen, any_int,
+    boolean, btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option,
+    recursive, select, string, string_of, unit_f64, vec, vec_of, weighted,
 };
 pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
 pub use plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, MAX_PLAN, PlanError, cases, parse_seeds};

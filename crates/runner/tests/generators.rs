@@ -4,8 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::{
-    Fixture, Gen, Outcome, Property, RegexError, ShrinkConfig, ShrinkStop, TestCase, any_f32,
-    any_f64, any_int, execute, f32_in, f64_in, int, prop_assert, shrink_twice, string_matching,
+    DEFAULT_MAX_SIZE, Fixture, Gen, Outcome, Property, RegexError, ShrinkConfig, ShrinkStop, Sizes,
+    TestCase, any_f32, any_f64, any_int, char_in, execute, f32_in, f64_in, int, prop_assert,
+    shrink_twice, string_matching, string_of, vec, vec_of,
 };
 
 /// Values `g` draws for seeds `0..n`.
@@ -596,4 +597,85 @@ fn pattern_shrinks_land_on_one_string_from_any_start() {
     one(minimals(g(), |s| s.matches(',').count() >= 2, 20), "0,0,0");
     let g = || string_matching("(foo|bar|b)+").unwrap();
     one(minimals(g(), |s| s.contains("ar"), 20), "bar");
+}
+
+// ---------------------------------------------------------------- defaults
+
+#[test]
+#[allow(clippy::reversed_empty_ranges)] // empty ranges on purpose
+fn int_takes_every_kind_of_range() {
+    let xs = draws(&int(0..10), 2_000);
+    assert!(xs.iter().all(|x| (0..10).contains(x)) && xs.contains(&9) && xs.contains(&0));
+    let xs: Vec<u8> = draws(&int(250..), 500);
+    assert!(xs.iter().all(|&x| x >= 250) && xs.contains(&255));
+    let xs = draws(&int(..=-3i8), 2_000);
+    assert!(xs.iter().all(|&x| x <= -3) && xs.contains(&-128) && xs.contains(&-3));
+    let xs = draws(&int(..3u16), 500);
+    assert!(xs.iter().all(|&x| x < 3) && xs.contains(&2));
+    let xs: Vec<u16> = draws(&int(..), 2_000);
+    assert!(xs.contains(&u16::MAX) && xs.contains(&0));
+    // Empty ranges are the single value lo, at every edge of the type.
+    assert!(draws(&int(3..3), 50).iter().all(|&x| x == 3));
+    assert!(draws(&int(7..2), 50).iter().all(|&x| x == 7));
+    assert!(
+        draws(&int(u128::MAX..u128::MAX), 50)
+            .iter()
+            .all(|&x| x == u128::MAX)
+    );
+    assert!(draws(&int(..i64::MIN), 50).iter().all(|&x| x == i64::MIN));
+    // The type comes from how the value is used.
+    let v = ["a", "b", "c"];
+    let mut tc = TestCase::random(5);
+    let i = tc.draw(&int(0..v.len()));
+    assert!(v[i] <= "c");
+    let small: u8 = tc.draw(&int(0..=200));
+    assert!(small <= 200);
+    // `lo..hi` draws what `lo..=hi - 1` draws.
+    for seed in 0..200 {
+        assert_eq!(
+            TestCase::random(seed).draw(&int(-5..5i32)),
+            TestCase::random(seed).draw(&int(-5..=4i32))
+        );
+    }
+}
+
+#[test]
+#[allow(clippy::reversed_empty_ranges)] // empty ranges on purpose
+fn collections_take_every_kind_of_range_and_a_default_size() {
+    let sizes = |s: Sizes| (s.min, s.max);
+    assert_eq!(sizes((..).into()), (0, DEFAULT_MAX_SIZE));
+    assert_eq!(sizes((2..).into()), (2, 2 + DEFAULT_MAX_SIZE));
+    assert_eq!(sizes((..5).into()), (0, 4));
+    assert_eq!(sizes((..=5).into()), (0, 5));
+    assert_eq!(sizes((1..4).into()), (1, 3));
+    assert_eq!(sizes((4..4).into()), (4, 4));
+    assert_eq!(sizes((6..=2).into()), (6, 6));
+    assert_eq!(sizes(3.into()), (3, 3));
+    assert_eq!(Sizes::DEFAULT, Sizes::from(..));
+
+    let lens: std::collections::BTreeSet<usize> = draws(&vec_of(int(0..=9u8)), 3_000)
+        .iter()
+        .map(Vec::len)
+        .collect();
+    assert_eq!(lens, (0..=DEFAULT_MAX_SIZE).collect());
+    for seed in 0..200 {
+        assert_eq!(
+            TestCase::random(seed).draw(&vec_of(int(0..=9u8))),
+            TestCase::random(seed).draw(&vec(int(0..=9u8), ..)),
+            "vec_of(g) is vec(g, ..)"
+        );
+    }
+    assert!(
+        draws(&vec(int(0..=9u8), 1..), 500)
+            .iter()
+            .all(|v| !v.is_empty())
+    );
+    assert!(
+        draws(&vec(int(0..=9u8), ..3), 500)
+            .iter()
+            .all(|v| v.len() < 3)
+    );
+    let s = draws(&string_of(char_in('a'..='c'), 2..4), 500);
+    assert!(s.iter().all(|s| (2..4).contains(&s.len())));
+    assert_eq!(minimal(vec_of(int(0..=9u8)), |v| v.len() >= 3), "[0, 0, 0]");
 }

@@ -15,7 +15,7 @@ use seedledger_runner::{
     BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, RNG_SCHEME, Stop, TestCase,
     any_f32, any_f64, any_int, boolean, btree_map, btree_set, char_any, char_in, f32_in, f64_in,
     from_fn, int, just, one_of, option, recursive, select, string, string_matching, string_of,
-    unit_f64, vec, weighted,
+    unit_f64, vec, vec_of, weighted,
 };
 use std::fmt::Write as _;
 
@@ -206,6 +206,10 @@ fn golden() -> String {
     pin(&mut out, "f64_in(-1.0..=1.0)", &f64_in(-1.0..=1.0));
     pin(&mut out, "f64_in(0.3..5.7)", &f64_in(0.3..5.7));
     pin(&mut out, "f32_in(-1e6..=-0.5)", &f32_in(-1e6..=-0.5));
+    pin(&mut out, "int(0..10usize)", &int(0..10usize));
+    pin(&mut out, "int(250u8..)", &int(250u8..));
+    pin(&mut out, "vec_of(int(0..=9u8))", &vec_of(int(0..=9u8)));
+    pin(&mut out, "vec(boolean(), 2..5)", &vec(boolean(), 2..5));
     for pattern in [
         "[a-c]{1,3}(x|yy)*",
         r"\d{2}-\w+",
