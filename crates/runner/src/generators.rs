@@ -22,6 +22,7 @@
 
 pub(crate) mod float;
 pub(crate) mod pattern;
+pub(crate) mod recursion;
 
 use crate::case::TestCase;
 use std::fmt::Debug;

@@ -30,6 +30,7 @@ pub use errors::{RegexError, RunError};
 pub use exec::{Evaluation, Failure, Outcome, evaluate, execute};
 pub use generators::float::{Float, FloatGen, FloatRange, any_f32, any_f64, f32_in, f64_in};
 pub use generators::pattern::{REGEX_MAX_LEN, REGEX_REPEAT_CAP, RegexGen, string_matching};
+pub use generators::recursion::{RecursiveTree, recursive_tree};
 pub use generators::{
     BoolGen, BoxedGen, CharGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Filter, FlatMap, FromFn, Gen, Int,
     IntGen, IntRange, Just, Map, OneOf, OptionGen, Sizes, StringGen, UnitF64, VecGen, any_int,

@@ -14,8 +14,8 @@
 use seedledger_runner::{
     BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, RNG_SCHEME, Stop, TestCase,
     any_f32, any_f64, any_int, boolean, btree_map, btree_set, char_any, char_in, f32_in, f64_in,
-    from_fn, int, just, one_of, option, recursive, select, string, string_matching, string_of,
-    unit_f64, vec, vec_of, weighted,
+    from_fn, int, just, one_of, option, recursive, recursive_tree, select, string, string_matching,
+    string_of, unit_f64, vec, vec_of, weighted,
 };
 use std::fmt::Write as _;
 
@@ -210,6 +210,19 @@ fn golden() -> String {
     pin(&mut out, "int(250u8..)", &int(250u8..));
     pin(&mut out, "vec_of(int(0..=9u8))", &vec_of(int(0..=9u8)));
     pin(&mut out, "vec(boolean(), 2..5)", &vec(boolean(), 2..5));
+    let tree = recursive_tree(3)
+        .leaf(int(0..=9u8).map(Tree::Leaf))
+        .leaf(just(Tree::Leaf(99)))
+        .branch(|sub: BoxedGen<Tree>| {
+            (sub.clone(), sub).map(|(a, b)| Tree::Node(Box::new(a), Box::new(b)))
+        })
+        .branch(|sub: BoxedGen<Tree>| sub.map(|a| Tree::Node(Box::new(a), Box::new(Tree::Leaf(0)))))
+        .build();
+    pin(
+        &mut out,
+        "recursive_tree(3, leaves 0..=9 and 99, node(a, b), node(a, 0))",
+        &tree,
+    );
     for pattern in [
         "[a-c]{1,3}(x|yy)*",
         r"\d{2}-\w+",
