@@ -20,6 +20,7 @@
 //! * filters: up to [`FILTER_TRIES`] tries, each a fresh sub-draw; then the case is invalid;
 //! * every sub-draw sits in a span labelled with its generator's label.
 
+pub(crate) mod arbitrary;
 pub(crate) mod float;
 pub(crate) mod pattern;
 pub(crate) mod recursion;

@@ -28,6 +28,7 @@ pub use code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
 pub use control::{RunControl, RunStarted, TrialExecutor, TrialInput, append_crash_row};
 pub use errors::{RegexError, RunError};
 pub use exec::{Evaluation, Failure, Outcome, evaluate, execute};
+pub use generators::arbitrary::{Any, Arbitrary, Labelled, any, labelled};
 pub use generators::float::{Float, FloatGen, FloatRange, any_f32, any_f64, f32_in, f64_in};
 pub use generators::pattern::{REGEX_MAX_LEN, REGEX_REPEAT_CAP, RegexGen, string_matching};
 pub use generators::recursion::{RecursiveTree, recursive_tree};
@@ -46,6 +47,8 @@ pub use run::{
     RunSummary, TOOL, evidence_paths, load_fixture, load_spec, replay, replay_receipt_command,
     run_properties, run_properties_with, run_property, run_property_with, shell_word,
 };
+/// `#[derive(Arbitrary)]` for structs and enums (crate `seedledger-derive`).
+pub use seedledger_derive::Arbitrary;
 pub use shrink::*;
 pub use signature::{fold_whitespace, normalize, panic_signature};
 pub use watchdog::TIMEOUT_EXIT_STATUS;

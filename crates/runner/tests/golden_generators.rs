@@ -12,10 +12,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::{
-    BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, RNG_SCHEME, Stop, TestCase,
-    any_f32, any_f64, any_int, boolean, btree_map, btree_set, char_any, char_in, f32_in, f64_in,
-    from_fn, int, just, one_of, option, recursive, recursive_tree, select, string, string_matching,
-    string_of, unit_f64, vec, vec_of, weighted,
+    Arbitrary, BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, RNG_SCHEME, Stop,
+    TestCase, any, any_f32, any_f64, any_int, boolean, btree_map, btree_set, char_any, char_in,
+    f32_in, f64_in, from_fn, int, just, one_of, option, recursive, recursive_tree, select, string,
+    string_matching, string_of, unit_f64, vec, vec_of, weighted,
 };
 use std::fmt::Write as _;
 
@@ -78,6 +78,23 @@ fn encoding<G: Gen>(out: &mut String, name: &str, g: &G, n: u64) {
 enum Tree {
     Leaf(u8),
     Node(Box<Tree>, Box<Tree>),
+}
+
+#[derive(Debug, Arbitrary)]
+#[allow(dead_code)] // read through `Debug` only
+struct Record {
+    id: u16,
+    #[seedledger(gen = "int(0..=9u8)")]
+    digit: u8,
+    tags: Vec<bool>,
+}
+
+#[derive(Debug, Arbitrary)]
+#[allow(dead_code)] // read through `Debug` only
+enum Shape {
+    Dot,
+    Circle { r: u8 },
+    Rect(i8, i8),
 }
 
 fn golden() -> String {
@@ -223,6 +240,14 @@ fn golden() -> String {
         "recursive_tree(3, leaves 0..=9 and 99, node(a, b), node(a, 0))",
         &tree,
     );
+    pin(&mut out, "any::<Vec<i16>>", &any::<Vec<i16>>());
+    pin(
+        &mut out,
+        "any::<(u8, Option<bool>, char)>",
+        &any::<(u8, Option<bool>, char)>(),
+    );
+    pin(&mut out, "any::<Record> (derived struct)", &any::<Record>());
+    pin(&mut out, "any::<Shape> (derived enum)", &any::<Shape>());
     for pattern in [
         "[a-c]{1,3}(x|yy)*",
         r"\d{2}-\w+",
