@@ -19,6 +19,11 @@
 //!   and a subtree's choices mean the same subtree one level up;
 //! * filters: up to [`FILTER_TRIES`] tries, each a fresh sub-draw; then the case is invalid;
 //! * every sub-draw sits in a span labelled with its generator's label.
+//!
+//! Beside this file: `float.rs` (any `f64` / `f32` and float ranges: four choices, simple
+//! values first), `pattern.rs` (strings from a regular expression), `recursion.rs` (trees
+//! with several node kinds) and `arbitrary.rs` (`any::<T>()`, the trait the derive
+//! implements, and `labelled` named sub-draws); each documents its encoding.
 
 pub(crate) mod arbitrary;
 pub(crate) mod float;
@@ -547,7 +552,7 @@ fn draw_elements<G: Gen>(
     }
 }
 
-/// `Vec`s of `elem` values; see [`vec`].
+/// `Vec`s of `elem` values; see [`vec()`].
 #[derive(Debug, Clone)]
 pub struct VecGen<G> {
     elem: G,
