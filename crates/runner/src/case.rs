@@ -327,6 +327,15 @@ impl TestCase {
         self.choice_with(max, |r| r.rng.upto(max))
     }
 
+    /// A choice in `0..=max` whose random value `pick` computes from the seed's stream (a
+    /// value above `max` is taken as `max`); replays ignore `pick`. For generators whose
+    /// random distribution is not the standard bias: floats plan a whole value, then record
+    /// it as several choices.
+    #[inline]
+    pub(crate) fn choice_by(&mut self, max: u64, pick: impl FnOnce(&mut SeedRng) -> u64) -> u64 {
+        self.choice_with(max, |r| pick(&mut r.rng).min(max))
+    }
+
     /// A choice whose random value `pick` computes from the stream (it must return a value
     /// in `0..=max`). Replays ignore `pick`.
     #[inline(always)]

@@ -90,3 +90,21 @@ fn spec_hint(source: &io::Error, path: &std::path::Path) -> String {
         _ => String::new(),
     }
 }
+
+/// Why [`crate::string_matching`] refused a pattern.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegexError {
+    /// The pattern does not parse (the message is `regex-syntax`'s).
+    #[error("invalid regular expression `{pattern}` at offset {offset}: {message}")]
+    Syntax {
+        pattern: String,
+        offset: usize,
+        message: String,
+    },
+    /// The pattern parses but uses something the generator cannot satisfy by construction.
+    #[error("regular expression `{pattern}` cannot be generated from: {what}")]
+    Unsupported { pattern: String, what: String },
+    /// The pattern matches no string at all (an empty class, for example).
+    #[error("regular expression `{pattern}` matches no string")]
+    Empty { pattern: String },
+}

@@ -6,7 +6,8 @@
 //!
 //! * integers in `lo..=hi`: the choice is the distance from the shrink target — 0 when the
 //!   range holds 0, else the bound nearest 0 — alternating positive before negative
-//!   (`0, 1, -1, 2, -2, ...`) while both sides have room;
+//!   (`0, 1, -1, 2, -2, ...`) while both sides have room; a range of more than 2^64 values
+//!   (`u128` / `i128` only) draws the distance as two choices, its high 64 bits first;
 //! * `bool`: `false` is 0; `Option`: `None` is 0, then the value;
 //! * collections: a "continue?" flag (1 = one more element) before each element past the
 //!   minimum size, so deleting an element deletes a block of choices; a collection that
@@ -18,11 +19,21 @@
 //!   and a subtree's choices mean the same subtree one level up;
 //! * filters: up to [`FILTER_TRIES`] tries, each a fresh sub-draw; then the case is invalid;
 //! * every sub-draw sits in a span labelled with its generator's label.
+//!
+//! Beside this file: `float.rs` (any `f64` / `f32` and float ranges: four choices, simple
+//! values first), `pattern.rs` (strings from a regular expression), `recursion.rs` (trees
+//! with several node kinds) and `arbitrary.rs` (`any::<T>()`, the trait the derive
+//! implements, and `labelled` named sub-draws); each documents its encoding.
+
+pub(crate) mod arbitrary;
+pub(crate) mod float;
+pub(crate) mod pattern;
+pub(crate) mod recursion;
 
 use crate::case::TestCase;
 use std::fmt::Debug;
 use std::marker::PhantomData;
-use std::ops::RangeInclusive;
+use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 use std::sync::Arc;
 
 /// How many tries a [`Filter`] makes before the test case is rejected as invalid.
@@ -90,131 +101,222 @@ impl<G: Gen + ?Sized> Gen for &G {
 
 // ---------------------------------------------------------------- integers
 
-/// Integer types generators can produce. The mapping goes through `i128`, so it does not
-/// depend on pointer width.
+/// Integer types generators can produce, every width from 8 to 128 bits.
+///
+/// A value maps to a *key* in `u128` that keeps the type's order and its differences
+/// (unsigned types: the value itself; signed types: the value offset by 2^127), so one
+/// mapping serves every width without depending on pointer width, and `u128` and `i128` fit
+/// as well as the narrow types.
 pub trait Int: Copy + Debug + 'static {
-    const MIN: i128;
-    const MAX: i128;
-    fn to_i128(self) -> i128;
-    fn from_i128(v: i128) -> Self;
+    /// The smallest value [`any_int`] draws (`isize`: `i32::MIN` on every platform).
+    const MIN: Self;
+    /// The largest value [`any_int`] draws (`usize` / `isize`: the 32-bit maximum).
+    const MAX: Self;
+    /// The key of zero.
+    const ZERO_KEY: u128;
+    /// The value's key.
+    fn to_key(self) -> u128;
+    /// The value of a key (the inverse of [`Int::to_key`] on the type's keys).
+    fn from_key(key: u128) -> Self;
 }
 
-macro_rules! impl_int {
+const SIGN_OFFSET: u128 = 1 << 127;
+
+macro_rules! impl_unsigned {
     ($($t:ty),*) => {$(
         impl Int for $t {
-            const MIN: i128 = <$t>::MIN as i128;
-            const MAX: i128 = <$t>::MAX as i128;
+            const MIN: $t = <$t>::MIN;
+            const MAX: $t = <$t>::MAX;
+            const ZERO_KEY: u128 = 0;
             #[inline]
-            fn to_i128(self) -> i128 { self as i128 }
+            fn to_key(self) -> u128 { self as u128 }
             #[inline]
-            fn from_i128(v: i128) -> Self { v as $t }
+            fn from_key(key: u128) -> Self { key as $t }
         }
     )*};
 }
-impl_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+impl_unsigned!(u8, u16, u32, u64, u128);
 
-// Pointer-sized integers: ranges map through `i128` like every other width, and their full
+macro_rules! impl_signed {
+    ($($t:ty),*) => {$(
+        impl Int for $t {
+            const MIN: $t = <$t>::MIN;
+            const MAX: $t = <$t>::MAX;
+            const ZERO_KEY: u128 = SIGN_OFFSET;
+            #[inline]
+            fn to_key(self) -> u128 { (self as i128 as u128) ^ SIGN_OFFSET }
+            #[inline]
+            fn from_key(key: u128) -> Self { (key ^ SIGN_OFFSET) as i128 as $t }
+        }
+    )*};
+}
+impl_signed!(i8, i16, i32, i64, i128);
+
+// Pointer-sized integers: ranges map through keys like every other width, and their full
 // range is pinned to the 32-bit one on every platform, so `any_int::<usize>()` means the same
 // values on 32- and 64-bit machines.
 impl Int for usize {
-    const MIN: i128 = 0;
-    const MAX: i128 = u32::MAX as i128;
+    const MIN: usize = 0;
+    const MAX: usize = u32::MAX as usize;
+    const ZERO_KEY: u128 = 0;
     #[inline]
-    fn to_i128(self) -> i128 {
-        self as i128
+    fn to_key(self) -> u128 {
+        self as u128
     }
     #[inline]
-    fn from_i128(v: i128) -> Self {
-        v as usize
+    fn from_key(key: u128) -> Self {
+        key as usize
     }
 }
 
 impl Int for isize {
-    const MIN: i128 = i32::MIN as i128;
-    const MAX: i128 = i32::MAX as i128;
+    const MIN: isize = i32::MIN as isize;
+    const MAX: isize = i32::MAX as isize;
+    const ZERO_KEY: u128 = SIGN_OFFSET;
     #[inline]
-    fn to_i128(self) -> i128 {
-        self as i128
+    fn to_key(self) -> u128 {
+        (self as i128 as u128) ^ SIGN_OFFSET
     }
     #[inline]
-    fn from_i128(v: i128) -> Self {
-        v as isize
+    fn from_key(key: u128) -> Self {
+        (key ^ SIGN_OFFSET) as i128 as isize
     }
 }
 
 /// Integers in a range; see [`int`].
 #[derive(Debug, Clone, Copy)]
 pub struct IntGen<T> {
-    lo: i128,
-    hi: i128,
+    /// Keys of the bounds and of the shrink target's reference point, zero.
+    lo: u128,
+    hi: u128,
+    zero: u128,
     _t: PhantomData<T>,
 }
 
-/// Integers in `range` (inclusive), shrinking toward 0 or the bound nearest 0.
-/// An empty range (`hi < lo`) is treated as the single value `lo`.
-pub fn int<T: Int>(range: RangeInclusive<T>) -> IntGen<T> {
-    let lo = range.start().to_i128();
-    let hi = range.end().to_i128().max(lo);
+/// Integers in `range`, shrinking toward 0 or the bound nearest 0. Every kind of range
+/// works: `lo..=hi`, `lo..hi`, `lo..` (up to the type's [`Int::MAX`]), `..=hi`, `..hi`
+/// (from [`Int::MIN`]) and `..` (the same as [`any_int`]). The type comes from the bounds'
+/// literals or from how the drawn value is used (`v[tc.draw(&int(0..v.len()))]` is a
+/// `usize`); with no hint at all an unsuffixed literal is an `i32`, as everywhere in Rust.
+/// An empty range (`hi < lo`, or `lo..lo`) is treated as the single value `lo`.
+pub fn int<T: Int>(range: impl IntRange<T>) -> IntGen<T> {
+    let (lo, hi) = range.bounds();
+    let lo = lo.to_key();
+    let hi = hi.to_key().max(lo);
     IntGen {
         lo,
         hi,
+        zero: T::ZERO_KEY,
         _t: PhantomData,
     }
 }
 
 /// Any value of an integer type.
 pub fn any_int<T: Int>() -> IntGen<T> {
-    IntGen {
-        lo: T::MIN,
-        hi: T::MAX,
-        _t: PhantomData,
+    int(T::MIN..=T::MAX)
+}
+
+/// The ranges [`int`] accepts.
+pub trait IntRange<T> {
+    /// The inclusive bounds (`hi < lo` for an empty range).
+    fn bounds(self) -> (T, T);
+}
+
+impl<T: Int> IntRange<T> for RangeInclusive<T> {
+    fn bounds(self) -> (T, T) {
+        self.into_inner()
+    }
+}
+
+impl<T: Int> IntRange<T> for Range<T> {
+    fn bounds(self) -> (T, T) {
+        let (lo, hi) = (self.start.to_key(), self.end.to_key());
+        (self.start, T::from_key(hi.max(lo.saturating_add(1)) - 1))
+    }
+}
+
+impl<T: Int> IntRange<T> for RangeFrom<T> {
+    fn bounds(self) -> (T, T) {
+        (self.start, T::MAX)
+    }
+}
+
+impl<T: Int> IntRange<T> for RangeToInclusive<T> {
+    fn bounds(self) -> (T, T) {
+        (T::MIN, self.end)
+    }
+}
+
+impl<T: Int> IntRange<T> for RangeTo<T> {
+    /// `..hi` with `hi <= MIN` is the single value `MIN`.
+    fn bounds(self) -> (T, T) {
+        (T::MIN..self.end).bounds()
+    }
+}
+
+impl<T: Int> IntRange<T> for RangeFull {
+    fn bounds(self) -> (T, T) {
+        (T::MIN, T::MAX)
     }
 }
 
 impl<T: Int> IntGen<T> {
-    /// The largest choice: `hi - lo`.
+    /// The largest choice index: `hi - lo`. Ranges of up to 2^64 values draw one choice of
+    /// this bound; wider ones (only `u128` / `i128` have them) draw two, the high 64 bits of
+    /// the index first, then the low 64 bits.
     #[inline]
-    pub fn max_index(&self) -> u64 {
-        (self.hi - self.lo) as u64
+    pub fn max_index(&self) -> u128 {
+        self.hi - self.lo
     }
 
-    /// The value of choice `index` (see the module docs for the order).
+    /// The value of choice index `index` (see the module docs for the order); an index
+    /// past [`IntGen::max_index`] means the last value.
     #[inline]
-    pub fn value_of(&self, index: u64) -> T {
-        let (lo, hi, k) = (self.lo, self.hi, i128::from(index));
-        let v = if lo >= 0 {
+    pub fn value_of(&self, index: u128) -> T {
+        let (lo, hi, z) = (self.lo, self.hi, self.zero);
+        let k = index.min(hi - lo);
+        let key = if z <= lo {
             lo + k
-        } else if hi <= 0 {
+        } else if z >= hi {
             hi - k
         } else {
-            let m = hi.min(-lo);
+            let (up, down) = (hi - z, z - lo);
+            let m = up.min(down);
+            // 2m <= up + down = hi - lo, so this cannot overflow.
             if k <= 2 * m {
-                if k % 2 == 1 { (k + 1) / 2 } else { -(k / 2) }
-            } else if hi > -lo {
-                k - m
+                if k % 2 == 1 { z + k / 2 + 1 } else { z - k / 2 }
+            } else if up > down {
+                z + (k - m)
             } else {
-                -(k - m)
+                z - (k - m)
             }
         };
-        T::from_i128(v)
+        T::from_key(key)
     }
 
-    /// The choice that yields `value` (the inverse of [`IntGen::value_of`]).
-    pub fn index_of(&self, value: T) -> u64 {
-        let (lo, hi, v) = (self.lo, self.hi, value.to_i128().clamp(self.lo, self.hi));
-        let k = if lo >= 0 {
+    /// The choice index that yields `value` (the inverse of [`IntGen::value_of`]; a value
+    /// outside the range is first moved to the nearest bound).
+    pub fn index_of(&self, value: T) -> u128 {
+        let (lo, hi, z) = (self.lo, self.hi, self.zero);
+        let v = value.to_key().clamp(lo, hi);
+        if z <= lo {
             v - lo
-        } else if hi <= 0 {
+        } else if z >= hi {
             hi - v
         } else {
-            let m = hi.min(-lo);
-            if v.abs() <= m {
-                if v > 0 { 2 * v - 1 } else { -2 * v }
+            let m = (hi - z).min(z - lo);
+            if v >= z {
+                let d = v - z;
+                match d {
+                    0 => 0,
+                    d if d <= m => 2 * d - 1,
+                    d => d + m,
+                }
             } else {
-                v.abs() + m
+                let d = z - v;
+                if d <= m { 2 * d } else { d + m }
             }
-        };
-        k as u64
+        }
     }
 }
 
@@ -222,7 +324,16 @@ impl<T: Int> Gen for IntGen<T> {
     type Value = T;
     #[inline]
     fn generate(&self, tc: &mut TestCase) -> T {
-        let index = tc.choice(self.max_index());
+        let max = self.max_index();
+        let index = match u64::try_from(max) {
+            Ok(max) => u128::from(tc.choice(max)),
+            Err(_) => {
+                let top = (max >> 64) as u64;
+                let high = tc.choice(top);
+                let low = tc.choice(if high == top { max as u64 } else { u64::MAX });
+                (u128::from(high) << 64) | u128::from(low)
+            }
+        };
         self.value_of(index)
     }
     fn label(&self) -> &'static str {
@@ -258,7 +369,7 @@ pub struct CharGen {
     ascii_first: bool,
 }
 
-const ASCII_ORDER: &[u8; 95] =
+pub(crate) const ASCII_ORDER: &[u8; 95] =
     b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
 /// Any Unicode scalar value; the 95 printable ASCII characters come first (`'a'` is the
@@ -349,19 +460,64 @@ impl Gen for UnitF64 {
 
 // ---------------------------------------------------------------- collections
 
-/// Size bounds of a collection.
+/// Size bounds of a collection, from every kind of range: `a..=b`, `a..b` (`a..=b - 1`),
+/// `a..` (`a..=a +` [`DEFAULT_MAX_SIZE`]), `..=b`, `..b` and `..` (`0..=DEFAULT_MAX_SIZE`,
+/// the default size), or an exact size `n`. An empty range (`b < a`, `a..a`) is the single
+/// size `a`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sizes {
     pub min: usize,
     pub max: usize,
 }
 
+impl Sizes {
+    /// The default: `0..=DEFAULT_MAX_SIZE`.
+    pub const DEFAULT: Sizes = Sizes {
+        min: 0,
+        max: DEFAULT_MAX_SIZE,
+    };
+
+    fn new(min: usize, max: usize) -> Sizes {
+        Sizes {
+            min,
+            max: max.max(min),
+        }
+    }
+}
+
 impl From<RangeInclusive<usize>> for Sizes {
     fn from(r: RangeInclusive<usize>) -> Sizes {
-        Sizes {
-            min: *r.start(),
-            max: (*r.end()).max(*r.start()),
-        }
+        Sizes::new(*r.start(), *r.end())
+    }
+}
+
+impl From<Range<usize>> for Sizes {
+    fn from(r: Range<usize>) -> Sizes {
+        Sizes::new(r.start, r.end.saturating_sub(1))
+    }
+}
+
+impl From<RangeFrom<usize>> for Sizes {
+    fn from(r: RangeFrom<usize>) -> Sizes {
+        Sizes::new(r.start, r.start.saturating_add(DEFAULT_MAX_SIZE))
+    }
+}
+
+impl From<RangeToInclusive<usize>> for Sizes {
+    fn from(r: RangeToInclusive<usize>) -> Sizes {
+        Sizes::new(0, r.end)
+    }
+}
+
+impl From<RangeTo<usize>> for Sizes {
+    fn from(r: RangeTo<usize>) -> Sizes {
+        Sizes::new(0, r.end.saturating_sub(1))
+    }
+}
+
+impl From<RangeFull> for Sizes {
+    fn from(_: RangeFull) -> Sizes {
+        Sizes::DEFAULT
     }
 }
 
@@ -396,19 +552,26 @@ fn draw_elements<G: Gen>(
     }
 }
 
-/// `Vec`s of `elem` values; see [`vec`].
+/// `Vec`s of `elem` values; see [`vec()`].
 #[derive(Debug, Clone)]
 pub struct VecGen<G> {
     elem: G,
     sizes: Sizes,
 }
 
-/// `Vec`s of `elem` values with a length in `sizes` (a range or an exact length).
+/// `Vec`s of `elem` values with a length in `sizes`: any range (`0..=8`, `1..`, `..10`;
+/// `..` is the default, `0..=`[`DEFAULT_MAX_SIZE`]) or an exact length; see [`Sizes`].
 pub fn vec<G: Gen>(elem: G, sizes: impl Into<Sizes>) -> VecGen<G> {
     VecGen {
         elem,
         sizes: sizes.into(),
     }
+}
+
+/// `Vec`s of `elem` values with the default length, `0..=`[`DEFAULT_MAX_SIZE`]: the same
+/// as `vec(elem, ..)`.
+pub fn vec_of<G: Gen>(elem: G) -> VecGen<G> {
+    vec(elem, Sizes::DEFAULT)
 }
 
 impl<G: Gen> Gen for VecGen<G> {

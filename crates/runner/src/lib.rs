@@ -28,13 +28,17 @@ pub use check::{check, check_registered, try_check, try_check_in};
 pub use clock::rfc3339;
 pub use code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
 pub use control::{RunControl, RunStarted, TrialExecutor, TrialInput, append_crash_row};
-pub use errors::RunError;
+pub use errors::{RegexError, RunError};
 pub use exec::{Evaluation, Failure, Outcome, evaluate, execute};
+pub use generators::arbitrary::{Any, Arbitrary, Labelled, any, labelled};
+pub use generators::float::{Float, FloatGen, FloatRange, any_f32, any_f64, f32_in, f64_in};
+pub use generators::pattern::{REGEX_MAX_LEN, REGEX_REPEAT_CAP, RegexGen, string_matching};
+pub use generators::recursion::{RecursiveTree, recursive_tree};
 pub use generators::{
     BoolGen, BoxedGen, CharGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Filter, FlatMap, FromFn, Gen, Int,
-    IntGen, Just, Map, OneOf, OptionGen, Sizes, StringGen, UnitF64, VecGen, any_int, boolean,
-    btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option, recursive, select,
-    string, string_of, unit_f64, vec, weighted,
+    IntGen, IntRange, Just, Map, OneOf, OptionGen, Sizes, StringGen, UnitF64, VecGen, any_int,
+    boolean, btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option,
+    recursive, select, string, string_of, unit_f64, vec, vec_of, weighted,
 };
 pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
 pub use minimize::{FindConfig, FindError, Minimal, ReplayError, find_minimal, replay_choices};
@@ -50,6 +54,8 @@ pub use run::{
     replay_receipt_command, replay_seed_command, run_properties, run_properties_with, run_property,
     run_property_with, shell_word, too_many_discards,
 };
+/// `#[derive(Arbitrary)]` for structs and enums (crate `seedledger-derive`).
+pub use seedledger_derive::Arbitrary;
 pub use shrink::*;
 pub use signature::{fold_whitespace, normalize, panic_signature};
 pub use watchdog::TIMEOUT_EXIT_STATUS;

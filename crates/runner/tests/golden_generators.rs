@@ -12,9 +12,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::{
-    BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, RNG_SCHEME, Stop, TestCase,
-    any_int, boolean, btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option,
-    recursive, select, string, string_of, unit_f64, vec, weighted,
+    Arbitrary, BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, RNG_SCHEME, Stop,
+    TestCase, any, any_f32, any_f64, any_int, boolean, btree_map, btree_set, char_any, char_in,
+    f32_in, f64_in, from_fn, int, just, one_of, option, recursive, recursive_tree, select, string,
+    string_matching, string_of, unit_f64, vec, vec_of, weighted,
 };
 use std::fmt::Write as _;
 
@@ -77,6 +78,23 @@ fn encoding<G: Gen>(out: &mut String, name: &str, g: &G, n: u64) {
 enum Tree {
     Leaf(u8),
     Node(Box<Tree>, Box<Tree>),
+}
+
+#[derive(Debug, Arbitrary)]
+#[allow(dead_code)] // read through `Debug` only
+struct Record {
+    id: u16,
+    #[seedledger(gen = "int(0..=9u8)")]
+    digit: u8,
+    tags: Vec<bool>,
+}
+
+#[derive(Debug, Arbitrary)]
+#[allow(dead_code)] // read through `Debug` only
+enum Shape {
+    Dot,
+    Circle { r: u8 },
+    Rect(i8, i8),
 }
 
 fn golden() -> String {
@@ -192,6 +210,53 @@ fn golden() -> String {
     encoding(&mut out, "unit_f64", &unit_f64(), 16);
     encoding(&mut out, "boolean", &boolean(), 2);
     encoding(&mut out, "int(-5..=5i8)", &int(-5..=5i8), 11);
+    // Generators added after the lines above: appended, so the old lines never move.
+    pin(&mut out, "any_int::<u128>", &any_int::<u128>());
+    pin(&mut out, "any_int::<i128>", &any_int::<i128>());
+    pin(
+        &mut out,
+        "int(-(1 << 90)..=1 << 70) i128",
+        &int(-(1i128 << 90)..=1i128 << 70),
+    );
+    pin(&mut out, "any_f64", &any_f64());
+    pin(&mut out, "any_f32", &any_f32());
+    pin(&mut out, "f64_in(-1.0..=1.0)", &f64_in(-1.0..=1.0));
+    pin(&mut out, "f64_in(0.3..5.7)", &f64_in(0.3..5.7));
+    pin(&mut out, "f32_in(-1e6..=-0.5)", &f32_in(-1e6..=-0.5));
+    pin(&mut out, "int(0..10usize)", &int(0..10usize));
+    pin(&mut out, "int(250u8..)", &int(250u8..));
+    pin(&mut out, "vec_of(int(0..=9u8))", &vec_of(int(0..=9u8)));
+    pin(&mut out, "vec(boolean(), 2..5)", &vec(boolean(), 2..5));
+    let tree = recursive_tree(3)
+        .leaf(int(0..=9u8).map(Tree::Leaf))
+        .leaf(just(Tree::Leaf(99)))
+        .branch(|sub: BoxedGen<Tree>| {
+            (sub.clone(), sub).map(|(a, b)| Tree::Node(Box::new(a), Box::new(b)))
+        })
+        .branch(|sub: BoxedGen<Tree>| sub.map(|a| Tree::Node(Box::new(a), Box::new(Tree::Leaf(0)))))
+        .build();
+    pin(
+        &mut out,
+        "recursive_tree(3, leaves 0..=9 and 99, node(a, b), node(a, 0))",
+        &tree,
+    );
+    pin(&mut out, "any::<Vec<i16>>", &any::<Vec<i16>>());
+    pin(
+        &mut out,
+        "any::<(u8, Option<bool>, char)>",
+        &any::<(u8, Option<bool>, char)>(),
+    );
+    pin(&mut out, "any::<Record> (derived struct)", &any::<Record>());
+    pin(&mut out, "any::<Shape> (derived enum)", &any::<Shape>());
+    for pattern in [
+        "[a-c]{1,3}(x|yy)*",
+        r"\d{2}-\w+",
+        "(?i)ab.?",
+        "(cat|dog|bird)+",
+    ] {
+        let g = string_matching(pattern).expect("a supported pattern");
+        pin(&mut out, &format!("string_matching({pattern:?})"), &g);
+    }
     out
 }
 
