@@ -12,8 +12,8 @@
 use seedledger_format::ExitStatus;
 use seedledger_runner::{
     BoxedGen, DEFAULT_MAX_SIZE, Fixture, Gen, Outcome, PropResult, Property, ShrinkConfig,
-    ShrinkReport, TestCase, any_int, char_in, evaluate, execute, from_fn, int, just, one_of,
-    prop_assert, prop_assert_eq, recursive, shrink_twice, string_of, vec,
+    ShrinkReport, TestCase, any_int, boolean, char_in, evaluate, execute, from_fn, int, just,
+    one_of, prop_assert, prop_assert_eq, recursive, shrink_twice, string_of, vec,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -306,19 +306,54 @@ fn problems() -> Vec<Problem> {
             |d| is_permutation(d, &[0, 1, -1, 2, -2], true),
             Group::Challenge,
         ),
-        p("difference1", difference1, |d| d == "10; 10", Group::Challenge),
-        p("difference2", difference2, |d| d == "10; 6", Group::Challenge),
-        p("difference3", difference3, |d| d == "10; 9", Group::Challenge),
-        p("sum_exceeds", sum_exceeds, |d| d == "[1, 1000]", Group::Generality),
+        p(
+            "difference1",
+            difference1,
+            |d| d == "10; 10",
+            Group::Challenge,
+        ),
+        p(
+            "difference2",
+            difference2,
+            |d| d == "10; 6",
+            Group::Challenge,
+        ),
+        p(
+            "difference3",
+            difference3,
+            |d| d == "10; 9",
+            Group::Challenge,
+        ),
+        p(
+            "sum_exceeds",
+            sum_exceeds,
+            |d| d == "[1, 1000]",
+            Group::Generality,
+        ),
         p(
             "calculator",
             calculator,
             |d| d == "Div(Lit(0), Add(Lit(0), Lit(0)))",
             Group::Generality,
         ),
-        p("string_repeat", string_repeat, |d| d == "\"aa\"", Group::Generality),
-        p("filtered_sum", filtered_sum, |d| d == "[100]", Group::Generality),
-        p("sorted_list", sorted_list, |d| d == "[0, -1]", Group::Generality),
+        p(
+            "string_repeat",
+            string_repeat,
+            |d| d == "\"aa\"",
+            Group::Generality,
+        ),
+        p(
+            "filtered_sum",
+            filtered_sum,
+            |d| d == "[100]",
+            Group::Generality,
+        ),
+        p(
+            "sorted_list",
+            sorted_list,
+            |d| d == "[0, -1]",
+            Group::Generality,
+        ),
         p(
             "distinct_strings",
             distinct_strings,
@@ -326,21 +361,130 @@ fn problems() -> Vec<Problem> {
             Group::Generality,
         ),
         p("coupling", coupling, |d| d == "[1, 0]", Group::Generality),
-        p("sum_two_lists", sum_two_lists, |d| d == "[-10001]; [-20000]", Group::Sum),
-        p("sum_mixed_parts", sum_mixed_parts, |d| d == "246; -1000; [255]", Group::Sum),
-        p("sum_debits", sum_debits, |d| d == "[-201]; -1000", Group::Sum),
-        p("sum_records", sum_records, |d| d == "[('a', 501), ('a', 1000)]", Group::Sum),
+        p(
+            "sum_two_lists",
+            sum_two_lists,
+            |d| d == "[-10001]; [-20000]",
+            Group::Sum,
+        ),
+        p(
+            "sum_mixed_parts",
+            sum_mixed_parts,
+            |d| d == "246; -1000; [255]",
+            Group::Sum,
+        ),
+        p(
+            "sum_debits",
+            sum_debits,
+            |d| d == "[-201]; -1000",
+            Group::Sum,
+        ),
+        p(
+            "sum_records",
+            sum_records,
+            |d| d == "[('a', 501), ('a', 1000)]",
+            Group::Sum,
+        ),
         p("area", area, |d| d == "50; 100", Group::Sum),
+        p(
+            "sum_positive",
+            sum_positive,
+            |d| d == "[10001]; [20000]",
+            Group::Sum,
+        ),
+        p(
+            "nested_budget",
+            nested_budget,
+            |d| d == "[[201, 500, 500]]",
+            Group::Sum,
+        ),
+        p(
+            "weighted_sum",
+            weighted_sum,
+            |d| d == "150; true; 200",
+            Group::Sum,
+        ),
         p("mutual_refs", mutual_refs, |d| d == "[1, 0]", Group::Index),
-        p("one_based_refs", one_based_refs, |d| d == "[2, 1]", Group::Index),
-        p("parent_chain", parent_chain, |d| d == "[0, 1, 2]", Group::Index),
-        p("linked_walk", linked_walk, |d| d == "[(0, 1), (0, 2), (0, 0)]", Group::Index),
-        p("graph_cycle", graph_cycle, |d| d == "[0, 1]; [(0, 1), (1, 0)]", Group::Index),
-        p("heap_pop", heap_pop, |d| d == "N(0, N(1, E, E), N(0, E, E))", Group::Tree),
-        p("delta_heap_pop", delta_heap_pop, |d| d == "N(0, N(1, E, E), N(0, E, E))", Group::Tree),
-        p("array_heap_pop", array_heap_pop, |d| d == "[0, 1, 0, 1]", Group::Tree),
-        p("bst_delete", bst_delete, |d| d == "[1, 0, 2, 3]", Group::Tree),
-        p("delta_array_heap", delta_array_heap, |d| d == "[0, 1, 0, 0]", Group::Tree),
+        p(
+            "one_based_refs",
+            one_based_refs,
+            |d| d == "[2, 1]",
+            Group::Index,
+        ),
+        p(
+            "parent_chain",
+            parent_chain,
+            |d| d == "[0, 1, 2]",
+            Group::Index,
+        ),
+        p(
+            "linked_walk",
+            linked_walk,
+            |d| d == "[(0, 1), (0, 2), (0, 0)]",
+            Group::Index,
+        ),
+        p(
+            "graph_cycle",
+            graph_cycle,
+            |d| d == "[0, 1]; [(0, 1), (1, 0)]",
+            Group::Index,
+        ),
+        p("perm_cycle", perm_cycle, |d| d == "[1, 2, 0]", Group::Index),
+        p(
+            "ref_payload",
+            ref_payload,
+            |d| d == "[(0, 1), (1, 0)]",
+            Group::Index,
+        ),
+        p("jumps", jumps, |d| d == "[1, 1, 1]", Group::Index),
+        p(
+            "two_parents",
+            two_parents,
+            |d| d == "3; [(0, 1), (0, 2)]",
+            Group::Index,
+        ),
+        p(
+            "heap_pop",
+            heap_pop,
+            |d| d == "N(0, N(1, E, E), N(0, E, E))",
+            Group::Tree,
+        ),
+        p(
+            "delta_heap_pop",
+            delta_heap_pop,
+            |d| d == "N(0, N(1, E, E), N(0, E, E))",
+            Group::Tree,
+        ),
+        p(
+            "array_heap_pop",
+            array_heap_pop,
+            |d| d == "[0, 1, 0, 1]",
+            Group::Tree,
+        ),
+        p(
+            "bst_delete",
+            bst_delete,
+            |d| d == "[1, 0, 2, 3]",
+            Group::Tree,
+        ),
+        p(
+            "delta_array_heap",
+            delta_array_heap,
+            |d| d == "[0, 1, 0, 0]",
+            Group::Tree,
+        ),
+        p(
+            "push_heap_bug",
+            push_heap_bug,
+            |d| d == "[1, 1, 1, 0]",
+            Group::Tree,
+        ),
+        p(
+            "delta_path",
+            delta_path,
+            |d| d == "N(1, E, N(10, E, E))",
+            Group::Tree,
+        ),
         p(
             "heap_ops",
             heap_ops,
@@ -559,6 +703,31 @@ fn area(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+fn sum_positive(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let part = vec(int(-20000..=20000i32), 1..=8);
+    let xs = tc.draw(&part);
+    let ys = tc.draw(&part);
+    let total: i64 = xs.iter().chain(&ys).map(|&v| i64::from(v)).sum();
+    prop_assert!(total <= 30000);
+    Ok(())
+}
+
+fn nested_budget(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let departments = tc.draw(&vec(vec(int(0..=500u16), 1..=3), 1..=3));
+    let total: u64 = departments.iter().flatten().map(|&c| u64::from(c)).sum();
+    prop_assert!(total <= 1200);
+    Ok(())
+}
+
+fn weighted_sum(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let a = tc.draw(&int(0..=200u32));
+    let express = tc.draw(&boolean());
+    let b = tc.draw(&int(0..=200u32));
+    let cost = 3 * a + 2 * b + if express { 50 } else { 0 };
+    prop_assert!(cost < 900);
+    Ok(())
+}
+
 // ---------------------------------------------------------------- references by index
 
 fn mutual_refs(tc: &mut TestCase, _: &Fixture) -> PropResult {
@@ -616,6 +785,59 @@ fn graph_cycle(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let bad = edges.iter().any(|&(a, b)| {
         a != b && a < n && b < n && labels[a] != labels[b] && edges.contains(&(b, a))
     });
+    prop_assert!(!bad);
+    Ok(())
+}
+
+/// Follows `xs` from 0; a cycle through 0 of three or more steps fails.
+fn perm_cycle(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let xs = tc.draw(&vec(int(0..=11usize), 0..=12));
+    let mut at = 0;
+    let mut steps = 0;
+    while let Some(&next) = xs.get(at) {
+        steps += 1;
+        at = next;
+        if at == 0 || steps > xs.len() {
+            break;
+        }
+    }
+    prop_assert!(!(at == 0 && steps >= 3));
+    Ok(())
+}
+
+/// Records `(value, reference)`; one referring to a record with a larger value fails.
+fn ref_payload(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let records = tc.draw(&vec((int(0..=9u8), int(0..=7usize)), 0..=8));
+    let bad = records
+        .iter()
+        .any(|&(v, r)| records.get(r).is_some_and(|&(w, _)| w > v));
+    prop_assert!(!bad);
+    Ok(())
+}
+
+/// Jumps forward by `xs[i]` from 0 while the step is positive; three jumps fail.
+fn jumps(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let xs = tc.draw(&vec(int(0..=9usize), 1..=12));
+    let (mut at, mut n) = (0, 0);
+    while let Some(&step) = xs.get(at) {
+        if step == 0 {
+            break;
+        }
+        at += step;
+        n += 1;
+    }
+    prop_assert!(n < 3);
+    Ok(())
+}
+
+/// A node count, then `(child, parent)` edges among the nodes; a child with two different
+/// parents fails.
+fn two_parents(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let n = tc.draw(&int(1..=8usize));
+    let edges = tc.draw(&vec((int(0..=n - 1), int(0..=n - 1)), 0..=8));
+    let bad = edges
+        .iter()
+        .any(|&(c, p)| c != p && edges.iter().any(|&(c2, p2)| c2 == c && p2 != p && p2 != c));
     prop_assert!(!bad);
     Ok(())
 }
@@ -739,6 +961,62 @@ fn delta_array_heap(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// An array heap built by pushes whose sift-up moves at most one level, then popped
+/// correctly.
+fn push_heap_bug(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let xs = tc.draw(&vec(int(0..=20u32), 0..=12));
+    let mut heap: Vec<u32> = Vec::new();
+    for x in xs {
+        heap.push(x);
+        let i = heap.len() - 1;
+        if i > 0 && heap[(i - 1) / 2] > heap[i] {
+            heap.swap(i, (i - 1) / 2);
+        }
+    }
+    let mut popped = Vec::new();
+    while let Some(last) = heap.pop() {
+        if heap.is_empty() {
+            popped.push(last);
+            break;
+        }
+        popped.push(std::mem::replace(&mut heap[0], last));
+        let mut i = 0;
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut m = i;
+            if l < heap.len() && heap[l] < heap[m] {
+                m = l;
+            }
+            if r < heap.len() && heap[r] < heap[m] {
+                m = r;
+            }
+            if m == i {
+                break;
+            }
+            heap.swap(i, m);
+            i = m;
+        }
+    }
+    prop_assert!(popped.windows(2).all(|w| w[0] <= w[1]));
+    Ok(())
+}
+
+/// A heap by construction in which a node with a value of at least 10 fails when its
+/// parent's value is below 5.
+fn delta_path(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    fn bad(h: &Heap, parent: Option<u32>) -> bool {
+        match h {
+            Heap::E => false,
+            Heap::N(v, l, r) => {
+                parent.is_some_and(|p| p < 5 && *v >= 10) || bad(l, Some(*v)) || bad(r, Some(*v))
+            }
+        }
+    }
+    let h = draw_delta_heap(tc, 4, 0);
+    prop_assert!(!bad(&h, None));
+    Ok(())
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Op {
     Pop,
@@ -747,7 +1025,10 @@ enum Op {
 
 /// Operations on the left-looking heap against a sorted model.
 fn heap_ops(tc: &mut TestCase, _: &Fixture) -> PropResult {
-    let op = one_of(vec![just(Op::Pop).boxed(), int(0..=9u32).map(Op::Push).boxed()]);
+    let op = one_of(vec![
+        just(Op::Pop).boxed(),
+        int(0..=9u32).map(Op::Push).boxed(),
+    ]);
     let ops = tc.draw(&vec(op, 0..=16));
     let mut heap = Vec::new();
     let mut model: Vec<u32> = Vec::new();
@@ -821,7 +1102,12 @@ fn bst_delete(tc: &mut TestCase, _: &Fixture) -> PropResult {
     for &x in &xs {
         t.insert(x);
     }
-    let mut want: Vec<u32> = xs.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
+    let mut want: Vec<u32> = xs
+        .iter()
+        .copied()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     if let Some(&root) = xs.first() {
         want.retain(|&k| k != root);
     }
@@ -906,6 +1192,12 @@ mod tests {
             ("coupling", 5, 10),
             ("delta_array_heap", 11, 4),
             ("heap_ops", 17, 4),
+            ("perm_cycle", 7, 11),
+            ("ref_payload", 7, 7),
+            ("jumps", 6, 9),
+            ("two_parents", 8, 7),
+            ("push_heap_bug", 9, 4),
+            ("delta_path", 10, 10),
         ];
         let problems = problems();
         for &(name, max_len, cap) in table {

@@ -6,6 +6,8 @@
 //! adopts the candidate's consumed choices when they fail the same way and are simpler.
 //! A budget running out surfaces as `Err(Stopped)` and unwinds every pass at once.
 
+mod joint;
+
 use super::cache::Cache;
 use super::{ShrinkConfig, ShrinkStop, Status, shortlex};
 use crate::case::Record;
@@ -30,6 +32,8 @@ struct Tree {
     pos: Vec<usize>,
     children: Vec<Vec<usize>>,
     roots: Vec<usize>,
+    /// Positions of the value choices, in order (see `joint.rs`).
+    values: Vec<usize>,
 }
 
 impl Tree {
@@ -40,6 +44,7 @@ impl Tree {
             pos: Vec::with_capacity(n),
             children: vec![Vec::new(); n],
             roots: Vec::new(),
+            values: Vec::new(),
         };
         let mut open: Vec<usize> = Vec::new();
         for (i, span) in record.spans.iter().enumerate() {
@@ -55,6 +60,7 @@ impl Tree {
             tree.parent.push(parent);
             open.push(i);
         }
+        tree.values = joint::value_positions(record, &tree.children);
         tree
     }
 
@@ -162,8 +168,13 @@ impl<'a> Shrinker<'a> {
                     break;
                 }
             }
+            // The costlier passes, each once; after any progress the cheap rounds resume.
             let before = self.generation;
             self.delete_blocks()?;
+            self.absorb_deletions()?;
+            self.reindex()?;
+            self.rename_values()?;
+            self.redistribute()?;
             if self.generation == before {
                 return Ok(());
             }

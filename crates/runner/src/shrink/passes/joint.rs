@@ -1,0 +1,405 @@
+//! Joint passes: moves that change two places of the best failure at once, which none of
+//! the single-place passes can make (each of their halves alone is rejected). They cost more
+//! candidates than the single-place passes, so the loop in `passes.rs` runs them only once
+//! those have reached a fixed point, and goes back to the cheap passes after any progress.
+//!
+//! They read the structure from the best failure's spans: a *value* is the sole choice of a
+//! leaf span whose bound is at least [`MIN_VALUE_BOUND`] (a number, a character; flags,
+//! booleans and alternative indices are structure), and an *element* is a span in a run of
+//! same-label siblings (see [`Shrinker::element_block`]).
+
+use super::{Shrinker, Status, Step, Tree};
+use crate::case::Record;
+use std::rc::Rc;
+
+/// The smallest bound of a choice the joint passes treat as a value.
+pub(super) const MIN_VALUE_BOUND: u64 = 1;
+
+/// Most distinct values of one bound `rename_values` exchanges pairwise.
+const MAX_NAMES: usize = 16;
+
+/// Positions of the value choices of `record`, in order.
+pub(super) fn value_positions(record: &Record, children: &[Vec<usize>]) -> Vec<usize> {
+    let mut out: Vec<usize> = record
+        .spans
+        .iter()
+        .enumerate()
+        .filter(|&(i, s)| s.len() == 1 && children[i].is_empty())
+        .map(|(_, s)| s.start as usize)
+        .filter(|&k| record.maxes.get(k).is_some_and(|&m| m >= MIN_VALUE_BOUND))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// `choices` without the block `from..to`.
+fn without(choices: &[u64], from: usize, to: usize) -> Vec<u64> {
+    let mut c = choices[..from].to_vec();
+    c.extend_from_slice(&choices[to..]);
+    c
+}
+
+/// Where position `j` (outside `from..to`) lands once the block is deleted.
+fn moved(j: usize, from: usize, to: usize) -> usize {
+    if j >= to { j - (to - from) } else { j }
+}
+
+/// A run of same-label siblings holding span `i`: its first and last positions in the
+/// parent's child list.
+fn run_of(record: &Record, tree: &Tree, i: usize) -> (usize, usize) {
+    let list = tree.siblings(i);
+    let label = record.spans[i].label;
+    let (mut r0, mut r1) = (tree.pos[i], tree.pos[i]);
+    while r0 > 0 && record.spans[list[r0 - 1]].label == label {
+        r0 -= 1;
+    }
+    while r1 + 1 < list.len() && record.spans[list[r1 + 1]].label == label {
+        r1 += 1;
+    }
+    (r0, r1)
+}
+
+impl Shrinker<'_> {
+    /// The block of choices whose deletion removes span `i` as an element: the span with
+    /// the gap before it (a collection's continue flag); for the first of a run drawn
+    /// without a gap (the elements a minimum size requires), the span with the gap of the
+    /// next sibling, so that the rest of the run moves up a place. None for a span with
+    /// neither a gap nor a same-label sibling (a field of a tuple, a lone draw).
+    fn element_block(record: &Record, tree: &Tree, i: usize) -> Option<(usize, usize)> {
+        let spans = &record.spans;
+        let list = tree.siblings(i);
+        let k = tree.pos[i];
+        let (r0, r1) = run_of(record, tree, i);
+        let (start, end) = (spans[i].start as usize, spans[i].end as usize);
+        let gap = if k == 0 {
+            tree.parent[i].map_or(0, |p| spans[p].start as usize)
+        } else {
+            spans[list[k - 1]].end as usize
+        };
+        if start == end {
+            return None;
+        }
+        if gap < start || k > r0 {
+            Some((gap, end))
+        } else if k < r1 {
+            Some((start, spans[list[k + 1]].start as usize))
+        } else {
+            None
+        }
+    }
+
+    /// `absorb_deletions` — deletes an element and raises one value choice elsewhere to make
+    /// up for it. An element holding values gives their sum to one value choice (the latest
+    /// with room first): a total spread over parts moves into one part, and a structure
+    /// that needs a value raised for a deletion to keep failing gets it. When the amount
+    /// and the receiver are both odd, the amount plus one is tried too (zigzag-encoded
+    /// positive integers: `(2a - 1) + (2b - 1) + 1` is the index of `a + b`). An element
+    /// holding no value raises another element of its own run by one, when the run holds
+    /// some value (a run of simplest elements has nothing to make up).
+    pub(super) fn absorb_deletions(&mut self) -> Step {
+        let mut i = self.best.spans.len();
+        while i > 0 {
+            i -= 1;
+            self.tick()?;
+            if i >= self.best.spans.len() {
+                i = self.best.spans.len();
+                continue;
+            }
+            let tree = self.tree();
+            let best = Rc::clone(&self.best);
+            let Some((from, to)) = Self::element_block(&best, &tree, i) else {
+                continue;
+            };
+            let inside = |j: &usize| (from..to).contains(j);
+            let held: u64 = tree
+                .values
+                .iter()
+                .filter(|j| inside(j))
+                .map(|&j| best.choices[j])
+                .sum();
+            let (amount, receivers) = if held > 0 {
+                let all: Vec<usize> = tree.values.iter().copied().filter(|j| !inside(j)).collect();
+                (held, all)
+            } else {
+                let (r0, r1) = run_of(&best, &tree, i);
+                let list = tree.siblings(i);
+                let run = best.spans[list[r0]].start as usize..best.spans[list[r1]].end as usize;
+                let own: Vec<usize> = tree
+                    .values
+                    .iter()
+                    .copied()
+                    .filter(|j| run.contains(j))
+                    .collect();
+                if own.iter().all(|&j| best.choices[j] == 0) {
+                    continue;
+                }
+                (1, own.into_iter().filter(|j| !inside(j)).collect())
+            };
+            let deleted = without(&best.choices, from, to);
+            'receivers: for &j in receivers.iter().rev() {
+                let (v, room) = (best.choices[j], best.maxes[j] - best.choices[j]);
+                for extra in [0, 1] {
+                    let u = amount + extra;
+                    if u > room || (extra == 1 && (amount % 2 == 0 || v % 2 == 0)) {
+                        continue;
+                    }
+                    let mut c = deleted.clone();
+                    c[moved(j, from, to)] += u;
+                    if self.improves(&c)? {
+                        // Look at the same place again, in the new structure.
+                        i += 1;
+                        break 'receivers;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `reindex` — for elements of a run of same-label siblings, `n` long: deletes the
+    /// element at place `p` and lowers by one every value choice in `p + 1..=n` (the values
+    /// that may be indexes, from 0 or from 1, of later elements); swaps the elements at `p`
+    /// and `p + 1` and exchanges the values `p` and `p + 1` (and `p + 1` and `p + 2`)
+    /// everywhere. When the deletion overruns or is invalid, it is retried with the choice
+    /// just before the run lowered by one (a length drawn before the elements).
+    pub(super) fn reindex(&mut self) -> Step {
+        let mut i = self.best.spans.len();
+        while i > 0 {
+            i -= 1;
+            self.tick()?;
+            if i >= self.best.spans.len() {
+                i = self.best.spans.len();
+                continue;
+            }
+            if self.reindex_deletion(i)? || self.reindex_swap(i)? {
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn reindex_deletion(&mut self, i: usize) -> Step<bool> {
+        let tree = self.tree();
+        let best = Rc::clone(&self.best);
+        let (r0, r1) = run_of(&best, &tree, i);
+        let n = (r1 - r0 + 1) as u64;
+        let p = (tree.pos[i] - r0) as u64;
+        if n < 2 {
+            return Ok(false);
+        }
+        let Some((from, to)) = Self::element_block(&best, &tree, i) else {
+            return Ok(false);
+        };
+        let targets: Vec<usize> = tree
+            .values
+            .iter()
+            .copied()
+            .filter(|j| !(from..to).contains(j) && (p + 1..=n).contains(&best.choices[*j]))
+            .collect();
+        if targets.is_empty() {
+            return Ok(false);
+        }
+        let mut c = without(&best.choices, from, to);
+        for &j in &targets {
+            c[moved(j, from, to)] -= 1;
+        }
+        let before = self.generation;
+        let status = self.test(&c)?;
+        if self.generation != before {
+            return Ok(true);
+        }
+        // A length drawn just before the run.
+        let list = tree.siblings(i);
+        let first = best.spans[list[r0]].start as usize;
+        let run_from = if r0 == 0 {
+            tree.parent[i].map_or(0, |q| best.spans[q].start as usize)
+        } else {
+            best.spans[list[r0 - 1]].end as usize
+        };
+        let run_from = run_from.min(first);
+        if matches!(status, Status::Overrun | Status::Invalid)
+            && run_from > 0
+            && run_from <= from
+            && c[run_from - 1] > 0
+        {
+            c[run_from - 1] -= 1;
+            return self.improves(&c);
+        }
+        Ok(false)
+    }
+
+    fn reindex_swap(&mut self, i: usize) -> Step<bool> {
+        let tree = self.tree();
+        let best = Rc::clone(&self.best);
+        let (r0, r1) = run_of(&best, &tree, i);
+        let k = tree.pos[i];
+        if k >= r1 {
+            return Ok(false);
+        }
+        let list = tree.siblings(i);
+        let (a, b) = (best.spans[i], best.spans[list[k + 1]]);
+        let (a0, a1, b0, b1) = (
+            a.start as usize,
+            a.end as usize,
+            b.start as usize,
+            b.end as usize,
+        );
+        let mut swapped = best.choices[..a0].to_vec();
+        swapped.extend_from_slice(&best.choices[b0..b1]);
+        swapped.extend_from_slice(&best.choices[a1..b0]);
+        swapped.extend_from_slice(&best.choices[a0..a1]);
+        swapped.extend_from_slice(&best.choices[b1..]);
+        // Where each value choice lands once the two elements change places.
+        let shift = |j: usize| {
+            if (a0..a1).contains(&j) {
+                j + (b1 - a1)
+            } else if (b0..b1).contains(&j) {
+                j - (b0 - a0)
+            } else {
+                j
+            }
+        };
+        let p = (k - r0) as u64;
+        for names in [(p, p + 1), (p + 1, p + 2)] {
+            let mut c = swapped.clone();
+            let mut renamed = false;
+            for &j in &tree.values {
+                let v = best.choices[j];
+                let to = if v == names.0 {
+                    names.1
+                } else if v == names.1 {
+                    names.0
+                } else {
+                    continue;
+                };
+                if to <= best.maxes[j] {
+                    c[shift(j)] = to;
+                    renamed = true;
+                }
+            }
+            if renamed && c < best.choices && self.improves(&c)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// `rename_values` — among the value choices of one bound, exchanges two values
+    /// everywhere (`a` becomes `b` and `b` becomes `a`), when the earlier first occurrence
+    /// holds the larger one: names that are only compared (node numbers, labels) are
+    /// renumbered in order of first use. Bounds with more than [`MAX_NAMES`] distinct values
+    /// are left alone.
+    pub(super) fn rename_values(&mut self) -> Step {
+        let mut pair = 0;
+        loop {
+            self.tick()?;
+            let tree = self.tree();
+            let best = Rc::clone(&self.best);
+            let mut bounds: Vec<u64> = tree.values.iter().map(|&j| best.maxes[j]).collect();
+            bounds.sort_unstable();
+            bounds.dedup();
+            // The exchanges that make the sequence smaller, in a fixed order.
+            let mut swaps: Vec<(u64, u64, u64)> = Vec::new();
+            for &bound in &bounds {
+                let mut names: Vec<u64> = Vec::new();
+                for &j in tree.values.iter().filter(|&&j| best.maxes[j] == bound) {
+                    if !names.contains(&best.choices[j]) {
+                        names.push(best.choices[j]);
+                    }
+                }
+                if names.len() > MAX_NAMES {
+                    continue;
+                }
+                for (q, &a) in names.iter().enumerate() {
+                    for &b in &names[q + 1..] {
+                        if a > b {
+                            swaps.push((bound, a, b));
+                        }
+                    }
+                }
+            }
+            let Some(&(bound, a, b)) = swaps.get(pair) else {
+                return Ok(());
+            };
+            pair += 1;
+            let mut c = best.choices.clone();
+            for &j in tree.values.iter().filter(|&&j| best.maxes[j] == bound) {
+                if c[j] == a {
+                    c[j] = b;
+                } else if c[j] == b {
+                    c[j] = a;
+                }
+            }
+            if self.improves(&c)? {
+                pair = 0;
+            }
+        }
+    }
+
+    /// `redistribute` — for value choices `x` before `y`: moves value from `x` to `y`
+    /// (lowering `x` and raising `y` by the same amount, in steps of 1, then of 2, which keeps
+    /// the sign of zigzag-encoded integers; amounts 1, then all, then bisection); failing
+    /// that, raises `y` to its bound and lowers `x` as far as it then goes (a total that
+    /// needs one part at its boundary; `minimize_choices` lowers `y` again afterwards).
+    pub(super) fn redistribute(&mut self) -> Step {
+        let mut a = 0;
+        loop {
+            self.tick()?;
+            let tree = self.tree();
+            let Some(&x) = tree.values.get(a) else {
+                return Ok(());
+            };
+            a += 1;
+            if self.best.choices[x] == 0 {
+                continue;
+            }
+            for &y in tree.values.iter().rev() {
+                if y <= x {
+                    break;
+                }
+                self.tick()?;
+                if self.move_value(x, y)? {
+                    // Look at the same donor again, in the new structure.
+                    a -= 1;
+                    break;
+                }
+            }
+        }
+    }
+
+    fn move_value(&mut self, x: usize, y: usize) -> Step<bool> {
+        let best = Rc::clone(&self.best);
+        let base = &best.choices;
+        let (u, v, max_v) = (base[x], base[y], best.maxes[y]);
+        let room = max_v - v;
+        for step in [1, 2] {
+            if u >= step && room >= step {
+                let shifted = |n: u64| {
+                    let mut c = base.clone();
+                    c[x] -= n * step;
+                    c[y] += n * step;
+                    c
+                };
+                let limit = u.min(room) / step;
+                if self.largest_amount(limit, |me, n| me.interesting(&shifted(n)))? > 0 {
+                    return Ok(true);
+                }
+            }
+        }
+        if room > 0 {
+            let mut raised = base.clone();
+            raised[y] = max_v;
+            let with = |w: u64| {
+                let mut c = raised.clone();
+                c[x] = w;
+                c
+            };
+            if self.interesting(&with(u - 1))? {
+                self.lowest(u - 1, |me, w| me.interesting(&with(w)))?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
