@@ -404,6 +404,18 @@ fn problems() -> Vec<Problem> {
             |d| d == "150; true; 200",
             Group::Sum,
         ),
+        p(
+            "warehouses",
+            warehouses,
+            |d| d == "[]; []; [101, 300, 300]",
+            Group::Sum,
+        ),
+        p(
+            "signed_pairs",
+            signed_pairs,
+            |d| d == "[(0, -45), (-128, -128)]",
+            Group::Sum,
+        ),
         p("mutual_refs", mutual_refs, |d| d == "[1, 0]", Group::Index),
         p(
             "one_based_refs",
@@ -441,6 +453,13 @@ fn problems() -> Vec<Problem> {
             "two_parents",
             two_parents,
             |d| d == "3; [(0, 1), (0, 2)]",
+            Group::Index,
+        ),
+        p("adjacency", adjacency, |d| d == "[[1], [2]]", Group::Index),
+        p(
+            "string_table",
+            string_table,
+            |d| d == "[\"\", \"\"]; [0, 1]",
             Group::Index,
         ),
         p(
@@ -483,6 +502,13 @@ fn problems() -> Vec<Problem> {
             "delta_path",
             delta_path,
             |d| d == "N(1, E, N(10, E, E))",
+            Group::Tree,
+        ),
+        p("bst_range", bst_range, |d| d == "[1, 0]; 0; 0", Group::Tree),
+        p(
+            "rose_path_sum",
+            rose_path_sum,
+            |d| d == "Rose(2, [Rose(9, [Rose(9, [])])])",
             Group::Tree,
         ),
         p(
@@ -728,6 +754,24 @@ fn weighted_sum(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+fn warehouses(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let stock = vec(int(0..=300u16), 0..=3);
+    let (a, b, c) = (tc.draw(&stock), tc.draw(&stock), tc.draw(&stock));
+    let total: u64 = a.iter().chain(&b).chain(&c).map(|&s| u64::from(s)).sum();
+    prop_assert!(total <= 700);
+    Ok(())
+}
+
+fn signed_pairs(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let pairs = tc.draw(&vec((any_int::<i8>(), any_int::<i8>()), 1..=4));
+    let total: i64 = pairs
+        .iter()
+        .map(|&(a, b)| i64::from(a) + i64::from(b))
+        .sum();
+    prop_assert!(total > -301);
+    Ok(())
+}
+
 // ---------------------------------------------------------------- references by index
 
 fn mutual_refs(tc: &mut TestCase, _: &Fixture) -> PropResult {
@@ -838,6 +882,32 @@ fn two_parents(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let bad = edges
         .iter()
         .any(|&(c, p)| c != p && edges.iter().any(|&(c2, p2)| c2 == c && p2 != p && p2 != c));
+    prop_assert!(!bad);
+    Ok(())
+}
+
+/// Adjacency lists; a node two steps from node 0 fails.
+fn adjacency(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let nodes = tc.draw(&vec(vec(int(0..=7usize), 0..=2), 1..=8));
+    let near: Vec<usize> = nodes[0].iter().copied().filter(|&c| c != 0).collect();
+    let far = near.iter().any(|&c| {
+        nodes
+            .get(c)
+            .is_some_and(|cs| cs.iter().any(|&d| d != 0 && !near.contains(&d)))
+    });
+    prop_assert!(!far);
+    Ok(())
+}
+
+/// A string table and references into it; two references to different entries holding the
+/// same string fail.
+fn string_table(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let table = tc.draw(&vec(string_of(char_in('a'..='c'), 0..=2), 1..=6));
+    let refs = tc.draw(&vec(int(0..=5usize), 0..=6));
+    let bad = refs.iter().any(|&r| {
+        refs.iter()
+            .any(|&q| q != r && r < table.len() && q < table.len() && table[q] == table[r])
+    });
     prop_assert!(!bad);
     Ok(())
 }
@@ -1014,6 +1084,58 @@ fn delta_path(tc: &mut TestCase, _: &Fixture) -> PropResult {
     }
     let h = draw_delta_heap(tc, 4, 0);
     prop_assert!(!bad(&h, None));
+    Ok(())
+}
+
+/// Keys in a search tree; counting the keys in `lo..=hi` wrongly goes right past a key above
+/// the range.
+fn bst_range(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    fn count(t: &Bst, lo: u32, hi: u32) -> usize {
+        match &t.0 {
+            None => 0,
+            Some(n) if n.0 < lo || n.0 > hi => count(&n.2, lo, hi),
+            Some(n) => 1 + count(&n.1, lo, hi) + count(&n.2, lo, hi),
+        }
+    }
+    let xs = tc.draw(&vec(int(0..=20u32), 0..=10));
+    let lo = tc.draw(&int(0..=20u32));
+    let hi = tc.draw(&int(0..=20u32));
+    let mut t = Bst(None);
+    for &x in &xs {
+        t.insert(x);
+    }
+    let want = xs
+        .iter()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .filter(|&&x| lo <= x && x <= hi)
+        .count();
+    prop_assert!(count(&t, lo, hi) == want);
+    Ok(())
+}
+
+#[derive(Debug)]
+struct Rose(u32, Vec<Rose>);
+
+fn draw_rose(tc: &mut TestCase, depth: u32) -> Rose {
+    tc.draw(&from_fn("rose", move |tc: &mut TestCase| {
+        let v = tc.draw(&int(0..=9u32));
+        let n = if depth == 0 { 0 } else { 3 };
+        let children = tc.draw(&vec(
+            from_fn("child", move |tc| draw_rose(tc, depth - 1)),
+            0..=n,
+        ));
+        Rose(v, children)
+    }))
+}
+
+/// A tree of values; a root-to-node path summing to 20 or more fails.
+fn rose_path_sum(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    fn deepest(t: &Rose) -> u32 {
+        t.0 + t.1.iter().map(deepest).max().unwrap_or(0)
+    }
+    let t = draw_rose(tc, 3);
+    prop_assert!(deepest(&t) < 20);
     Ok(())
 }
 
@@ -1198,6 +1320,10 @@ mod tests {
             ("two_parents", 8, 7),
             ("push_heap_bug", 9, 4),
             ("delta_path", 10, 10),
+            ("adjacency", 12, 7),
+            ("string_table", 12, 5),
+            ("bst_range", 7, 20),
+            ("rose_path_sum", 8, 9),
         ];
         let problems = problems();
         for &(name, max_len, cap) in table {

@@ -171,7 +171,9 @@ impl<'a> Shrinker<'a> {
             // The costlier passes, each once; after any progress the cheap rounds resume.
             let before = self.generation;
             self.delete_blocks()?;
+            self.delete_duplicates()?;
             self.absorb_deletions()?;
+            self.transfer_elements()?;
             self.reindex()?;
             self.rename_values()?;
             self.redistribute()?;

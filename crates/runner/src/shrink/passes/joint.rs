@@ -285,6 +285,97 @@ impl Shrinker<'_> {
         Ok(false)
     }
 
+    /// `transfer_elements` — moves an element to the front of a later sibling of its parent
+    /// with the parent's label (another collection of the same kind): a total spread over
+    /// several collections gathers in the last one, the others left empty. The element
+    /// moves with its block (see [`Shrinker::element_block`]), which fits the front of a
+    /// collection drawn like its own.
+    pub(super) fn transfer_elements(&mut self) -> Step {
+        let mut i = self.best.spans.len();
+        while i > 0 {
+            i -= 1;
+            self.tick()?;
+            if i >= self.best.spans.len() {
+                i = self.best.spans.len();
+                continue;
+            }
+            let tree = self.tree();
+            let best = Rc::clone(&self.best);
+            let Some(parent) = tree.parent[i] else {
+                continue;
+            };
+            let Some((from, to)) = Self::element_block(&best, &tree, i) else {
+                continue;
+            };
+            let label = best.spans[parent].label;
+            // Later siblings of the same kind, nearest first.
+            let targets: Vec<usize> = tree.siblings(parent)[tree.pos[parent] + 1..]
+                .iter()
+                .copied()
+                .filter(|&q| best.spans[q].label == label)
+                .collect();
+            for q in targets {
+                let at = best.spans[q].start as usize;
+                let mut c = best.choices[..from].to_vec();
+                c.extend_from_slice(&best.choices[to..at]);
+                c.extend_from_slice(&best.choices[from..to]);
+                c.extend_from_slice(&best.choices[at..]);
+                if c < best.choices && self.improves(&c)? {
+                    i += 1;
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `delete_duplicates` — deletes together every element whose label and choices are
+    /// those of another element elsewhere (the equal parts of two collections, such as the
+    /// same character in two strings that must stay equal), the structural counterpart of
+    /// `lower_duplicates`.
+    pub(super) fn delete_duplicates(&mut self) -> Step {
+        let mut done: Vec<(&'static str, Vec<u64>)> = Vec::new();
+        let mut i = 0;
+        while i < self.best.spans.len() {
+            self.tick()?;
+            let tree = self.tree();
+            let best = Rc::clone(&self.best);
+            let span = best.spans[i];
+            i += 1;
+            let content = &best.choices[span.start as usize..span.end as usize];
+            if span.is_empty() || done.iter().any(|(l, c)| *l == span.label && c == content) {
+                continue;
+            }
+            done.push((span.label, content.to_vec()));
+            // The blocks of the equal elements, disjoint and in order.
+            let mut blocks: Vec<(usize, usize)> = Vec::new();
+            for q in i - 1..best.spans.len() {
+                let s = best.spans[q];
+                if s.label != span.label
+                    || &best.choices[s.start as usize..s.end as usize] != content
+                {
+                    continue;
+                }
+                if let Some((from, to)) = Self::element_block(&best, &tree, q)
+                    && blocks.last().is_none_or(|&(_, end)| end <= from)
+                {
+                    blocks.push((from, to));
+                }
+            }
+            if blocks.len() < 2 {
+                continue;
+            }
+            let mut c = best.choices.clone();
+            for &(from, to) in blocks.iter().rev() {
+                c.drain(from..to);
+            }
+            if self.improves(&c)? {
+                i = 0;
+            }
+        }
+        Ok(())
+    }
+
     /// `rename_values` — among the value choices of one bound, exchanges two values
     /// everywhere (`a` becomes `b` and `b` becomes `a`), when the earlier first occurrence
     /// holds the larger one: names that are only compared (node numbers, labels) are
@@ -395,9 +486,12 @@ impl Shrinker<'_> {
                 c[x] = w;
                 c
             };
-            if self.interesting(&with(u - 1))? {
-                self.lowest(u - 1, |me, w| me.interesting(&with(w)))?;
-                return Ok(true);
+            // Steps of 1 and of 2 (zigzag-encoded integers keep their sign by 2).
+            for step in [1, 2] {
+                if u >= step && self.interesting(&with(u - step))? {
+                    self.lowest(u - step, |me, w| me.interesting(&with(w)))?;
+                    return Ok(true);
+                }
             }
         }
         Ok(false)
