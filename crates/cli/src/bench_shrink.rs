@@ -416,6 +416,19 @@ fn problems() -> Vec<Problem> {
             |d| d == "[(0, -45), (-128, -128)]",
             Group::Sum,
         ),
+        p(
+            "invoice_lines",
+            invoice_lines,
+            |d| d == "[(6, 84), (10, 100)]",
+            Group::Sum,
+        ),
+        p(
+            "counters",
+            counters,
+            |d| d == "(745, -1000, 255)",
+            Group::Sum,
+        ),
+        p("histogram", histogram, |d| d == "[0, 50, 50]", Group::Sum),
         p("mutual_refs", mutual_refs, |d| d == "[1, 0]", Group::Index),
         p(
             "one_based_refs",
@@ -460,6 +473,18 @@ fn problems() -> Vec<Problem> {
             "string_table",
             string_table,
             |d| d == "[\"\", \"\"]; [0, 1]",
+            Group::Index,
+        ),
+        p(
+            "doubly_linked",
+            doubly_linked,
+            |d| d == "[(0, 0), (0, 0)]",
+            Group::Index,
+        ),
+        p(
+            "program_loop",
+            program_loop,
+            |d| d == "[Nop, Jump(0)]",
             Group::Index,
         ),
         p(
@@ -509,6 +534,18 @@ fn problems() -> Vec<Problem> {
             "rose_path_sum",
             rose_path_sum,
             |d| d == "Rose(2, [Rose(9, [Rose(9, [])])])",
+            Group::Tree,
+        ),
+        p(
+            "bst_successor",
+            bst_successor,
+            |d| d == "[0, 1]; 1",
+            Group::Tree,
+        ),
+        p(
+            "heap_decrease",
+            heap_decrease,
+            |d| d == "[1, 1]; 1",
             Group::Tree,
         ),
         p(
@@ -772,6 +809,31 @@ fn signed_pairs(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+fn invoice_lines(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let lines = tc.draw(&vec((int(1..=10u32), int(0..=100u32)), 1..=5));
+    prop_assert!(lines.iter().map(|&(q, p)| q * p).sum::<u32>() <= 1500);
+    Ok(())
+}
+
+fn counters(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let c = tc.draw(&from_fn("counters", |tc: &mut TestCase| {
+        let a = tc.draw(&int(0..=1000u32));
+        let b = tc.draw(&int(-1000..=1000i32));
+        let c = tc.draw(&int(0..=255u8));
+        (a, b, c)
+    }));
+    prop_assert!(i64::from(c.0) - i64::from(c.1) + i64::from(c.2) < 2000);
+    Ok(())
+}
+
+/// Bins of a histogram; three or more bins holding 100 or more fail.
+fn histogram(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let bins = tc.draw(&vec(int(0..=50u8), 0..=8));
+    let total: u32 = bins.iter().map(|&b| u32::from(b)).sum();
+    prop_assert!(bins.len() < 3 || total < 100);
+    Ok(())
+}
+
 // ---------------------------------------------------------------- references by index
 
 fn mutual_refs(tc: &mut TestCase, _: &Fixture) -> PropResult {
@@ -909,6 +971,52 @@ fn string_table(tc: &mut TestCase, _: &Fixture) -> PropResult {
             .any(|&q| q != r && r < table.len() && q < table.len() && table[q] == table[r])
     });
     prop_assert!(!bad);
+    Ok(())
+}
+
+/// Nodes `(prev, next)`; a node whose `next` has another node in range as its `prev` fails.
+fn doubly_linked(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let nodes = tc.draw(&vec((int(0..=7usize), int(0..=7usize)), 1..=8));
+    let n = nodes.len();
+    let bad = (0..n).any(|i| {
+        let j = nodes[i].1;
+        j < n && j != i && nodes[j].0 < n && nodes[j].0 != i
+    });
+    prop_assert!(!bad);
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Ins {
+    Halt,
+    Nop,
+    Jump(usize),
+}
+
+/// A program run from instruction 0; a loop through two or more instructions fails.
+fn program_loop(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let ins = one_of(vec![
+        just(Ins::Halt).boxed(),
+        just(Ins::Nop).boxed(),
+        int(0..=7usize).map(Ins::Jump).boxed(),
+    ]);
+    let program = tc.draw(&vec(ins, 1..=8));
+    let mut seen = vec![false; program.len()];
+    let mut at = 0;
+    let mut looped = false;
+    while at < program.len() {
+        if seen[at] {
+            looped = seen.iter().filter(|&&s| s).count() >= 2;
+            break;
+        }
+        seen[at] = true;
+        at = match program[at] {
+            Ins::Halt => break,
+            Ins::Nop => at + 1,
+            Ins::Jump(t) => t,
+        };
+    }
+    prop_assert!(!looped);
     Ok(())
 }
 
@@ -1139,6 +1247,68 @@ fn rose_path_sum(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// Keys in a search tree; the successor of a key without a right subtree is wrongly taken
+/// to be its parent.
+fn bst_successor(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    fn succ(t: &Bst, k: u32, parent: Option<u32>) -> Option<u32> {
+        let n = t.0.as_ref()?;
+        if k < n.0 {
+            succ(&n.1, k, Some(n.0))
+        } else if k > n.0 {
+            succ(&n.2, k, Some(n.0))
+        } else if n.2.0.is_some() {
+            let mut m = &n.2;
+            let mut key = None;
+            while let Some(x) = &m.0 {
+                key = Some(x.0);
+                m = &x.1;
+            }
+            key
+        } else {
+            parent
+        }
+    }
+    let xs = tc.draw(&vec(int(0..=20u32), 1..=10));
+    let at = tc.draw(&int(0..=9usize));
+    let k = xs[at.min(xs.len() - 1)];
+    let mut t = Bst(None);
+    for &x in &xs {
+        t.insert(x);
+    }
+    let want = xs.iter().copied().filter(|&x| x > k).min();
+    prop_assert!(succ(&t, k, None) == want);
+    Ok(())
+}
+
+/// An array heap built by correct pushes; lowering the key at a position then sifts down
+/// instead of up.
+fn heap_decrease(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let xs = tc.draw(&vec(int(0..=20u32), 1..=10));
+    let at = tc.draw(&int(0..=9usize));
+    let mut heap: Vec<u32> = Vec::new();
+    for &x in &xs {
+        push_heap(&mut heap, x);
+    }
+    let i = at.min(heap.len() - 1);
+    heap[i] = heap[i].saturating_sub(5);
+    let mut j = i;
+    while 2 * j + 1 < heap.len() {
+        let c = if 2 * j + 2 < heap.len() && heap[2 * j + 2] < heap[2 * j + 1] {
+            2 * j + 2
+        } else {
+            2 * j + 1
+        };
+        if heap[c] >= heap[j] {
+            break;
+        }
+        heap.swap(c, j);
+        j = c;
+    }
+    let valid = (1..heap.len()).all(|k| heap[(k - 1) / 2] <= heap[k]);
+    prop_assert!(valid);
+    Ok(())
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Op {
     Pop,
@@ -1324,6 +1494,11 @@ mod tests {
             ("string_table", 12, 5),
             ("bst_range", 7, 20),
             ("rose_path_sum", 8, 9),
+            ("doubly_linked", 6, 7),
+            ("histogram", 7, 50),
+            ("program_loop", 6, 7),
+            ("bst_successor", 8, 20),
+            ("heap_decrease", 8, 20),
         ];
         let problems = problems();
         for &(name, max_len, cap) in table {
