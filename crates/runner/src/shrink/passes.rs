@@ -168,15 +168,18 @@ impl<'a> Shrinker<'a> {
                     break;
                 }
             }
-            // The costlier passes, each once; after any progress the cheap rounds resume.
+            // The joint passes, each once; when none makes progress, raw block deletion;
+            // after any progress the cheap rounds resume.
             let before = self.generation;
-            self.delete_blocks()?;
             self.delete_duplicates()?;
             self.absorb_deletions()?;
             self.transfer_elements()?;
             self.reindex()?;
             self.rename_values()?;
             self.redistribute()?;
+            if self.generation == before {
+                self.delete_blocks()?;
+            }
             if self.generation == before {
                 return Ok(());
             }
@@ -564,14 +567,30 @@ impl<'a> Shrinker<'a> {
     }
 
     /// The lowest value in `0..=v` for which `f` holds, searched as if `f` were monotone,
-    /// assuming `f(v)`: tries 0; probes upward (1, 3, 7, ..., 127) so that a small result
-    /// costs about 2 log2(result) runs rather than log2(v); bisects; then descends in steps
-    /// of 2 (exponential probe) and tries 3 below, for failures that hold on every other
-    /// index (the signs of zigzag-encoded integers) or on separate intervals. At most three
+    /// assuming `f(v)`: tries 0; for `v > 8`, tries 1, 2 and 3 below `v` and, when none
+    /// holds, only probes upward for a small value that does (a value already at the edge of
+    /// its failing interval, the usual case in later rounds, costs a few runs instead of a
+    /// bisection); otherwise probes upward (1, 3, 7, ..., 127) so that a small result costs
+    /// about 2 log2(result) runs rather than log2(v); bisects; then descends in steps of 2
+    /// (exponential probe) and tries 3 below, for failures that hold on every other index
+    /// (the signs of zigzag-encoded integers) or on separate intervals. At most three
     /// descents per call; the fixed-point loop comes back for more.
     fn lowest(&mut self, v: u64, mut f: impl FnMut(&mut Self, u64) -> Step<bool>) -> Step<u64> {
         if v == 0 || f(self, 0)? {
             return Ok(0);
+        }
+        // Just below first: a value already at the edge of its failing interval (the
+        // usual case once the other choices have moved) costs three runs and the upward
+        // probes instead of a bisection.
+        if v > 8 && !f(self, v - 1)? && !f(self, v - 2)? && !f(self, v - 3)? {
+            let mut probe = 1;
+            while probe < v - 3 && probe <= 127 {
+                if f(self, probe)? {
+                    return self.lowest(probe, f);
+                }
+                probe = probe * 2 + 1;
+            }
+            return Ok(v);
         }
         let (mut lo, mut hi) = (0, v);
         let mut probe = 1;
