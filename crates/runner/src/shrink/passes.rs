@@ -93,6 +93,9 @@ pub(super) struct Shrinker<'a> {
     evaluations: u64,
     cache_hits: u64,
     ticks: u64,
+    /// Every adopted sequence, in order (for the tests of the passes).
+    #[cfg(test)]
+    history: Vec<Vec<u64>>,
 }
 
 impl<'a> Shrinker<'a> {
@@ -117,6 +120,8 @@ impl<'a> Shrinker<'a> {
             evaluations: 0,
             cache_hits: 0,
             ticks: 0,
+            #[cfg(test)]
+            history: Vec::new(),
         }
     }
 
@@ -230,6 +235,8 @@ impl<'a> Shrinker<'a> {
             && (self.failure.is_none()
                 || shortlex(&eval.record.choices, &self.best.choices) == Ordering::Less)
         {
+            #[cfg(test)]
+            self.history.push(eval.record.choices.clone());
             self.best = Rc::new(eval.record);
             self.failure = Some(f);
             self.generation += 1;

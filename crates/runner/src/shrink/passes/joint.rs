@@ -4,15 +4,16 @@
 //! those have reached a fixed point, and goes back to the cheap passes after any progress.
 //!
 //! They read the structure from the best failure's spans: a *value* is the sole choice of a
-//! leaf span whose bound is at least [`MIN_VALUE_BOUND`] (a number, a character; flags,
-//! booleans and alternative indices are structure), and an *element* is a span in a run of
-//! same-label siblings (see [`Shrinker::element_block`]).
+//! leaf span with a bound of at least [`MIN_VALUE_BOUND`] (an integer, a character, a
+//! boolean; flags, alternative indices and forced zeros are structure), and an *element* is
+//! a span in a run of same-label siblings (see [`Shrinker::element_block`]).
 
 use super::{Shrinker, Status, Step, Tree};
 use crate::case::Record;
 use std::rc::Rc;
 
-/// The smallest bound of a choice the joint passes treat as a value.
+/// The smallest bound of a choice the joint passes treat as a value (a bound of 0 is a
+/// forced zero, which has nothing to give or take).
 pub(super) const MIN_VALUE_BOUND: u64 = 1;
 
 /// Most distinct values of one bound `rename_values` exchanges pairwise.
@@ -495,5 +496,358 @@ impl Shrinker<'_> {
             }
         }
         Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{ShrinkConfig, shortlex};
+    use super::*;
+    use crate::case::TestCase;
+    use crate::exec::evaluate;
+    use crate::generators::{Gen, char_in, int, string_of, vec};
+    use crate::prop_assert;
+    use crate::property::{Fixture, PropResult, Property};
+    use std::cmp::Ordering;
+    use std::time::Instant;
+
+    type Pass = fn(&mut Shrinker<'_>) -> Step;
+
+    /// What one pass did, run alone from `start` (which must fail) until a run of it adopts
+    /// nothing, and then once more.
+    struct Ran {
+        best: Vec<u64>,
+        adopted: usize,
+        evaluations: u64,
+        /// Evaluations of the run after the one that adopted nothing.
+        again: u64,
+    }
+
+    fn run_pass(
+        test: impl Fn(&mut TestCase, &Fixture) -> PropResult + Send + Sync + 'static,
+        pass: Pass,
+        start: &[u64],
+    ) -> Ran {
+        let property = Property::from_fn("pass_under_test", test);
+        let fixture = Fixture::new(Vec::new());
+        let eval = evaluate(&property, TestCase::replay(start.to_vec(), false), &fixture);
+        let Some(failure) = eval.outcome.failure() else {
+            panic!("the start {start:?} does not fail: {:?}", eval.outcome);
+        };
+        let signature = failure.signature.clone();
+        let config = ShrinkConfig::default();
+        let mut sh = Shrinker::new(&property, &fixture, &signature, &config, Instant::now());
+        assert_eq!(sh.test(start).ok(), Some(Status::Interesting));
+        sh.history.clear();
+        let before = sh.evaluations;
+        let mut runs = 0;
+        loop {
+            let adopted = sh.history.len();
+            pass(&mut sh).expect("no budget runs out");
+            runs += 1;
+            if sh.history.len() == adopted {
+                break;
+            }
+            assert!(runs < 10, "the pass keeps adopting");
+        }
+        let evaluations = sh.evaluations - before;
+        let adopted = sh.history.len();
+        pass(&mut sh).expect("no budget runs out");
+        assert_eq!(sh.history.len(), adopted);
+        // Each adopted sequence is strictly smaller than the one before it.
+        let mut previous = start.to_vec();
+        for next in &sh.history {
+            assert_eq!(
+                shortlex(next, &previous),
+                Ordering::Less,
+                "{next:?} after {previous:?}"
+            );
+            previous.clone_from(next);
+        }
+        Ran {
+            best: sh.best.choices.clone(),
+            adopted,
+            evaluations,
+            again: sh.evaluations - before - evaluations,
+        }
+    }
+
+    /// The pass, run until it stops, reaches `want` from `start`, and from there can do
+    /// nothing more: another run adopts nothing and runs nothing (every candidate it makes
+    /// is answered by the cache), so it cannot loop.
+    fn check(
+        test: impl Fn(&mut TestCase, &Fixture) -> PropResult + Send + Sync + 'static,
+        pass: Pass,
+        start: &[u64],
+        want: &[u64],
+    ) {
+        let ran = run_pass(test, pass, start);
+        assert_eq!(ran.best, want);
+        assert!(ran.adopted > 0);
+        assert_eq!(ran.again, 0, "a pass that can't help runs nothing");
+    }
+
+    /// From a start the pass cannot improve, it adopts nothing, within a bounded number of
+    /// runs, and running it again costs nothing.
+    fn check_stuck(
+        test: impl Fn(&mut TestCase, &Fixture) -> PropResult + Send + Sync + 'static,
+        pass: Pass,
+        start: &[u64],
+        max_evaluations: u64,
+    ) {
+        let ran = run_pass(test, pass, start);
+        assert_eq!(ran.best, start);
+        assert_eq!(ran.adopted, 0);
+        assert!(
+            ran.evaluations <= max_evaluations,
+            "{} runs",
+            ran.evaluations
+        );
+        assert_eq!(ran.again, 0);
+    }
+
+    /// Fails on every input: whatever a pass proposes would fail, so only the order of
+    /// simplicity decides what it adopts (checked in `run_pass`).
+    fn always(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let _ = tc.draw(&vec(int(0..=9u32), 0..=4));
+        let _ = tc.draw(&vec(int(0..=9u32), 0..=4));
+        prop_assert!(false);
+        Ok(())
+    }
+
+    fn sum_two(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let part = vec(int(0..=100u32), 1..=4);
+        let (a, b) = (tc.draw(&part), tc.draw(&part));
+        prop_assert!(a.iter().chain(&b).sum::<u32>() <= 150);
+        Ok(())
+    }
+
+    #[test]
+    fn absorb_deletions_moves_a_deleted_element_into_another_part() {
+        // [60, 20] and [80]: 20 moves into the 80 of the later list.
+        check(
+            sum_two,
+            |s| s.absorb_deletions(),
+            &[60, 1, 20, 0, 80, 0],
+            &[60, 0, 100, 0],
+        );
+        check_stuck(sum_two, |s| s.absorb_deletions(), &[51, 0, 100, 0], 0);
+        check_stuck(
+            sum_two,
+            |s| s.absorb_deletions(),
+            &[100, 1, 50, 0, 100, 0],
+            0,
+        );
+    }
+
+    #[test]
+    fn absorb_deletions_keeps_the_sign_of_zigzag_integers() {
+        // 30 and 40 are indexes 59 and 79; 70 is index 139, not 59 + 79.
+        fn at_least_70(tc: &mut TestCase, _: &Fixture) -> PropResult {
+            let xs = tc.draw(&vec(int(-100..=100i32), 1..=4));
+            prop_assert!(xs.iter().sum::<i32>() < 70);
+            Ok(())
+        }
+        check(
+            at_least_70,
+            |s| s.absorb_deletions(),
+            &[59, 1, 79, 0],
+            &[139, 0],
+        );
+    }
+
+    #[test]
+    fn absorb_deletions_raises_an_element_to_make_up_for_a_deleted_empty_one() {
+        // Three distinct values are needed; [0, 0, 1, 2] becomes [1, 0, 2] by deleting a 0
+        // and raising the other.
+        fn three_distinct(tc: &mut TestCase, _: &Fixture) -> PropResult {
+            let xs = tc.draw(&vec(int(0..=9u32), 0..=6));
+            let mut seen = xs.clone();
+            seen.sort_unstable();
+            seen.dedup();
+            prop_assert!(seen.len() < 3);
+            Ok(())
+        }
+        let ran = run_pass(
+            three_distinct,
+            |s| s.absorb_deletions(),
+            &[1, 0, 1, 0, 1, 1, 1, 2, 0],
+        );
+        assert_eq!(ran.best.len(), 7);
+        check_stuck(
+            three_distinct,
+            |s| s.absorb_deletions(),
+            &[1, 0, 1, 1, 1, 2, 0],
+            8,
+        );
+    }
+
+    #[test]
+    fn absorb_deletions_only_adopts_smaller_sequences() {
+        run_pass(always, |s| s.absorb_deletions(), &[1, 5, 1, 7, 0, 1, 3, 0]);
+    }
+
+    #[test]
+    fn transfer_elements_gathers_elements_in_the_last_collection() {
+        fn ten(tc: &mut TestCase, _: &Fixture) -> PropResult {
+            let part = vec(int(0..=9u32), 0..=3);
+            let (a, b, c) = (tc.draw(&part), tc.draw(&part), tc.draw(&part));
+            prop_assert!(a.iter().chain(&b).chain(&c).sum::<u32>() < 10);
+            Ok(())
+        }
+        check(
+            ten,
+            |s| s.transfer_elements(),
+            &[1, 5, 0, 1, 5, 0, 0],
+            &[0, 0, 1, 5, 1, 5, 0],
+        );
+        check_stuck(ten, |s| s.transfer_elements(), &[0, 0, 1, 5, 1, 5, 0], 0);
+        run_pass(always, |s| s.transfer_elements(), &[1, 5, 1, 7, 0, 1, 3, 0]);
+    }
+
+    /// Two elements that name each other.
+    fn mutual(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let xs = tc.draw(&vec(int(0..=5usize), 0..=6));
+        let bad = (0..xs.len()).any(|i| xs[i] != i && xs.get(xs[i]) == Some(&i));
+        prop_assert!(!bad);
+        Ok(())
+    }
+
+    #[test]
+    fn reindex_deletes_an_element_and_renumbers_the_references_past_it() {
+        // [0, 2, 1] -> [1, 0]: deleting the 0 moves elements 1 and 2 down a place.
+        check(
+            mutual,
+            |s| s.reindex(),
+            &[1, 0, 1, 2, 1, 1, 0],
+            &[1, 1, 1, 0, 0],
+        );
+        check_stuck(mutual, |s| s.reindex(), &[1, 1, 1, 0, 0], 2);
+        run_pass(always, |s| s.reindex(), &[1, 2, 1, 1, 1, 0, 0, 1, 3, 0]);
+    }
+
+    #[test]
+    fn reindex_swaps_elements_and_exchanges_their_names() {
+        // The walk 0 -> 2 -> 1 -> 0 becomes 0 -> 1 -> 2 -> 0.
+        fn walk3(tc: &mut TestCase, _: &Fixture) -> PropResult {
+            let xs = tc.draw(&vec(int(0..=5usize), 0..=6));
+            let (mut at, mut seen) = (0, vec![false; xs.len()]);
+            while at < xs.len() && !seen[at] {
+                seen[at] = true;
+                at = xs[at];
+            }
+            prop_assert!(seen.iter().filter(|&&s| s).count() < 3);
+            Ok(())
+        }
+        check(
+            walk3,
+            |s| s.reindex(),
+            &[1, 2, 1, 0, 1, 1, 0],
+            &[1, 1, 1, 2, 1, 0, 0],
+        );
+    }
+
+    #[test]
+    fn rename_values_renumbers_names_in_order_of_first_use() {
+        // A node with two parents: [(2, 0), (2, 1)] -> [(0, 1), (0, 2)].
+        fn two_parents(tc: &mut TestCase, _: &Fixture) -> PropResult {
+            let edges = tc.draw(&vec((int(0..=2usize), int(0..=2usize)), 0..=4));
+            let bad = edges.iter().any(|&(c, p)| {
+                c != p && edges.iter().any(|&(c2, p2)| c2 == c && p2 != p && p2 != c)
+            });
+            prop_assert!(!bad);
+            Ok(())
+        }
+        check(
+            two_parents,
+            |s| s.rename_values(),
+            &[1, 2, 0, 1, 2, 1, 0],
+            &[1, 0, 1, 1, 0, 2, 0],
+        );
+        check_stuck(
+            two_parents,
+            |s| s.rename_values(),
+            &[1, 0, 1, 1, 0, 2, 0],
+            0,
+        );
+        run_pass(
+            always,
+            |s| s.rename_values(),
+            &[1, 5, 1, 7, 0, 1, 7, 1, 5, 0],
+        );
+    }
+
+    #[test]
+    fn redistribute_moves_value_to_a_later_part() {
+        check(
+            sum_two,
+            |s| s.redistribute(),
+            &[70, 0, 81, 0],
+            &[51, 0, 100, 0],
+        );
+        check_stuck(sum_two, |s| s.redistribute(), &[51, 0, 100, 0], 8);
+        run_pass(always, |s| s.redistribute(), &[1, 5, 1, 7, 0, 1, 3, 0]);
+    }
+
+    #[test]
+    fn redistribute_raises_a_later_part_to_its_bound() {
+        // 52 x 97 < 5000 is too small; 50 x 100 is the least w that reaches it.
+        fn area(tc: &mut TestCase, _: &Fixture) -> PropResult {
+            let w = tc.draw(&int(1..=100u32));
+            let h = tc.draw(&int(1..=100u32));
+            prop_assert!(w * h < 5000);
+            Ok(())
+        }
+        check(area, |s| s.redistribute(), &[51, 96], &[49, 99]);
+    }
+
+    #[test]
+    fn delete_duplicates_deletes_equal_elements_together() {
+        fn equal(tc: &mut TestCase, _: &Fixture) -> PropResult {
+            let s = string_of(char_in('a'..='c'), 0..=3);
+            let (a, b) = (tc.draw(&s), tc.draw(&s));
+            prop_assert!(a != b);
+            Ok(())
+        }
+        // "ab" and "ab" -> "" and "": neither character can go from one string alone.
+        check(
+            equal,
+            |s| s.delete_duplicates(),
+            &[1, 0, 1, 1, 0, 1, 0, 1, 1, 0],
+            &[0, 0],
+        );
+        check_stuck(equal, |s| s.delete_duplicates(), &[0, 0], 0);
+        run_pass(always, |s| s.delete_duplicates(), &[1, 5, 1, 5, 0, 1, 5, 0]);
+    }
+
+    #[test]
+    fn a_value_at_the_edge_costs_a_few_runs_and_still_finds_a_small_failure() {
+        fn at_least_1000(tc: &mut TestCase, _: &Fixture) -> PropResult {
+            let x = tc.draw(&int(0..=10_000u32));
+            prop_assert!(x < 1000);
+            Ok(())
+        }
+        fn big_or_5_to_7(tc: &mut TestCase, _: &Fixture) -> PropResult {
+            let x = tc.draw(&int(0..=10_000u32));
+            prop_assert!(x < 1000 && !(5..=7).contains(&x));
+            Ok(())
+        }
+        // 0, three just below, and the probes 1, 3, ..., 127: no bisection.
+        check_stuck(at_least_1000, |s| s.minimize_choices(), &[1000], 11);
+        check(big_or_5_to_7, |s| s.minimize_choices(), &[1000], &[5]);
+        check(at_least_1000, |s| s.minimize_choices(), &[4321], &[1000]);
+    }
+
+    #[test]
+    fn value_positions_are_the_single_choice_leaves() {
+        let g = vec((int(0..=9u32), crate::generators::boolean()), 0..=3);
+        let mut tc = TestCase::replay(vec![1, 4, 1, 0], false);
+        let _ = tc.draw(&g);
+        let record = tc.into_record();
+        let tree = Tree::new(&record);
+        // The flag (0) and the end flag (3) are structure; the integer and the boolean are
+        // values.
+        assert_eq!(tree.values, vec![1, 2]);
+        assert!(Gen::label(&g) == "vec");
     }
 }
