@@ -735,6 +735,8 @@ fn coupling(tc: &mut TestCase, _: &Fixture) -> PropResult {
 
 // ---------------------------------------------------------------- sums over parts
 
+/// Each list needs an element; the second at -20000, the least first that reaches -30001
+/// is -10001: ideal `[-10001]; [-20000]`.
 fn sum_two_lists(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let part = vec(int(-20000..=20000i32), 1..=8);
     let xs = tc.draw(&part);
@@ -744,6 +746,8 @@ fn sum_two_lists(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// `x + |y| + sum(zs) > 1500` with `x <= 500`, `|y| <= 1000`, `z <= 255` and one element:
+/// the least `x` is 1501 - 1000 - 255 = 246, then `y = -1000`, `zs = [255]`.
 fn sum_mixed_parts(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let x = tc.draw(&int(10..=500u32));
     let y = tc.draw(&int(-1000..=-1i32));
@@ -753,6 +757,8 @@ fn sum_mixed_parts(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// One debit and the adjustment: the adjustment is at least -1000, so the debit is -201
+/// (no positive debit works): `[-201]; -1000`.
 fn sum_debits(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let debits = tc.draw(&vec(int(-500..=500i16), 1..=4));
     let adjustment = tc.draw(&int(-1000..=1000i32));
@@ -761,12 +767,15 @@ fn sum_debits(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// Two records are needed (1000 each at most); the first is `('a', 501)`, the least that
+/// reaches 1501 with `('a', 1000)` after it.
 fn sum_records(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let records = tc.draw(&vec((char_in('a'..='c'), int(0..=1000u16)), 0..=6));
     prop_assert!(records.iter().map(|&(_, v)| u64::from(v)).sum::<u64>() <= 1500);
     Ok(())
 }
 
+/// `w * h >= 5000` with both at most 100: the least `w` is 50, with `h = 100`.
 fn area(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let w = tc.draw(&int(1..=100u32));
     let h = tc.draw(&int(1..=100u32));
@@ -774,6 +783,7 @@ fn area(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// The mirror of `sum_two_lists`: `[10001]; [20000]`.
 fn sum_positive(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let part = vec(int(-20000..=20000i32), 1..=8);
     let xs = tc.draw(&part);
@@ -783,6 +793,8 @@ fn sum_positive(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// Three costs are needed (two reach at most 1000); one department holding all three is the
+/// shortest: `[[201, 500, 500]]`.
 fn nested_budget(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let departments = tc.draw(&vec(vec(int(0..=500u16), 1..=3), 1..=3));
     let total: u64 = departments.iter().flatten().map(|&c| u64::from(c)).sum();
@@ -790,6 +802,8 @@ fn nested_budget(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// `3a + 2b + 50e >= 900` with `a, b <= 200`: with the express charge the least `a` is 150,
+/// without it 167; 150 comes first, then `b = 200`: `150; true; 200`.
 fn weighted_sum(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let a = tc.draw(&int(0..=200u32));
     let express = tc.draw(&boolean());
@@ -799,6 +813,8 @@ fn weighted_sum(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// Three items are needed (two reach at most 600); every split takes as many choices, and
+/// empty earlier warehouses put 0 first: `[]; []; [101, 300, 300]`.
 fn warehouses(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let stock = vec(int(0..=300u16), 0..=3);
     let (a, b, c) = (tc.draw(&stock), tc.draw(&stock), tc.draw(&stock));
@@ -807,6 +823,8 @@ fn warehouses(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// Two pairs are needed (one reaches -256 at least); the first value can be 0 when the
+/// other three reach -301: -45, -128, -128: `[(0, -45), (-128, -128)]`.
 fn signed_pairs(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let pairs = tc.draw(&vec((any_int::<i8>(), any_int::<i8>()), 1..=4));
     let total: i64 = pairs
@@ -817,12 +835,15 @@ fn signed_pairs(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// One line reaches at most 1000, so two are needed; the least first quantity is 6
+/// (5 x 100 + 1000 is not over 1500), its price 84, the second line `(10, 100)`.
 fn invoice_lines(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let lines = tc.draw(&vec((int(1..=10u32), int(0..=100u32)), 1..=5));
     prop_assert!(lines.iter().map(|&(q, p)| q * p).sum::<u32>() <= 1500);
     Ok(())
 }
 
+/// `a - b + c >= 2000` with `b >= -1000`, `c <= 255`: `(745, -1000, 255)`.
 fn counters(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let c = tc.draw(&from_fn("counters", |tc: &mut TestCase| {
         let a = tc.draw(&int(0..=1000u32));
@@ -1469,7 +1490,8 @@ mod tests {
         eval.record.drawn.join("; ")
     }
 
-    /// The ideal answers of the small-valued problems are the least failing inputs. `cap`
+    /// The ideal answers of the small-valued problems are the least failing inputs (the
+    /// other sum problems say how their ideal follows). `cap`
     /// loses nothing: for `mutual_refs`, `one_based_refs`, `parent_chain` and `coupling` it
     /// is the largest bound; `linked_walk` ignores values and treats every `next` past the
     /// three nodes that fit in 9 choices alike; in `graph_cycle` 11 choices hold two nodes,
@@ -1504,6 +1526,7 @@ mod tests {
             ("rose_path_sum", 8, 9),
             ("doubly_linked", 6, 7),
             ("histogram", 7, 50),
+            ("area", 2, 99),
             ("program_loop", 6, 7),
             ("bst_successor", 8, 20),
             ("heap_decrease", 8, 20),
