@@ -36,10 +36,13 @@
 //!    (simplest elements, same shape).
 //! 4. `pass_to_descendant` — replace a span by a smaller nested span with the same label
 //!    (a tree by one of its subtrees).
-//! 5. `minimize_choices` — each choice: try 0, probe upward (1, 3, 7, ..., 127) for a
-//!    small value that fails, bisect down to the edge, then descend in steps of 2
-//!    (exponential probe; the same sign for zigzag-encoded integers, whose failing set is
-//!    often every other index) and try 3 below (failures on separate intervals).
+//! 5. `minimize_choices` — each choice: try 0; for a value above 8, try 1, 2 and 3 below it
+//!    and, when none fails, only probe upward for a small value that does (a value already
+//!    at the edge of its failing interval, the usual case in later rounds); otherwise probe
+//!    upward (1, 3, 7, ..., 127) for a small value that fails, bisect down to the edge, then
+//!    descend in steps of 2 (exponential probe; the same sign for zigzag-encoded integers,
+//!    whose failing set is often every other index) and try 3 below (failures on separate
+//!    intervals).
 //! 6. `lower_duplicates` — lower all equal choices (same value and bound) together, searched
 //!    like a single choice.
 //! 7. `sort_siblings` — sort each run of same-label sibling spans; failing that, swap
@@ -49,10 +52,38 @@
 //!    which keeps the sign of zigzag-encoded signed integers; amounts: 1, then all, then
 //!    bisection).
 //!
-//! When a round of these changes nothing, raw block deletion (blocks of 2 and 1 choices
-//! from the end, with the same repair) runs once; if it changes something, rounds resume.
-//! All passes are deterministic and use no randomness, so a deterministic property shrinks
-//! to the same sequence every time.
+//! When a round of these changes nothing, the *joint passes* run, each once: moves that
+//! change two places at once, which none of the passes above can make because each half
+//! alone is rejected (`shrink/passes/joint.rs`). They read *values* (the sole choice of a
+//! leaf span: an integer, a character, a boolean; flags and alternative indices are
+//! structure) and *elements* (spans in a run of same-label siblings, deleted with the gap
+//! before them, or for the first of a run without one, with the gap after them).
+//!
+//! 9. `delete_duplicates` — delete together all elements with the same label and choices
+//!    (the same character in two strings that must stay equal).
+//! 10. `absorb_deletions` — delete an element and add the sum of its values to one value
+//!     elsewhere (the latest with room first; plus one when both are odd, for zigzag
+//!     positives); an element holding no value raises another element of its own run by one
+//!     instead. A total spread over parts moves into one part; a heap whose deletion needs a
+//!     value raised gets it.
+//! 11. `transfer_elements` — move an element to the front of a later sibling collection of
+//!     the same label, so that a total spread over collections gathers in the last one.
+//! 12. `reindex` — delete the element at place `p` of a run of `n` and lower by one every
+//!     value in `p + 1..=n` (indexes, from 0 or from 1, past it; with the length before the
+//!     run lowered too when that alone overruns); swap adjacent elements and exchange the
+//!     values naming them (`p` and `p + 1`, or `p + 1` and `p + 2`) everywhere.
+//! 13. `rename_values` — among the values of one bound (at most 16 distinct), exchange two
+//!     values everywhere when that makes the sequence smaller: names that are only compared
+//!     are renumbered in order of first use.
+//! 14. `redistribute` — for values `x` before `y` anywhere in the sequence: move value from
+//!     `x` to `y` (steps of 1, then 2); failing that, raise `y` to its bound and lower `x` as
+//!     far as it then fails (a total that needs one part at its boundary).
+//!
+//! When no joint pass changes anything either, raw block deletion (blocks of 2 and 1
+//! choices from the end, with the same repair) runs; if any of these stages changes
+//! something, the rounds resume. All passes are deterministic and use no randomness, so a
+//! deterministic property shrinks to the same sequence every time; every pass adopts only
+//! strictly simpler failures, so none can loop.
 //!
 //! # Cache and budgets
 //!

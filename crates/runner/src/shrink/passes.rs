@@ -6,6 +6,8 @@
 //! adopts the candidate's consumed choices when they fail the same way and are simpler.
 //! A budget running out surfaces as `Err(Stopped)` and unwinds every pass at once.
 
+mod joint;
+
 use super::cache::Cache;
 use super::{ShrinkConfig, ShrinkStop, Status, shortlex};
 use crate::case::Record;
@@ -30,6 +32,8 @@ struct Tree {
     pos: Vec<usize>,
     children: Vec<Vec<usize>>,
     roots: Vec<usize>,
+    /// Positions of the value choices, in order (see `joint.rs`).
+    values: Vec<usize>,
 }
 
 impl Tree {
@@ -40,6 +44,7 @@ impl Tree {
             pos: Vec::with_capacity(n),
             children: vec![Vec::new(); n],
             roots: Vec::new(),
+            values: Vec::new(),
         };
         let mut open: Vec<usize> = Vec::new();
         for (i, span) in record.spans.iter().enumerate() {
@@ -55,6 +60,7 @@ impl Tree {
             tree.parent.push(parent);
             open.push(i);
         }
+        tree.values = joint::value_positions(record, &tree.children);
         tree
     }
 
@@ -87,6 +93,9 @@ pub(super) struct Shrinker<'a> {
     evaluations: u64,
     cache_hits: u64,
     ticks: u64,
+    /// Every adopted sequence, in order (for the tests of the passes).
+    #[cfg(test)]
+    history: Vec<Vec<u64>>,
 }
 
 impl<'a> Shrinker<'a> {
@@ -111,6 +120,8 @@ impl<'a> Shrinker<'a> {
             evaluations: 0,
             cache_hits: 0,
             ticks: 0,
+            #[cfg(test)]
+            history: Vec::new(),
         }
     }
 
@@ -162,8 +173,18 @@ impl<'a> Shrinker<'a> {
                     break;
                 }
             }
+            // The joint passes, each once; when none makes progress, raw block deletion;
+            // after any progress the cheap rounds resume.
             let before = self.generation;
-            self.delete_blocks()?;
+            self.delete_duplicates()?;
+            self.absorb_deletions()?;
+            self.transfer_elements()?;
+            self.reindex()?;
+            self.rename_values()?;
+            self.redistribute()?;
+            if self.generation == before {
+                self.delete_blocks()?;
+            }
             if self.generation == before {
                 return Ok(());
             }
@@ -214,6 +235,8 @@ impl<'a> Shrinker<'a> {
             && (self.failure.is_none()
                 || shortlex(&eval.record.choices, &self.best.choices) == Ordering::Less)
         {
+            #[cfg(test)]
+            self.history.push(eval.record.choices.clone());
             self.best = Rc::new(eval.record);
             self.failure = Some(f);
             self.generation += 1;
@@ -551,14 +574,30 @@ impl<'a> Shrinker<'a> {
     }
 
     /// The lowest value in `0..=v` for which `f` holds, searched as if `f` were monotone,
-    /// assuming `f(v)`: tries 0; probes upward (1, 3, 7, ..., 127) so that a small result
-    /// costs about 2 log2(result) runs rather than log2(v); bisects; then descends in steps
-    /// of 2 (exponential probe) and tries 3 below, for failures that hold on every other
-    /// index (the signs of zigzag-encoded integers) or on separate intervals. At most three
+    /// assuming `f(v)`: tries 0; for `v > 8`, tries 1, 2 and 3 below `v` and, when none
+    /// holds, only probes upward for a small value that does (a value already at the edge of
+    /// its failing interval, the usual case in later rounds, costs a few runs instead of a
+    /// bisection); otherwise probes upward (1, 3, 7, ..., 127) so that a small result costs
+    /// about 2 log2(result) runs rather than log2(v); bisects; then descends in steps of 2
+    /// (exponential probe) and tries 3 below, for failures that hold on every other index
+    /// (the signs of zigzag-encoded integers) or on separate intervals. At most three
     /// descents per call; the fixed-point loop comes back for more.
     fn lowest(&mut self, v: u64, mut f: impl FnMut(&mut Self, u64) -> Step<bool>) -> Step<u64> {
         if v == 0 || f(self, 0)? {
             return Ok(0);
+        }
+        // Just below first: a value already at the edge of its failing interval (the
+        // usual case once the other choices have moved) costs three runs and the upward
+        // probes instead of a bisection.
+        if v > 8 && !f(self, v - 1)? && !f(self, v - 2)? && !f(self, v - 3)? {
+            let mut probe = 1;
+            while probe < v - 3 && probe <= 127 {
+                if f(self, probe)? {
+                    return self.lowest(probe, f);
+                }
+                probe = probe * 2 + 1;
+            }
+            return Ok(v);
         }
         let (mut lo, mut hi) = (0, v);
         let mut probe = 1;
