@@ -20,6 +20,7 @@ macro_rules! errln {
 }
 
 mod bench;
+mod bench_scale;
 mod bench_shrink;
 mod campaign;
 mod ci;
@@ -65,7 +66,8 @@ enum Command {
     /// pins and digests.
     #[command(subcommand)]
     Gate(gate::GateCommand),
-    /// Benchmarks that print figures: `bench shrink`, `bench runner`, `bench isolate`.
+    /// Benchmarks that print figures: `bench shrink`, `bench runner`, `bench scale`,
+    /// `bench isolate`.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
     /// The CI flow: `ci gate` (the workflow's gate job), `ci simulate` (the whole workflow

@@ -1,0 +1,68 @@
+//! `cargo xtask bench runner`: seedledger against proptest, on the same properties, in one
+//! run. A bench target (`harness = false`) because proptest is a dev-dependency of
+//! `seedledger-cli` only: `cargo xtask bench runner` spawns
+//! `cargo bench -p seedledger-cli --bench runner -- ARGS`, and this program measures
+//! (`measure.rs`) and prints the tables. Run it directly the same way.
+
+mod measure;
+mod replica;
+
+use clap::Parser;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+/// seedledger against proptest and hand-written floors, interleaved (see `measure.rs`).
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask bench runner")]
+struct Args {
+    /// Cases per measurement.
+    #[arg(long, default_value_t = 100_000)]
+    cases: u64,
+    /// Interleaved rounds: each runs every contender once on every property.
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// A smoke test: at most 200 cases and 2 rounds (figures meaningless).
+    #[arg(long)]
+    quick: bool,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    if cfg!(debug_assertions) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: unoptimised build; for meaningful figures run `cargo bench -p seedledger-cli --bench runner`"
+        );
+    }
+    let options = measure::Options {
+        cases: args.cases,
+        rounds: args.rounds,
+        quick: args.quick,
+    };
+    let mut progress = |what: &str| {
+        let _ = writeln!(std::io::stderr(), "bench runner: {what}");
+    };
+    match measure::run(&options, &mut progress) {
+        Ok(report) => {
+            let _ = std::io::stdout().write_all(report.render().as_bytes());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! `cargo xtask bench scale`: what plans of 10^4..10^7 seeds cost, end to end.
+//!
+//! For each plan size N (the powers of ten from `--min` to `--max`), in a scratch workspace
+//! holding only the property's spec (and its fixture): `prop run --cases N` of this very
+//! binary as a child process (wall time, peak resident memory, receipt and witness file
+//! sizes), a second run as `--runner remote` into another directory (the second witness file
+//! a freeze decision reads), then `gate close` on the receipt and `gate decide` on both
+//! witness files (time and peak memory each). Peak memory is the child's `ru_maxrss` from
+//! `wait4(2)`, which covers the processes it waited for (the supervised run worker).
+
+use clap::Args;
+use seedledger_format::ExitStatus;
+use seedledger_runner::Property;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Args)]
+pub struct ScaleBenchArgs {
+    /// The property to run: one this binary registers. Its spec (and the fixture it names)
+    /// is copied from the workspace root; without a spec there, a scratch spec with
+    /// `fixture: none` is written. A cheap, passing property shows the runner's and the
+    /// gate's own costs best.
+    #[arg(long, value_name = "ID", default_value = "order_total_nonneg")]
+    property: String,
+    /// The smallest plan, in seeds.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    min: u64,
+    /// The largest plan, in seeds (10000000 for 10^7: today's `gate decide` then needs
+    /// about 1.1 KB of memory per witness row, over 20 GB for the two files).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    max: u64,
+    /// A smoke test: plans of 10 and 100 seeds (figures meaningless).
+    #[arg(long)]
+    quick: bool,
+    /// Workspace root holding props/ID.md [default: the current directory if it has
+    /// props/, else the nearest ancestor directory that has one].
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+/// One child process, measured.
+#[derive(Debug, Clone, Copy)]
+struct Measured {
+    wall: Duration,
+    /// Peak resident set size, in bytes.
+    peak_rss: u64,
+}
+
+/// One plan size, measured.
+#[derive(Debug, Clone, Copy)]
+struct ScaleRow {
+    n: u64,
+    run: Measured,
+    receipt_bytes: u64,
+    witness_bytes: u64,
+    close: Measured,
+    decide: Measured,
+}
+
+pub fn run(args: &ScaleBenchArgs, suite: &[Property]) -> ExitStatus {
+    match scale(args, suite) {
+        Ok(()) => ExitStatus::Success,
+        Err(e) => {
+            errln!("error: {e}");
+            ExitStatus::Error
+        }
+    }
+}
+
+/// The plan sizes: `min`, `10 * min`, ... up to `max`.
+fn plan_sizes(min: u64, max: u64) -> Result<Vec<u64>, String> {
+    if min == 0 || max < min {
+        return Err(format!(
+            "--min must be at least 1 and at most --max (got --min {min} --max {max})"
+        ));
+    }
+    Ok(std::iter::successors(Some(min), |&n| n.checked_mul(10))
+        .take_while(|&n| n <= max)
+        .collect())
+}
+
+fn scale(args: &ScaleBenchArgs, suite: &[Property]) -> Result<(), String> {
+    let id = args.property.as_str();
+    if !suite.iter().any(|p| p.id == id) {
+        let known: Vec<_> = suite.iter().map(|p| p.id).collect();
+        return Err(format!(
+            "unknown property `{id}`; known properties: {}",
+            known.join(", ")
+        ));
+    }
+    let sizes = if args.quick {
+        vec![10, 100]
+    } else {
+        plan_sizes(args.min, args.max)?
+    };
+    let source = args.root.clone().unwrap_or_else(crate::prop::discover_root);
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
+    if cfg!(debug_assertions) {
+        errln!(
+            "note: unoptimised build; for meaningful figures run `cargo run --release -p xtask -- bench scale`"
+        );
+    }
+    let mut rows = Vec::with_capacity(sizes.len());
+    for &n in &sizes {
+        // One scratch workspace per plan, removed before the next: a 10^7-seed witness
+        // file is several GB.
+        let tmp =
+            tempfile::tempdir().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+        scratch_workspace(&source, id, tmp.path())?;
+        rows.push(measure_plan(&exe, id, n, tmp.path())?);
+    }
+    outln!(
+        "scale benchmark: property {id}; `prop run --cases N` (one job), then `gate close` on its receipt and `gate decide` on two witness files of N rows (the run's and a second run's as --runner remote)"
+    );
+    outln!(
+        "{:>10} {:>9} {:>9} {:>10} {:>11} {:>11} {:>9} {:>10} {:>9} {:>10}",
+        "N",
+        "run s",
+        "µs/seed",
+        "run MB",
+        "receipt MB",
+        "witness MB",
+        "close s",
+        "close MB",
+        "decide s",
+        "decide MB"
+    );
+    for row in &rows {
+        outln!(
+            "{:>10} {:>9.2} {:>9.2} {:>10.1} {:>11.3} {:>11.3} {:>9.2} {:>10.1} {:>9.2} {:>10.1}",
+            row.n,
+            row.run.wall.as_secs_f64(),
+            row.run.wall.as_secs_f64() * 1e6 / row.n as f64,
+            mb(row.run.peak_rss),
+            mb(row.receipt_bytes),
+            mb(row.witness_bytes),
+            row.close.wall.as_secs_f64(),
+            mb(row.close.peak_rss),
+            row.decide.wall.as_secs_f64(),
+            mb(row.decide.peak_rss),
+        );
+    }
+    outln!("(MB = 10^6 bytes; memory is peak resident set size; run MB covers the run's worker)");
+    Ok(())
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+/// Writes `root/props/ID.md` (and the fixture it names) from the workspace at `source`, or
+/// a scratch spec with `fixture: none` when `source` has no spec for the property.
+fn scratch_workspace(source: &Path, id: &str, root: &Path) -> Result<(), String> {
+    let props = root.join("props");
+    std::fs::create_dir_all(&props).map_err(|e| format!("cannot create {props:?}: {e}"))?;
+    let spec_path = props.join(format!("{id}.md"));
+    if !source.join("props").join(format!("{id}.md")).is_file() {
+        let spec = format!(
+            "---\nproperty_id: {id}\nbound: bench\nfixture: none\noracle_source: human_reviewed\n---\nA scratch spec of `cargo xtask bench scale`.\n"
+        );
+        return std::fs::write(&spec_path, spec)
+            .map_err(|e| format!("cannot write {spec_path:?}: {e}"));
+    }
+    let spec = seedledger_runner::load_spec(source, id).map_err(|e| e.to_string())?;
+    std::fs::write(&spec_path, &spec.bytes)
+        .map_err(|e| format!("cannot write {spec_path:?}: {e}"))?;
+    if let Some(fixture) = spec.spec.fixture_path() {
+        let from = source.join(fixture);
+        let to = root.join(fixture);
+        if let Some(dir) = to.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {dir:?}: {e}"))?;
+        }
+        std::fs::copy(&from, &to)
+            .map_err(|e| format!("cannot copy the fixture {from:?} to {to:?}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn measure_plan(exe: &Path, id: &str, n: u64, root: &Path) -> Result<ScaleRow, String> {
+    let cases = n.to_string();
+    let out = root.join("out");
+    let out_remote = root.join("out-remote");
+    let prop_run = |out: &Path, role: &str| -> Vec<OsString> {
+        let mut argv = [
+            "prop",
+            "run",
+            "--property",
+            id,
+            "--cases",
+            &cases,
+            "--jobs",
+            "1",
+            "--patch-id",
+            "bench",
+            "--runner",
+            role,
+            "--root",
+        ]
+        .map(OsString::from)
+        .to_vec();
+        argv.extend([root.into(), "--out".into(), out.into()]);
+        argv
+    };
+    errln!("bench scale: {n} seeds: prop run");
+    let run = measured(exe, &prop_run(&out, "local"), root, &[0], "prop run")?;
+    errln!("bench scale: {n} seeds: prop run --runner remote (the second witness file)");
+    measured(
+        exe,
+        &prop_run(&out_remote, "remote"),
+        root,
+        &[0],
+        "prop run",
+    )?;
+    let receipt = out.join("bench").join(format!("{id}.receipt.json"));
+    let witness = out.join("bench").join(format!("{id}.witness.jsonl"));
+    let witness_remote = out_remote.join("bench").join(format!("{id}.witness.jsonl"));
+    let size = |path: &Path| {
+        std::fs::metadata(path)
+            .map(|m| m.len())
+            .map_err(|e| format!("cannot read {path:?} after the run: {e}"))
+    };
+    let receipt_bytes = size(&receipt)?;
+    let witness_bytes = size(&witness)?;
+    errln!("bench scale: {n} seeds: gate close, gate decide");
+    // Exit 1 ("not eligible", "refused") is an answer; only 2 (an error) is not.
+    let close = measured(
+        exe,
+        &["gate".into(), "close".into(), receipt.into()],
+        root,
+        &[0, 1],
+        "gate close",
+    )?;
+    let decide = measured(
+        exe,
+        &[
+            "gate".into(),
+            "decide".into(),
+            "--property".into(),
+            id.into(),
+            "--root".into(),
+            root.into(),
+            "--witnesses".into(),
+            witness.clone().into(),
+            witness_remote.into(),
+        ],
+        root,
+        &[0, 1],
+        "gate decide",
+    )?;
+    Ok(ScaleRow {
+        n,
+        run,
+        receipt_bytes,
+        witness_bytes,
+        close,
+        decide,
+    })
+}
+
+/// Runs `exe ARGS` in `dir` (no CI or runner environment leaking in, output to a log file)
+/// and measures it; an exit status outside `ok` is an error quoting the end of its output.
+fn measured(
+    exe: &Path,
+    argv: &[OsString],
+    dir: &Path,
+    ok: &[i32],
+    what: &str,
+) -> Result<Measured, String> {
+    let log_path = dir.join("child.log");
+    let log =
+        std::fs::File::create(&log_path).map_err(|e| format!("cannot create {log_path:?}: {e}"))?;
+    let log2 = log
+        .try_clone()
+        .map_err(|e| format!("cannot open {log_path:?} twice: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.args(argv)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log2);
+    for var in [
+        "SEEDLEDGER_PATCH_ID",
+        "SEEDLEDGER_BASE",
+        "SEEDLEDGER_RUNNER_KEY",
+        "GITHUB_ACTIONS",
+        "GITHUB_STEP_SUMMARY",
+    ] {
+        cmd.env_remove(var);
+    }
+    let started = Instant::now();
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    let (code, peak_rss) =
+        wait_with_peak_rss(child).map_err(|e| format!("cannot wait for `{what}`: {e}"))?;
+    let wall = started.elapsed();
+    if !ok.contains(&code) {
+        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(10).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(format!(
+            "`{what}` exited with status {code}:\n{}",
+            tail.join("\n")
+        ));
+    }
+    Ok(Measured { wall, peak_rss })
+}
+
+/// Waits for `child` with `wait4(2)`: its exit status (128 + the signal when a signal ended
+/// it) and its peak resident set size in bytes, the largest of its own and of every
+/// descendant it waited for.
+fn wait_with_peak_rss(child: std::process::Child) -> std::io::Result<(i32, u64)> {
+    let pid = libc::pid_t::try_from(child.id())
+        .map_err(|_| std::io::Error::other("child pid out of range"))?;
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain data; all zeroes is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `pid` is this process's own child, not yet waited for (`Child::wait` is
+        // never called on it); `status` and `usage` are live locals wait4 writes into.
+        let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if waited == pid {
+            break;
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+    drop(child);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        -1
+    };
+    // Linux reports kilobytes, macOS bytes.
+    let unit = if cfg!(target_os = "macos") { 1 } else { 1024 };
+    let peak = u64::try_from(usage.ru_maxrss).unwrap_or(0) * unit;
+    Ok((code, peak))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan_sizes;
+
+    #[test]
+    fn plans_are_the_powers_of_ten_from_min_to_max() {
+        assert_eq!(
+            plan_sizes(10_000, 1_000_000),
+            Ok(vec![10_000, 100_000, 1_000_000])
+        );
+        assert_eq!(
+            plan_sizes(10_000, 9_999_999),
+            Ok(vec![10_000, 100_000, 1_000_000])
+        );
+        assert_eq!(plan_sizes(7, 7), Ok(vec![7]));
+        assert_eq!(plan_sizes(u64::MAX / 2, u64::MAX), Ok(vec![u64::MAX / 2]));
+        assert!(plan_sizes(0, 10).is_err());
+        assert!(plan_sizes(100, 10).is_err());
+    }
+}
