@@ -2,10 +2,12 @@
 //! generator it names), the spans a derived type's fields get, and shrink targets.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+use support::{minimal, minimals};
+
 use seedledger_runner::{
-    Arbitrary, Fixture, Gen, Outcome, Property, ShrinkConfig, ShrinkStop, TestCase, any, any_f32,
-    any_f64, any_int, boolean, btree_map, btree_set, char_any, execute, int, option, prop_assert,
-    shrink_twice, string, string_matching, vec_of,
+    Arbitrary, Gen, TestCase, any, any_f32, any_f64, any_int, boolean, btree_map, btree_set,
+    char_any, int, option, string, string_matching, vec_of,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,38 +23,6 @@ fn same<A: Gen, B: Gen>(a: &A, b: &B) {
     for seed in 0..300 {
         assert_eq!(recorded(a, seed), recorded(b, seed), "seed {seed}");
     }
-}
-
-fn minimal<G>(g: G, fails: impl Fn(&G::Value) -> bool + Send + Sync + 'static) -> String
-where
-    G: Gen + Send + Sync + 'static,
-{
-    let property = Property::from_fn("minimal", move |tc, _| {
-        let v = tc.draw(&g);
-        prop_assert!(!fails(&v));
-        Ok(())
-    });
-    let fixture = Fixture::new(Vec::new());
-    let seed = (0..5000)
-        .find(|&seed| {
-            matches!(
-                execute(&property, &mut TestCase::random(seed), &fixture),
-                Outcome::Fail(_)
-            )
-        })
-        .expect("some seed of 0..5000 fails");
-    let eval = seedledger_runner::evaluate(&property, TestCase::recording(seed), &fixture);
-    let signature = eval.outcome.failure().unwrap().signature.clone();
-    let report = shrink_twice(
-        &property,
-        &fixture,
-        &eval.record.choices,
-        &signature,
-        &ShrinkConfig::default(),
-    );
-    assert_eq!(report.first.stop, ShrinkStop::FixedPoint, "{report:?}");
-    assert!(report.stable, "{report:?}");
-    report.first.drawn.join("; ")
 }
 
 #[test]
@@ -220,46 +190,6 @@ struct Three {
     a: u8,
     b: u8,
     c: u8,
-}
-
-/// What `g` shrinks to from each of the first `starts` failing seeds.
-fn minimals<G>(
-    g: G,
-    fails: impl Fn(&G::Value) -> bool + Send + Sync + 'static,
-    starts: usize,
-) -> BTreeMap<String, usize>
-where
-    G: Gen + Send + Sync + 'static,
-{
-    let property = Property::from_fn("minimals", move |tc, _| {
-        let v = tc.draw(&g);
-        prop_assert!(!fails(&v));
-        Ok(())
-    });
-    let fixture = Fixture::new(Vec::new());
-    let seeds: Vec<u64> = (0..20_000)
-        .filter(|&seed| {
-            matches!(
-                execute(&property, &mut TestCase::random(seed), &fixture),
-                Outcome::Fail(_)
-            )
-        })
-        .take(starts)
-        .collect();
-    let mut out = BTreeMap::new();
-    for seed in seeds {
-        let eval = seedledger_runner::evaluate(&property, TestCase::recording(seed), &fixture);
-        let signature = eval.outcome.failure().unwrap().signature.clone();
-        let pass = seedledger_runner::shrink(
-            &property,
-            &fixture,
-            &eval.record.choices,
-            &signature,
-            &ShrinkConfig::default(),
-        );
-        *out.entry(pass.drawn.join("; ")).or_insert(0) += 1;
-    }
-    out
 }
 
 #[test]

@@ -3,88 +3,17 @@
 //! to). What a seed means is pinned separately, in `golden_generators.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+use support::{minimal, minimals};
+
 use seedledger_runner::{
-    DEFAULT_MAX_SIZE, Fixture, Gen, Outcome, Property, RegexError, ShrinkConfig, ShrinkStop, Sizes,
-    TestCase, any_f32, any_f64, any_int, char_in, execute, f32_in, f64_in, int, prop_assert,
-    shrink_twice, string_matching, string_of, vec, vec_of,
+    DEFAULT_MAX_SIZE, Gen, RegexError, Sizes, TestCase, any_f32, any_f64, any_int, char_in, f32_in,
+    f64_in, int, string_matching, string_of, vec, vec_of,
 };
 
 /// Values `g` draws for seeds `0..n`.
 fn draws<G: Gen>(g: &G, n: u64) -> Vec<G::Value> {
     (0..n).map(|seed| TestCase::random(seed).draw(g)).collect()
-}
-
-/// What `g` shrinks to (the `Debug` of the minimal value) under a property that fails
-/// whenever `fails` holds, starting from the first failing seed of `0..5000`. Both shrinks
-/// must reach a fixed point and agree.
-fn minimal<G>(g: G, fails: impl Fn(&G::Value) -> bool + Send + Sync + 'static) -> String
-where
-    G: Gen + Send + Sync + 'static,
-{
-    let property = Property::from_fn("minimal", move |tc, _| {
-        let v = tc.draw(&g);
-        prop_assert!(!fails(&v));
-        Ok(())
-    });
-    let fixture = Fixture::new(Vec::new());
-    let seed = (0..5000)
-        .find(|&seed| {
-            matches!(
-                execute(&property, &mut TestCase::random(seed), &fixture),
-                Outcome::Fail(_)
-            )
-        })
-        .expect("some seed of 0..5000 fails");
-    let eval = seedledger_runner::evaluate(&property, TestCase::recording(seed), &fixture);
-    let signature = eval.outcome.failure().unwrap().signature.clone();
-    let report = shrink_twice(
-        &property,
-        &fixture,
-        &eval.record.choices,
-        &signature,
-        &ShrinkConfig::default(),
-    );
-    assert_eq!(report.first.stop, ShrinkStop::FixedPoint, "{report:?}");
-    assert!(report.stable, "{report:?}");
-    report.first.drawn.join("; ")
-}
-
-/// What `g` shrinks to from each of the first `starts` failing seeds of `0..20000`, with
-/// how many starts reached each result.
-fn minimals<G>(
-    g: G,
-    fails: impl Fn(&G::Value) -> bool + Send + Sync + 'static,
-    starts: usize,
-) -> std::collections::BTreeMap<String, usize>
-where
-    G: Gen + Send + Sync + 'static,
-{
-    let property = Property::from_fn("minimals", move |tc, _| {
-        let v = tc.draw(&g);
-        prop_assert!(!fails(&v));
-        Ok(())
-    });
-    let fixture = Fixture::new(Vec::new());
-    let mut out = std::collections::BTreeMap::new();
-    let seeds = (0..20_000).filter(|&seed| {
-        matches!(
-            execute(&property, &mut TestCase::random(seed), &fixture),
-            Outcome::Fail(_)
-        )
-    });
-    for seed in seeds.take(starts) {
-        let eval = seedledger_runner::evaluate(&property, TestCase::recording(seed), &fixture);
-        let signature = eval.outcome.failure().unwrap().signature.clone();
-        let pass = seedledger_runner::shrink(
-            &property,
-            &fixture,
-            &eval.record.choices,
-            &signature,
-            &ShrinkConfig::default(),
-        );
-        *out.entry(pass.drawn.join("; ")).or_insert(0) += 1;
-    }
-    out
 }
 
 // ---------------------------------------------------------------- 128-bit integers
