@@ -255,6 +255,21 @@ impl<'a> Shrinker<'a> {
         Ok(())
     }
 
+    /// One step of a walk over the best sequence's spans from the last to the first: moves
+    /// `i` to the previous span after one tick of the budget, first clamping it when the best
+    /// sequence has lost spans since; false when the walk is over.
+    fn step_back(&mut self, i: &mut usize) -> Step<bool> {
+        while *i > 0 {
+            *i -= 1;
+            self.tick()?;
+            if *i < self.best.spans.len() {
+                return Ok(true);
+            }
+            *i = self.best.spans.len();
+        }
+        Ok(false)
+    }
+
     fn check_time(&self) -> Step {
         // A stop request (the run is being stopped, see `control.rs`) ends the pass like
         // its time budget; `run_property_with` then discards the cut-short result.
@@ -360,13 +375,7 @@ impl<'a> Shrinker<'a> {
     /// siblings, with the length repair.
     fn delete_spans(&mut self) -> Step {
         let mut i = self.best.spans.len();
-        while i > 0 {
-            i -= 1;
-            self.tick()?;
-            if i >= self.best.spans.len() {
-                i = self.best.spans.len();
-                continue;
-            }
+        while self.step_back(&mut i)? {
             let tree = self.tree();
             let best = Rc::clone(&self.best);
             let (spans, base) = (&best.spans, &best.choices);
@@ -439,13 +448,7 @@ impl<'a> Shrinker<'a> {
     /// before the second (or replacing both by one continue flag).
     fn merge_siblings(&mut self) -> Step {
         let mut i = self.best.spans.len();
-        while i > 0 {
-            i -= 1;
-            self.tick()?;
-            if i >= self.best.spans.len() {
-                i = self.best.spans.len();
-                continue;
-            }
+        while self.step_back(&mut i)? {
             let tree = self.tree();
             let spans = &self.best.spans;
             let list = tree.siblings(i);

@@ -100,13 +100,7 @@ impl Shrinker<'_> {
     /// some value (a run of simplest elements has nothing to make up).
     pub(super) fn absorb_deletions(&mut self) -> Step {
         let mut i = self.best.spans.len();
-        while i > 0 {
-            i -= 1;
-            self.tick()?;
-            if i >= self.best.spans.len() {
-                i = self.best.spans.len();
-                continue;
-            }
+        while self.step_back(&mut i)? {
             let tree = self.tree();
             let best = Rc::clone(&self.best);
             let Some((from, to)) = Self::element_block(&best, &tree, i) else {
@@ -166,13 +160,7 @@ impl Shrinker<'_> {
     /// just before the run lowered by one (a length drawn before the elements).
     pub(super) fn reindex(&mut self) -> Step {
         let mut i = self.best.spans.len();
-        while i > 0 {
-            i -= 1;
-            self.tick()?;
-            if i >= self.best.spans.len() {
-                i = self.best.spans.len();
-                continue;
-            }
+        while self.step_back(&mut i)? {
             if self.reindex_deletion(i)? || self.reindex_swap(i)? {
                 i += 1;
             }
@@ -293,13 +281,7 @@ impl Shrinker<'_> {
     /// collection drawn like its own.
     pub(super) fn transfer_elements(&mut self) -> Step {
         let mut i = self.best.spans.len();
-        while i > 0 {
-            i -= 1;
-            self.tick()?;
-            if i >= self.best.spans.len() {
-                i = self.best.spans.len();
-                continue;
-            }
+        while self.step_back(&mut i)? {
             let tree = self.tree();
             let best = Rc::clone(&self.best);
             let Some(parent) = tree.parent[i] else {
