@@ -380,7 +380,6 @@ mod tests {
             runner,
             freeze_writer: false,
             run_id: None,
-            part_runs: &[],
             patch_id: Some("agent-1842".to_string()),
             code: Some(CODE.to_string()),
             replayed_signature: None,

@@ -499,3 +499,123 @@ pub(crate) fn rows_in_plan_order<'r>(
     keyed.sort_by_key(|(at, _)| *at);
     Ok(keyed.into_iter().map(|(_, r)| r).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify_receipt;
+    use seedledger_format::{PartitionRecord, parse_witness_lines};
+    use serde_json::json;
+
+    const PLAN: [u64; 4] = [1, 2, 3, 4];
+
+    fn part(index: u64, run: Option<&str>) -> Receipt {
+        let p = Partition::parse(&format!("slice:{index}/2")).unwrap();
+        let seeds = p.select(&PLAN);
+        let text = json!({
+            "patch_id": "x", "property_id": "p", "planned_seeds": seeds,
+            "attempted_seeds": seeds, "failing_seed": null, "shrink_stable": false,
+            "fixture_hash": format!("sha256:{}", "e".repeat(64)), "stopped_early": false,
+            "oracle_source": "human_reviewed", "property_digest": "d".repeat(64),
+            "bound": "b", "runner": "local", "code": "c", "verdicts": "..",
+            "shrink_status": "not_needed",
+            "partition": serde_json::to_value(PartitionRecord::new(p, &PLAN)).unwrap(),
+        });
+        let mut r = Receipt::parse(&text.to_string()).unwrap();
+        r.run_id = run.map(str::to_string);
+        r
+    }
+
+    fn row(run: &str, seed: u64) -> String {
+        json!({
+            "witness_id": format!("{run}-{seed}"), "property_id": "p",
+            "property_digest": "d".repeat(64), "fixture_pin": "e".repeat(64), "bound": "b",
+            "seed": seed, "verdict": "pass", "signature": "ok", "runner": "local",
+            "freeze_writer": false, "run_id": run, "patch_id": "x", "code": "c",
+        })
+        .to_string()
+    }
+
+    fn merged() -> Receipt {
+        let (a, b) = (part(1, Some("a")), part(2, Some("b")));
+        let parts = [
+            MergePart {
+                file: "b.json",
+                receipt: &b,
+                receipt_digest: "sha256:b",
+            },
+            MergePart {
+                file: "a.json",
+                receipt: &a,
+                receipt_digest: "sha256:a",
+            },
+        ];
+        let m = merge_parts(&parts, "merge-1", "2026-01-01T00:00:00Z").unwrap();
+        assert_eq!(m.order, vec![1, 0], "by part index, whatever order given");
+        assert!(m.open.is_empty());
+        m.receipt
+    }
+
+    fn verify(rows: &[(&str, u64)]) -> Result<(), String> {
+        let text: Vec<String> = rows.iter().map(|(run, seed)| row(run, *seed)).collect();
+        verify_receipt(&merged(), &parse_witness_lines(&text.join("\n")))
+    }
+
+    #[test]
+    fn a_merged_receipt_verifies_against_its_parts_rows_in_plan_order() {
+        let r = merged();
+        assert_eq!(r.planned_seeds, PLAN);
+        assert_eq!(r.attempted_seeds, PLAN);
+        assert_eq!(r.verdicts.as_deref(), Some("...."));
+        assert_eq!(r.row_runs(), vec!["merge-1", "a", "b"]);
+        assert_eq!(verify(&[("a", 1), ("a", 3), ("b", 2), ("b", 4)]), Ok(()));
+        assert_eq!(verify(&[("b", 2), ("b", 4), ("a", 1), ("a", 3)]), Ok(()));
+    }
+
+    #[test]
+    fn every_disagreement_of_a_merged_receipt_is_named() {
+        for (rows, why) in [
+            (
+                vec![("a", 1), ("a", 2), ("b", 4)],
+                "row `a-2` (seed 2) comes from part 1 but the seed is in part 2 of 2",
+            ),
+            (
+                vec![("a", 1), ("a", 3), ("b", 2), ("b", 9)],
+                "row `b-9` is of seed 9, which the merged plan does not hold",
+            ),
+            (
+                vec![("a", 3), ("a", 1), ("b", 2), ("b", 4)],
+                "the rows of run `a` do not follow plan order at row `a-1`",
+            ),
+            (
+                vec![("merge-1", 1)],
+                "row `merge-1-1` is of run `merge-1`, which is none of the merged receipt's parts",
+            ),
+            (
+                vec![("a", 1), ("b", 2), ("b", 4)],
+                "the receipt lists 4 attempted seeds but its run wrote 3 rows",
+            ),
+        ] {
+            let got = verify(&rows).unwrap_err();
+            assert!(got.starts_with(why), "{got}");
+        }
+    }
+
+    #[test]
+    fn refusals_without_a_file_layer() {
+        assert_eq!(
+            merge_parts(&[], "m", "t").unwrap_err(),
+            MergeRefusal::NoParts
+        );
+        let nameless = part(1, None);
+        let parts = [MergePart {
+            file: "a.json",
+            receipt: &nameless,
+            receipt_digest: "",
+        }];
+        assert_eq!(
+            merge_parts(&parts, "m", "t").unwrap_err().to_string(),
+            "`a.json` names no run_id, so its witness rows cannot be told from other runs'"
+        );
+    }
+}

@@ -496,6 +496,56 @@ fn gate_merge_refuses_parts_that_do_not_belong_together() {
         }
         refused(&[base[0].clone(), file], why);
     }
+    // Another runner role.
+    run_part(&root, "other-runner", &plan, Some("slice:2/2"), &[]);
+    let file = receipt_file("other-runner", PROPERTY);
+    let mut r = read(&root, &file);
+    r["runner"] = json!("remote");
+    write(&root, &file, &r);
+    edit_rows(&root, &file, "runner", &json!("remote"));
+    refused(&[base[0].clone(), file], "is from another runner than");
+    // A part record that says another part than its seeds are, or whose plan does not match
+    // its digest, or whose attempted seeds skip one of its planned seeds.
+    run_part(&root, "wrong-index", &plan, Some("slice:1/2"), &[]);
+    let file = receipt_file("wrong-index", PROPERTY);
+    let mut r = read(&root, &file);
+    r["partition"]["index"] = json!(2);
+    write(&root, &file, &r);
+    refused(
+        &[base[0].clone(), file],
+        "says it is part slice:2/2 but its planned seeds are not that part of the plan",
+    );
+    run_part(&root, "bad-digest", &plan, Some("slice:1/2"), &[]);
+    let file = receipt_file("bad-digest", PROPERTY);
+    let mut r = read(&root, &file);
+    r["partition"]["plan_first"] = json!(2);
+    write(&root, &file, &r);
+    refused(
+        &[file, base[1].clone()],
+        "its partition record is inconsistent: the plan's seeds do not have its plan_digest",
+    );
+    run_part(&root, "skipped", &plan, Some("slice:1/2"), &[]);
+    let file = receipt_file("skipped", PROPERTY);
+    let mut r = read(&root, &file);
+    // Planned 1, 3, 5, ...: attempted without 3, and its row gone too (so the part agrees
+    // with its rows).
+    r["attempted_seeds"] = json!([1, 5, 7, 9, 11]);
+    r["verdicts"] = json!(".....");
+    write(&root, &file, &r);
+    let rows_file = root
+        .path()
+        .join(format!("skipped/local/{PROPERTY}.witness.jsonl"));
+    let rows: String = std::fs::read_to_string(&rows_file)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("\"seed\":3,"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&rows_file, rows).unwrap();
+    refused(
+        &[file, base[1].clone()],
+        "its attempted seeds are not a prefix of its planned seeds",
+    );
     // Another plan.
     run_part(
         &root,
