@@ -574,13 +574,17 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
     }
     let discarded = summary.discarded();
     let counts = format!(
-        "{}/{} seeds{}",
+        "{}/{} seeds{}{}",
         r.attempted_seeds.len(),
         r.planned_seeds.len(),
         if discarded > 0 {
             format!(" ({discarded} discarded)")
         } else {
             String::new()
+        },
+        match &r.partition {
+            Some(p) => format!(" (part {} of a {}-seed plan)", p.partition(), p.plan_len),
+            None => String::new(),
         }
     );
     let secs = r.elapsed_ms.unwrap_or(0) as f64 / 1000.0;

@@ -126,7 +126,15 @@ fn the_parts_of_slice_and_hash_partitions_cover_the_plan_exactly_once() {
             let mut seen: Vec<u64> = Vec::new();
             for m in 1..=n {
                 let out = format!("cover-{kind}-{}-{m}", plan.len());
-                run_part(&root, &out, &args, Some(&format!("{kind}:{m}/{n}")), &[]);
+                let run = run_part(&root, &out, &args, Some(&format!("{kind}:{m}/{n}")), &[]);
+                assert!(
+                    run.stdout.contains(&format!(
+                        " seeds (part {kind}:{m}/{n} of a {}-seed plan)",
+                        plan.len()
+                    )),
+                    "{}",
+                    run.stdout
+                );
                 let r = read(&root, &receipt_file(&out, PROPERTY));
                 let expected: Vec<u64> = plan
                     .iter()
@@ -726,4 +734,49 @@ fn a_merged_receipt_is_decided_and_cited_like_a_single_run() {
         cite.stdout
     );
     assert!(Path::new(&root.path().join("props/freezes")).exists());
+}
+
+/// `ci simulate --partitions 2` runs the workflow's matrix (two part runs), its merge job
+/// (`ci merge`) and the jobs after it on the merged evidence; `ci merge` over a missing part
+/// leaves the merged receipt open and says so (exit 1).
+#[test]
+fn ci_simulate_partitions_the_plan_and_merges_the_parts() {
+    let root = Root::new();
+    let run = root.run(&[
+        "ci",
+        "simulate",
+        "--work",
+        "sim",
+        "--partitions",
+        "2",
+        "--seeds",
+        "1..=40",
+        "--property",
+        PROPERTY,
+        "--local-env",
+        "ORDERS_DEMO_BUG=1",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for step in [
+        "== the local runner, part 1 of 2 (one matrix job)\n",
+        "ORDERS_DEMO_BUG=1 cargo xtask prop run --runner local --patch-id ci-simulate --out sim/parts/2 --seeds 1..=40 --property order_total_nonneg --partition slice:2/2\n",
+        "$ cargo xtask ci merge --patch-id ci-simulate --out sim/local sim/parts/1 sim/parts/2\n",
+        "merged 2 of 2 parts of order_total_nonneg (40 of 40 planned seeds attempted) into sim/local/ci-simulate/order_total_nonneg.receipt.json\n",
+        "$ cargo xtask prop reproduce sim/local --out sim/remote --runner remote\n",
+        "sim/local/ci-simulate/order_total_nonneg.receipt.json: freeze_eligible\n",
+        "stable signature across opposite verdicts\n",
+    ] {
+        assert!(run.stdout.contains(step), "{step}\n{}", run.stdout);
+    }
+    let gap = root.run(&["ci", "merge", "--out", "gap", "sim/parts/2"]);
+    assert_eq!(gap.code, 1, "{}\n{}", gap.stdout, gap.stderr);
+    assert!(
+        gap.stdout
+            .contains("open: part slice:1/2 missing: 20 planned seeds never attempted\n"),
+        "{}",
+        gap.stdout
+    );
+    let none = root.run(&["ci", "merge", "--out", "none", "sim/remote"]);
+    assert_eq!(none.code, 2);
+    assert!(none.stderr.contains("no part receipts"), "{}", none.stderr);
 }
