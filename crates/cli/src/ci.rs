@@ -91,7 +91,7 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "PLAN")]
     seeds: Option<String>,
     /// Split the local run's plan into this many parts (`--partition slice:M/N`), run them
-    /// one after another and merge them, as the workflow's matrix does [default: 1, no split].
+    /// one after another and merge them, as the workflow's matrix does (1: no split).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     partitions: u64,
     /// An environment variable for the local runner only (repeatable).
