@@ -200,6 +200,14 @@ fn concatenate(files: &[&Path], to: &Path) -> anyhow::Result<()> {
     let dir = to.parent().unwrap_or(Path::new("."));
     let write_err = |e: std::io::Error| anyhow::anyhow!("failed to write `{}`: {e}", to.display());
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
+    // The permissions the runner gives a witness file (a temporary file is private).
+    if let Some(first) = files.first()
+        && let Ok(meta) = std::fs::metadata(first)
+    {
+        tmp.as_file()
+            .set_permissions(meta.permissions())
+            .map_err(write_err)?;
+    }
     for file in files {
         let bytes = read_bounded(file, "witness file", MAX_WITNESS_BYTES)?;
         tmp.write_all(complete_lines(&bytes)).map_err(write_err)?;

@@ -269,15 +269,19 @@ pub fn merge_parts(
                 .chain(p.receipt.failing_seed)
         })
         .collect();
+    // Parts by index, for the walk (an index without a part: None).
+    let part_at: Vec<Option<usize>> = (0..=total).map(|m| by_index.get(&m).copied()).collect();
     let mut cursor = vec![0usize; parts.len()];
-    let mut attempted: Vec<u64> = Vec::new();
-    let mut verdicts = String::new();
+    let mut attempted: Vec<u64> = Vec::with_capacity(plan.len());
+    let mut verdicts = String::with_capacity(if all_verdicts { plan.len() } else { 0 });
+    let mut failing_seeds: Vec<u64> = Vec::new();
+    // Plan positions of the failing seeds (what failures and failure modes are ordered by),
+    // and the part of the first.
     let mut position: HashMap<u64, usize> = HashMap::new();
-    let mut owner: HashMap<u64, usize> = HashMap::new();
+    let mut failing_part: Option<&Receipt> = None;
     for (i, &seed) in plan.iter().enumerate() {
-        position.insert(seed, i);
         let m = Partition::part_of(kind, total, i, seed);
-        let Some(&at) = by_index.get(&m) else {
+        let Some(at) = part_at.get(m as usize).copied().flatten() else {
             continue;
         };
         let k = cursor[at];
@@ -285,17 +289,16 @@ pub fn merge_parts(
         if part.attempted_seeds.get(k) == Some(&seed) {
             cursor[at] += 1;
             attempted.push(seed);
-            owner.insert(seed, at);
             if let Some(v) = &verdicts_of[at] {
                 verdicts.push(v[k]);
             }
+            if failing_set.contains(&seed) {
+                failing_part.get_or_insert(part);
+                failing_seeds.push(seed);
+                position.insert(seed, i);
+            }
         }
     }
-    let failing_seeds: Vec<u64> = attempted
-        .iter()
-        .copied()
-        .filter(|s| failing_set.contains(s))
-        .collect();
     let failing_seed = failing_seeds.first().copied();
     let pos = |s: u64| position.get(&s).copied().unwrap_or(usize::MAX);
 
@@ -328,9 +331,6 @@ pub fn merge_parts(
 
     let present: Vec<&Receipt> = order.iter().map(|&at| parts[at].receipt).collect();
     let f = first.receipt;
-    let failing_part = failing_seed
-        .and_then(|s| owner.get(&s))
-        .map(|&at| parts[at].receipt);
     let changed = present.iter().find(|r| r.fixture_changed == Some(true));
     let min = |it: Vec<&String>| it.into_iter().min().cloned();
     let receipt = Receipt {
