@@ -159,12 +159,8 @@ pub fn merge_parts(
                 other: format!("`{other}`"),
             });
         }
-        // Same digest and length: the part's plan is the same plan (its own spelling of it
-        // must regenerate it, too).
-        rec.whole_plan().map_err(|why| MergeRefusal::BadPlan {
-            file: part.file.to_string(),
-            why,
-        })?;
+        // Same digest and length: the same whole plan, which the first part's record
+        // regenerated (each part's seeds are checked against it below).
         if r.run_id.is_none() {
             return Err(MergeRefusal::NoRunId {
                 file: part.file.to_string(),
