@@ -159,6 +159,23 @@ fn the_parts_of_slice_and_hash_partitions_cover_the_plan_exactly_once() {
             );
         }
     }
+    let json = root.run(&[
+        "prop",
+        "run",
+        "--property",
+        PROPERTY,
+        "--cases",
+        "5",
+        "--partition",
+        "hash:2/2",
+        "--out",
+        "json",
+        "--format",
+        "json",
+    ]);
+    let line: Value = serde_json::from_str(json.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(line["partition"], "hash:2/2", "{line}");
+    assert_eq!(line["planned"], line["attempted"]);
     // nextest's M/N: 1 <= M <= N.
     for bad in ["slice:0/2", "slice:3/2", "count:1/2", "hash:1"] {
         let run = root.run(&["prop", "run", "--partition", bad]);
