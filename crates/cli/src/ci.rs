@@ -21,8 +21,19 @@ pub enum CiCommand {
     /// Exit status: 0 every gate command ran (whatever it decided: the reasons are the
     /// report); 2 a command could not run or reported an error (unreadable evidence).
     Gate(GateArgs),
-    /// The whole workflow on this machine: `prop run` as the local runner into WORK/local,
-    /// `prop reproduce` as the remote runner into WORK/remote, then `ci gate`.
+    /// The merge job: `gate merge` for every property whose part receipts (`prop run
+    /// --partition`) lie under the given directories (one per matrix job, e.g. downloaded
+    /// artifacts), each into OUT/PATCH/. Only current receipts (`<property>.receipt.json`) of
+    /// runs that ran a part are merged; every command and its output go to the log.
+    ///
+    /// Exit status: 0 every property merged and its merged receipt is not open; 1 some merge
+    /// was refused or left its receipt open (missing or stopped-early parts: the reason is
+    /// printed); 2 a command could not run or reported an error, or no part receipt was found.
+    Merge(MergeArgs),
+    /// The whole workflow on this machine: `prop run` as the local runner into WORK/local
+    /// (with `--partitions N`: N runs of `prop run --partition slice:M/N` into
+    /// WORK/parts/M, then `ci merge` into WORK/local, as the workflow's matrix and merge
+    /// jobs do), `prop reproduce` as the remote runner into WORK/remote, then `ci gate`.
     ///
     /// `--local-env` / `--remote-env KEY=VALUE` set environment variables for one side only —
     /// how an environment-dependent failure is staged (see README: "From a red CI run to a
@@ -48,6 +59,20 @@ pub struct GateArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Where the merged evidence goes (OUT/PATCH/<property>.receipt.json and
+    /// .witness.jsonl).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Only receipts of this patch [default: every part receipt found].
+    #[arg(long, value_name = "ID")]
+    patch_id: Option<String>,
+    /// Directories holding the parts' evidence (searched recursively).
+    #[arg(required = true, value_name = "PART_DIR")]
+    parts: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct SimulateArgs {
     /// The scratch directory standing in for the two runners' outputs (WORK/local,
     /// WORK/remote); it must not exist yet, or be empty.
@@ -65,6 +90,10 @@ pub struct SimulateArgs {
     /// The seed plan of the local run (as `prop run --seeds`).
     #[arg(long, value_name = "PLAN")]
     seeds: Option<String>,
+    /// Split the local run's plan into this many parts (`--partition slice:M/N`), run them
+    /// one after another and merge them, as the workflow's matrix does (1: no split).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    partitions: u64,
     /// An environment variable for the local runner only (repeatable).
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
     local_env: Vec<(String, String)>,
@@ -86,6 +115,7 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
 pub fn run(cmd: CiCommand) -> ExitStatus {
     match cmd {
         CiCommand::Gate(args) => gate(&args),
+        CiCommand::Merge(args) => merge(&args),
         CiCommand::Simulate(args) => simulate(&args),
     }
 }
@@ -281,7 +311,6 @@ fn simulate(args: &SimulateArgs) -> ExitStatus {
     }
     let mut run = os(&["prop", "run", "--runner", "local"]);
     run.extend(os(&["--patch-id", &args.patch_id]));
-    run.extend(["--out".into(), local.clone().into_os_string()]);
     if let Some(base) = &args.base {
         run.extend(os(&["--base", base]));
     }
@@ -292,8 +321,30 @@ fn simulate(args: &SimulateArgs) -> ExitStatus {
         run.extend(os(&["--property", p]));
     }
     run.extend(common.iter().cloned());
-    outln!("== the local runner");
-    let first = step(&run, &args.local_env);
+    let mut steps = Vec::new();
+    if args.partitions == 1 {
+        outln!("== the local runner");
+        // `--out` right after the role and patch, where the log has always shown it.
+        run.splice(6..6, ["--out".into(), local.clone().into_os_string()]);
+        steps.push(step(&run, &args.local_env));
+    } else {
+        let n = args.partitions;
+        let parts: Vec<PathBuf> = (1..=n)
+            .map(|m| args.work.join("parts").join(m.to_string()))
+            .collect();
+        for (m, dir) in (1..=n).zip(&parts) {
+            outln!("== the local runner, part {m} of {n} (one matrix job)");
+            let mut part = run.clone();
+            part.splice(6..6, ["--out".into(), dir.clone().into_os_string()]);
+            part.extend(os(&["--partition", &format!("slice:{m}/{n}")]));
+            steps.push(step(&part, &args.local_env));
+        }
+        outln!("== the merge job");
+        let mut merge = os(&["ci", "merge", "--patch-id", &args.patch_id]);
+        merge.extend(["--out".into(), local.clone().into_os_string()]);
+        merge.extend(parts.into_iter().map(PathBuf::into_os_string));
+        steps.push(step(&merge, &[]));
+    }
 
     let mut reproduce = os(&["prop", "reproduce"]);
     reproduce.push(local.clone().into_os_string());
@@ -312,12 +363,72 @@ fn simulate(args: &SimulateArgs) -> ExitStatus {
     gate.extend(common);
     outln!("== the gate");
     let third = step(&gate, &[]);
-    let errored = [&first, &second, &third]
-        .iter()
-        .any(|s| s.code != Some(0) && s.code != Some(1));
+    steps.extend([second, third]);
+    let errored = steps.iter().any(|s| s.code != Some(0) && s.code != Some(1));
     if errored {
         ExitStatus::Error
     } else {
         ExitStatus::Success
     }
+}
+
+fn merge(args: &MergeArgs) -> ExitStatus {
+    // (patch, property) -> its part receipts, in the order found.
+    let mut groups: std::collections::BTreeMap<(String, String), Vec<PathBuf>> =
+        std::collections::BTreeMap::new();
+    for dir in &args.parts {
+        let files = match crate::prop::receipt_files(dir) {
+            Ok(files) => files,
+            Err(e) => {
+                errln!("error: cannot list `{}`: {e}", dir.display());
+                return ExitStatus::Error;
+            }
+        };
+        for path in files {
+            let Some(r) = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|t| Receipt::parse(&t).ok())
+            else {
+                errln!(
+                    "warning: `{}` is not a readable receipt: skipped",
+                    path.display()
+                );
+                continue;
+            };
+            // Current receipts of a part only (an archived one is `<id>.<run>.receipt.json`).
+            let current = path.file_name().and_then(|n| n.to_str())
+                == Some(format!("{}.receipt.json", r.property_id).as_str());
+            if !current
+                || r.partition.is_none()
+                || args.patch_id.as_ref().is_some_and(|p| p != &r.patch_id)
+            {
+                continue;
+            }
+            groups
+                .entry((r.patch_id.clone(), r.property_id.clone()))
+                .or_default()
+                .push(path);
+        }
+    }
+    if groups.is_empty() {
+        errln!("error: no part receipts (runs of `prop run --partition`) found");
+        return ExitStatus::Error;
+    }
+    let mut worst = ExitStatus::Success;
+    for files in groups.values() {
+        let mut merge = os(&["gate", "merge", "--out"]);
+        merge.push(args.out.clone().into_os_string());
+        merge.extend(files.iter().map(|p| p.clone().into_os_string()));
+        match step(&merge, &[]).code {
+            Some(0) => {}
+            Some(1) => worst = worst.max(ExitStatus::No),
+            _ => worst = ExitStatus::Error,
+        }
+    }
+    outln!(
+        "ci merge: {} properties merged into `{}`",
+        groups.len(),
+        args.out.display()
+    );
+    worst
 }

@@ -179,6 +179,40 @@ pub enum GateCommand {
     #[command(verbatim_doc_comment)]
     Freezes(FreezesArgs),
 
+    /// Combine the part receipts of one property's split plan (`prop run --partition`) into
+    /// one receipt whose planned_seeds is the whole plan.
+    ///
+    /// Each part's receipt is read with the `<property>.witness.jsonl` beside it and checked
+    /// against its own rows (as `gate close --verify` does). The merged receipt lists the
+    /// whole plan in planned_seeds; attempted_seeds, verdicts and failing_seeds are the parts'
+    /// in whole-plan order; failing_seed is the first failing seed in that order, with its
+    /// part's shrink result (shrink_stable, shrink, minimal input); failure modes are summed;
+    /// stopped_early is true when any part stopped early. It has a new run_id and records its
+    /// parts (`merge`: index, run_id, receipt digest). The merged witness file is the parts'
+    /// witness files one after another, byte for byte (signed rows stay valid), so
+    /// `gate close --verify`, `gate decide` and `gate cite` read the merged evidence as they
+    /// read a single run's.
+    ///
+    /// A part not given leaves its seeds unattempted (the merged receipt closes as seed_gap,
+    /// and the output names the missing parts); a part that stopped early leaves it
+    /// early_stop_incomplete. Refused (nothing written, exit 1), with the reason: parts of
+    /// another property, patch, fixture hash, property digest, bound, rng scheme, code
+    /// identity (`code`), runner or whole plan; another partition kind or number of parts; a
+    /// part given twice; a receipt that is not a part or whose seeds are not its part of the
+    /// plan; a part that disagrees with its witness rows.
+    ///
+    /// Output. Human: `merged M of N parts of ID (A of P planned seeds attempted) into FILE`,
+    /// `witness rows: FILE`, then `FILE: <status>` as `gate close` prints it, and one `open:
+    /// <why>` line per reason it is open; or `merge refused: <why>`. JSON (`--format json`):
+    /// one line `{"merged", "refusal", "receipt", "witnesses", "status", "detail", "open",
+    /// "parts", "total"}`.
+    ///
+    /// Exit status: 0 merged, and the merged receipt is not open; 1 refused, or merged but
+    /// open (seed_gap, early_stop_incomplete, ...); 2 a file cannot be read or is not a receipt
+    /// (named), a missing witness file, a failed write.
+    #[command(verbatim_doc_comment)]
+    Merge(crate::merge::MergeArgs),
+
     /// Print the fixture hash of FILE as receipts carry it: `sha256:` followed by the pin,
     /// sha256(b"fixture-v1\n" ++ bytes) in lowercase hex (`--bare`: the pin alone, as witness
     /// rows and citations carry it).
@@ -325,6 +359,7 @@ pub fn run(cmd: GateCommand) -> ExitStatus {
         GateCommand::Cite(args) => or_error(cite(&args)),
         GateCommand::Counts(args) => counts(&args),
         GateCommand::Freezes(args) => freezes(&args),
+        GateCommand::Merge(args) => crate::merge::merge(&args),
         GateCommand::Pin { file, bare: true } => print_hash(&file, "fixture", fixture_pin),
         GateCommand::Pin { file, bare: false } => print_hash(&file, "fixture", |b| {
             seedledger_format::fixture_hash_from_pin(&fixture_pin(b))
@@ -359,6 +394,8 @@ struct ReadReceipt {
     disagreement: Option<String>,
     /// The receipt's `run_id`.
     run_id: Option<String>,
+    /// A merged receipt's parts' run ids (read beside it).
+    part_runs: Vec<String>,
     /// The rows its own run wrote (read beside it; only when they agree with it).
     own_rows: Vec<WitnessRow>,
     /// Every run (not a replay) with local rows of the patch in the witness file beside it.
@@ -391,6 +428,7 @@ fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
         code_base: text("code_base"),
         disagreement: None,
         run_id: text("run_id"),
+        part_runs: Vec::new(),
         own_rows: Vec::new(),
         runs_beside: Vec::new(),
         failing_seeds: Vec::new(),
@@ -769,6 +807,7 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             disagreement: r.disagreement.as_deref(),
             failing_seeds: &r.failing_seeds,
             run_id: r.run_id.as_deref(),
+            part_runs: &r.part_runs,
         })
         .collect();
     for f in &facts {
@@ -889,12 +928,12 @@ fn read_receipts(files: &[PathBuf]) -> anyhow::Result<Vec<ReadReceipt>> {
             Ok(mut r) => {
                 match read_beside(file) {
                     Ok(beside) => {
-                        let run_id = beside.receipt.run_id.clone();
+                        let own: Vec<&str> = beside.receipt.row_runs();
                         let patch = beside.receipt.patch_id.clone();
                         let mut runs = Vec::new();
                         for line in &beside.lines {
                             let Ok(row) = &line.row else { continue };
-                            if row.run_id == run_id {
+                            if row.run_id.as_deref().is_some_and(|r| own.contains(&r)) {
                                 r.own_rows.push(row.clone());
                             } else if row.runner == Runner::Local
                                 && row.patch_id.as_deref() == Some(patch.as_str())
@@ -906,6 +945,12 @@ fn read_receipts(files: &[PathBuf]) -> anyhow::Result<Vec<ReadReceipt>> {
                             }
                         }
                         r.runs_beside = runs;
+                        r.part_runs = beside
+                            .receipt
+                            .merge
+                            .iter()
+                            .flat_map(|m| m.parts.iter().map(|p| p.run_id.clone()))
+                            .collect();
                         r.failing_seeds = beside.receipt.failing_seeds.clone();
                         r.disagreement = verify_receipt(&beside.receipt, &beside.lines).err();
                         if r.disagreement.is_some() {

@@ -28,6 +28,7 @@ mod freezes;
 mod gate;
 mod gate_json;
 mod isolate;
+mod merge;
 mod output;
 mod prop;
 mod report;

@@ -25,8 +25,11 @@ pub struct RunLine {
     /// failure of the run), `invalid` (the fixture changed during the run) or
     /// `too_many_discards` (see `discarded`).
     pub status: &'static str,
-    /// Number of planned seeds.
+    /// Number of planned seeds (of this part, with `--partition`).
     pub planned: usize,
+    /// The part of the plan this run ran (`slice:M/N`, `hash:M/N`). Only with `--partition`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
     /// Number of seeds whose trial started.
     pub attempted: usize,
     /// Number of attempted trials that were discarded (their precondition did not hold: no
@@ -144,6 +147,7 @@ impl RunLine {
             property_id: r.property_id.clone(),
             status: result.status().as_str(),
             planned: r.planned_seeds.len(),
+            partition: r.partition.as_ref().map(|p| p.partition().to_string()),
             attempted: r.attempted_seeds.len(),
             discarded: summary.discarded(),
             failing_seeds: r.failing_seeds.clone(),

@@ -119,6 +119,13 @@ pub struct RunArgs {
     /// First seed of a --cases plan.
     #[arg(long, value_name = "S")]
     base_seed: Option<u64>,
+    /// Run one part of the plan, as cargo-nextest partitions tests: `slice:M/N` takes the
+    /// seeds at plan positions M-1, M-1+N, M-1+2N, ... (round robin); `hash:M/N` the seeds s
+    /// with splitmix64(s) mod N = M-1. Each part's receipt plans only its seeds (so it closes
+    /// on its own) and records the part and the whole plan; `gate merge` combines the parts
+    /// of a property into one receipt of the whole plan (see README "Running a big plan").
+    #[arg(long, value_name = "KIND:M/N", value_parser = parse_partition)]
+    partition: Option<seedledger_format::Partition>,
     /// The patch under test, recorded in receipts.
     #[arg(long, env = "SEEDLEDGER_PATCH_ID", default_value = "local")]
     patch_id: String,
@@ -321,6 +328,10 @@ fn find<'a>(suite: &'a [Property], id: &str) -> Result<&'a Property, String> {
     })
 }
 
+fn parse_partition(text: &str) -> Result<seedledger_format::Partition, String> {
+    seedledger_format::Partition::parse(text).map_err(|e| e.to_string())
+}
+
 fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     let root = root_of(&args.common);
     if let Err(e) = seedledger_format::check_id("patch id", &args.patch_id) {
@@ -336,6 +347,15 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     let seeds = match seeds {
         Ok(s) => s,
         Err(e) => return error(format_args!("bad seed plan: {e}")),
+    };
+    // A part of the plan: the run plans the part's seeds; the receipt says which part of
+    // which whole plan.
+    let (seeds, partition) = match args.partition {
+        None => (seeds, None),
+        Some(part) => (
+            part.select(&seeds),
+            Some(seedledger_format::PartitionRecord::new(part, &seeds)),
+        ),
     };
     let selected: Vec<Property> = if args.properties.is_empty() {
         suite.to_vec()
@@ -400,6 +420,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     let config = RunConfig {
         code,
         signer,
+        partition,
         out_dir: args
             .out
             .clone()
@@ -553,13 +574,17 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
     }
     let discarded = summary.discarded();
     let counts = format!(
-        "{}/{} seeds{}",
+        "{}/{} seeds{}{}",
         r.attempted_seeds.len(),
         r.planned_seeds.len(),
         if discarded > 0 {
             format!(" ({discarded} discarded)")
         } else {
             String::new()
+        },
+        match &r.partition {
+            Some(p) => format!(" (part {} of a {}-seed plan)", p.partition(), p.plan_len),
+            None => String::new(),
         }
     );
     let secs = r.elapsed_ms.unwrap_or(0) as f64 / 1000.0;

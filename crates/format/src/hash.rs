@@ -38,6 +38,11 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// Lowercase hex of a finished SHA-256 computation.
+pub(crate) fn sha256_hex_of(hasher: Sha256) -> String {
+    hex(&hasher.finalize())
+}
+
 /// True when `s` is exactly 64 lowercase hex digits.
 pub fn is_hex64(s: &str) -> bool {
     s.len() == 64

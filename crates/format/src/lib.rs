@@ -11,7 +11,9 @@ mod errors;
 mod exit;
 mod fields;
 mod hash;
+pub(crate) use hash::sha256_hex_of;
 mod json;
+mod partition;
 mod pretty;
 mod receipt;
 mod seed;
@@ -31,6 +33,10 @@ pub use exit::ExitStatus;
 pub use hash::{
     FIXTURE_HASH_PREFIX, ID_CHARSET, check_id, fixture_hash, fixture_hash_from_pin, fixture_pin,
     is_fixture_hash, is_hex64, property_digest, sha256_hex,
+};
+pub use partition::{
+    MergeRecord, PartRecord, Partition, PartitionKind, PartitionParseError, PartitionRecord,
+    plan_digest, seed_hash,
 };
 pub use pretty::to_json_readable;
 pub use receipt::{

@@ -43,6 +43,8 @@ pub const RECEIPT_SCHEMA_VERSION: u32 = 1;
 /// `code` (the code identity: `diff:<sha256 of the base commit id and git diff BASE>` when the run had a base
 /// revision, else `commit:<HEAD>` with `+dirty:<sha256>` for uncommitted changes),
 /// `code_base` (the base as a commit id) and `code_paths` (the paths the diff names),
+/// `partition` (the part of a split plan the run ran, see [`crate::PartitionRecord`]),
+/// `merge` (the parts `gate merge` combined, see [`crate::MergeRecord`]),
 /// `shrink_status` (`not_needed`, `skipped`, `in_progress` — the run was stopped
 /// while shrinking — or `done`), `shrink` (see [`ShrinkRecord`]), `started_at` / `finished_at` (RFC 3339 UTC) and
 /// `elapsed_ms`.
@@ -113,6 +115,13 @@ pub struct Receipt {
     pub shrink_status: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shrink: Option<ShrinkRecord>,
+    /// The part of a split plan this run ran (`prop run --partition`), see
+    /// [`crate::PartitionRecord`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<crate::PartitionRecord>,
+    /// The parts this receipt was combined from (`gate merge`), see [`crate::MergeRecord`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<crate::MergeRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -221,6 +230,16 @@ impl Receipt {
                 .filter_map(|m| m.shrink.as_ref())
                 .find(|s| s.seed == seed)
         })
+    }
+
+    /// The runs whose witness rows are this receipt's: its own `run_id`, and for a merged
+    /// receipt its parts' run ids (the merged witness file holds the parts' rows verbatim).
+    pub fn row_runs(&self) -> Vec<&str> {
+        let mut runs: Vec<&str> = self.run_id.as_deref().into_iter().collect();
+        if let Some(merge) = &self.merge {
+            runs.extend(merge.parts.iter().map(|p| p.run_id.as_str()));
+        }
+        runs
     }
 
     /// Strict, typed parse of a receipt's text. The error names the field (and its line).

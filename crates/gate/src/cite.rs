@@ -39,6 +39,9 @@ pub struct ReceiptFacts<'a> {
     pub failing_seeds: &'a [u64],
     /// The receipt's `run_id`: two receipts of one run are one too many.
     pub run_id: Option<&'a str>,
+    /// A merged receipt's parts' run ids (`merge.parts`; empty for a single run): its rows
+    /// are theirs, and a part's run backed by two receipts is one too many as well.
+    pub part_runs: &'a [String],
 }
 
 /// One receipt's run as read beside the receipt: what [`citable_evidence`] assembles the
@@ -80,7 +83,15 @@ pub fn citable_evidence(
             }
         }
     }
-    let known: Vec<&str> = runs.iter().filter_map(|r| r.facts.run_id).collect();
+    let known: Vec<&str> = runs
+        .iter()
+        .flat_map(|r| {
+            r.facts
+                .run_id
+                .into_iter()
+                .chain(r.facts.part_runs.iter().map(String::as_str))
+        })
+        .collect();
     let patch = runs
         .first()
         .map(|r| r.facts.patch_id)
@@ -211,7 +222,8 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
     };
     let mut runs: Vec<&str> = Vec::new();
     for r in req.receipts {
-        if let Some(run) = r.run_id {
+        let parts = r.part_runs.iter().map(String::as_str);
+        for run in r.run_id.into_iter().chain(parts) {
             if runs.contains(&run) {
                 return Err(CiteError::DuplicateRun(run.to_string()));
             }
@@ -414,6 +426,7 @@ mod tests {
             disagreement: None,
             failing_seeds: &[1102],
             run_id: None,
+            part_runs: &[],
         }
     }
 

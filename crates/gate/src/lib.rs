@@ -12,6 +12,8 @@
 //! * [`same_seed_review`] is the separate review a citation needs after an admit: a fail
 //!   and a pass on the same seed, from the cited patch and code.
 //! * [`cite`] builds the citation a local caller may write after an admit and the review.
+//! * [`merge_parts`] combines the part receipts of one property's split plan into one
+//!   receipt of the whole plan, or refuses parts that do not belong together.
 //! * [`citation_state`], [`receipt_retirement`] and [`honour`] say whether a written freeze
 //!   is still honoured, whether a receipt still counts, and how a run's failure modes read
 //!   against the active freezes of its property.
@@ -29,6 +31,7 @@ mod counts;
 mod decide;
 mod errors;
 mod freeze;
+mod merge;
 mod review;
 mod verify;
 
@@ -48,6 +51,7 @@ pub use errors::{CiteError, NotJsonError};
 pub use freeze::{
     CitationState, Current, Honour, Retirement, citation_state, honour, receipt_retirement,
 };
+pub use merge::{MergePart, MergeRefusal, Merged, merge_parts};
 pub use review::{
     CitedPair, Origin, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review, same_seed_review,
 };

@@ -23,17 +23,24 @@ use seedledger_format::{Receipt, Verdict, WitnessLine, WitnessRow, fixture_hash_
 ///   claims a verdict for a discarded seed; `failing_seeds` are the seeds of the failing
 ///   rows, in order; `failing_seed` is the first of them (null when there is none);
 /// * each failure mode's count and first seed match the rows' signatures.
+///
+/// A merged receipt (`gate merge`, the `merge` extension) has no rows of its own `run_id`: its
+/// rows are its parts' rows, under the parts' run ids, one part's after another. They are
+/// checked as above once put in plan order; each must be of the part its seed falls in, and
+/// each part's rows must follow plan order.
 pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), String> {
-    let Some(run_id) = receipt.run_id.as_deref() else {
+    if receipt.run_id.is_none() {
         return Err(
             "the receipt names no run_id, so its witness rows cannot be told from other runs'"
                 .to_string(),
         );
     };
+    // The runs whose rows are the receipt's: its own, or a merged receipt's parts'.
+    let runs = receipt.row_runs();
     let mut rows: Vec<&WitnessRow> = Vec::new();
     for line in lines {
         match &line.row {
-            Ok(row) if row.run_id.as_deref() == Some(run_id) => rows.push(row),
+            Ok(row) if row.run_id.as_deref().is_some_and(|r| runs.contains(&r)) => rows.push(row),
             Ok(_) => {}
             Err(e) => {
                 return Err(format!(
@@ -44,7 +51,11 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
         }
     }
     let expected_hash = |row: &WitnessRow| fixture_hash_from_pin(&row.fixture_pin);
+    if let Some(merge) = &receipt.merge {
+        rows = crate::merge::rows_in_plan_order(merge, &receipt.planned_seeds, rows)?;
+    }
     for row in &rows {
+        let run_id = row.run_id.as_deref().unwrap_or_default();
         // A run names its rows `<run_id>-<seed>`: another name is a row copied or renamed
         // from elsewhere (two runs' rows could otherwise share an id).
         if row.witness_id != format!("{run_id}-{}", row.seed) {

@@ -67,6 +67,7 @@ impl Root {
             trial_timeout: None,
             code: None,
             signer: None,
+            partition: None,
         }
     }
 }

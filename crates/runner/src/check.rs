@@ -97,6 +97,7 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
         trial_timeout: None,
         code,
         signer: None,
+        partition: None,
         root,
     };
     let summary = run_property(property, &config).map_err(|e| e.to_string())?;

@@ -73,6 +73,9 @@ pub struct RunConfig {
     /// The runner's signing key (the remote runner's CI secret): with `runner: Remote`,
     /// every witness row carries `sig` (see `WitnessRow`). Never used for a local run.
     pub signer: Option<seedledger_format::RunnerKey>,
+    /// This run is one part of a split plan (`--partition`): `seeds` are the part's seeds, and
+    /// the receipt records which part of which whole plan (the `partition` extension).
+    pub partition: Option<seedledger_format::PartitionRecord>,
 }
 
 /// A spec file as read from disk.
@@ -341,6 +344,8 @@ pub fn run_property_with(
         failure_modes: Vec::new(),
         shrink_status: None,
         shrink: None,
+        partition: config.partition.clone(),
+        merge: None,
         started_at: Some(now_rfc3339()),
         finished_at: None,
         elapsed_ms: None,

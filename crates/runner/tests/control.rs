@@ -83,6 +83,7 @@ impl Scratch {
             trial_timeout: None,
             code: None,
             signer: None,
+            partition: None,
         }
     }
 

@@ -45,6 +45,7 @@ impl Scratch {
             trial_timeout: None,
             code: None,
             signer: None,
+            partition: None,
         };
         run_property(property, &config).unwrap()
     }

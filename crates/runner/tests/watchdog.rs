@@ -64,6 +64,7 @@ fn child_config(seeds: Vec<u64>, shrink: Option<ShrinkConfig>) -> Option<RunConf
         trial_timeout: Some(Duration::from_secs(2)),
         code: None,
         signer: None,
+        partition: None,
     })
 }
 

@@ -440,6 +440,7 @@ impl Bench {
             trial_timeout: None,
             code: None,
             signer: None,
+            partition: None,
         };
         let started = Instant::now();
         let summary = seedledger_runner::run_property(&workload.property, &config)

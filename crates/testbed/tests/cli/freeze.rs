@@ -36,7 +36,7 @@ fn git(root: &Path, args: &[&str]) -> String {
 
 /// A repository whose first commit (the base) holds props/ and fixtures/, and whose second
 /// commit (the patch) adds a source file. Returns the root and the base commit id.
-fn repository() -> (Root, String) {
+pub(crate) fn repository() -> (Root, String) {
     let root = Root::new();
     git(root.path(), &["init", "-q"]);
     std::fs::write(root.path().join(".gitignore"), "target/\n").unwrap();

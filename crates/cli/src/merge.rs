@@ -1,0 +1,251 @@
+//! `cargo xtask gate merge`: the file side of combining the parts of one property's split plan
+//! (`prop run --partition`). Reads the part receipts and the witness file beside each, checks
+//! each part against its own rows, lets the gate decide (`seedledger_gate::merge_parts`), and
+//! writes the merged receipt and the merged witness file — the parts' witness files one after
+//! another, byte for byte (signed rows stay valid) — into OUT/PATCH/.
+
+use crate::gate::{Format, MAX_RECEIPT_BYTES, MAX_WITNESS_BYTES, read_bounded};
+use clap::Args;
+use seedledger_format::{ExitStatus, Receipt, complete_lines, sha256_hex};
+use seedledger_gate::{
+    CloseStatus, MergePart, close_ledger_text, merge_parts, verify_receipt,
+    witness_lines_from_bytes,
+};
+use serde::Serialize;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Where the merged receipt and witness file go: OUT/PATCH/ID.receipt.json and
+    /// OUT/PATCH/ID.witness.jsonl [default: target/seedledger/merged].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// The part receipts of one property (each with its `<property>.witness.jsonl` beside
+    /// it), in any order.
+    #[arg(required = true, value_name = "PART_RECEIPT")]
+    parts: Vec<PathBuf>,
+}
+
+/// `gate merge --format json`: the one line printed.
+#[derive(Debug, Serialize)]
+struct MergeLine<'a> {
+    /// True when the merged receipt was written.
+    merged: bool,
+    /// Why the parts were refused (nothing written); null when merged.
+    refusal: Option<&'a str>,
+    /// The merged receipt and witness file; null when refused.
+    receipt: Option<String>,
+    witnesses: Option<String>,
+    /// The merged receipt's status as `gate close` prints it, and its detail.
+    status: Option<&'a str>,
+    detail: Option<&'a str>,
+    /// Why the merged receipt is open (missing parts, parts that stopped early).
+    open: &'a [String],
+    /// Parts merged, of how many.
+    parts: usize,
+    total: Option<u64>,
+}
+
+/// One part as read from disk.
+struct ReadPart {
+    shown: String,
+    receipt: Receipt,
+    digest: String,
+    witnesses: PathBuf,
+}
+
+pub fn merge(args: &MergeArgs) -> ExitStatus {
+    match run(args) {
+        Ok(status) => status,
+        Err(e) => {
+            errln!("error: {e:#}");
+            ExitStatus::Error
+        }
+    }
+}
+
+fn run(args: &MergeArgs) -> anyhow::Result<ExitStatus> {
+    let mut read: Vec<ReadPart> = Vec::with_capacity(args.parts.len());
+    for file in &args.parts {
+        read.push(read_part(file)?);
+    }
+    // A part whose receipt disagrees with its own rows is not evidence of anything.
+    for part in &read {
+        let bytes = read_bounded(&part.witnesses, "witness file", MAX_WITNESS_BYTES)?;
+        let lines = witness_lines_from_bytes(complete_lines(&bytes));
+        if let Err(why) = verify_receipt(&part.receipt, &lines) {
+            return Ok(refuse(
+                args.format,
+                &format!(
+                    "part `{}` disagrees with its witness rows in `{}`: {why}",
+                    part.shown,
+                    part.witnesses.display()
+                ),
+            ));
+        }
+    }
+    let parts: Vec<MergePart<'_>> = read
+        .iter()
+        .map(|p| MergePart {
+            file: &p.shown,
+            receipt: &p.receipt,
+            receipt_digest: &p.digest,
+        })
+        .collect();
+    let now = seedledger_format::format_rfc3339(crate::freezes::now());
+    let merged = match merge_parts(&parts, &merge_run_id(), &now) {
+        Ok(m) => m,
+        Err(refusal) => return Ok(refuse(args.format, &refusal.to_string())),
+    };
+    let receipt = &merged.receipt;
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("target/seedledger/merged"))
+        .join(&receipt.patch_id);
+    let receipt_path = dir.join(format!("{}.receipt.json", receipt.property_id));
+    let witness_path = dir.join(format!("{}.witness.jsonl", receipt.property_id));
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    for part in &read {
+        if same(&receipt_path, Path::new(&part.shown)) || same(&witness_path, &part.witnesses) {
+            anyhow::bail!(
+                "--out `{}` holds part `{}`: the merged files would replace it; merge into another directory",
+                dir.display(),
+                part.shown
+            );
+        }
+    }
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| anyhow::anyhow!("failed to create `{}`: {e}", dir.display()))?;
+    // Rows first: a merged receipt is never on disk without its rows.
+    let order: Vec<&Path> = merged
+        .order
+        .iter()
+        .map(|&at| read[at].witnesses.as_path())
+        .collect();
+    concatenate(&order, &witness_path)?;
+    let text = receipt.to_json_pretty();
+    seedledger_format::write_atomic(&receipt_path, text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("failed to write `{}`: {e}", receipt_path.display()))?;
+    let closing = close_ledger_text(&text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let total = receipt.merge.as_ref().map(|m| m.total);
+    let (receipt_shown, witness_shown) = (
+        receipt_path.display().to_string(),
+        witness_path.display().to_string(),
+    );
+    match args.format {
+        Format::Human => {
+            outln!(
+                "merged {} of {} parts of {} ({} of {} planned seeds attempted) into {receipt_shown}",
+                merged.order.len(),
+                total.unwrap_or(0),
+                receipt.property_id,
+                receipt.attempted_seeds.len(),
+                receipt.planned_seeds.len(),
+            );
+            outln!("witness rows: {witness_shown}");
+            if closing.status == CloseStatus::FreezeEligible {
+                outln!("{receipt_shown}: {}", closing.status);
+            } else {
+                outln!("{receipt_shown}: {} ({})", closing.status, closing.detail);
+            }
+            for why in &merged.open {
+                outln!("open: {why}");
+            }
+        }
+        Format::Json => print_json(&MergeLine {
+            merged: true,
+            refusal: None,
+            receipt: Some(receipt_shown),
+            witnesses: Some(witness_shown),
+            status: Some(closing.status.as_str()),
+            detail: Some(&closing.detail),
+            open: &merged.open,
+            parts: merged.order.len(),
+            total,
+        }),
+    }
+    Ok(if closing.status.is_open() {
+        ExitStatus::No
+    } else {
+        ExitStatus::Success
+    })
+}
+
+fn read_part(file: &Path) -> anyhow::Result<ReadPart> {
+    let shown = file.display().to_string();
+    let bytes = read_bounded(file, "receipt", MAX_RECEIPT_BYTES)?;
+    let text =
+        std::str::from_utf8(&bytes).map_err(|_| anyhow::anyhow!("receipt `{shown}`: not UTF-8"))?;
+    let receipt = Receipt::parse(text).map_err(|e| anyhow::anyhow!("receipt `{shown}`: {e}"))?;
+    let witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
+    Ok(ReadPart {
+        digest: format!("sha256:{}", sha256_hex(&bytes)),
+        shown,
+        receipt,
+        witnesses,
+    })
+}
+
+/// Writes the complete lines of each file in `files`, in order, to `to`, atomically (a torn
+/// last line — a crash in the middle of an append — is no row of anyone's and is left out).
+fn concatenate(files: &[&Path], to: &Path) -> anyhow::Result<()> {
+    let dir = to.parent().unwrap_or(Path::new("."));
+    let write_err = |e: std::io::Error| anyhow::anyhow!("failed to write `{}`: {e}", to.display());
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
+    // The permissions the runner gives a witness file (a temporary file is private).
+    if let Some(first) = files.first()
+        && let Ok(meta) = std::fs::metadata(first)
+    {
+        tmp.as_file()
+            .set_permissions(meta.permissions())
+            .map_err(write_err)?;
+    }
+    for file in files {
+        let bytes = read_bounded(file, "witness file", MAX_WITNESS_BYTES)?;
+        tmp.write_all(complete_lines(&bytes)).map_err(write_err)?;
+    }
+    tmp.as_file().sync_all().map_err(write_err)?;
+    tmp.persist(to).map_err(|e| write_err(e.error))?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+fn refuse(format: Format, why: &str) -> ExitStatus {
+    match format {
+        Format::Human => outln!("merge refused: {why}"),
+        Format::Json => print_json(&MergeLine {
+            merged: false,
+            refusal: Some(why),
+            receipt: None,
+            witnesses: None,
+            status: None,
+            detail: None,
+            open: &[],
+            parts: 0,
+            total: None,
+        }),
+    }
+    ExitStatus::No
+}
+
+fn print_json(line: &MergeLine<'_>) {
+    outln!("{}", serde_json::to_string(line).unwrap_or_default());
+}
+
+/// A new run id for the merged receipt: `merge-<nanoseconds, hex>-<pid>`.
+fn merge_run_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("merge-{nanos:x}-{}", std::process::id())
+}
