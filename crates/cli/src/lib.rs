@@ -29,6 +29,7 @@ mod gate;
 mod gate_json;
 mod isolate;
 mod output;
+mod progress;
 mod prop;
 mod report;
 mod scaffold;

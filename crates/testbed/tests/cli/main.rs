@@ -10,6 +10,7 @@ mod gate;
 mod gate_cite;
 mod gate_freezes;
 mod isolate;
+mod progress;
 mod prop;
 mod report;
 mod semantics;
