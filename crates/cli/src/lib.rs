@@ -30,6 +30,7 @@ mod gate_json;
 mod isolate;
 mod merge;
 mod output;
+mod progress;
 mod prop;
 mod report;
 mod scaffold;

@@ -187,6 +187,10 @@ pub struct RunArgs {
     /// see `supervise.rs`.
     #[arg(long, hide = true, value_name = "PID")]
     supervised_worker: Option<u32>,
+    /// Internal: the supervised worker sends `progress` events (the supervisor draws bars);
+    /// see `progress.rs`.
+    #[arg(long, hide = true)]
+    progress_events: bool,
 }
 
 #[derive(Debug, Args)]
@@ -451,8 +455,15 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     let mut results = Vec::with_capacity(selected.len());
+    // Progress bars: drawn by the supervisor when stderr is a terminal, from the events the
+    // worker then sends (see `progress.rs`).
+    let progress = match worker {
+        Some(_) => args.progress_events,
+        None => crate::progress::wanted(args.common.format),
+    };
     let supervision = crate::supervise::run(
         worker,
+        progress,
         args.common.format,
         &selected,
         &config,

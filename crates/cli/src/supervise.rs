@@ -7,7 +7,10 @@
 //! The protocol: the worker writes one event per line to its stdout, each line starting with
 //! [`EVENT`] and carrying one JSON object: `plan` (the properties, once the arguments were
 //! accepted), `start` (a run's id, once its receipt exists), `done` (the final receipt),
-//! `stopped` / `not_run` (after SIGINT or SIGTERM) and `error`. Whatever else the worker's
+//! `stopped` / `not_run` (after SIGINT or SIGTERM), `error`, and — only when the supervisor
+//! draws progress bars and passed the hidden `--progress-events` — `progress` (seeds done of
+//! planned, failures, elapsed time; about every 100 ms per running property, see
+//! `progress.rs`). Whatever else the worker's
 //! stdout carries (a property's own `println!`) is passed through unchanged; its stderr is the
 //! supervisor's. A property that started and never sent `done` is the one the process died
 //! in: the supervisor reads its receipt (open, `stopped_early: true`: the last attempted seed
@@ -71,8 +74,12 @@ pub fn exit(code: i32) -> seedledger_format::ExitStatus {
 /// Runs `selected` supervised: in the worker (`worker` is the supervisor's pid), runs them
 /// and reports events; in the supervisor, spawns the worker and hands each property's
 /// outcome to `report` in suite order, as `run_properties` would.
+/// `progress`: the worker sends `progress` events, the supervisor draws them as bars (and
+/// asks its worker for them); see `progress.rs`.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     worker: Option<u32>,
+    progress: bool,
     format: Format,
     selected: &[Property],
     config: &RunConfig,
@@ -81,8 +88,8 @@ pub fn run(
     report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     match worker {
-        Some(supervisor) => run_worker(selected, config, jobs, supervisor, executor),
-        None => supervise(format, selected, config, report),
+        Some(supervisor) => run_worker(selected, config, jobs, supervisor, executor, progress),
+        None => supervise(format, progress, selected, config, report),
     }
 }
 
@@ -100,6 +107,7 @@ fn run_worker(
     jobs: usize,
     supervisor: u32,
     executor: Option<Arc<dyn TrialExecutor>>,
+    progress: bool,
 ) -> Supervision {
     // Linux: a supervisor killed with SIGKILL takes the worker with it, as an unsupervised
     // run would have died (elsewhere a gone supervisor shows as a closed pipe, below).
@@ -120,6 +128,19 @@ fn run_worker(
     });
     if let Some(executor) = executor {
         control = control.executor(executor);
+    }
+    if progress {
+        control = control.on_progress(crate::progress::INTERVAL, |p| {
+            emit(&json!({
+                "event": "progress",
+                "property_id": p.property_id,
+                "run_id": p.run_id,
+                "done": p.done,
+                "planned": p.planned,
+                "failed": p.failed,
+                "elapsed_ms": u64::try_from(p.elapsed.as_millis()).unwrap_or(u64::MAX),
+            }));
+        });
     }
     // The handler itself sets the runs' stop flag (and notes the signal): the trial under way
     // finishes, no other starts.
@@ -239,6 +260,7 @@ struct Seen {
 
 fn supervise(
     format: Format,
+    progress: bool,
     selected: &[Property],
     config: &RunConfig,
     mut report: impl FnMut(&Property, Result<RunSummary, String>),
@@ -265,6 +287,7 @@ fn supervise(
         .args(std::env::args_os().skip(1))
         .arg("--supervised-worker")
         .arg(std::process::id().to_string())
+        .args(progress.then_some("--progress-events"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()
@@ -312,6 +335,7 @@ fn supervise(
     };
 
     let mut seen = Seen::default();
+    let mut bars = progress.then(crate::progress::Bars::new);
     if let Some(stdout) = child.stdout.take() {
         let mut reader = BufReader::new(stdout);
         let mut line = Vec::new();
@@ -319,10 +343,12 @@ fn supervise(
             line.clear();
             match reader.read_until(b'\n', &mut line) {
                 Ok(0) | Err(_) => break,
-                Ok(_) => on_line(&line, &mut seen, selected, config, &mut report),
+                Ok(_) => on_line(&line, &mut seen, &mut bars, selected, config, &mut report),
             }
         }
     }
+    // The worker is gone: no bar outlives it (what it died in is reported below).
+    drop(bars);
     if let Ok(mut pid) = alive.lock() {
         *pid = None;
     }
@@ -442,22 +468,31 @@ fn supervise(
 }
 
 /// Handles one line of the worker's stdout: passes text through, acts on an event.
+/// Whatever it prints, it prints with the progress bars (if any) hidden; a run's end takes
+/// its bar away before its summary line.
 fn on_line(
     line: &[u8],
     seen: &mut Seen,
+    bars: &mut Option<crate::progress::Bars>,
     selected: &[Property],
     config: &RunConfig,
     report: &mut impl FnMut(&Property, Result<RunSummary, String>),
 ) {
     let marker = EVENT.as_bytes();
     let Some(at) = line.windows(marker.len()).position(|w| w == marker) else {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(line);
-        let _ = out.flush();
+        hidden(bars, || {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(line);
+            let _ = out.flush();
+        });
         return;
     };
     if at > 0 {
-        let _ = std::io::stdout().lock().write_all(&line[..at]);
+        hidden(bars, || {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&line[..at]);
+            let _ = out.flush();
+        });
     }
     let event: Option<Value> = serde_json::from_slice(&line[at + marker.len()..]).ok();
     let kind = event.as_ref().and_then(|e| e["event"].as_str());
@@ -481,6 +516,24 @@ fn on_line(
         (Some("start"), Some(p), _) => {
             seen.in_flight.push((p.id.to_string(), text("run_id")));
         }
+        // Sent only when this supervisor asked for it (it draws bars); a run that ended
+        // draws no more.
+        (Some("progress"), Some(p), Some(e)) => {
+            let number = |field: &str| e[field].as_u64().unwrap_or(0);
+            if let Some(bars) = bars
+                && seen.in_flight.iter().any(|(id, _)| id == p.id)
+            {
+                bars.update(
+                    p.id,
+                    &crate::progress::Counts {
+                        done: number("done"),
+                        planned: number("planned"),
+                        failed: number("failed"),
+                        elapsed: std::time::Duration::from_millis(number("elapsed_ms")),
+                    },
+                );
+            }
+        }
         (Some("done"), Some(p), Some(e)) => {
             let receipt = serde_json::from_value::<Receipt>(e["receipt"].clone())
                 .map_err(|e| format!("unreadable report from the run process: {e}"));
@@ -500,29 +553,36 @@ fn on_line(
                     && d.attempted_seeds == r.attempted_seeds
                     && d.failing_seeds == r.failing_seeds);
             if !agrees {
-                errln!(
-                    "warning: a report that `{}` finished does not match its receipt on disk; ignored",
-                    p.id
-                );
+                hidden(bars, || {
+                    errln!(
+                        "warning: a report that `{}` finished does not match its receipt on disk; ignored",
+                        p.id
+                    );
+                });
                 return;
             }
             seen.in_flight.retain(|(id, _)| id != p.id);
             seen.ended.push(p.id.to_string());
-            match receipt.and_then(|r| paths.map(|paths| (r, paths))) {
-                Ok((receipt, (receipt_path, witness_path))) => {
-                    report(
-                        p,
-                        Ok(RunSummary {
-                            property_id: p.id.to_string(),
-                            root: config.root.clone(),
-                            receipt_path,
-                            witness_path,
-                            receipt,
-                        }),
-                    );
-                }
-                Err(e) => report(p, Err(e)),
+            if let Some(bars) = bars {
+                bars.remove(p.id);
             }
+            hidden(bars, || {
+                match receipt.and_then(|r| paths.map(|paths| (r, paths))) {
+                    Ok((receipt, (receipt_path, witness_path))) => {
+                        report(
+                            p,
+                            Ok(RunSummary {
+                                property_id: p.id.to_string(),
+                                root: config.root.clone(),
+                                receipt_path,
+                                witness_path,
+                                receipt,
+                            }),
+                        );
+                    }
+                    Err(e) => report(p, Err(e)),
+                }
+            });
         }
         (Some(kind @ ("error" | "stopped")), Some(p), _) => {
             seen.in_flight.retain(|(id, _)| id != p.id);
@@ -530,18 +590,31 @@ fn on_line(
             if kind == "stopped" {
                 seen.stopped.push(p.id.to_string());
             }
-            report(p, Err(text("error")));
+            if let Some(bars) = bars {
+                bars.remove(p.id);
+            }
+            hidden(bars, || report(p, Err(text("error"))));
         }
         (Some("not_run"), Some(p), _) => {
             seen.not_run.push(p.id.to_string());
         }
         _ => {
             seen.bad_events += 1;
-            errln!(
-                "error: unreadable event from the run process: {}",
-                String::from_utf8_lossy(&line[at..]).trim()
-            );
+            hidden(bars, || {
+                errln!(
+                    "error: unreadable event from the run process: {}",
+                    String::from_utf8_lossy(&line[at..]).trim()
+                );
+            });
         }
+    }
+}
+
+/// Runs `f` (which prints) with the progress bars hidden, if there are any.
+fn hidden<R>(bars: &Option<crate::progress::Bars>, f: impl FnOnce() -> R) -> R {
+    match bars {
+        Some(bars) => bars.suspend(f),
+        None => f(),
     }
 }
 

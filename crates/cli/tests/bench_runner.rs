@@ -82,6 +82,7 @@ fn a_quick_run_prints_every_contender_on_every_property_and_the_targets() {
         "TestCase: vec(any_int::<u64>(), 0..=100)",
         "receipt + witness rows, seeds from 10^7",
         "a run's fixed cost",
+        "progress reported every 100 ms (prop run on a terminal)",
     ] {
         assert!(text.contains(line), "missing `{line}`:\n{text}");
     }

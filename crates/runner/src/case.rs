@@ -318,13 +318,34 @@ impl TestCase {
     /// The primitive: a choice in `0..=max` (0 is simplest), drawn with the standard bias.
     #[inline(always)]
     pub fn choice(&mut self, max: u64) -> u64 {
-        self.choice_with(max, |r| r.biased(max))
+        match self.fast() {
+            Some(state) => state.biased(max),
+            None => self.choice_with(max, |r| r.biased(max)),
+        }
     }
 
     /// A choice in `0..=max` that, when random, is uniform (no bias toward edges).
-    #[inline]
+    #[inline(always)]
     pub fn uniform_choice(&mut self, max: u64) -> u64 {
-        self.choice_with(max, |r| r.rng.upto(max))
+        match self.fast() {
+            Some(state) => state.rng.upto(max),
+            None => self.choice_with(max, |r| r.rng.upto(max)),
+        }
+    }
+
+    /// The main run's fast path: a random case that records nothing and has room for one
+    /// more choice gets its random state, the choice counted; every other case (recording,
+    /// replaying, at [`MAX_CHOICES`]) gets `None` and goes through [`TestCase::choice_with`].
+    /// The random stream is consumed exactly as on the slow path, so a seed means the same.
+    #[inline(always)]
+    fn fast(&mut self) -> Option<&mut RandomState> {
+        match &mut self.source {
+            Source::Random(state) if !self.record && self.n_choices < MAX_CHOICES => {
+                self.n_choices += 1;
+                Some(state)
+            }
+            _ => None,
+        }
     }
 
     /// A choice in `0..=max` whose random value `pick` computes from the seed's stream (a
@@ -333,12 +354,16 @@ impl TestCase {
     /// it as several choices.
     #[inline]
     pub(crate) fn choice_by(&mut self, max: u64, pick: impl FnOnce(&mut SeedRng) -> u64) -> u64 {
-        self.choice_with(max, |r| pick(&mut r.rng).min(max))
+        match self.fast() {
+            Some(state) => pick(&mut state.rng).min(max),
+            None => self.choice_with(max, |r| pick(&mut r.rng).min(max)),
+        }
     }
 
     /// A choice whose random value `pick` computes from the stream (it must return a value
-    /// in `0..=max`). Replays ignore `pick`.
-    #[inline(always)]
+    /// in `0..=max`). Replays ignore `pick`. Kept out of line: the main run's draws take
+    /// [`TestCase::fast`] and never come here.
+    #[inline]
     fn choice_with(&mut self, max: u64, pick: impl FnOnce(&mut RandomState) -> u64) -> u64 {
         let value = match &mut self.source {
             Source::Random(state) => {
@@ -394,7 +419,10 @@ impl TestCase {
     /// A "continue?" flag (1 = one more element). `wanted` is the random-mode answer.
     #[inline(always)]
     pub(crate) fn flag(&mut self, wanted: bool) -> bool {
-        self.choice_with(1, |_| u64::from(wanted)) == 1
+        match self.fast() {
+            Some(_) => wanted,
+            None => self.choice_with(1, |_| u64::from(wanted)) == 1,
+        }
     }
 
     /// A choice with bound 0: consumes no randomness, records a 0. It marks a place where
@@ -404,7 +432,9 @@ impl TestCase {
     /// the structure stays aligned.
     #[inline]
     pub(crate) fn forced_zero(&mut self) {
-        self.choice_with(0, |_| 0);
+        if self.fast().is_none() {
+            self.choice_with(0, |_| 0);
+        }
     }
 
     /// Discards the trial unless `condition` holds: the input does not meet the property's

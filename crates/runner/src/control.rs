@@ -19,7 +19,8 @@ use crate::property::{Fixture, Property};
 use std::cell::RefCell;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// The input of one trial, as a run asks for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,8 +74,57 @@ pub struct RunStarted<'a> {
     pub witness_path: &'a Path,
 }
 
+/// Where a run is, told to the [`RunControl::on_progress`] observer while its trials run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunProgress<'a> {
+    pub property_id: &'a str,
+    pub run_id: &'a str,
+    /// Trials finished (passed, failed or discarded).
+    pub done: usize,
+    /// Trials in the plan (`done == planned`: the run shrinks or closes its receipt).
+    pub planned: usize,
+    /// Finished trials that failed.
+    pub failed: usize,
+    /// Time since the run's first trial started.
+    pub elapsed: Duration,
+}
+
 type OnStart = Box<dyn Fn(&RunStarted<'_>) + Send + Sync>;
+type OnProgress = Box<dyn Fn(&RunProgress<'_>) + Send + Sync>;
 type Executor = Arc<dyn TrialExecutor>;
+
+/// The progress observer and the clock that says when to call it: a thread bumps `ticks`
+/// every interval, and a run tells its progress when it sees a tick it has not seen, so the
+/// cost in the run's loop is one relaxed atomic load per trial, whatever the trial costs.
+struct Progress {
+    ticks: Arc<AtomicU64>,
+    observer: OnProgress,
+}
+
+/// A run's view of the progress clock (see [`RunControl::progress_clock`]).
+pub(crate) struct ProgressClock {
+    ticks: Option<Arc<AtomicU64>>,
+    seen: u64,
+    started: Instant,
+    told: bool,
+}
+
+impl ProgressClock {
+    /// True when a tick came since the last call that returned true: time to tell.
+    #[inline]
+    pub(crate) fn due(&mut self) -> bool {
+        match &self.ticks {
+            None => false,
+            Some(ticks) => {
+                let now = ticks.load(Ordering::Relaxed);
+                now != self.seen && {
+                    self.seen = now;
+                    true
+                }
+            }
+        }
+    }
+}
 
 /// What [`crate::run_property_with`] and [`crate::run_properties_with`] take besides the
 /// [`crate::RunConfig`]. `RunControl::default()` is what `run_property` uses: never stopped,
@@ -85,6 +135,7 @@ pub struct RunControl {
     on_start: Option<OnStart>,
     row_per_trial: bool,
     executor: Option<Executor>,
+    progress: Option<Progress>,
 }
 
 impl std::fmt::Debug for RunControl {
@@ -94,6 +145,7 @@ impl std::fmt::Debug for RunControl {
             .field("on_start", &self.on_start.is_some())
             .field("row_per_trial", &self.row_per_trial)
             .field("executor", &self.executor.is_some())
+            .field("progress", &self.progress.is_some())
             .finish()
     }
 }
@@ -107,6 +159,40 @@ impl RunControl {
     /// trial (from the thread running the property).
     pub fn on_start(mut self, f: impl Fn(&RunStarted<'_>) + Send + Sync + 'static) -> Self {
         self.on_start = Some(Box::new(f));
+        self
+    }
+
+    /// Calls `f` with a run's progress about every `every` while its trials run (from the
+    /// thread running the property, between two trials), and once more when its last trial
+    /// finished if it was called before: a run shorter than `every` is never reported. A
+    /// thread that wakes every `every` keeps the time (it ends soon after this control is
+    /// dropped); the runs only read a counter it bumps, so the check costs nothing
+    /// measurable per trial.
+    pub fn on_progress(
+        mut self,
+        every: Duration,
+        f: impl Fn(&RunProgress<'_>) + Send + Sync + 'static,
+    ) -> Self {
+        let ticks = Arc::new(AtomicU64::new(0));
+        let clock = Arc::downgrade(&ticks);
+        let spawned = std::thread::Builder::new()
+            .name("seedledger-progress".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(every);
+                    match clock.upgrade() {
+                        Some(ticks) => ticks.fetch_add(1, Ordering::Relaxed),
+                        None => break,
+                    };
+                }
+            });
+        // Without a clock thread there is no progress to tell; the runs are not affected.
+        if spawned.is_ok() {
+            self.progress = Some(Progress {
+                ticks,
+                observer: Box::new(f),
+            });
+        }
         self
     }
 
@@ -150,6 +236,43 @@ impl RunControl {
     pub(crate) fn started(&self, run: &RunStarted<'_>) {
         if let Some(f) = &self.on_start {
             f(run);
+        }
+    }
+
+    /// A run's view of the progress clock; its [`ProgressClock::due`] is always false when
+    /// nobody observes progress.
+    pub(crate) fn progress_clock(&self) -> ProgressClock {
+        let ticks = self.progress.as_ref().map(|p| Arc::clone(&p.ticks));
+        let seen = ticks.as_ref().map_or(0, |t| t.load(Ordering::Relaxed));
+        ProgressClock {
+            ticks,
+            seen,
+            started: Instant::now(),
+            told: false,
+        }
+    }
+
+    /// Tells the progress observer that `done` of `planned` trials finished, `failed` of
+    /// them failing. With `last` (every trial finished), only if it was told before.
+    pub(crate) fn progress(
+        &self,
+        clock: &mut ProgressClock,
+        (property_id, run_id): (&str, &str),
+        (done, planned, failed): (usize, usize, usize),
+        last: bool,
+    ) {
+        if let Some(progress) = &self.progress
+            && (!last || clock.told)
+        {
+            clock.told = true;
+            (progress.observer)(&RunProgress {
+                property_id,
+                run_id,
+                done,
+                planned,
+                failed,
+                elapsed: clock.started.elapsed(),
+            });
         }
     }
 

@@ -273,8 +273,14 @@ impl<T: Int> IntGen<T> {
     /// past [`IntGen::max_index`] means the last value.
     #[inline]
     pub fn value_of(&self, index: u128) -> T {
+        self.value_within(index.min(self.hi - self.lo))
+    }
+
+    /// [`IntGen::value_of`] of an index known to be at most [`IntGen::max_index`] (what a
+    /// choice drawn under that bound is).
+    #[inline(always)]
+    fn value_within(&self, k: u128) -> T {
         let (lo, hi, z) = (self.lo, self.hi, self.zero);
-        let k = index.min(hi - lo);
         let key = if z <= lo {
             lo + k
         } else if z >= hi {
@@ -320,21 +326,27 @@ impl<T: Int> IntGen<T> {
     }
 }
 
+impl<T: Int> IntGen<T> {
+    /// A range of more than 2^64 values (`u128` / `i128` only): the index as two choices,
+    /// its high 64 bits first. Out of line, so that the narrow draw stays small.
+    #[inline(never)]
+    fn generate_wide(&self, tc: &mut TestCase) -> T {
+        let max = self.max_index();
+        let top = (max >> 64) as u64;
+        let high = tc.choice(top);
+        let low = tc.choice(if high == top { max as u64 } else { u64::MAX });
+        self.value_within((u128::from(high) << 64) | u128::from(low))
+    }
+}
+
 impl<T: Int> Gen for IntGen<T> {
     type Value = T;
-    #[inline]
+    #[inline(always)]
     fn generate(&self, tc: &mut TestCase) -> T {
-        let max = self.max_index();
-        let index = match u64::try_from(max) {
-            Ok(max) => u128::from(tc.choice(max)),
-            Err(_) => {
-                let top = (max >> 64) as u64;
-                let high = tc.choice(top);
-                let low = tc.choice(if high == top { max as u64 } else { u64::MAX });
-                (u128::from(high) << 64) | u128::from(low)
-            }
-        };
-        self.value_of(index)
+        match u64::try_from(self.max_index()) {
+            Ok(max) => self.value_within(u128::from(tc.choice(max))),
+            Err(_) => self.generate_wide(tc),
+        }
     }
     fn label(&self) -> &'static str {
         "int"

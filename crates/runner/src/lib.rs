@@ -27,7 +27,9 @@ pub use case::{JournalEntry, MAX_CHOICES, Record, Span, Stop, TestCase, set_jour
 pub use check::{check, check_registered, try_check, try_check_in};
 pub use clock::rfc3339;
 pub use code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
-pub use control::{RunControl, RunStarted, TrialExecutor, TrialInput, append_crash_row};
+pub use control::{
+    RunControl, RunProgress, RunStarted, TrialExecutor, TrialInput, append_crash_row,
+};
 pub use errors::{RegexError, RunError};
 pub use exec::{Evaluation, Failure, Outcome, evaluate, execute};
 pub use generators::arbitrary::{Any, Arbitrary, Labelled, any, labelled};

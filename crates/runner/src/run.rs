@@ -406,7 +406,13 @@ pub fn run_property_with(
         crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink))
     });
 
+    let planned = config.seeds.len();
+    let mut clock = control.progress_clock();
     for (i, &seed) in config.seeds.iter().enumerate() {
+        if clock.due() {
+            let counts = (i, planned, receipt.failing_seeds.len());
+            control.progress(&mut clock, (property.id, &run_id), counts, false);
+        }
         if control.stop_requested() {
             // Every trial that started has finished and has its row: write them, and leave
             // the receipt open, listing exactly those trials.
@@ -505,6 +511,8 @@ pub fn run_property_with(
         }
     }
     sink.finish().map_err(write_err(&witness_path))?;
+    let counts = (planned, planned, receipt.failing_seeds.len());
+    control.progress(&mut clock, (property.id, &run_id), counts, true);
 
     // Every planned seed has finished. Re-hash the fixture before closing.
     // A fixture that cannot be read again cannot be shown unchanged: the run is invalid, and

@@ -2,7 +2,8 @@
 //! between two trials with an open, exact receipt and one row per attempted seed; a stop
 //! while shrinking leaves the closed receipt `in_progress`; a stopped suite does not start
 //! the properties it had not reached; a run holds its property's lock for its whole length
-//! and archives the receipt an earlier run left. The stop is requested from inside a trial
+//! and archives the receipt an earlier run left; progress is told between trials, in order,
+//! and once at the end. The stop is requested from inside a trial
 //! (the property knows the control through a static), so nothing here races a clock.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -214,4 +215,75 @@ fn a_later_run_archives_the_earlier_receipt_and_the_lock_is_released_at_the_end(
     assert!(Path::new(&scratch.path("passes.lock")).exists());
     // Released: a third run takes the lock again.
     run_property(&p, &scratch.config(vec![6], None)).unwrap();
+}
+
+/// Takes a few milliseconds a trial (on the main run's seeds) and fails on a drawn 0.
+fn slow_fails_on_zero(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let v = tc.draw(&int(0..=4u8));
+    if !tc.is_replay() {
+        std::thread::sleep(std::time::Duration::from_millis(3));
+    }
+    prop_assert!(v != 0);
+    Ok(())
+}
+
+#[test]
+fn progress_is_told_between_trials_and_once_at_the_end() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let scratch = Scratch::new(&["slow"]);
+    let config = scratch.config((1..=40).collect(), None);
+    let told = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&told);
+    // A tick every millisecond against trials of 3 ms: the clock thread ticks many times
+    // during the run (what is asserted is what the reports say, never when they came).
+    let control = RunControl::new().on_progress(std::time::Duration::from_millis(1), move |p| {
+        sink.lock().unwrap().push((
+            p.property_id.to_string(),
+            p.run_id.to_string(),
+            p.done,
+            p.planned,
+            p.failed,
+        ));
+    });
+    let summary = run_property_with(
+        &Property::new("slow", slow_fails_on_zero),
+        &config,
+        &control,
+    )
+    .unwrap();
+    let told = told.lock().unwrap().clone();
+    assert!(told.len() >= 2, "{told:?}");
+    let run_id = summary.receipt.run_id.clone().unwrap();
+    assert!(
+        told.iter()
+            .all(|t| t.0 == "slow" && t.1 == run_id && t.3 == 40)
+    );
+    // In order, never ahead of the run; the last report is the end of the trials.
+    assert!(told.windows(2).all(|w| w[0].2 < w[1].2 && w[0].4 <= w[1].4));
+    assert!(told.iter().all(|t| t.4 <= t.2));
+    let last = told.last().unwrap();
+    assert_eq!(last.2, 40);
+    assert_eq!(last.4, summary.receipt.failing_seeds.len());
+}
+
+#[test]
+fn a_run_shorter_than_the_interval_tells_no_progress() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let scratch = Scratch::new(&["quick"]);
+    let config = scratch.config((1..=20).collect(), None);
+    let told = std::sync::Arc::new(AtomicU64::new(0));
+    let sink = std::sync::Arc::clone(&told);
+    let control = RunControl::new().on_progress(std::time::Duration::from_secs(3600), move |_| {
+        sink.fetch_add(1, Ordering::SeqCst);
+    });
+    let passes = |tc: &mut TestCase, _: &Fixture| -> PropResult {
+        let _ = tc.draw(&int(0..=9u8));
+        Ok(())
+    };
+    run_property_with(&Property::new("quick", passes), &config, &control).unwrap();
+    assert_eq!(told.load(Ordering::SeqCst), 0);
 }

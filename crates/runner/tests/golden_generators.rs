@@ -27,12 +27,18 @@ const SEEDS: [u64; 6] = [0, 1, 1101, 1102, 1 << 63, u64::MAX];
 const BULK: u64 = 2000;
 
 /// One line per seed of [`SEEDS`] (the value, then the recorded choices), then the SHA-256 of
-/// the same lines for seeds `0..BULK`.
+/// the same lines for seeds `0..BULK`. Every seed is also drawn on the main run's fast path
+/// (`TestCase::random`, nothing recorded), which must give the same value: the file pins both.
 fn pin<G: Gen>(out: &mut String, name: &str, g: &G) {
     let line = |seed: u64| {
         let mut tc = TestCase::recording(seed);
         let value = outcome(|| tc.draw(g));
         let choices = tc.into_record().choices;
+        let fast = outcome(|| TestCase::random(seed).draw(g));
+        assert_eq!(
+            fast, value,
+            "{name}, seed {seed}: the fast path draws another value than the recording"
+        );
         format!("{seed}: {value} <- {choices:?}\n")
     };
     let _ = writeln!(out, "## {name}");

@@ -16,8 +16,8 @@ use proptest::test_runner::{Config, TestRunner};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use seedledger_runner::{
-    DEFAULT_BASE_SEED, Fixture, PropResult, Property, RunConfig, Runner, ShrinkConfig, TestCase,
-    any_int, execute, vec,
+    DEFAULT_BASE_SEED, Fixture, PropResult, Property, RunConfig, RunControl, Runner, ShrinkConfig,
+    TestCase, any_int, execute, vec,
 };
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -383,7 +383,7 @@ impl Bench {
         let seeds = DEFAULT_BASE_SEED..DEFAULT_BASE_SEED + n;
         let mut scratch = Vec::with_capacity(MAX_LEN);
         if contender == Contender::Evidence {
-            return self.evidence(workload, seeds, true).map(|(d, _)| d);
+            return self.evidence(workload, seeds, true, false).map(|(d, _)| d);
         }
         let started = Instant::now();
         match contender {
@@ -415,13 +415,15 @@ impl Bench {
     }
 
     /// seedledger with evidence: `run_property` as `prop run` calls it (crash-safe receipt
-    /// when `durable`), into a fresh output directory. Returns the time and the witness
-    /// file's size.
+    /// when `durable`; with `progress`, reporting progress every 100 ms as `prop run` does on
+    /// a terminal), into a fresh output directory. Returns the time and the witness file's
+    /// size.
     fn evidence(
         &self,
         workload: &Workload,
         seeds: Range<u64>,
         durable: bool,
+        progress: bool,
     ) -> Result<(Duration, u64), String> {
         let out_dir = self.out_dir();
         match std::fs::remove_dir_all(&out_dir) {
@@ -443,7 +445,14 @@ impl Bench {
             partition: None,
         };
         let started = Instant::now();
-        let summary = seedledger_runner::run_property(&workload.property, &config)
+        let control = if progress {
+            RunControl::new().on_progress(Duration::from_millis(100), |p| {
+                black_box(p.done);
+            })
+        } else {
+            RunControl::new()
+        };
+        let summary = seedledger_runner::run_property_with(&workload.property, &config, &control)
             .map_err(|e| format!("seedledger run_property: {e}"))?;
         let elapsed = started.elapsed();
         if !summary.passed() {
@@ -462,30 +471,41 @@ impl Bench {
         let small = DEFAULT_BASE_SEED..DEFAULT_BASE_SEED + n;
         let large = LARGE_BASE_SEED..LARGE_BASE_SEED + n;
         let ns = |d: Duration| d.as_nanos() as f64;
-        // Paired inside each round: [small seeds, large seeds, crash-safe receipt updates],
-        // nanoseconds per trial with the run's fixed cost (spec, files, final fsync) out.
-        let mut marginal = [Vec::new(), Vec::new(), Vec::new()];
+        // Paired inside each round: [small seeds, large seeds, crash-safe receipt updates,
+        // the progress hook reporting], nanoseconds per trial, the run's fixed cost (spec, files,
+        // final fsync) out.
+        let mut marginal = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
         let mut fixed = Vec::new();
         let mut sizes = [0u64; 2];
         for _ in 0..rounds {
-            let one = self.evidence(cheap, DEFAULT_BASE_SEED..DEFAULT_BASE_SEED + 1, true)?;
+            let one =
+                self.evidence(cheap, DEFAULT_BASE_SEED..DEFAULT_BASE_SEED + 1, true, false)?;
             fixed.push(ns(one.0));
             let mut durable_small = 0.0;
             for (i, seeds) in [&small, &large].into_iter().enumerate() {
                 let started = Instant::now();
                 self.execute(cheap, seeds.clone())?;
                 let exec = ns(started.elapsed());
-                let (run, size) = self.evidence(cheap, seeds.clone(), true)?;
+                let (run, size) = self.evidence(cheap, seeds.clone(), true, false)?;
                 marginal[i].push((ns(run) - ns(one.0) - exec) / n as f64);
                 sizes[i] = size;
                 if i == 0 {
                     durable_small = ns(run);
                 }
             }
-            let plain = ns(self.evidence(cheap, small.clone(), false)?.0);
+            let plain = ns(self.evidence(cheap, small.clone(), false, false)?.0);
             marginal[2].push((durable_small - plain) / n as f64);
+            // The hook's cost is far below the runs' own spread: compare the best of three
+            // runs with it and without it, alternating.
+            let (mut with, mut without) = (f64::INFINITY, f64::INFINITY);
+            for _ in 0..3 {
+                without = without.min(ns(self.evidence(cheap, small.clone(), true, false)?.0));
+                with = with.min(ns(self.evidence(cheap, small.clone(), true, true)?.0));
+            }
+            marginal[3].push((with - without) / n as f64);
         }
-        let [small_ns, large_ns, updates_ns] = marginal.map(|xs| Spread::of(xs).median);
+        let [small_ns, large_ns, updates_ns, progress_ns] =
+            marginal.map(|xs| Spread::of(xs).median);
         let large_name = format!("seeds from 10^7 ({LARGE_BASE_SEED}..)");
         Ok(Breakdown {
             generation,
@@ -501,6 +521,12 @@ impl Bench {
                         "  of which crash-safe receipt updates, seeds {DEFAULT_BASE_SEED}..={n}"
                     ),
                     updates_ns,
+                ),
+                (
+                    format!(
+                        "  progress reported every 100 ms (prop run on a terminal), seeds {DEFAULT_BASE_SEED}..={n}"
+                    ),
+                    progress_ns,
                 ),
             ],
             row_bytes: vec![

@@ -11,6 +11,7 @@ mod gate_cite;
 mod gate_freezes;
 mod isolate;
 mod merge;
+mod progress;
 mod prop;
 mod report;
 mod semantics;
