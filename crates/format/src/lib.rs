@@ -44,4 +44,7 @@ pub use trust::{
     TrustedKey, TrustedKeys, parse_public_key, public_key_hex, signature_from_hex,
     signature_to_hex,
 };
-pub use witness::{Runner, Verdict, WitnessLine, WitnessRow, parse_witness_lines};
+pub use witness::{
+    Runner, Verdict, WitnessLine, WitnessLineReader, WitnessRow, parse_witness_line,
+    parse_witness_lines,
+};

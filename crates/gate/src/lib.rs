@@ -28,11 +28,12 @@ mod close;
 mod counts;
 mod decide;
 mod errors;
+mod fold;
 mod freeze;
 mod review;
 mod verify;
 
-pub use authenticate::{authenticate, authenticate_row};
+pub use authenticate::{authenticate, authenticate_line, authenticate_row};
 pub use cite::{CiteRequest, ReceiptFacts, RunEvidence, citable_evidence, cite};
 pub use close::{
     CloseStatus, Closing, close_ledger, close_ledger_bytes, close_ledger_explained,
@@ -45,6 +46,10 @@ pub use decide::{
     decide_freeze_rows, witness_lines_from_bytes,
 };
 pub use errors::{CiteError, NotJsonError};
+pub use fold::{
+    DecideState, RepeatFinder, RepeatedId, ReviewJoin, ReviewTally, id_fingerprint,
+    repeated_fingerprints,
+};
 pub use freeze::{
     CitationState, Current, Honour, Retirement, citation_state, honour, receipt_retirement,
 };
