@@ -18,7 +18,7 @@ use seedledger_format::{
 use seedledger_gate::{
     CiteError, CiteRequest, CloseStatus, Closing, Current, Expected, FreezeDecision, ReceiptFacts,
     Retirement, Review, RunEvidence, citable_evidence, close_ledger_bytes, decide_freeze,
-    patch_counts, receipt_retirement, same_seed_review, verify_receipt, witness_lines_from_bytes,
+    patch_counts, receipt_retirement, verify_receipt, witness_lines_from_bytes,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -597,18 +597,16 @@ struct Evaluation {
 }
 
 fn decide(args: &DecideArgs) -> anyhow::Result<ExitStatus> {
-    let Evaluation {
-        decision,
-        expected,
-        lines,
-        roles,
-        ..
-    } = evaluate(&args.expect)?;
+    let x = expectation(&args.expect)?;
+    // The witness files are streamed, never held: see `gate_stream`.
+    let streamed = crate::gate_stream::decide(&args.expect.witnesses, &x.expected, &x.roles)?;
+    x.notes(streamed.lines, &streamed.decision, streamed.culprit);
     // What the citation writer's same-seed review would say (it does not change the
     // decision, nor the exit status: SPEC's decision 2 stays blind to seeds).
-    let review = same_seed_review(&lines, &expected, None, false);
+    let review = streamed.review;
+    let decision = streamed.decision;
     err_line(&format!("note: same-seed review: {}", review.detail));
-    print_decision(&decision, &review, roles, args.format);
+    print_decision(&decision, &review, x.roles.label(), args.format);
     Ok(if decision.admit {
         ExitStatus::Success
     } else {
@@ -616,10 +614,44 @@ fn decide(args: &DecideArgs) -> anyhow::Result<ExitStatus> {
     })
 }
 
-/// Computes the expected digest, pin and bound from the checked-in spec and fixture files,
-/// reads every witness file and decides (SPEC: Gate decision 2). Notes on stderr say what
-/// was expected and which file and line decided a refusal. `Err` is unreadable input.
-fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
+/// What witness rows are decided against, computed before any of them is read: the
+/// expected digest, pin and bound from the checked-in spec and fixture files, and whether
+/// runner roles are authenticated.
+struct Expectation {
+    expected: Expected,
+    spec_path: PathBuf,
+    fixture_path: PathBuf,
+    roles: crate::trust::Roles,
+    /// The spec's `oracle_source` now.
+    oracle: seedledger_format::OracleSource,
+}
+
+impl Expectation {
+    /// The notes on stderr that say what was expected, whether roles are authenticated and
+    /// which file decided a refusal.
+    fn notes(&self, lines: usize, decision: &FreezeDecision, culprit: Option<&Path>) {
+        let expected = &self.expected;
+        err_line(&format!(
+            "note: expected property `{}`, digest {} (`{}`), pin {} (`{}`), bound `{}`; {} rows read",
+            expected.property_id,
+            expected.digest,
+            self.spec_path.display(),
+            expected.pin,
+            self.fixture_path.display(),
+            expected.bound,
+            lines
+        ));
+        err_line(&self.roles.note());
+        match culprit {
+            Some(file) => err_line(&format!("note: `{}`: {}", file.display(), decision.detail)),
+            None => err_line(&format!("note: {}", decision.detail)),
+        }
+    }
+}
+
+/// Computes the expected digest, pin and bound from the checked-in spec and fixture files and
+/// loads the trust file. `Err` is unreadable input.
+fn expectation(args: &ExpectArgs) -> anyhow::Result<Expectation> {
     // Without `--root`, defaults are relative paths (shown as `props/ID.md`, not `./props/...`).
     let root = args.root.clone().unwrap_or_else(crate::prop::discover_root);
     let property = args.property.as_str();
@@ -677,6 +709,22 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
 
     // With a trust file, remote rows not signed by a declared remote key become malformed.
     let roles = crate::trust::Roles::load(&root)?;
+    Ok(Expectation {
+        expected,
+        spec_path,
+        fixture_path,
+        roles,
+        oracle: spec.oracle_source,
+    })
+}
+
+/// Computes the expected digest, pin and bound from the checked-in spec and fixture files,
+/// reads every witness file and decides (SPEC: Gate decision 2). Notes on stderr say what
+/// was expected and which file and line decided a refusal. `Err` is unreadable input.
+/// `gate cite` holds the lines (its checks read them more than once); `gate decide` streams.
+fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
+    let x = expectation(args)?;
+    let roles = &x.roles;
     // Every witness file is read before anything is decided; all unreadable ones are named.
     let mut lines = Vec::new();
     let mut origin = Vec::new();
@@ -698,32 +746,18 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
         bail!(last);
     }
 
-    let decision = decide_freeze(&lines, &expected);
-    err_line(&format!(
-        "note: expected property `{}`, digest {} (`{}`), pin {} (`{}`), bound `{}`; {} rows read",
-        expected.property_id,
-        expected.digest,
-        spec_path.display(),
-        expected.pin,
-        fixture_path.display(),
-        expected.bound,
-        lines.len()
-    ));
-    err_line(&roles.note());
+    let decision = decide_freeze(&lines, &x.expected);
     let culprit_file = decision
         .rejected_row
         .and_then(|i| origin.get(i))
         .and_then(|&f| args.witnesses.get(f));
-    match culprit_file {
-        Some(file) => err_line(&format!("note: `{}`: {}", file.display(), decision.detail)),
-        None => err_line(&format!("note: {}", decision.detail)),
-    }
+    x.notes(lines.len(), &decision, culprit_file.map(PathBuf::as_path));
     Ok(Evaluation {
-        expected,
         decision,
         lines,
-        roles: roles.label(),
-        oracle: spec.oracle_source,
+        roles: x.roles.label(),
+        oracle: x.oracle,
+        expected: x.expected,
     })
 }
 
@@ -1141,6 +1175,27 @@ pub const MAX_FIXTURE_BYTES: u64 = 1 << 30;
 pub fn read_bounded(path: &Path, what: &str, max: u64) -> anyhow::Result<Vec<u8>> {
     use std::io::Read as _;
     let shown = path.display();
+    let (mut file, len) = open_bounded(path, what, max)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {what} `{shown}`"))?;
+    if bytes.len() as u64 > max {
+        bail!("cannot read {what} `{shown}`: it grew past the {max} bytes a {what} may have");
+    }
+    Ok(bytes)
+}
+
+/// Opens an evidence or input file for reading as a stream, under the rules of
+/// [`read_bounded`]: no symbolic link, a regular file, at most `max` bytes now. The reader
+/// stops one byte past `max`; a caller that reads that many says the file grew past its
+/// bound (as [`read_bounded`] does). Returns the reader and the file's length when opened.
+pub fn open_bounded(
+    path: &Path,
+    what: &str,
+    max: u64,
+) -> anyhow::Result<(std::io::Take<std::fs::File>, u64)> {
+    use std::io::Read as _;
+    let shown = path.display();
     let meta =
         std::fs::symlink_metadata(path).with_context(|| format!("cannot read {what} `{shown}`"))?;
     if meta.file_type().is_symlink() {
@@ -1159,14 +1214,7 @@ pub fn read_bounded(path: &Path, what: &str, max: u64) -> anyhow::Result<Vec<u8>
     }
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot read {what} `{shown}`"))?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {what} `{shown}`"))?;
-    if bytes.len() as u64 > max {
-        bail!("cannot read {what} `{shown}`: it grew past the {max} bytes a {what} may have");
-    }
-    Ok(bytes)
+    Ok((file.take(max + 1), meta.len()))
 }
 
 /// The 1-based line of `key:` in a spec's front matter (1 when not found).

@@ -1,0 +1,201 @@
+//! The gate's evidence read as streams (issue 12: the gate streams): witness files one line
+//! at a time into the gate's folds (`seedledger_gate::DecideState`, `ReviewTally`), so that
+//! `gate decide` needs memory for what the rules keep, not for the rows. The files are read
+//! under the rules of `gate::read_bounded` (no links, regular files, a size bound each).
+//!
+//! Passes over the witness files: one always; a second only when the first found a repeated
+//! witness-id fingerprint (to confirm the repeat) or fails and passes in scope (the same-seed
+//! review gathers the rows of the failing seeds). Rule 1's fingerprints (8 bytes a row) go
+//! to an anonymous temporary file once there are more than `FINGERPRINT_BUDGET` of them and
+//! are read back in passes of at most that many.
+
+use crate::gate::{MAX_WITNESS_BYTES, open_bounded};
+use crate::trust::Roles;
+use anyhow::{Context, bail};
+use seedledger_format::{WitnessLine, WitnessLineReader};
+use seedledger_gate::{
+    DecideState, Expected, FreezeDecision, RepeatFinder, Review, ReviewTally,
+    repeated_fingerprints,
+};
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+/// How many witness-id fingerprints are held in memory at once (8 bytes each: 32 MiB).
+const FINGERPRINT_BUDGET: usize = 1 << 22;
+/// The read buffer of a witness file.
+const READ_BUFFER: usize = 1 << 20;
+
+/// `gate decide`'s outcome over streamed witness files.
+pub struct Decided<'a> {
+    pub decision: FreezeDecision,
+    /// The same-seed review without an origin (what `gate decide` prints).
+    pub review: Review,
+    /// Non-blank lines read, over all files.
+    pub lines: usize,
+    /// The file of the row a rule-1 refusal names.
+    pub culprit: Option<&'a Path>,
+}
+
+/// Decides the witness rows of `files` (one batch, in the order given) for `expected`,
+/// streaming each file. Every file is checked before any is read, and all that cannot be
+/// read are named (the last in the error, the others on stderr), as before.
+pub fn decide<'a>(
+    files: &'a [PathBuf],
+    expected: &Expected,
+    roles: &Roles,
+) -> anyhow::Result<Decided<'a>> {
+    let mut unreadable = Vec::new();
+    for file in files {
+        if let Err(e) = open_bounded(file, "witness file", MAX_WITNESS_BYTES) {
+            unreadable.push(format!("{e:#}"));
+        }
+    }
+    if let Some(last) = unreadable.pop() {
+        for message in unreadable {
+            errln!("error: {message}");
+        }
+        bail!(last);
+    }
+
+    let mut state = DecideState::new(expected.clone());
+    let mut tally = ReviewTally::new(expected.clone());
+    let mut fingerprints = Fingerprints::default();
+    // The index of each file's first line in the batch.
+    let mut starts = Vec::with_capacity(files.len());
+    let mut lines = 0usize;
+    let mut kept: anyhow::Result<()> = Ok(());
+    stream(files, roles, &mut starts, |it| {
+        lines += 1;
+        if let Some(fp) = state.push(it)
+            && kept.is_ok()
+        {
+            kept = fingerprints.push(fp);
+        }
+        tally.push(it);
+    })?;
+    kept?;
+
+    let wanted = fingerprints.repeated()?;
+    let mut finder = RepeatFinder::new(wanted, state.rejected_at());
+    let mut repeat = None;
+    let review = if tally.needs_join() || !finder.done() {
+        let mut join = tally.needs_join().then(|| tally.clone().join());
+        stream(files, roles, &mut Vec::new(), |it| {
+            if let Some(r) = finder.push(it) {
+                repeat = Some(r);
+            }
+            if let Some(join) = &mut join {
+                join.push(it);
+            }
+        })?;
+        match join {
+            Some(join) => join.finish(),
+            None => tally.finish(),
+        }
+    } else {
+        tally.finish()
+    };
+    let decision = state.finish(repeat);
+    let culprit = decision.rejected_row.and_then(|index| {
+        let file = starts.iter().rposition(|&start| start <= index)?;
+        files.get(file).map(PathBuf::as_path)
+    });
+    Ok(Decided {
+        decision,
+        review,
+        lines,
+        culprit,
+    })
+}
+
+/// Reads every line of every file in order, authenticated by `roles`, into `each`;
+/// `starts` gets the index of each file's first line.
+fn stream(
+    files: &[PathBuf],
+    roles: &Roles,
+    starts: &mut Vec<usize>,
+    mut each: impl FnMut(&WitnessLine),
+) -> anyhow::Result<()> {
+    let mut index = 0;
+    for path in files {
+        starts.push(index);
+        let shown = path.display();
+        let (file, _) = open_bounded(path, "witness file", MAX_WITNESS_BYTES)?;
+        let mut reader = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, file));
+        while let Some(it) = reader
+            .next_line()
+            .with_context(|| format!("cannot read witness file `{shown}`"))?
+        {
+            let it = roles.authenticate_line(reader.text(), it);
+            each(&it);
+            index += 1;
+        }
+        if reader.bytes_read() > MAX_WITNESS_BYTES {
+            bail!(
+                "cannot read witness file `{shown}`: it grew past the {MAX_WITNESS_BYTES} bytes a witness file may have"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Rule 1's witness-id fingerprints: in memory up to [`FINGERPRINT_BUDGET`], then in an
+/// anonymous temporary file.
+#[derive(Default)]
+struct Fingerprints {
+    held: Vec<u64>,
+    spilled: Option<BufWriter<std::fs::File>>,
+    count: u64,
+}
+
+impl Fingerprints {
+    fn push(&mut self, fp: u64) -> anyhow::Result<()> {
+        self.count += 1;
+        if let Some(out) = &mut self.spilled {
+            return out
+                .write_all(&fp.to_le_bytes())
+                .context("cannot write the witness-id fingerprints to a temporary file");
+        }
+        self.held.push(fp);
+        if self.held.len() > FINGERPRINT_BUDGET {
+            let file = tempfile::tempfile()
+                .context("cannot create a temporary file for the witness-id fingerprints")?;
+            let mut out = BufWriter::with_capacity(READ_BUFFER, file);
+            for fp in self.held.drain(..) {
+                out.write_all(&fp.to_le_bytes())
+                    .context("cannot write the witness-id fingerprints to a temporary file")?;
+            }
+            self.held = Vec::new();
+            self.spilled = Some(out);
+        }
+        Ok(())
+    }
+
+    /// The fingerprints seen more than once.
+    fn repeated(self) -> anyhow::Result<BTreeSet<u64>> {
+        let Some(out) = self.spilled else {
+            let held = &self.held;
+            let all = || Ok::<_, std::io::Error>(held.iter().map(|&fp| Ok(fp)));
+            return Ok(repeated_fingerprints(self.count, usize::MAX, all)?);
+        };
+        let mut file = out
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .context("cannot write the witness-id fingerprints to a temporary file")?;
+        let pass = || -> std::io::Result<_> {
+            file.rewind()?;
+            let mut reader = BufReader::with_capacity(READ_BUFFER, file.try_clone()?);
+            Ok(std::iter::from_fn(move || {
+                let mut word = [0u8; 8];
+                match reader.fill_buf() {
+                    Ok([]) => None,
+                    Ok(_) => Some(reader.read_exact(&mut word).map(|()| u64::from_le_bytes(word))),
+                    Err(e) => Some(Err(e)),
+                }
+            }))
+        };
+        repeated_fingerprints(self.count, FINGERPRINT_BUDGET, pass)
+            .context("cannot read back the witness-id fingerprints")
+    }
+}
