@@ -37,7 +37,7 @@ pub use authenticate::{authenticate, authenticate_line, authenticate_row};
 pub use cite::{CiteRequest, ReceiptFacts, RunEvidence, citable_evidence, cite};
 pub use close::{
     CloseStatus, Closing, close_ledger, close_ledger_bytes, close_ledger_explained,
-    close_ledger_text, close_view,
+    close_ledger_text, close_scan, close_view,
 };
 pub use counts::{PatchCounts, patch_counts};
 pub use decide::{

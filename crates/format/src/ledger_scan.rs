@@ -1,0 +1,409 @@
+//! A receipt's decision fields read as a stream (issue 12: the gate streams): the seed lists
+//! are never held. Each list is summarised as it is read — its length and a SHA-256 per block
+//! of [`LedgerScan::BLOCK`] seeds (two lists are equal exactly when their lengths and block
+//! hashes are, short of a SHA-256 collision) — and a second read can capture one block of
+//! both lists (where they first differ) or say whether a seed is attempted.
+//!
+//! Only a receipt that [`LedgerView`](crate::LedgerView) would read without complaint is
+//! scanned: UTF-8, JSON that `serde_json` reads, no repeated key at any depth, an object,
+//! every decision field well formed. Anything else is [`NotScanned`], and the caller reads the
+//! file the exact way it did before (`LedgerView::parse`), so that every error and every
+//! `incomplete_fields` detail stays what it was, word for word.
+
+use crate::fields::Fields;
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::fmt;
+use std::io::Read;
+
+/// The decision fields of a receipt, with its seed lists summarised (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerScan {
+    pub planned_seeds: SeedList,
+    pub attempted_seeds: SeedList,
+    pub stopped_early: bool,
+    pub shrink_stable: bool,
+    pub oracle_source: String,
+    pub fixture_hash: String,
+    pub failing_seed: Option<u64>,
+    /// How many `failing_seeds` the receipt lists (an extension), when it is a list of seeds.
+    pub failing_seeds: Option<u64>,
+    /// Every other top-level member, read whole (they are small: extensions such as
+    /// `patch_id`, `run_id`, `failure_modes`); `verdicts` is left out.
+    pub others: Map<String, Value>,
+}
+
+/// One seed list, summarised.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SeedList {
+    pub len: u64,
+    /// SHA-256 of each block of [`LedgerScan::BLOCK`] seeds (as 8 little-endian bytes each).
+    pub blocks: Vec<[u8; 32]>,
+    /// The seeds of the block asked for ([`Wanted::block`]), when there is one.
+    pub captured: Vec<u64>,
+    /// Whether the seed asked for ([`Wanted::member`]) is in the list.
+    pub contains: bool,
+}
+
+/// What a read should capture besides the summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Wanted {
+    /// Capture this block of both seed lists.
+    pub block: Option<u64>,
+    /// Say whether `attempted_seeds` holds this seed.
+    pub member: Option<u64>,
+}
+
+/// The receipt cannot be scanned: read it the exact way instead (see the module docs). Also
+/// an I/O error while reading.
+#[derive(Debug)]
+pub enum NotScanned {
+    Io(std::io::Error),
+    /// Not one of the receipts a scan reads; the reason is for tests and notes only.
+    ReadExactly(String),
+}
+
+impl fmt::Display for NotScanned {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotScanned::Io(e) => write!(f, "{e}"),
+            NotScanned::ReadExactly(why) => write!(f, "not scanned: {why}"),
+        }
+    }
+}
+
+impl LedgerScan {
+    /// Seeds per block.
+    pub const BLOCK: u64 = 4096;
+
+    /// Scans a receipt's bytes from `reader` (buffer it: it is read in small pieces).
+    pub fn read<R: Read>(reader: R, wanted: Wanted) -> Result<LedgerScan, NotScanned> {
+        let mut checked = Utf8Check::new(reader);
+        let parsed = {
+            let buffered = std::io::BufReader::with_capacity(1 << 16, &mut checked);
+            let mut de = serde_json::Deserializer::from_reader(buffered);
+            let top = de::Deserializer::deserialize_any(&mut de, TopVisitor { wanted });
+            top.and_then(|top| de.end().map(|()| top))
+        };
+        if let Some(e) = checked.io_error.take() {
+            return Err(NotScanned::Io(e));
+        }
+        if !checked.finish() {
+            return Err(NotScanned::ReadExactly("not UTF-8".to_string()));
+        }
+        let top = parsed.map_err(|e| NotScanned::ReadExactly(e.to_string()))?;
+        top.into_scan()
+    }
+}
+
+/// What the top-level object held.
+struct Top {
+    planned: Option<SeedList>,
+    attempted: Option<SeedList>,
+    failing_seeds: Option<u64>,
+    others: Map<String, Value>,
+}
+
+impl Top {
+    fn into_scan(self) -> Result<LedgerScan, NotScanned> {
+        let bad = |what: &str| NotScanned::ReadExactly(what.to_string());
+        let planned_seeds = self.planned.ok_or_else(|| bad("planned_seeds"))?;
+        let attempted_seeds = self.attempted.ok_or_else(|| bad("attempted_seeds"))?;
+        let value = Value::Object(self.others);
+        let f = Fields::of(&value).map_err(|e| bad(&e.to_string()))?;
+        let stopped_early = f.flag("stopped_early").map_err(|e| bad(&e.to_string()))?;
+        let shrink_stable = f.flag("shrink_stable").map_err(|e| bad(&e.to_string()))?;
+        let oracle_source = f.text("oracle_source").map_err(|e| bad(&e.to_string()))?;
+        let fixture_hash = f.text("fixture_hash").map_err(|e| bad(&e.to_string()))?;
+        let failing_seed = f
+            .optional_seed("failing_seed")
+            .map_err(|e| bad(&e.to_string()))?;
+        let (oracle_source, fixture_hash) = (oracle_source.to_string(), fixture_hash.to_string());
+        let Value::Object(others) = value else {
+            return Err(bad("not an object"));
+        };
+        Ok(LedgerScan {
+            planned_seeds,
+            attempted_seeds,
+            stopped_early,
+            shrink_stable,
+            oracle_source,
+            fixture_hash,
+            failing_seed,
+            failing_seeds: self.failing_seeds,
+            others,
+        })
+    }
+}
+
+struct TopVisitor {
+    wanted: Wanted,
+}
+
+impl<'de> Visitor<'de> for TopVisitor {
+    type Value = Top;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a receipt (a JSON object)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
+        let mut top = Top {
+            planned: None,
+            attempted: None,
+            failing_seeds: None,
+            others: Map::new(),
+        };
+        let mut keys: HashSet<String> = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !keys.insert(key.clone()) {
+                return Err(de::Error::custom(format_args!("duplicate key `{key}`")));
+            }
+            match key.as_str() {
+                "planned_seeds" => {
+                    let wanted = ListWanted {
+                        block: self.wanted.block,
+                        member: None,
+                    };
+                    top.planned = Some(map.next_value_seed(wanted)?);
+                }
+                "attempted_seeds" => {
+                    let wanted = ListWanted {
+                        block: self.wanted.block,
+                        member: self.wanted.member,
+                    };
+                    top.attempted = Some(map.next_value_seed(wanted)?);
+                }
+                "failing_seeds" => {
+                    let list = map.next_value_seed(OptionalList)?;
+                    top.failing_seeds = list;
+                }
+                "verdicts" => {
+                    map.next_value_seed(Unchecked)?;
+                }
+                _ => {
+                    let crate::json::Unique(v) = map.next_value()?;
+                    top.others.insert(key, v);
+                }
+            }
+        }
+        Ok(top)
+    }
+}
+
+/// A seed list's value: an array of seeds, or an error (the caller then reads exactly).
+struct ListWanted {
+    block: Option<u64>,
+    member: Option<u64>,
+}
+
+impl<'de> DeserializeSeed<'de> for ListWanted {
+    type Value = SeedList;
+    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<SeedList, D::Error> {
+        de.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ListWanted {
+    type Value = SeedList;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of seeds")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<SeedList, A::Error> {
+        let mut list = SeedList::default();
+        let mut hasher = Sha256::new();
+        let mut in_block = 0;
+        while let Some(seed) = seq.next_element::<u64>()? {
+            hasher.update(seed.to_le_bytes());
+            if self.block == Some(list.len / LedgerScan::BLOCK) {
+                list.captured.push(seed);
+            }
+            if self.member == Some(seed) {
+                list.contains = true;
+            }
+            list.len += 1;
+            in_block += 1;
+            if in_block == LedgerScan::BLOCK {
+                list.blocks.push(hasher.finalize_reset().into());
+                in_block = 0;
+            }
+        }
+        if in_block > 0 {
+            list.blocks.push(hasher.finalize().into());
+        }
+        Ok(list)
+    }
+}
+
+/// `failing_seeds`: its length when it is a list of seeds, else `None` (whatever it is, read
+/// with duplicate keys refused).
+struct OptionalList;
+
+impl<'de> DeserializeSeed<'de> for OptionalList {
+    type Value = Option<u64>;
+    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<Option<u64>, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OptionalList {
+    type Value = Option<u64>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<u64>, A::Error> {
+        let mut n = 0u64;
+        let mut all_seeds = true;
+        while let Some(it) = seq.next_element::<crate::json::Unique>()? {
+            all_seeds &= crate::seed::seed_from_json(&it.0).is_some();
+            n += 1;
+        }
+        Ok(all_seeds.then_some(n))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<u64>, A::Error> {
+        crate::json::UniqueVisitor.visit_map(map).map(|_| None)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+}
+
+/// `verdicts`, read and dropped: a string is not kept (one character per attempted seed);
+/// anything else is read with duplicate keys refused.
+struct Unchecked;
+
+impl<'de> DeserializeSeed<'de> for Unchecked {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Unchecked {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        crate::json::UniqueVisitor.visit_seq(seq).map(|_| ())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        crate::json::UniqueVisitor.visit_map(map).map(|_| ())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// A reader that checks that the bytes passing through are UTF-8.
+struct Utf8Check<R> {
+    inner: R,
+    /// The bytes of a character cut by the end of a read, carried to the next.
+    carry: Vec<u8>,
+    valid: bool,
+    io_error: Option<std::io::Error>,
+}
+
+impl<R: Read> Utf8Check<R> {
+    fn new(inner: R) -> Utf8Check<R> {
+        Utf8Check {
+            inner,
+            carry: Vec::new(),
+            valid: true,
+            io_error: None,
+        }
+    }
+
+    /// Reads what is left (a parse may stop early) and says whether every byte was UTF-8.
+    fn finish(&mut self) -> bool {
+        let mut sink = [0u8; 1 << 14];
+        while self.valid {
+            match self.read(&mut sink) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        self.valid && self.carry.is_empty()
+    }
+
+    fn check(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        // Complete the character the previous read cut.
+        while !self.carry.is_empty() && !rest.is_empty() {
+            self.carry.push(rest[0]);
+            rest = &rest[1..];
+            match std::str::from_utf8(&self.carry) {
+                Ok(_) => self.carry.clear(),
+                Err(e) if e.error_len().is_some() => {
+                    self.valid = false;
+                    return;
+                }
+                Err(_) => {}
+            }
+        }
+        match std::str::from_utf8(rest) {
+            Ok(_) => {}
+            Err(e) if e.error_len().is_none() => {
+                self.carry.extend_from_slice(&rest[e.valid_up_to()..]);
+            }
+            Err(_) => self.valid = false,
+        }
+    }
+}
+
+impl<R: Read> Read for Utf8Check<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self.inner.read(buf) {
+            Ok(n) => {
+                self.check(&buf[..n]);
+                Ok(n)
+            }
+            Err(e) => {
+                let kind = e.kind();
+                self.io_error = Some(e);
+                Err(std::io::Error::from(kind))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
