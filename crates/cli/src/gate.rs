@@ -369,8 +369,36 @@ struct ReadReceipt {
 
 /// Reads and closes one receipt. `Err` (a message naming the file, and the line and column
 /// when it is not JSON) only when the file cannot be read or is not JSON at all.
+///
+/// The receipt is scanned as a stream (`seedledger_gate::close_scan`: its seed lists are
+/// never held); one the scan does not read — bad UTF-8 or JSON, a repeated key, a malformed
+/// decision field — is read whole as before, so its error or `incomplete_fields` detail is
+/// word for word what it was.
 fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
     let shown = file.display().to_string();
+    if let Some(read) = crate::gate_stream::scan_receipt(file)? {
+        let text = |key: &str| {
+            read.others
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        return Ok(ReadReceipt {
+            patch_id: text("patch_id"),
+            property_id: text("property_id"),
+            fixture_hash: text("fixture_hash"),
+            code: text("code"),
+            code_base: text("code_base"),
+            disagreement: None,
+            run_id: text("run_id"),
+            own_rows: Vec::new(),
+            runs_beside: Vec::new(),
+            failing_seeds: Vec::new(),
+            shown,
+            closing: read.closing,
+        });
+    }
     let bytes = read_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
     let closing = close_ledger_bytes(&bytes).map_err(|e| format!("receipt `{shown}`: {e}"))?;
     // The bytes are JSON (close_ledger_bytes said so); a value that is not an object has no

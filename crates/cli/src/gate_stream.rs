@@ -9,14 +9,15 @@
 //! to an anonymous temporary file once there are more than `FINGERPRINT_BUDGET` of them and
 //! are read back in passes of at most that many.
 
-use crate::gate::{MAX_WITNESS_BYTES, open_bounded};
+use crate::gate::{MAX_RECEIPT_BYTES, MAX_WITNESS_BYTES, open_bounded};
 use crate::trust::Roles;
 use anyhow::{Context, bail};
-use seedledger_format::{WitnessLine, WitnessLineReader};
+use seedledger_format::{LedgerScan, NotScanned, Wanted, WitnessLine, WitnessLineReader};
 use seedledger_gate::{
-    DecideState, Expected, FreezeDecision, RepeatFinder, Review, ReviewTally,
-    repeated_fingerprints,
+    Closing, DecideState, Expected, FreezeDecision, RepeatFinder, Review, ReviewTally,
+    close_scan, repeated_fingerprints,
 };
+use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -25,6 +26,41 @@ use std::path::{Path, PathBuf};
 const FINGERPRINT_BUDGET: usize = 1 << 22;
 /// The read buffer of a witness file.
 const READ_BUFFER: usize = 1 << 20;
+
+/// A receipt closed from its scan, with its small top-level members (`patch_id`, `run_id`, ...).
+pub struct ScannedReceipt {
+    pub closing: Closing,
+    pub others: Map<String, Value>,
+}
+
+/// Scans and closes the receipt at `file` (`seedledger_gate::close_scan`), reading it once,
+/// or twice when a detail needs it. `Ok(None)`: the scan does not read this receipt (see
+/// `seedledger_format::LedgerScan`), and the caller reads it whole. `Err`: the file cannot be
+/// opened or read (the message names it).
+pub fn scan_receipt(file: &Path) -> Result<Option<ScannedReceipt>, String> {
+    let shown = file.display();
+    let read = |wanted: Wanted| -> Result<Result<LedgerScan, NotScanned>, String> {
+        let (reader, _) =
+            open_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
+        Ok(LedgerScan::read(reader, wanted))
+    };
+    let scan = match read(Wanted::default())? {
+        Ok(scan) => scan,
+        Err(NotScanned::ReadExactly(_)) => return Ok(None),
+        Err(NotScanned::Io(e)) => return Err(format!("cannot read receipt `{shown}`: {e}")),
+    };
+    let closing = close_scan(&scan, |wanted| match read(wanted)? {
+        Ok(again) => Ok(again),
+        Err(NotScanned::Io(e)) => Err(format!("cannot read receipt `{shown}`: {e}")),
+        Err(NotScanned::ReadExactly(why)) => Err(format!(
+            "receipt `{shown}` changed while it was read ({why})"
+        )),
+    })?;
+    Ok(Some(ScannedReceipt {
+        closing,
+        others: scan.others,
+    }))
+}
 
 /// `gate decide`'s outcome over streamed witness files.
 pub struct Decided<'a> {
