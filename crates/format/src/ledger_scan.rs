@@ -33,6 +33,10 @@ pub struct LedgerScan {
     /// Every other top-level member, read whole (they are small: extensions such as
     /// `patch_id`, `run_id`, `failure_modes`); `verdicts` is left out.
     pub others: Map<String, Value>,
+    /// What stands in for the members left out (`failing_seeds`, `verdicts`) in
+    /// [`LedgerScan::receipt_without_lists`]: an empty list or string where the receipt has
+    /// a well-typed one, the value itself (`null`, a number, ...) where it does not.
+    left_out: Map<String, Value>,
 }
 
 /// One seed list, summarised.
@@ -78,6 +82,18 @@ impl LedgerScan {
     /// Seeds per block.
     pub const BLOCK: u64 = 4096;
 
+    /// The receipt as [`crate::Receipt::parse`] reads it, with `planned_seeds`,
+    /// `attempted_seeds` and `failing_seeds` empty and `verdicts` an empty string: `Ok`
+    /// exactly when [`crate::Receipt::parse`] over the whole text is (the lists left out are
+    /// well typed or stand in as what they are). Errors name no line.
+    pub fn receipt_without_lists(&self) -> Result<crate::Receipt, crate::ParseError> {
+        let mut value = self.others.clone();
+        value.insert("planned_seeds".into(), Value::Array(Vec::new()));
+        value.insert("attempted_seeds".into(), Value::Array(Vec::new()));
+        value.extend(self.left_out.clone());
+        crate::Receipt::from_json(&Value::Object(value), None)
+    }
+
     /// Scans a receipt's bytes from `reader` (buffer it: it is read in small pieces).
     pub fn read<R: Read>(reader: R, wanted: Wanted) -> Result<LedgerScan, NotScanned> {
         let mut checked = Utf8Check::new(reader);
@@ -104,6 +120,7 @@ struct Top {
     attempted: Option<SeedList>,
     failing_seeds: Option<u64>,
     others: Map<String, Value>,
+    left_out: Map<String, Value>,
 }
 
 impl Top {
@@ -134,6 +151,7 @@ impl Top {
             failing_seed,
             failing_seeds: self.failing_seeds,
             others,
+            left_out: self.left_out,
         })
     }
 }
@@ -155,6 +173,7 @@ impl<'de> Visitor<'de> for TopVisitor {
             attempted: None,
             failing_seeds: None,
             others: Map::new(),
+            left_out: Map::new(),
         };
         let mut keys: HashSet<String> = HashSet::new();
         while let Some(key) = map.next_key::<String>()? {
@@ -179,9 +198,15 @@ impl<'de> Visitor<'de> for TopVisitor {
                 "failing_seeds" => {
                     let list = map.next_value_seed(OptionalList)?;
                     top.failing_seeds = list;
+                    let stand_in = match list {
+                        Some(_) => Value::Array(Vec::new()),
+                        None => Value::Bool(false),
+                    };
+                    top.left_out.insert(key, stand_in);
                 }
                 "verdicts" => {
-                    map.next_value_seed(Unchecked)?;
+                    let stand_in = map.next_value_seed(Unchecked)?;
+                    top.left_out.insert(key, stand_in);
                 }
                 _ => {
                     let crate::json::Unique(v) = map.next_value()?;
@@ -290,45 +315,50 @@ impl<'de> Visitor<'de> for OptionalList {
 }
 
 /// `verdicts`, read and dropped: a string is not kept (one character per attempted seed);
-/// anything else is read with duplicate keys refused.
+/// anything else is read with duplicate keys refused. Returns what stands in for it: an
+/// empty string for a string, `null` for `null`, `false` for anything else.
 struct Unchecked;
 
 impl<'de> DeserializeSeed<'de> for Unchecked {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+    type Value = Value;
+    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
         de.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for Unchecked {
-    type Value = ();
+    type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        crate::json::UniqueVisitor.visit_seq(seq).map(|_| ())
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        crate::json::UniqueVisitor
+            .visit_seq(seq)
+            .map(|_| Value::Bool(false))
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        crate::json::UniqueVisitor.visit_map(map).map(|_| ())
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        crate::json::UniqueVisitor
+            .visit_map(map)
+            .map(|_| Value::Bool(false))
     }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
+    fn visit_bool<E>(self, _: bool) -> Result<Value, E> {
+        Ok(Value::Bool(false))
     }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
+    fn visit_i64<E>(self, _: i64) -> Result<Value, E> {
+        Ok(Value::Bool(false))
     }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
+    fn visit_u64<E>(self, _: u64) -> Result<Value, E> {
+        Ok(Value::Bool(false))
     }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
+    fn visit_f64<E>(self, _: f64) -> Result<Value, E> {
+        Ok(Value::Bool(false))
     }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
+    fn visit_str<E>(self, _: &str) -> Result<Value, E> {
+        Ok(Value::String(String::new()))
     }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
     }
 }
 
