@@ -523,6 +523,9 @@ fn read_beside(file: &Path) -> Result<Beside, String> {
 /// Cross-checks the receipt at `file` against the rows of its run in the witness file beside
 /// it. `Ok` says what agreed; `Err` the first disagreement (or why it could not be checked).
 fn verify_beside(file: &Path) -> Result<String, String> {
+    if let Some(agrees) = crate::gate_stream::verify_beside(file) {
+        return Ok(agrees);
+    }
     let Beside {
         receipt,
         lines,

@@ -14,7 +14,7 @@ use crate::trust::Roles;
 use anyhow::{Context, bail};
 use seedledger_format::{LedgerScan, NotScanned, Wanted, WitnessLine, WitnessLineReader};
 use seedledger_gate::{
-    Closing, DecideState, Expected, FreezeDecision, RepeatFinder, Review, ReviewTally,
+    Closing, DecideState, Expected, FreezeDecision, RepeatFinder, Review, ReviewTally, RunRows,
     close_scan, repeated_fingerprints,
 };
 use serde_json::{Map, Value};
@@ -60,6 +60,59 @@ pub fn scan_receipt(file: &Path) -> Result<Option<ScannedReceipt>, String> {
         closing,
         others: scan.others,
     }))
+}
+
+/// `gate close --verify` over streams: `Some` (what agreed, as `gate close` prints it) when the
+/// receipt at `file` — closed, with `verdicts` — agrees with its run's rows in the witness
+/// file beside it, certain without holding the receipt's seed lists or the rows
+/// (`seedledger_gate::RunRows`). `None` in every other case (it may disagree; it is open; it
+/// cannot be scanned or read): the caller then reads both whole and `verify_receipt` names
+/// the first disagreement or the error, as before. Memory: the receipt's `verdicts` (one
+/// byte per attempted seed), its discarded seeds, one entry per failure signature.
+pub fn verify_beside(file: &Path) -> Option<String> {
+    let read = |wanted: Wanted| -> Option<LedgerScan> {
+        let (reader, _) = open_bounded(file, "receipt", MAX_RECEIPT_BYTES).ok()?;
+        LedgerScan::read(reader, wanted).ok()
+    };
+    let first = read(Wanted {
+        keep_verdicts: true,
+        ..Wanted::default()
+    })?;
+    let receipt = first.receipt_without_lists().ok()?;
+    let verdicts = first.verdicts.clone()?;
+    if receipt.stopped_early {
+        return None;
+    }
+    let verdicts_len = verdicts.len() as u64;
+    let second = read(Wanted {
+        verdicts: Some(verdicts),
+        ..Wanted::default()
+    })?;
+    let attempted = &second.attempted_seeds;
+    let judged = attempted.judged.as_ref()?;
+    let failing_seeds = match (first.failing_seeds, first.failing_seeds_hash) {
+        (Some(n), Some(hash)) => (n, hash),
+        _ => (0, seedledger_format::SeedsHasher::default().finish()),
+    };
+    let witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
+    let mut rows = RunRows::new(&receipt, &judged.discarded)?;
+    let (reader, _) = open_bounded(&witnesses, "witness file", MAX_WITNESS_BYTES).ok()?;
+    let mut lines =
+        WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, reader)).complete_lines_only();
+    while let Some(it) = lines.next_line().ok()? {
+        rows.push(&it);
+    }
+    if lines.bytes_read() > MAX_WITNESS_BYTES
+        || !rows.agree(judged, verdicts_len, attempted.len, failing_seeds)
+    {
+        return None;
+    }
+    Some(format!(
+        "{} attempted seeds of run {} in `{}`",
+        attempted.len,
+        receipt.run_id.as_deref().unwrap_or("?"),
+        witnesses.display()
+    ))
 }
 
 /// `gate decide`'s outcome over streamed witness files.

@@ -30,6 +30,10 @@ pub struct LedgerScan {
     pub failing_seed: Option<u64>,
     /// How many `failing_seeds` the receipt lists (an extension), when it is a list of seeds.
     pub failing_seeds: Option<u64>,
+    /// Their hash ([`SeedsHasher`]), when it is.
+    pub failing_seeds_hash: Option<[u8; 32]>,
+    /// `verdicts`, when asked for ([`Wanted::keep_verdicts`]) and it is a string.
+    pub verdicts: Option<String>,
     /// Every other top-level member, read whole (they are small: extensions such as
     /// `patch_id`, `run_id`, `failure_modes`); `verdicts` is left out.
     pub others: Map<String, Value>,
@@ -49,15 +53,67 @@ pub struct SeedList {
     pub captured: Vec<u64>,
     /// Whether the seed asked for ([`Wanted::member`]) is in the list.
     pub contains: bool,
+    /// SHA-256 of the whole list, as [`SeedsHasher`] computes it.
+    pub hash: [u8; 32],
+    /// The list read beside the receipt's `verdicts` ([`Wanted::verdicts`]).
+    pub judged: Option<Judged>,
+}
+
+/// `attempted_seeds` read beside `verdicts` (one character per attempted seed): what a
+/// receipt says its run's witness rows are.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Judged {
+    /// The seeds `verdicts` marks `d` (discarded: no row), sorted.
+    pub discarded: Vec<u64>,
+    /// The seeds with a verdict (`.` or `F`), in order, hashed with their verdict by
+    /// [`JudgedHasher`], and how many there are.
+    pub hash: [u8; 32],
+    pub count: u64,
+    /// `verdicts` holds a character that is none of `.`, `F` and `d`, or is shorter than
+    /// the list.
+    pub bad: bool,
+}
+
+/// The hash of a sequence of seeds, each with a verdict character (`.` pass, `F` fail): a
+/// receipt's judged seeds and its run's rows hash alike when they agree.
+#[derive(Debug, Clone, Default)]
+pub struct JudgedHasher(Sha256);
+
+impl JudgedHasher {
+    pub fn push(&mut self, seed: u64, verdict: u8) {
+        self.0.update(seed.to_le_bytes());
+        self.0.update([verdict]);
+    }
+    pub fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
+}
+
+/// The hash of a sequence of seeds (8 little-endian bytes each).
+#[derive(Debug, Clone, Default)]
+pub struct SeedsHasher(Sha256);
+
+impl SeedsHasher {
+    pub fn push(&mut self, seed: u64) {
+        self.0.update(seed.to_le_bytes());
+    }
+    pub fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
 }
 
 /// What a read should capture besides the summaries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Wanted {
     /// Capture this block of both seed lists.
     pub block: Option<u64>,
     /// Say whether `attempted_seeds` holds this seed.
     pub member: Option<u64>,
+    /// Keep `verdicts` ([`LedgerScan::verdicts`]): one byte per attempted seed.
+    pub keep_verdicts: bool,
+    /// Read `attempted_seeds` beside these verdicts (kept by an earlier read):
+    /// [`SeedList::judged`].
+    pub verdicts: Option<String>,
 }
 
 /// The receipt cannot be scanned: read it the exact way instead (see the module docs). Also
@@ -96,6 +152,7 @@ impl LedgerScan {
 
     /// Scans a receipt's bytes from `reader` (buffer it: it is read in small pieces).
     pub fn read<R: Read>(reader: R, wanted: Wanted) -> Result<LedgerScan, NotScanned> {
+        let wanted = &wanted;
         let mut checked = Utf8Check::new(reader);
         let parsed = {
             let buffered = std::io::BufReader::with_capacity(1 << 16, &mut checked);
@@ -118,7 +175,8 @@ impl LedgerScan {
 struct Top {
     planned: Option<SeedList>,
     attempted: Option<SeedList>,
-    failing_seeds: Option<u64>,
+    failing_seeds: Option<(u64, [u8; 32])>,
+    verdicts: Option<String>,
     others: Map<String, Value>,
     left_out: Map<String, Value>,
 }
@@ -149,18 +207,20 @@ impl Top {
             oracle_source,
             fixture_hash,
             failing_seed,
-            failing_seeds: self.failing_seeds,
+            failing_seeds: self.failing_seeds.map(|(n, _)| n),
+            failing_seeds_hash: self.failing_seeds.map(|(_, h)| h),
+            verdicts: self.verdicts,
             others,
             left_out: self.left_out,
         })
     }
 }
 
-struct TopVisitor {
-    wanted: Wanted,
+struct TopVisitor<'w> {
+    wanted: &'w Wanted,
 }
 
-impl<'de> Visitor<'de> for TopVisitor {
+impl<'de> Visitor<'de> for TopVisitor<'_> {
     type Value = Top;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -172,6 +232,7 @@ impl<'de> Visitor<'de> for TopVisitor {
             planned: None,
             attempted: None,
             failing_seeds: None,
+            verdicts: None,
             others: Map::new(),
             left_out: Map::new(),
         };
@@ -185,6 +246,7 @@ impl<'de> Visitor<'de> for TopVisitor {
                     let wanted = ListWanted {
                         block: self.wanted.block,
                         member: None,
+                        verdicts: None,
                     };
                     top.planned = Some(map.next_value_seed(wanted)?);
                 }
@@ -192,6 +254,7 @@ impl<'de> Visitor<'de> for TopVisitor {
                     let wanted = ListWanted {
                         block: self.wanted.block,
                         member: self.wanted.member,
+                        verdicts: self.wanted.verdicts.as_deref().map(str::as_bytes),
                     };
                     top.attempted = Some(map.next_value_seed(wanted)?);
                 }
@@ -205,7 +268,10 @@ impl<'de> Visitor<'de> for TopVisitor {
                     top.left_out.insert(key, stand_in);
                 }
                 "verdicts" => {
-                    let stand_in = map.next_value_seed(Unchecked)?;
+                    let (stand_in, kept) = map.next_value_seed(Unchecked {
+                        keep: self.wanted.keep_verdicts,
+                    })?;
+                    top.verdicts = kept;
                     top.left_out.insert(key, stand_in);
                 }
                 _ => {
@@ -219,19 +285,20 @@ impl<'de> Visitor<'de> for TopVisitor {
 }
 
 /// A seed list's value: an array of seeds, or an error (the caller then reads exactly).
-struct ListWanted {
+struct ListWanted<'v> {
     block: Option<u64>,
     member: Option<u64>,
+    verdicts: Option<&'v [u8]>,
 }
 
-impl<'de> DeserializeSeed<'de> for ListWanted {
+impl<'de> DeserializeSeed<'de> for ListWanted<'_> {
     type Value = SeedList;
     fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<SeedList, D::Error> {
         de.deserialize_seq(self)
     }
 }
 
-impl<'de> Visitor<'de> for ListWanted {
+impl<'de> Visitor<'de> for ListWanted<'_> {
     type Value = SeedList;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -241,9 +308,22 @@ impl<'de> Visitor<'de> for ListWanted {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<SeedList, A::Error> {
         let mut list = SeedList::default();
         let mut hasher = Sha256::new();
+        let mut whole = SeedsHasher::default();
+        let mut judged = self.verdicts.map(|_| (Judged::default(), JudgedHasher::default()));
         let mut in_block = 0;
         while let Some(seed) = seq.next_element::<u64>()? {
             hasher.update(seed.to_le_bytes());
+            whole.push(seed);
+            if let (Some(v), Some((j, h))) = (self.verdicts, &mut judged) {
+                match v.get(list.len as usize) {
+                    Some(b'd') => j.discarded.push(seed),
+                    Some(&c @ (b'.' | b'F')) => {
+                        h.push(seed, c);
+                        j.count += 1;
+                    }
+                    _ => j.bad = true,
+                }
+            }
             if self.block == Some(list.len / LedgerScan::BLOCK) {
                 list.captured.push(seed);
             }
@@ -260,6 +340,12 @@ impl<'de> Visitor<'de> for ListWanted {
         if in_block > 0 {
             list.blocks.push(hasher.finalize().into());
         }
+        list.hash = whole.finish();
+        if let Some((mut j, h)) = judged {
+            j.hash = h.finish();
+            j.discarded.sort_unstable();
+            list.judged = Some(j);
+        }
         Ok(list)
     }
 }
@@ -269,47 +355,51 @@ impl<'de> Visitor<'de> for ListWanted {
 struct OptionalList;
 
 impl<'de> DeserializeSeed<'de> for OptionalList {
-    type Value = Option<u64>;
-    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<Option<u64>, D::Error> {
+    type Value = Option<(u64, [u8; 32])>;
+    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
         de.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for OptionalList {
-    type Value = Option<u64>;
+    type Value = Option<(u64, [u8; 32])>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<u64>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut n = 0u64;
         let mut all_seeds = true;
+        let mut hash = SeedsHasher::default();
         while let Some(it) = seq.next_element::<crate::json::Unique>()? {
-            all_seeds &= crate::seed::seed_from_json(&it.0).is_some();
+            match crate::seed::seed_from_json(&it.0) {
+                Some(seed) => hash.push(seed),
+                None => all_seeds = false,
+            }
             n += 1;
         }
-        Ok(all_seeds.then_some(n))
+        Ok(all_seeds.then(|| (n, hash.finish())))
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<u64>, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         crate::json::UniqueVisitor.visit_map(map).map(|_| None)
     }
-    fn visit_bool<E>(self, _: bool) -> Result<Option<u64>, E> {
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
         Ok(None)
     }
-    fn visit_i64<E>(self, _: i64) -> Result<Option<u64>, E> {
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
         Ok(None)
     }
-    fn visit_u64<E>(self, _: u64) -> Result<Option<u64>, E> {
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
         Ok(None)
     }
-    fn visit_f64<E>(self, _: f64) -> Result<Option<u64>, E> {
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
         Ok(None)
     }
-    fn visit_str<E>(self, _: &str) -> Result<Option<u64>, E> {
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
         Ok(None)
     }
-    fn visit_unit<E>(self) -> Result<Option<u64>, E> {
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok(None)
     }
 }
@@ -317,48 +407,50 @@ impl<'de> Visitor<'de> for OptionalList {
 /// `verdicts`, read and dropped: a string is not kept (one character per attempted seed);
 /// anything else is read with duplicate keys refused. Returns what stands in for it: an
 /// empty string for a string, `null` for `null`, `false` for anything else.
-struct Unchecked;
+struct Unchecked {
+    keep: bool,
+}
 
 impl<'de> DeserializeSeed<'de> for Unchecked {
-    type Value = Value;
-    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+    type Value = (Value, Option<String>);
+    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
         de.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for Unchecked {
-    type Value = Value;
+    type Value = (Value, Option<String>);
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         crate::json::UniqueVisitor
             .visit_seq(seq)
-            .map(|_| Value::Bool(false))
+            .map(|_| (Value::Bool(false), None))
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         crate::json::UniqueVisitor
             .visit_map(map)
-            .map(|_| Value::Bool(false))
+            .map(|_| (Value::Bool(false), None))
     }
-    fn visit_bool<E>(self, _: bool) -> Result<Value, E> {
-        Ok(Value::Bool(false))
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok((Value::Bool(false), None))
     }
-    fn visit_i64<E>(self, _: i64) -> Result<Value, E> {
-        Ok(Value::Bool(false))
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok((Value::Bool(false), None))
     }
-    fn visit_u64<E>(self, _: u64) -> Result<Value, E> {
-        Ok(Value::Bool(false))
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok((Value::Bool(false), None))
     }
-    fn visit_f64<E>(self, _: f64) -> Result<Value, E> {
-        Ok(Value::Bool(false))
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok((Value::Bool(false), None))
     }
-    fn visit_str<E>(self, _: &str) -> Result<Value, E> {
-        Ok(Value::String(String::new()))
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok((Value::String(String::new()), self.keep.then(|| v.to_string())))
     }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok((Value::Null, None))
     }
 }
 

@@ -33,7 +33,9 @@ pub use hash::{
     FIXTURE_HASH_PREFIX, ID_CHARSET, check_id, fixture_hash, fixture_hash_from_pin, fixture_pin,
     is_fixture_hash, is_hex64, property_digest, sha256_hex,
 };
-pub use ledger_scan::{LedgerScan, NotScanned, SeedList, Wanted};
+pub use ledger_scan::{
+    Judged, JudgedHasher, LedgerScan, NotScanned, SeedList, SeedsHasher, Wanted,
+};
 pub use pretty::to_json_readable;
 pub use receipt::{
     Compared, FailureMode, FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt,

@@ -181,6 +181,7 @@ pub fn close_scan<E>(
         let seen = again(Wanted {
             block: Some(block),
             member: None,
+            ..Wanted::default()
         })?;
         let (p, a) = (
             &seen.planned_seeds.captured,
@@ -211,6 +212,7 @@ pub fn close_scan<E>(
     let seen = again(Wanted {
         block: None,
         member: Some(failing),
+        ..Wanted::default()
     })?;
     if !seen.attempted_seeds.contains {
         return Ok(closing(

@@ -56,4 +56,4 @@ pub use freeze::{
 pub use review::{
     CitedPair, Origin, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review, same_seed_review,
 };
-pub use verify::verify_receipt;
+pub use verify::{RunRows, verify_receipt};

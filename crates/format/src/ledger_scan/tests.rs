@@ -31,6 +31,7 @@ fn equal_lists_have_equal_summaries_and_a_block_and_a_member_can_be_asked_for() 
     let wanted = Wanted {
         block: Some(1),
         member: Some(1),
+        ..Wanted::default()
     };
     let s = scan(&receipt(&seeds, &other, ""), wanted).unwrap();
     assert_eq!(s.planned_seeds.captured, seeds[4096..8192].to_vec());
