@@ -12,7 +12,7 @@
 use crate::gate::{MAX_RECEIPT_BYTES, MAX_WITNESS_BYTES, open_bounded};
 use crate::trust::Roles;
 use anyhow::{Context, bail};
-use seedledger_format::{LedgerScan, NotScanned, Wanted, WitnessLine, WitnessLineReader};
+use seedledger_format::{LedgerScan, Wanted, WitnessLine, WitnessLineReader};
 use seedledger_gate::{
     Closing, DecideState, Expected, FreezeDecision, RepeatFinder, Review, ReviewTally, RunRows,
     close_scan, repeated_fingerprints,
@@ -34,32 +34,20 @@ pub struct ScannedReceipt {
 }
 
 /// Scans and closes the receipt at `file` (`seedledger_gate::close_scan`), reading it once,
-/// or twice when a detail needs it. `Ok(None)`: the scan does not read this receipt (see
-/// `seedledger_format::LedgerScan`), and the caller reads it whole. `Err`: the file cannot be
-/// opened or read (the message names it).
-pub fn scan_receipt(file: &Path) -> Result<Option<ScannedReceipt>, String> {
-    let shown = file.display();
-    let read = |wanted: Wanted| -> Result<Result<LedgerScan, NotScanned>, String> {
-        let (reader, _) =
-            open_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
-        Ok(LedgerScan::read(reader, wanted))
+/// or twice when a detail needs it. `None`: the scan does not read this receipt (see
+/// `seedledger_format::LedgerScan`), or the file could not be opened or read, or changed
+/// between the reads; the caller then reads it whole, as before, and says why if it must.
+pub fn scan_receipt(file: &Path) -> Option<ScannedReceipt> {
+    let read = |wanted: Wanted| -> Result<LedgerScan, ()> {
+        let (reader, _) = open_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|_| ())?;
+        LedgerScan::read(reader, wanted).map_err(|_| ())
     };
-    let scan = match read(Wanted::default())? {
-        Ok(scan) => scan,
-        Err(NotScanned::ReadExactly(_)) => return Ok(None),
-        Err(NotScanned::Io(e)) => return Err(format!("cannot read receipt `{shown}`: {e}")),
-    };
-    let closing = close_scan(&scan, |wanted| match read(wanted)? {
-        Ok(again) => Ok(again),
-        Err(NotScanned::Io(e)) => Err(format!("cannot read receipt `{shown}`: {e}")),
-        Err(NotScanned::ReadExactly(why)) => Err(format!(
-            "receipt `{shown}` changed while it was read ({why})"
-        )),
-    })?;
-    Ok(Some(ScannedReceipt {
+    let scan = read(Wanted::default()).ok()?;
+    let closing = close_scan(&scan, read).ok()?;
+    Some(ScannedReceipt {
         closing,
         others: scan.others,
-    }))
+    })
 }
 
 /// `gate close --verify` over streams: `Some` (what agreed, as `gate close` prints it) when the
