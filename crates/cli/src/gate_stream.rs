@@ -217,13 +217,24 @@ fn stream(
     Ok(())
 }
 
-/// Rule 1's witness-id fingerprints: in memory up to [`FINGERPRINT_BUDGET`], then in an
-/// anonymous temporary file.
-#[derive(Default)]
+/// Rule 1's witness-id fingerprints: in memory up to `budget` ([`FINGERPRINT_BUDGET`]), then
+/// in an anonymous temporary file, read back in passes of at most `budget`.
 struct Fingerprints {
+    budget: usize,
     held: Vec<u64>,
     spilled: Option<BufWriter<std::fs::File>>,
     count: u64,
+}
+
+impl Default for Fingerprints {
+    fn default() -> Fingerprints {
+        Fingerprints {
+            budget: FINGERPRINT_BUDGET,
+            held: Vec::new(),
+            spilled: None,
+            count: 0,
+        }
+    }
 }
 
 impl Fingerprints {
@@ -235,7 +246,7 @@ impl Fingerprints {
                 .context("cannot write the witness-id fingerprints to a temporary file");
         }
         self.held.push(fp);
-        if self.held.len() > FINGERPRINT_BUDGET {
+        if self.held.len() > self.budget {
             let file = tempfile::tempfile()
                 .context("cannot create a temporary file for the witness-id fingerprints")?;
             let mut out = BufWriter::with_capacity(READ_BUFFER, file);
@@ -272,7 +283,38 @@ impl Fingerprints {
                 }
             }))
         };
-        repeated_fingerprints(self.count, FINGERPRINT_BUDGET, pass)
+        repeated_fingerprints(self.count, self.budget, pass)
             .context("cannot read back the witness-id fingerprints")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fingerprints;
+
+    /// Past its budget the fingerprints go to a temporary file and are read back in shares;
+    /// a repeat is found wherever it lies, and none is invented.
+    #[test]
+    fn spilled_fingerprints_find_exactly_the_repeats() {
+        for budget in [1, 3, 1000] {
+            let mut fps = Fingerprints {
+                budget,
+                ..Fingerprints::default()
+            };
+            for fp in [5u64, u64::MAX, 0, 1 << 63, 77, 5, 9, u64::MAX] {
+                fps.push(fp).unwrap();
+            }
+            assert_eq!(fps.spilled.is_some(), budget < 8, "budget {budget}");
+            let repeated: Vec<u64> = fps.repeated().unwrap().into_iter().collect();
+            assert_eq!(repeated, vec![5, u64::MAX], "budget {budget}");
+            let mut unique = Fingerprints {
+                budget,
+                ..Fingerprints::default()
+            };
+            for fp in 0..50u64 {
+                unique.push(fp.wrapping_mul(0x9e37_79b9_7f4a_7c15)).unwrap();
+            }
+            assert!(unique.repeated().unwrap().is_empty(), "budget {budget}");
+        }
     }
 }
