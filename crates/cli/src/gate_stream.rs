@@ -5,7 +5,8 @@
 //!
 //! Passes over the witness files: one always; a second only when the first found a repeated
 //! witness-id fingerprint (to confirm the repeat) or fails and passes in scope (the same-seed
-//! review gathers the rows of the failing seeds). Rule 1's fingerprints (8 bytes a row) go
+//! review notes the first rows on the failing seeds), and then a third that stops as soon as
+//! it has fetched the rows the review names. Rule 1's fingerprints (8 bytes a row) go
 //! to an anonymous temporary file once there are more than `FINGERPRINT_BUDGET` of them and
 //! are read back in passes of at most that many.
 
@@ -150,6 +151,7 @@ pub fn decide<'a>(
             kept = fingerprints.push(fp);
         }
         tally.push(it);
+        true
     })?;
     kept?;
 
@@ -165,9 +167,20 @@ pub fn decide<'a>(
             if let Some(join) = &mut join {
                 join.push(it);
             }
+            join.is_some() || !finder.done()
         })?;
         match join {
-            Some(join) => join.finish(),
+            Some(join) => {
+                // The rows the review names, by index: read until they are all in.
+                let mut fetch = join.fetch();
+                if !fetch.done() {
+                    stream(files, roles, &mut Vec::new(), |it| {
+                        fetch.push(it);
+                        !fetch.done()
+                    })?;
+                }
+                fetch.finish()
+            }
             None => tally.finish(),
         }
     } else {
@@ -186,13 +199,13 @@ pub fn decide<'a>(
     })
 }
 
-/// Reads every line of every file in order, authenticated by `roles`, into `each`;
-/// `starts` gets the index of each file's first line.
+/// Reads every line of every file in order, authenticated by `roles`, into `each`, until it
+/// returns `false`; `starts` gets the index of each file's first line.
 fn stream(
     files: &[PathBuf],
     roles: &Roles,
     starts: &mut Vec<usize>,
-    mut each: impl FnMut(&WitnessLine),
+    mut each: impl FnMut(&WitnessLine) -> bool,
 ) -> anyhow::Result<()> {
     let mut index = 0;
     for path in files {
@@ -205,8 +218,10 @@ fn stream(
             .with_context(|| format!("cannot read witness file `{shown}`"))?
         {
             let it = roles.authenticate_line(reader.text(), it);
-            each(&it);
             index += 1;
+            if !each(&it) {
+                return Ok(());
+            }
         }
         if reader.bytes_read() > MAX_WITNESS_BYTES {
             bail!(

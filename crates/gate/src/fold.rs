@@ -10,10 +10,13 @@
 //!   finds the ones seen twice in passes of at most `budget` fingerprints each, and — only
 //!   when there are any — a second pass through [`RepeatFinder`] confirms which row, if any,
 //!   really repeats an earlier id (so a fingerprint collision changes nothing).
-//! * [`ReviewTally`] then [`ReviewJoin`] (the review `gate decide` prints: no origin, not
-//!   waived): the first pass keeps the distinct failing seeds in scope; only when the scope
-//!   holds both fails and passes does a second pass gather, for those seeds alone, the first
-//!   row of each runner and verdict. Memory: the distinct failing seeds in scope.
+//! * [`ReviewTally`], [`ReviewJoin`], [`ReviewFetch`] (the review `gate decide` prints: no
+//!   origin, not waived): the first pass keeps the distinct failing seeds in scope; only when
+//!   the scope holds both fails and passes does a second pass note, for those seeds alone,
+//!   the index of the first row of each runner and verdict (32 bytes a seed), and a third
+//!   pass, stopping as soon as it has them, fetches the (at most four) rows the review names.
+//!   Memory: about 50 bytes per distinct failing seed in scope (the tally's ordered set and,
+//!   in the second pass, the indices), nothing per passing row.
 //!
 //! [`crate::decide_freeze`] runs the same fold over a slice; the equivalence tests keep the
 //! slice-based implementation that came before as their reference.
@@ -360,26 +363,33 @@ pub struct ReviewTally {
     failing_seeds: BTreeSet<u64>,
 }
 
-/// What one runner's rows with one verdict on one seed were: the first of them.
-#[derive(Debug, Clone)]
-struct First {
-    index: usize,
-    witness_id: String,
-    signature: String,
-}
-
-/// The rows on one failing seed, by runner (local, remote) and verdict (fail, pass).
-#[derive(Debug, Clone, Default)]
-struct OnSeed {
-    first: [[Option<First>; 2]; 2],
-}
+/// No row (an empty slot of [`ReviewJoin`]).
+const NONE: usize = usize::MAX;
 
 /// The review's second pass (only when the scope holds fails and passes): push every line
-/// of the batch again, then [`ReviewJoin::finish`].
+/// of the batch again, then [`ReviewJoin::fetch`]. For each failing seed in scope it keeps
+/// the index of the first row of each runner and verdict: 32 bytes a seed, no text.
 #[derive(Debug, Clone)]
 pub struct ReviewJoin {
     tally: ReviewTally,
-    seeds: BTreeMap<u64, OnSeed>,
+    /// The failing seeds in scope, sorted, and beside each the first row's index of each
+    /// runner and verdict (`[local fail, local pass, remote fail, remote pass]`).
+    seeds: Vec<u64>,
+    first: Vec<[usize; 4]>,
+    index: usize,
+}
+
+/// The review's last step: the (at most four) rows it names, fetched by index in a third
+/// pass that stops as soon as they are all in ([`ReviewFetch::done`]).
+#[derive(Debug, Clone)]
+pub struct ReviewFetch {
+    tally: ReviewTally,
+    /// The pair: seed, failing runner, fail index, pass index.
+    pair: Option<(u64, Runner, usize, usize)>,
+    /// Else the first fail with a pass on its seed: seed, fail index and runner, pass index
+    /// and runner.
+    same: Option<(u64, usize, Runner, usize, Runner)>,
+    wanted: BTreeMap<usize, Option<WitnessRow>>,
     index: usize,
 }
 
@@ -424,26 +434,34 @@ impl ReviewTally {
     }
 
     /// Starts the second pass.
-    pub fn join(self) -> ReviewJoin {
-        let seeds = self
-            .failing_seeds
-            .iter()
-            .map(|&s| (s, OnSeed::default()))
-            .collect();
+    pub fn join(mut self) -> ReviewJoin {
+        let seeds: Vec<u64> = std::mem::take(&mut self.failing_seeds).into_iter().collect();
+        let first = vec![[NONE; 4]; seeds.len()];
         ReviewJoin {
             tally: self,
             seeds,
+            first,
             index: 0,
         }
     }
 
     /// The review when no second pass is needed (see [`ReviewTally::needs_join`]).
     pub fn finish(self) -> Review {
-        self.join().finish()
+        let fetch = ReviewFetch {
+            tally: self,
+            pair: None,
+            same: None,
+            wanted: BTreeMap::new(),
+            index: 0,
+        };
+        fetch.finish()
     }
 
-    fn no_pair(&self, same_runner: Option<(u64, &First, Runner, &First, Runner)>) -> Review {
-        let seeds = &self.failing_seeds;
+    fn no_pair(
+        &self,
+        seeds: &[u64],
+        same_runner: Option<(u64, &WitnessRow, Runner, &WitnessRow, Runner)>,
+    ) -> Review {
         let shown: Vec<String> = seeds.iter().take(5).map(u64::to_string).collect();
         let mut detail = format!(
             "{} fail rows on {} seeds ({}{}) and {} pass rows, none on a failing seed",
@@ -467,8 +485,6 @@ impl ReviewTally {
 }
 
 const RUNNERS: [Runner; 2] = [Runner::Local, Runner::Remote];
-const FAIL: usize = 0;
-const PASS: usize = 1;
 
 impl ReviewJoin {
     pub fn push(&mut self, it: &WitnessLine) {
@@ -477,41 +493,101 @@ impl ReviewJoin {
         let Some(r) = in_review_scope(it, &self.tally.expected) else {
             return;
         };
-        let Some(on) = self.seeds.get_mut(&r.seed) else {
+        let Ok(at) = self.seeds.binary_search(&r.seed) else {
             return;
         };
-        let runner = usize::from(r.runner == Runner::Remote);
-        let verdict = if r.verdict == Verdict::Fail { FAIL } else { PASS };
-        let slot = &mut on.first[runner][verdict];
-        if slot.is_none() {
-            *slot = Some(First {
-                index,
-                witness_id: r.witness_id.clone(),
-                signature: r.signature.clone(),
-            });
+        let runner = 2 * usize::from(r.runner == Runner::Remote);
+        let verdict = usize::from(r.verdict == Verdict::Pass);
+        let slot = &mut self.first[at][runner + verdict];
+        if *slot == NONE {
+            *slot = index;
+        }
+    }
+
+    /// Which rows the review names; push the batch a third time into the result.
+    pub fn fetch(self) -> ReviewFetch {
+        // The pair: the first fail, in batch order, whose runner fails its seed on every row
+        // while the other runner passes it on every row; with the other runner's first pass.
+        let slot = |i: usize| (i != NONE).then_some(i);
+        let mut pair: Option<(u64, Runner, usize, usize)> = None;
+        for (&seed, first) in self.seeds.iter().zip(&self.first) {
+            for x in 0..2 {
+                let y = 1 - x;
+                let (Some(fail), Some(pass)) = (slot(first[2 * x]), slot(first[2 * y + 1])) else {
+                    continue;
+                };
+                if slot(first[2 * x + 1]).is_some() || slot(first[2 * y]).is_some() {
+                    continue;
+                }
+                if pair.is_none_or(|(_, _, f, _)| fail < f) {
+                    pair = Some((seed, RUNNERS[x], fail, pass));
+                }
+            }
+        }
+        // Else: the first fail, in batch order, with any pass on its seed.
+        let earliest = |a: usize, b: usize| -> Option<(usize, Runner)> {
+            match (slot(a), slot(b)) {
+                (Some(a), Some(b)) if b < a => Some((b, Runner::Remote)),
+                (Some(a), _) => Some((a, Runner::Local)),
+                (None, Some(b)) => Some((b, Runner::Remote)),
+                (None, None) => None,
+            }
+        };
+        let mut same: Option<(u64, usize, Runner, usize, Runner)> = None;
+        if pair.is_none() {
+            for (&seed, first) in self.seeds.iter().zip(&self.first) {
+                let (Some((f, fr)), Some((p, pr))) =
+                    (earliest(first[0], first[2]), earliest(first[1], first[3]))
+                else {
+                    continue;
+                };
+                if same.is_none_or(|(_, g, ..)| f < g) {
+                    same = Some((seed, f, fr, p, pr));
+                }
+            }
+        }
+        let mut wanted = BTreeMap::new();
+        for i in pair
+            .iter()
+            .flat_map(|&(_, _, f, p)| [f, p])
+            .chain(same.iter().flat_map(|&(_, f, _, p, _)| [f, p]))
+        {
+            wanted.insert(i, None);
+        }
+        let mut tally = self.tally;
+        tally.failing_seeds = self.seeds.into_iter().collect();
+        ReviewFetch {
+            tally,
+            pair,
+            same,
+            wanted,
+            index: 0,
+        }
+    }
+}
+
+impl ReviewFetch {
+    /// Every row the review names is in: no more lines are needed.
+    pub fn done(&self) -> bool {
+        self.wanted.values().all(Option::is_some)
+    }
+
+    pub fn push(&mut self, it: &WitnessLine) {
+        let index = self.index;
+        self.index += 1;
+        if let Some(slot) = self.wanted.get_mut(&index)
+            && let Ok(row) = &it.row
+        {
+            *slot = Some(row.clone());
         }
     }
 
     pub fn finish(self) -> Review {
-        // The pair: the first fail, in batch order, whose runner fails its seed on every row
-        // while the other runner passes it on every row; with the other runner's first pass.
-        let mut best: Option<(u64, usize, &First, &First)> = None;
-        for (&seed, on) in &self.seeds {
-            for x in 0..2 {
-                let y = 1 - x;
-                let (Some(fail), Some(pass)) = (&on.first[x][FAIL], &on.first[y][PASS]) else {
-                    continue;
-                };
-                if on.first[x][PASS].is_some() || on.first[y][FAIL].is_some() {
-                    continue;
-                }
-                if best.is_none_or(|(_, _, f, _)| fail.index < f.index) {
-                    best = Some((seed, x, fail, pass));
-                }
-            }
-        }
-        if let Some((seed, x, fail, pass)) = best {
-            let (fr, pr) = (RUNNERS[x], RUNNERS[1 - x]);
+        let row = |i: usize| self.wanted.get(&i).and_then(Option::as_ref);
+        let seeds: Vec<u64> = self.tally.failing_seeds.iter().copied().collect();
+        if let Some((seed, fr, f, p)) = self.pair
+            && let (Some(fail), Some(pass)) = (row(f), row(p))
+        {
             return Review {
                 outcome: Ok(CitedPair {
                     fail_id: fail.witness_id.clone(),
@@ -520,36 +596,15 @@ impl ReviewJoin {
                     seed: Some(seed),
                 }),
                 detail: format!(
-                    "seed {seed}: `{}` ({fr}) failed and `{}` ({pr}) passed",
-                    fail.witness_id, pass.witness_id
+                    "seed {seed}: `{}` ({fr}) failed and `{}` ({}) passed",
+                    fail.witness_id, pass.witness_id, pass.runner
                 ),
             };
         }
-        // Else: the first fail, in batch order, with any pass on its seed.
-        let first = |a: &Option<First>, b: &Option<First>| -> Option<(usize, Runner)> {
-            match (a, b) {
-                (Some(a), Some(b)) if b.index < a.index => Some((1, Runner::Remote)),
-                (Some(_), _) => Some((0, Runner::Local)),
-                (None, Some(_)) => Some((1, Runner::Remote)),
-                (None, None) => None,
-            }
-        };
-        let mut same: Option<(u64, &First, Runner, &First, Runner)> = None;
-        for (&seed, on) in &self.seeds {
-            let (Some((fx, fr)), Some((px, pr))) = (
-                first(&on.first[0][FAIL], &on.first[1][FAIL]),
-                first(&on.first[0][PASS], &on.first[1][PASS]),
-            ) else {
-                continue;
-            };
-            let (Some(f), Some(p)) = (&on.first[fx][FAIL], &on.first[px][PASS]) else {
-                continue;
-            };
-            if same.is_none_or(|(_, g, ..)| f.index < g.index) {
-                same = Some((seed, f, fr, p, pr));
-            }
-        }
-        self.tally.no_pair(same)
+        let same = self.same.and_then(|(seed, f, fr, p, pr)| {
+            Some((seed, row(f)?, fr, row(p)?, pr))
+        });
+        self.tally.no_pair(&seeds, same)
     }
 }
 

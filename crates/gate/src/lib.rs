@@ -47,7 +47,7 @@ pub use decide::{
 };
 pub use errors::{CiteError, NotJsonError};
 pub use fold::{
-    DecideState, RepeatFinder, RepeatedId, ReviewJoin, ReviewTally, id_fingerprint,
+    DecideState, RepeatFinder, RepeatedId, ReviewFetch, ReviewJoin, ReviewTally, id_fingerprint,
     repeated_fingerprints,
 };
 pub use freeze::{

@@ -377,7 +377,14 @@ fn review_by_fold(lines: &[WitnessLine]) -> Review {
     for it in lines {
         join.push(it);
     }
-    join.finish()
+    let mut fetch = join.fetch();
+    for it in lines {
+        if fetch.done() {
+            break;
+        }
+        fetch.push(it);
+    }
+    fetch.finish()
 }
 
 #[test]
