@@ -114,7 +114,7 @@ fn scale(args: &ScaleBenchArgs, suite: &[Property]) -> Result<(), String> {
         rows.push(measure_plan(&exe, id, n, tmp.path())?);
     }
     outln!(
-        "scale benchmark: property {id}; `prop run --cases N` (one job), then `gate close` on its receipt and `gate decide` on two witness files of N rows (the run's and a second run's as --runner remote)"
+        "scale benchmark: property {id}; `prop run --cases N` (one job), then `gate close` and `gate close --verify` on its receipt and `gate decide` on two witness files of N rows (the run's and a second run's as --runner remote)"
     );
     outln!(
         "{:>10} {:>9} {:>9} {:>10} {:>11} {:>11} {:>9} {:>10} {:>9} {:>10} {:>9} {:>10}",

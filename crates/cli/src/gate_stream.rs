@@ -293,7 +293,11 @@ impl Fingerprints {
                 let mut word = [0u8; 8];
                 match reader.fill_buf() {
                     Ok([]) => None,
-                    Ok(_) => Some(reader.read_exact(&mut word).map(|()| u64::from_le_bytes(word))),
+                    Ok(_) => Some(
+                        reader
+                            .read_exact(&mut word)
+                            .map(|()| u64::from_le_bytes(word)),
+                    ),
                     Err(e) => Some(Err(e)),
                 }
             }))

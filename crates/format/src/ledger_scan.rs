@@ -309,7 +309,9 @@ impl<'de> Visitor<'de> for ListWanted<'_> {
         let mut list = SeedList::default();
         let mut hasher = Sha256::new();
         let mut whole = SeedsHasher::default();
-        let mut judged = self.verdicts.map(|_| (Judged::default(), JudgedHasher::default()));
+        let mut judged = self
+            .verdicts
+            .map(|_| (Judged::default(), JudgedHasher::default()));
         let mut in_block = 0;
         while let Some(seed) = seq.next_element::<u64>()? {
             hasher.update(seed.to_le_bytes());
@@ -447,7 +449,10 @@ impl<'de> Visitor<'de> for Unchecked {
         Ok((Value::Bool(false), None))
     }
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok((Value::String(String::new()), self.keep.then(|| v.to_string())))
+        Ok((
+            Value::String(String::new()),
+            self.keep.then(|| v.to_string()),
+        ))
     }
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok((Value::Null, None))

@@ -341,9 +341,7 @@ impl<R: std::io::BufRead> WitnessLineReader<R> {
                 if end > 0 && self.buf[end - 1] == b'\r' {
                     end -= 1;
                 }
-            } else if self.complete_only
-                && serde_json::from_slice::<Value>(&self.buf).is_err()
-            {
+            } else if self.complete_only && serde_json::from_slice::<Value>(&self.buf).is_err() {
                 return Ok(None);
             }
             self.text_len = end;

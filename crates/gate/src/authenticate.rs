@@ -39,7 +39,11 @@ pub fn authenticate(bytes: &[u8], lines: Vec<WitnessLine>, keys: &TrustedKeys) -
 /// `text` is the line's bytes (without `\n`; a trailing `\r` is ignored), `None` when the
 /// caller does not have them. A remote row not signed by a key declared for the `remote`
 /// role becomes malformed; every other line is returned unchanged. Pure.
-pub fn authenticate_line(text: Option<&[u8]>, mut it: WitnessLine, keys: &TrustedKeys) -> WitnessLine {
+pub fn authenticate_line(
+    text: Option<&[u8]>,
+    mut it: WitnessLine,
+    keys: &TrustedKeys,
+) -> WitnessLine {
     if !matches!(&it.row, Ok(row) if row.runner == Runner::Remote) {
         return it;
     }

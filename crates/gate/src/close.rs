@@ -177,16 +177,15 @@ pub fn close_scan<E>(
             .iter()
             .zip(&attempted.blocks)
             .position(|(p, a)| p != a)
-            .map_or(planned.len.min(attempted.len) / LedgerScan::BLOCK, |b| b as u64);
+            .map_or(planned.len.min(attempted.len) / LedgerScan::BLOCK, |b| {
+                b as u64
+            });
         let seen = again(Wanted {
             block: Some(block),
             member: None,
             ..Wanted::default()
         })?;
-        let (p, a) = (
-            &seen.planned_seeds.captured,
-            &seen.attempted_seeds.captured,
-        );
+        let (p, a) = (&seen.planned_seeds.captured, &seen.attempted_seeds.captured);
         let within = p.iter().zip(a).take_while(|(p, a)| p == a).count();
         let common = block * LedgerScan::BLOCK + within as u64;
         return Ok(closing(
@@ -401,17 +400,11 @@ fn seed_gap_detail(planned: &[u64], attempted: &[u64]) -> String {
 
 /// The seed gap's detail: the lists agree on their first `common` seeds; `p` and `a` are the
 /// seeds at that position.
-fn gap_detail(
-    common: u64,
-    p: Option<u64>,
-    a: Option<u64>,
-    planned: u64,
-    attempted: u64,
-) -> String {
+fn gap_detail(common: u64, p: Option<u64>, a: Option<u64>, planned: u64, attempted: u64) -> String {
     match (p, a) {
-        (Some(p), None) => format!(
-            "attempted {attempted} of {planned} planned seeds; first not attempted: {p}"
-        ),
+        (Some(p), None) => {
+            format!("attempted {attempted} of {planned} planned seeds; first not attempted: {p}")
+        }
         (None, Some(a)) => format!(
             "attempted {attempted} seeds but only {planned} were planned; first unplanned: {a}"
         ),

@@ -435,7 +435,9 @@ impl ReviewTally {
 
     /// Starts the second pass.
     pub fn join(mut self) -> ReviewJoin {
-        let seeds: Vec<u64> = std::mem::take(&mut self.failing_seeds).into_iter().collect();
+        let seeds: Vec<u64> = std::mem::take(&mut self.failing_seeds)
+            .into_iter()
+            .collect();
         let first = vec![[NONE; 4]; seeds.len()];
         ReviewJoin {
             tally: self,
@@ -601,9 +603,9 @@ impl ReviewFetch {
                 ),
             };
         }
-        let same = self.same.and_then(|(seed, f, fr, p, pr)| {
-            Some((seed, row(f)?, fr, row(p)?, pr))
-        });
+        let same = self
+            .same
+            .and_then(|(seed, f, fr, p, pr)| Some((seed, row(f)?, fr, row(p)?, pr)));
         self.tally.no_pair(&seeds, same)
     }
 }

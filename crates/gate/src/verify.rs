@@ -380,9 +380,9 @@ impl<'r> RunRows<'r> {
             && r.failing_seed == self.first_failing
             && failing_seeds == (self.failing_count, self.failing.finish())
             && shrink_claim_error(r).is_none()
-            && r.failure_modes.iter().all(|m| {
-                self.modes.get(&m.signature) == Some(&(m.count, m.first_seed))
-            })
+            && r.failure_modes
+                .iter()
+                .all(|m| self.modes.get(&m.signature) == Some(&(m.count, m.first_seed)))
     }
 }
 

@@ -55,7 +55,10 @@ fn what_the_exact_reader_must_judge_is_not_scanned() {
         receipt(&[1], &[1], "") + " x",
     ] {
         assert!(
-            matches!(scan(&text, Wanted::default()), Err(NotScanned::ReadExactly(_))),
+            matches!(
+                scan(&text, Wanted::default()),
+                Err(NotScanned::ReadExactly(_))
+            ),
             "{text}"
         );
     }

@@ -10,103 +10,102 @@ mod reference {
     use crate::close::CloseStatus;
     use seedledger_format::{FIXTURE_HASH_PREFIX, LedgerView, is_fixture_hash};
 
-pub fn decide(v: &LedgerView) -> (CloseStatus, String) {
-    let planned = &v.planned_seeds;
-    let attempted = &v.attempted_seeds;
-    if planned.is_empty() {
-        return (
-            CloseStatus::EmptyPlan,
-            "planned_seeds is empty: no budget was declared".to_string(),
-        );
-    }
-    if v.stopped_early {
-        return (
-            CloseStatus::EarlyStopIncomplete,
+    pub fn decide(v: &LedgerView) -> (CloseStatus, String) {
+        let planned = &v.planned_seeds;
+        let attempted = &v.attempted_seeds;
+        if planned.is_empty() {
+            return (
+                CloseStatus::EmptyPlan,
+                "planned_seeds is empty: no budget was declared".to_string(),
+            );
+        }
+        if v.stopped_early {
+            return (
+                CloseStatus::EarlyStopIncomplete,
+                format!(
+                    "stopped_early is true: the run stopped after attempting {} of {} planned seeds",
+                    attempted.len(),
+                    planned.len()
+                ),
+            );
+        }
+        if attempted != planned {
+            return (CloseStatus::SeedGap, seed_gap_detail(planned, attempted));
+        }
+        let Some(failing) = v.failing_seed else {
+            return (
+                CloseStatus::BudgetPassNoFreeze,
+                format!(
+                    "all {} planned seeds passed: there is nothing to freeze",
+                    planned.len()
+                ),
+            );
+        };
+        if !attempted.contains(&failing) {
+            return (
+                CloseStatus::SeedMismatch,
+                format!("failing_seed {failing} is not in attempted_seeds"),
+            );
+        }
+        if v.oracle_source != "human_reviewed" {
+            return (
+                CloseStatus::OracleUnreviewed,
+                format!(
+                    "oracle_source is `{}`: a person must review the predicate and set `human_reviewed`",
+                    v.oracle_source
+                ),
+            );
+        }
+        if !v.shrink_stable {
+            return (
+                CloseStatus::ShrinkUnstable,
+                format!(
+                    "shrink_stable is false: shrinking seed {failing} did not reach one minimal input twice (or did not run to the end: see shrink_status)"
+                ),
+            );
+        }
+        if !is_fixture_hash(&v.fixture_hash) {
+            return (
+                CloseStatus::FixtureUnbound,
+                format!(
+                    "fixture_hash `{}` is not `{FIXTURE_HASH_PREFIX}` followed by 64 lowercase hex digits",
+                    v.fixture_hash
+                ),
+            );
+        }
+        (
+            CloseStatus::FreezeEligible,
             format!(
-                "stopped_early is true: the run stopped after attempting {} of {} planned seeds",
+                "failing seed {failing} after all {} planned seeds, stable shrink, reviewed oracle, bound fixture",
+                planned.len()
+            ),
+        )
+    }
+
+    fn seed_gap_detail(planned: &[u64], attempted: &[u64]) -> String {
+        let common = planned
+            .iter()
+            .zip(attempted)
+            .take_while(|(p, a)| p == a)
+            .count();
+        match (planned.get(common), attempted.get(common)) {
+            (Some(p), None) => format!(
+                "attempted {} of {} planned seeds; first not attempted: {p}",
                 attempted.len(),
                 planned.len()
             ),
-        );
-    }
-    if attempted != planned {
-        return (CloseStatus::SeedGap, seed_gap_detail(planned, attempted));
-    }
-    let Some(failing) = v.failing_seed else {
-        return (
-            CloseStatus::BudgetPassNoFreeze,
-            format!(
-                "all {} planned seeds passed: there is nothing to freeze",
+            (None, Some(a)) => format!(
+                "attempted {} seeds but only {} were planned; first unplanned: {a}",
+                attempted.len(),
                 planned.len()
             ),
-        );
-    };
-    if !attempted.contains(&failing) {
-        return (
-            CloseStatus::SeedMismatch,
-            format!("failing_seed {failing} is not in attempted_seeds"),
-        );
-    }
-    if v.oracle_source != "human_reviewed" {
-        return (
-            CloseStatus::OracleUnreviewed,
-            format!(
-                "oracle_source is `{}`: a person must review the predicate and set `human_reviewed`",
-                v.oracle_source
+            (Some(p), Some(a)) => format!(
+                "attempted_seeds differs from planned_seeds at position {common}: planned {p}, attempted {a}"
             ),
-        );
+            // Unreachable when the lists differ; kept total rather than panicking.
+            (None, None) => "attempted_seeds differs from planned_seeds".to_string(),
+        }
     }
-    if !v.shrink_stable {
-        return (
-            CloseStatus::ShrinkUnstable,
-            format!(
-                "shrink_stable is false: shrinking seed {failing} did not reach one minimal input twice (or did not run to the end: see shrink_status)"
-            ),
-        );
-    }
-    if !is_fixture_hash(&v.fixture_hash) {
-        return (
-            CloseStatus::FixtureUnbound,
-            format!(
-                "fixture_hash `{}` is not `{FIXTURE_HASH_PREFIX}` followed by 64 lowercase hex digits",
-                v.fixture_hash
-            ),
-        );
-    }
-    (
-        CloseStatus::FreezeEligible,
-        format!(
-            "failing seed {failing} after all {} planned seeds, stable shrink, reviewed oracle, bound fixture",
-            planned.len()
-        ),
-    )
-}
-
-fn seed_gap_detail(planned: &[u64], attempted: &[u64]) -> String {
-    let common = planned
-        .iter()
-        .zip(attempted)
-        .take_while(|(p, a)| p == a)
-        .count();
-    match (planned.get(common), attempted.get(common)) {
-        (Some(p), None) => format!(
-            "attempted {} of {} planned seeds; first not attempted: {p}",
-            attempted.len(),
-            planned.len()
-        ),
-        (None, Some(a)) => format!(
-            "attempted {} seeds but only {} were planned; first unplanned: {a}",
-            attempted.len(),
-            planned.len()
-        ),
-        (Some(p), Some(a)) => format!(
-            "attempted_seeds differs from planned_seeds at position {common}: planned {p}, attempted {a}"
-        ),
-        // Unreachable when the lists differ; kept total rather than panicking.
-        (None, None) => "attempted_seeds differs from planned_seeds".to_string(),
-    }
-}
-
 }
 
 /// The former `close_ledger_bytes`: UTF-8, `LedgerView::parse`, the reference `decide`, the
@@ -188,7 +187,12 @@ fn random_receipt(rng: &mut Rng) -> Vec<u8> {
         ("shrink_stable".into(), (rng.below(4) != 0).to_string()),
         (
             "oracle_source".into(),
-            if rng.chance(80) { "\"human_reviewed\"" } else { "\"model_draft\"" }.into(),
+            if rng.chance(80) {
+                "\"human_reviewed\""
+            } else {
+                "\"model_draft\""
+            }
+            .into(),
         ),
         (
             "fixture_hash".into(),
@@ -198,8 +202,14 @@ fn random_receipt(rng: &mut Rng) -> Vec<u8> {
                 "\"sha256:E\"".into()
             },
         ),
-        ("verdicts".into(), format!("\"{}\"", ".".repeat(attempted.len()))),
-        ("failing_seeds".into(), list(&attempted[..attempted.len().min(2)])),
+        (
+            "verdicts".into(),
+            format!("\"{}\"", ".".repeat(attempted.len())),
+        ),
+        (
+            "failing_seeds".into(),
+            list(&attempted[..attempted.len().min(2)]),
+        ),
     ];
     let failing = match rng.below(6) {
         0 => None,
@@ -228,7 +238,9 @@ fn random_receipt(rng: &mut Rng) -> Vec<u8> {
     }
     // A bad field now and then.
     if rng.chance(15) {
-        let bad = ["1.0", "\"x\"", "null", "[1, -1]", "[1.5]", "{}", "\"\"", "true", "-3"];
+        let bad = [
+            "1.0", "\"x\"", "null", "[1, -1]", "[1.5]", "{}", "\"\"", "true", "-3",
+        ];
         let at = rng.below(fields.len() as u64) as usize;
         fields[at].1 = bad[rng.below(bad.len() as u64) as usize].to_string();
     }
@@ -250,7 +262,10 @@ fn random_receipt(rng: &mut Rng) -> Vec<u8> {
         fields.swap(i, j);
     }
     let sep = if rng.chance(50) { ",\n  " } else { "," };
-    let members: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
+    let members: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("\"{k}\": {v}"))
+        .collect();
     let mut text = format!("{{{}}}", members.join(sep)).into_bytes();
     match rng.below(40) {
         0 => text.truncate(rng.below(text.len() as u64) as usize),
@@ -281,10 +296,17 @@ fn a_scanned_receipt_closes_as_the_in_memory_reading_closed_it() {
             // The strict reading agrees too (`ci gate` reads a receipt's identity so).
             let strict = seedledger_format::Receipt::parse(std::str::from_utf8(&bytes).unwrap());
             let without = scan.receipt_without_lists();
-            assert_eq!(without.is_ok(), strict.is_ok(), "case {case}: {without:?} {strict:?}");
+            assert_eq!(
+                without.is_ok(),
+                strict.is_ok(),
+                "case {case}: {without:?} {strict:?}"
+            );
             if let (Ok(a), Ok(b)) = (without, strict) {
                 assert_eq!((a.patch_id, a.property_id), (b.patch_id, b.property_id));
-                assert_eq!(scan.failing_seeds.unwrap_or(0), b.failing_seeds.len() as u64);
+                assert_eq!(
+                    scan.failing_seeds.unwrap_or(0),
+                    b.failing_seeds.len() as u64
+                );
                 strict_ok += 1;
             }
         }

@@ -17,201 +17,200 @@ mod reference {
     use seedledger_format::{ParseError, Runner, Verdict, WitnessLine, WitnessRow};
     use std::collections::{BTreeSet, HashSet};
 
-pub fn decide_freeze(lines: &[WitnessLine], expected: &Expected) -> FreezeDecision {
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut rows: Vec<&WitnessRow> = Vec::with_capacity(lines.len());
-    for (index, it) in lines.iter().enumerate() {
-        let name = || match &it.witness_id {
-            Some(id) => id.clone(),
-            None => format!("line {}", it.line),
-        };
-        if it.remote_minting {
-            return reject_row(
-                index,
-                format!("remote witness {} attempted to mint", name()),
-                format!(
-                    "line {}: runner is `remote` and freeze_writer is true; a remote replay may append witnesses but never mint, so the whole batch is discarded",
-                    it.line
-                ),
-            );
-        }
-        let row = match &it.row {
-            Ok(row) => row,
-            Err(e) => {
+    pub fn decide_freeze(lines: &[WitnessLine], expected: &Expected) -> FreezeDecision {
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut rows: Vec<&WitnessRow> = Vec::with_capacity(lines.len());
+        for (index, it) in lines.iter().enumerate() {
+            let name = || match &it.witness_id {
+                Some(id) => id.clone(),
+                None => format!("line {}", it.line),
+            };
+            if it.remote_minting {
+                return reject_row(
+                    index,
+                    format!("remote witness {} attempted to mint", name()),
+                    format!(
+                        "line {}: runner is `remote` and freeze_writer is true; a remote replay may append witnesses but never mint, so the whole batch is discarded",
+                        it.line
+                    ),
+                );
+            }
+            let row = match &it.row {
+                Ok(row) => row,
+                Err(e) => {
+                    return reject_row(
+                        index,
+                        format!("malformed witness {}", name()),
+                        row_error(it.line, e),
+                    );
+                }
+            };
+            if !seen.insert(row.witness_id.as_str()) {
                 return reject_row(
                     index,
                     format!("malformed witness {}", name()),
-                    row_error(it.line, e),
+                    format!(
+                        "line {}: witness_id `{}` is already used by an earlier row; ids must be unique",
+                        it.line, row.witness_id
+                    ),
                 );
             }
+            rows.push(row);
+        }
+        decide_scoped(&rows, expected)
+    }
+
+    fn decide_scoped(rows: &[&WitnessRow], expected: &Expected) -> FreezeDecision {
+        let scope: Vec<&WitnessRow> = rows
+            .iter()
+            .copied()
+            .filter(|r| in_scope(r, expected))
+            .collect();
+        if scope.len() < 2 {
+            return refuse(REASON_NEED_TWO, scope_detail(rows, scope.len(), expected));
+        }
+        let fails: Vec<&WitnessRow> = scope
+            .iter()
+            .copied()
+            .filter(|r| r.verdict == Verdict::Fail)
+            .collect();
+        let first_pass = scope.iter().find(|r| r.verdict == Verdict::Pass);
+        let (Some(first_fail), Some(first_pass)) = (fails.first(), first_pass) else {
+            let only = if fails.is_empty() { "pass" } else { "fail" };
+            return refuse(
+                REASON_OPPOSITE_VERDICTS,
+                format!("all {} rows in scope are `{only}`", scope.len()),
+            );
         };
-        if !seen.insert(row.witness_id.as_str()) {
-            return reject_row(
-                index,
-                format!("malformed witness {}", name()),
+        let signatures: BTreeSet<&str> = fails.iter().map(|r| r.signature.as_str()).collect();
+        if signatures.len() > 1 {
+            let list: Vec<String> = signatures.iter().map(|s| format!("`{s}`")).collect();
+            return refuse(
+                REASON_UNSTABLE_SIGNATURE,
                 format!(
-                    "line {}: witness_id `{}` is already used by an earlier row; ids must be unique",
-                    it.line, row.witness_id
+                    "fails in scope carry {} signatures: {}",
+                    list.len(),
+                    list.join(", ")
                 ),
             );
         }
-        rows.push(row);
-    }
-    decide_scoped(&rows, expected)
-}
-
-fn decide_scoped(rows: &[&WitnessRow], expected: &Expected) -> FreezeDecision {
-    let scope: Vec<&WitnessRow> = rows
-        .iter()
-        .copied()
-        .filter(|r| in_scope(r, expected))
-        .collect();
-    if scope.len() < 2 {
-        return refuse(REASON_NEED_TWO, scope_detail(rows, scope.len(), expected));
-    }
-    let fails: Vec<&WitnessRow> = scope
-        .iter()
-        .copied()
-        .filter(|r| r.verdict == Verdict::Fail)
-        .collect();
-    let first_pass = scope.iter().find(|r| r.verdict == Verdict::Pass);
-    let (Some(first_fail), Some(first_pass)) = (fails.first(), first_pass) else {
-        let only = if fails.is_empty() { "pass" } else { "fail" };
-        return refuse(
-            REASON_OPPOSITE_VERDICTS,
-            format!("all {} rows in scope are `{only}`", scope.len()),
-        );
-    };
-    let signatures: BTreeSet<&str> = fails.iter().map(|r| r.signature.as_str()).collect();
-    if signatures.len() > 1 {
-        let list: Vec<String> = signatures.iter().map(|s| format!("`{s}`")).collect();
-        return refuse(
-            REASON_UNSTABLE_SIGNATURE,
-            format!(
-                "fails in scope carry {} signatures: {}",
-                list.len(),
-                list.join(", ")
-            ),
-        );
-    }
-    let has = |runner: Runner| scope.iter().any(|r| r.runner == runner);
-    if !has(Runner::Local) || !has(Runner::Remote) {
-        let only = if has(Runner::Local) {
-            "local"
-        } else {
-            "remote"
-        };
-        return refuse(
-            REASON_NEED_BOTH_RUNNERS,
-            format!(
-                "all {} rows in scope come from a `{only}` runner",
+        let has = |runner: Runner| scope.iter().any(|r| r.runner == runner);
+        if !has(Runner::Local) || !has(Runner::Remote) {
+            let only = if has(Runner::Local) {
+                "local"
+            } else {
+                "remote"
+            };
+            return refuse(
+                REASON_NEED_BOTH_RUNNERS,
+                format!(
+                    "all {} rows in scope come from a `{only}` runner",
+                    scope.len()
+                ),
+            );
+        }
+        if first_fail.signature == "ok" {
+            return refuse(
+                REASON_OK_SIGNATURE,
+                "every fail in scope has signature `ok`, the signature of a pass".to_string(),
+            );
+        }
+        FreezeDecision {
+            admit: true,
+            reason: REASON_ADMIT.to_string(),
+            fail_id: Some(first_fail.witness_id.clone()),
+            pass_id: Some(first_pass.witness_id.clone()),
+            rejected_row: None,
+            detail: format!(
+                "fail `{}` ({}, seed {}, signature `{}`) and pass `{}` ({}, seed {}) among {} rows in scope",
+                first_fail.witness_id,
+                first_fail.runner,
+                first_fail.seed,
+                first_fail.signature,
+                first_pass.witness_id,
+                first_pass.runner,
+                first_pass.seed,
                 scope.len()
             ),
-        );
-    }
-    if first_fail.signature == "ok" {
-        return refuse(
-            REASON_OK_SIGNATURE,
-            "every fail in scope has signature `ok`, the signature of a pass".to_string(),
-        );
-    }
-    FreezeDecision {
-        admit: true,
-        reason: REASON_ADMIT.to_string(),
-        fail_id: Some(first_fail.witness_id.clone()),
-        pass_id: Some(first_pass.witness_id.clone()),
-        rejected_row: None,
-        detail: format!(
-            "fail `{}` ({}, seed {}, signature `{}`) and pass `{}` ({}, seed {}) among {} rows in scope",
-            first_fail.witness_id,
-            first_fail.runner,
-            first_fail.seed,
-            first_fail.signature,
-            first_pass.witness_id,
-            first_pass.runner,
-            first_pass.seed,
-            scope.len()
-        ),
-    }
-}
-
-fn in_scope(row: &WitnessRow, expected: &Expected) -> bool {
-    row.property_id == expected.property_id
-        && row.property_digest == expected.digest
-        && row.fixture_pin == expected.pin
-        && row.bound == expected.bound
-}
-
-/// Says how many rows are in scope and, for the others, which key first differed.
-fn scope_detail(rows: &[&WitnessRow], in_scope: usize, expected: &Expected) -> String {
-    if rows.is_empty() {
-        return "the batch has no witness rows".to_string();
-    }
-    let mut misses = [0usize; 4];
-    for r in rows {
-        let keys = [
-            r.property_id == expected.property_id,
-            r.property_digest == expected.digest,
-            r.fixture_pin == expected.pin,
-            r.bound == expected.bound,
-        ];
-        if let Some(k) = keys.iter().position(|ok| !ok) {
-            misses[k] += 1;
         }
     }
-    let names = ["property_id", "property_digest", "fixture_pin", "bound"];
-    let out: Vec<String> = misses
-        .iter()
-        .zip(names)
-        .filter(|(n, _)| **n > 0)
-        .map(|(n, name)| format!("{n} by {name}"))
-        .collect();
-    let mut detail = format!("{in_scope} of {} rows in scope", rows.len());
-    if !out.is_empty() {
-        detail.push_str("; out of scope: ");
-        detail.push_str(&out.join(", "));
-    }
-    detail
-}
 
-fn row_error(line: usize, err: &ParseError) -> String {
-    match err {
-        ParseError::NotJson {
-            column, message, ..
-        } => format!("line {line}, column {column}: not JSON: {message}"),
-        ParseError::NotObject => format!("line {line}: expected a JSON object"),
-        ParseError::TooDeep { .. } | ParseError::DuplicateKey { .. } => {
-            format!("line {line}: {err}")
+    fn in_scope(row: &WitnessRow, expected: &Expected) -> bool {
+        row.property_id == expected.property_id
+            && row.property_digest == expected.digest
+            && row.fixture_pin == expected.pin
+            && row.bound == expected.bound
+    }
+
+    /// Says how many rows are in scope and, for the others, which key first differed.
+    fn scope_detail(rows: &[&WitnessRow], in_scope: usize, expected: &Expected) -> String {
+        if rows.is_empty() {
+            return "the batch has no witness rows".to_string();
         }
-        ParseError::Field(f) => match f.line {
-            Some(_) => f.to_string(),
-            None => format!("line {line}: {f}"),
-        },
+        let mut misses = [0usize; 4];
+        for r in rows {
+            let keys = [
+                r.property_id == expected.property_id,
+                r.property_digest == expected.digest,
+                r.fixture_pin == expected.pin,
+                r.bound == expected.bound,
+            ];
+            if let Some(k) = keys.iter().position(|ok| !ok) {
+                misses[k] += 1;
+            }
+        }
+        let names = ["property_id", "property_digest", "fixture_pin", "bound"];
+        let out: Vec<String> = misses
+            .iter()
+            .zip(names)
+            .filter(|(n, _)| **n > 0)
+            .map(|(n, name)| format!("{n} by {name}"))
+            .collect();
+        let mut detail = format!("{in_scope} of {} rows in scope", rows.len());
+        if !out.is_empty() {
+            detail.push_str("; out of scope: ");
+            detail.push_str(&out.join(", "));
+        }
+        detail
     }
-}
 
-fn refuse(reason: &str, detail: String) -> FreezeDecision {
-    FreezeDecision {
-        admit: false,
-        reason: reason.to_string(),
-        fail_id: None,
-        pass_id: None,
-        rejected_row: None,
-        detail,
+    fn row_error(line: usize, err: &ParseError) -> String {
+        match err {
+            ParseError::NotJson {
+                column, message, ..
+            } => format!("line {line}, column {column}: not JSON: {message}"),
+            ParseError::NotObject => format!("line {line}: expected a JSON object"),
+            ParseError::TooDeep { .. } | ParseError::DuplicateKey { .. } => {
+                format!("line {line}: {err}")
+            }
+            ParseError::Field(f) => match f.line {
+                Some(_) => f.to_string(),
+                None => format!("line {line}: {f}"),
+            },
+        }
     }
-}
 
-fn reject_row(index: usize, reason: String, detail: String) -> FreezeDecision {
-    FreezeDecision {
-        admit: false,
-        reason,
-        fail_id: None,
-        pass_id: None,
-        rejected_row: Some(index),
-        detail,
+    fn refuse(reason: &str, detail: String) -> FreezeDecision {
+        FreezeDecision {
+            admit: false,
+            reason: reason.to_string(),
+            fail_id: None,
+            pass_id: None,
+            rejected_row: None,
+            detail,
+        }
     }
-}
 
+    fn reject_row(index: usize, reason: String, detail: String) -> FreezeDecision {
+        FreezeDecision {
+            admit: false,
+            reason,
+            fail_id: None,
+            pass_id: None,
+            rejected_row: Some(index),
+            detail,
+        }
+    }
 }
 
 /// splitmix64: a small, seeded stream for the random batches (the gate has no RNG crate).
@@ -259,7 +258,11 @@ fn random_line(rng: &mut Rng, ids: u64, seeds: u64) -> Vec<u8> {
     let digest = "d".repeat(64);
     let pin = "e".repeat(64);
     let property = if rng.chance(5) { "q" } else { "p" };
-    let digest = if rng.chance(5) { "x".repeat(64) } else { digest };
+    let digest = if rng.chance(5) {
+        "x".repeat(64)
+    } else {
+        digest
+    };
     let pin = if rng.chance(5) { "y".repeat(64) } else { pin };
     let bound = if rng.chance(5) { "c" } else { "b" };
     let verdict = if rng.chance(2) {
@@ -404,9 +407,17 @@ fn the_fold_decides_and_reviews_as_the_slice_implementation_did() {
         assert_eq!(lines, whole, "case {case}: the streaming reader");
         let want = reference::decide_freeze(&whole, &expected());
         for budget in [1, 3, usize::MAX] {
-            assert_eq!(decide_by_fold(&lines, budget), want, "case {case} budget {budget}");
+            assert_eq!(
+                decide_by_fold(&lines, budget),
+                want,
+                "case {case} budget {budget}"
+            );
         }
-        assert_eq!(crate::decide_freeze(&lines, &expected()), want, "case {case}");
+        assert_eq!(
+            crate::decide_freeze(&lines, &expected()),
+            want,
+            "case {case}"
+        );
         let review = same_seed_review(&whole, &expected(), None, false);
         assert_eq!(review_by_fold(&lines), review, "case {case}");
         admits += usize::from(want.admit);
@@ -427,7 +438,8 @@ fn complete_lines_only_leaves_out_a_torn_last_line_as_complete_lines_does() {
             let mut torn = bytes.clone();
             let cut = rng.below(torn.len() as u64 + 1) as usize;
             torn.truncate(cut);
-            let want = crate::decide::witness_lines_from_bytes(seedledger_format::complete_lines(&torn));
+            let want =
+                crate::decide::witness_lines_from_bytes(seedledger_format::complete_lines(&torn));
             assert_eq!(streamed(&[torn], true), want, "case {case}");
         }
     }
@@ -449,7 +461,12 @@ fn a_repeated_id_is_found_across_shares_and_files() {
         let d = decide_by_fold(&lines, budget);
         assert_eq!(d.reason, "malformed witness a-17");
         assert_eq!(d.rejected_row, Some(51));
-        assert!(d.detail.contains("line 2: witness_id `a-17` is already used"), "{}", d.detail);
+        assert!(
+            d.detail
+                .contains("line 2: witness_id `a-17` is already used"),
+            "{}",
+            d.detail
+        );
     }
     assert_eq!(
         parse_witness_lines(&row("x", 1)).len(),

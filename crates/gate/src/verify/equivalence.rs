@@ -64,7 +64,11 @@ fn run(rng: &mut Rng) -> (Receipt, Vec<WitnessRow>) {
             }
         }
     }
-    let failing: Vec<u64> = rows.iter().filter(|r| r.verdict == Verdict::Fail).map(|r| r.seed).collect();
+    let failing: Vec<u64> = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .map(|r| r.seed)
+        .collect();
     let mut modes: Vec<FailureMode> = Vec::new();
     for r in rows.iter().filter(|r| r.verdict == Verdict::Fail) {
         match modes.iter_mut().find(|m| m.signature == r.signature) {
@@ -223,8 +227,14 @@ fn rows_agree_as_a_stream_exactly_when_verify_receipt_says_so() {
             refused += 1;
         }
         if want.is_ok() && !receipt.stopped_early && receipt.verdicts.is_some() {
-            assert!(got, "case {case}: a closed receipt that agrees must agree as a stream");
+            assert!(
+                got,
+                "case {case}: a closed receipt that agrees must agree as a stream"
+            );
         }
     }
-    assert!(agreed > 1_000 && refused > 1_000, "{agreed} agreed, {refused} refused");
+    assert!(
+        agreed > 1_000 && refused > 1_000,
+        "{agreed} agreed, {refused} refused"
+    );
 }
