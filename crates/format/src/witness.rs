@@ -1,5 +1,7 @@
 //! Witness rows: one JSON object per line, one line per trial (SPEC: Witness row).
 
+mod fast;
+
 use crate::errors::ParseError;
 use crate::fields::{Fields, invalid};
 use serde::{Deserialize, Serialize};
@@ -235,6 +237,22 @@ pub fn parse_witness_lines(text: &str) -> Vec<WitnessLine> {
 /// without the line ending. `None` when the line is blank. A line that is not valid UTF-8 is
 /// kept as a line that is not JSON (`invalid UTF-8`), with no id.
 pub fn parse_witness_line(line: usize, bytes: &[u8]) -> Option<WitnessLine> {
+    // The rows a runner writes take the fast path; everything else is read exactly.
+    if let Ok(l) = std::str::from_utf8(bytes)
+        && let Some(row) = fast::row(l)
+    {
+        return Some(WitnessLine {
+            line,
+            witness_id: Some(row.witness_id.clone()),
+            remote_minting: row.runner == Runner::Remote && row.freeze_writer,
+            row: Ok(row),
+        });
+    }
+    parse_witness_line_exactly(line, bytes)
+}
+
+/// [`parse_witness_line`] without its fast path: every line through a JSON value.
+pub fn parse_witness_line_exactly(line: usize, bytes: &[u8]) -> Option<WitnessLine> {
     let Ok(l) = std::str::from_utf8(bytes) else {
         return Some(WitnessLine {
             line,
@@ -380,6 +398,32 @@ mod tests {
             WitnessRow::from_value(&serde_json::from_str(&row.to_json_line()).unwrap()).unwrap(),
             row
         );
+    }
+
+    #[test]
+    fn the_rows_a_runner_writes_take_the_fast_path_and_read_the_same() {
+        let signed = LOCAL.replace(
+            r#""freeze_writer":false"#,
+            r#""freeze_writer":false,"run_id":"r1","patch_id":"pr-7","code":"diff:c","sig":"ab""#,
+        );
+        for line in [LOCAL.to_string(), signed, format!(" {LOCAL}\r")] {
+            let fast = fast::row(&line).expect("a runner's row takes the fast path");
+            let exact = parse_witness_line_exactly(1, line.as_bytes()).unwrap();
+            assert_eq!(Ok(fast), exact.row, "{line}");
+        }
+        // What the fast path cannot vouch for, it leaves to the exact reading.
+        for line in [
+            LOCAL.replace(r#""seed":17"#, r#""seed":17,"seed":17"#),
+            LOCAL.replace(r#""bound":"total>=0""#, r#""bound":"""#),
+            LOCAL.replace(r#""seed":17"#, r#""seed":null"#),
+            LOCAL.replace(r#""runner":"local""#, r#""runner":"cloud""#),
+            LOCAL.replace(
+                r#""freeze_writer":false"#,
+                r#""freeze_writer":false,"x":{"a":1,"a":2}"#,
+            ),
+        ] {
+            assert!(fast::row(&line).is_none(), "{line}");
+        }
     }
 
     #[test]

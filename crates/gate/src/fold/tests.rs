@@ -293,6 +293,18 @@ fn random_line(rng: &mut Rng, ids: u64, seeds: u64) -> Vec<u8> {
     if rng.chance(3) {
         fields.remove(rng.below(fields.len() as u64) as usize);
     }
+    if rng.chance(4) {
+        // A member with a value of another type (or empty, or null).
+        let at = rng.below(fields.len() as u64) as usize;
+        let key = fields[at].split(':').next().unwrap_or("").to_string();
+        let value = rng.pick(&["null", "\"\"", "17.0", "\"17\"", "true", "[1]", "{}", "-1"]);
+        fields[at] = format!("{key}: {value}");
+    }
+    if rng.chance(5) {
+        let ext = rng.pick(&["run_id", "patch_id", "code", "replayed_signature", "sig"]);
+        let value = rng.pick(&["\"r1\"", "\"\"", "7", "null", "{\"x\": [1]}"]);
+        fields.push(format!("\"{ext}\": {value}"));
+    }
     if rng.chance(2) {
         let at = rng.below(fields.len() as u64) as usize;
         let copy = fields[at].clone();
@@ -326,6 +338,25 @@ fn random_files(rng: &mut Rng) -> Vec<Vec<u8>> {
             bytes
         })
         .collect()
+}
+
+/// The lines of every file read exactly (no fast path), as the former whole-file reading split
+/// them: `\n` ends a line, a `\r` before it is dropped.
+fn exact_lines(files: &[Vec<u8>]) -> Vec<WitnessLine> {
+    let mut out = Vec::new();
+    for bytes in files {
+        let pieces: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+        let last = pieces.len() - 1;
+        for (i, piece) in pieces.into_iter().enumerate() {
+            let text = if i < last {
+                piece.strip_suffix(b"\r").unwrap_or(piece)
+            } else {
+                piece
+            };
+            out.extend(seedledger_format::parse_witness_line_exactly(i + 1, text));
+        }
+    }
+    out
 }
 
 /// The lines of every file through the streaming reader, in order.
@@ -405,6 +436,7 @@ fn the_fold_decides_and_reviews_as_the_slice_implementation_did() {
             .collect();
         let lines = streamed(&files, false);
         assert_eq!(lines, whole, "case {case}: the streaming reader");
+        assert_eq!(lines, exact_lines(&files), "case {case}: the fast path");
         let want = reference::decide_freeze(&whole, &expected());
         for budget in [1, 3, usize::MAX] {
             assert_eq!(
