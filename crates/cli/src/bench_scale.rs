@@ -27,8 +27,8 @@ pub struct ScaleBenchArgs {
     /// The smallest plan, in seeds.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     min: u64,
-    /// The largest plan, in seeds (10000000 for 10^7: today's `gate decide` then needs
-    /// about 1.1 KB of memory per witness row, over 20 GB for the two files).
+    /// The largest plan, in seeds (10000000 for 10^7: two runs of that size take minutes and
+    /// write two witness files of over 4 GB each, removed after the measurement).
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     max: u64,
     /// A smoke test: plans of 10 and 100 seeds (figures meaningless).

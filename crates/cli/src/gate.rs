@@ -1193,7 +1193,8 @@ fn read(path: &Path, what: &str) -> anyhow::Result<Vec<u8>> {
 
 /// The largest receipt the gate reads (a 10^7-seed plan's receipt is about 190 MB).
 pub const MAX_RECEIPT_BYTES: u64 = 1 << 30;
-/// The largest witness file the gate reads (`gate decide` holds its rows in memory).
+/// The largest witness file the gate reads (`gate cite` still holds its rows in memory;
+/// `gate decide` and `gate close --verify` stream them).
 pub const MAX_WITNESS_BYTES: u64 = 4 << 30;
 /// The largest spec file the gate reads.
 pub const MAX_SPEC_BYTES: u64 = 1 << 20;

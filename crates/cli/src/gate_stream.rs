@@ -15,8 +15,8 @@ use crate::trust::Roles;
 use anyhow::{Context, bail};
 use seedledger_format::{LedgerScan, Wanted, WitnessLine, WitnessLineReader};
 use seedledger_gate::{
-    Closing, DecideState, Expected, FreezeDecision, RepeatFinder, Review, ReviewTally, RunRows,
-    close_scan, repeated_fingerprints,
+    Closing, DecideState, Expected, FreezeDecision, RepeatFinder, Review, ReviewJoin, ReviewTally,
+    RunRows, close_scan, repeated_fingerprints,
 };
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -158,33 +158,36 @@ pub fn decide<'a>(
     let wanted = fingerprints.repeated()?;
     let mut finder = RepeatFinder::new(wanted, state.rejected_at());
     let mut repeat = None;
-    let review = if tally.needs_join() || !finder.done() {
-        let mut join = tally.needs_join().then(|| tally.clone().join());
+    // The review's second pass, when the scope holds fails and passes (`Ok`), else its tally.
+    let mut review: Result<ReviewJoin, ReviewTally> = if tally.needs_join() {
+        Ok(tally.join())
+    } else {
+        Err(tally)
+    };
+    if review.is_ok() || !finder.done() {
         stream(files, roles, &mut Vec::new(), |it| {
             if let Some(r) = finder.push(it) {
                 repeat = Some(r);
             }
-            if let Some(join) = &mut join {
+            if let Ok(join) = &mut review {
                 join.push(it);
             }
-            join.is_some() || !finder.done()
+            review.is_ok() || !finder.done()
         })?;
-        match join {
-            Some(join) => {
-                // The rows the review names, by index: read until they are all in.
-                let mut fetch = join.fetch();
-                if !fetch.done() {
-                    stream(files, roles, &mut Vec::new(), |it| {
-                        fetch.push(it);
-                        !fetch.done()
-                    })?;
-                }
-                fetch.finish()
+    }
+    let review = match review {
+        Ok(join) => {
+            // The rows the review names, by index: read until they are all in.
+            let mut fetch = join.fetch();
+            if !fetch.done() {
+                stream(files, roles, &mut Vec::new(), |it| {
+                    fetch.push(it);
+                    !fetch.done()
+                })?;
             }
-            None => tally.finish(),
+            fetch.finish()
         }
-    } else {
-        tally.finish()
+        Err(tally) => tally.finish(),
     };
     let decision = state.finish(repeat);
     let culprit = decision.rejected_row.and_then(|index| {
