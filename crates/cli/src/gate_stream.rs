@@ -52,11 +52,12 @@ pub fn scan_receipt(file: &Path) -> Option<ScannedReceipt> {
 }
 
 /// `gate close --verify` over streams: `Some` (what agreed, as `gate close` prints it) when the
-/// receipt at `file` — closed, with `verdicts` — agrees with its run's rows in the witness
-/// file beside it, certain without holding the receipt's seed lists or the rows
-/// (`seedledger_gate::RunRows`). `None` in every other case (it may disagree; it is open; it
-/// cannot be scanned or read): the caller then reads both whole and `verify_receipt` names
-/// the first disagreement or the error, as before. Memory: the receipt's `verdicts` (one
+/// receipt at `file` agrees with its run's rows in the witness file beside it, certain
+/// without holding the receipt's seed lists or the rows (`seedledger_gate::RunRows`): a
+/// closed receipt with `verdicts`, or an open one whose rows begin its judged seeds. `None`
+/// in every other case (it may disagree; it cannot be scanned or read): the caller then
+/// reads both whole and `verify_receipt` names the first disagreement or the error, as
+/// before. Memory: the receipt's `verdicts` (one
 /// byte per attempted seed), its discarded seeds, one entry per failure signature.
 pub fn verify_beside(file: &Path) -> Option<String> {
     let read = |wanted: Wanted| -> Option<LedgerScan> {
@@ -68,40 +69,62 @@ pub fn verify_beside(file: &Path) -> Option<String> {
         ..Wanted::default()
     })?;
     let receipt = first.receipt_without_lists().ok()?;
-    let verdicts = first.verdicts.clone()?;
-    if receipt.stopped_early {
-        return None;
-    }
-    let verdicts_len = verdicts.len() as u64;
-    let second = read(Wanted {
-        verdicts: Some(verdicts),
-        ..Wanted::default()
-    })?;
-    let attempted = &second.attempted_seeds;
-    let judged = attempted.judged.as_ref()?;
-    let failing_seeds = match (first.failing_seeds, first.failing_seeds_hash) {
-        (Some(n), Some(hash)) => (n, hash),
-        _ => (0, seedledger_format::SeedsHasher::default().finish()),
+    let verdicts = first.verdicts.clone();
+    let verdicts_len = verdicts.as_ref().map_or(0, |v| v.len() as u64);
+    // The attempted seeds beside the verdicts: which were discarded, and what the rows must be.
+    let second = match &verdicts {
+        Some(v) => Some(read(Wanted {
+            verdicts: Some(v.clone()),
+            ..Wanted::default()
+        })?),
+        None if receipt.stopped_early => None,
+        // A closed receipt without verdicts: `verify_receipt` says so.
+        None => return None,
     };
+    let judged = second
+        .as_ref()
+        .and_then(|s| s.attempted_seeds.judged.as_ref());
+    let discarded = judged.map_or(&[][..], |j| j.discarded.as_slice());
     let witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
-    let mut rows = RunRows::new(&receipt, &judged.discarded)?;
+    let mut rows = RunRows::new(&receipt, discarded)?;
     let (reader, _) = open_bounded(&witnesses, "witness file", MAX_WITNESS_BYTES).ok()?;
     let mut lines =
         WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, reader)).complete_lines_only();
     while let Some(it) = lines.next_line().ok()? {
         rows.push(&it);
     }
-    if lines.bytes_read() > MAX_WITNESS_BYTES
-        || !rows.agree(judged, verdicts_len, attempted.len, failing_seeds)
-    {
+    if lines.bytes_read() > MAX_WITNESS_BYTES {
         return None;
     }
-    Some(format!(
-        "{} attempted seeds of run {} in `{}`",
-        attempted.len,
-        receipt.run_id.as_deref().unwrap_or("?"),
-        witnesses.display()
-    ))
+    let attempted_len = first.attempted_seeds.len;
+    let agrees = if receipt.stopped_early {
+        // An open receipt: its rows begin its judged seeds (a third read hashes that prefix).
+        let prefix = read(Wanted {
+            verdicts: verdicts.clone(),
+            prefix: Some(rows.count()),
+            ..Wanted::default()
+        })?;
+        rows.agree_open(
+            prefix.attempted_seeds.prefix_hash,
+            judged,
+            verdicts_len,
+            attempted_len,
+        )
+    } else {
+        let failing_seeds = match (first.failing_seeds, first.failing_seeds_hash) {
+            (Some(n), Some(hash)) => (n, hash),
+            _ => (0, seedledger_format::SeedsHasher::default().finish()),
+        };
+        rows.agree(judged?, verdicts_len, attempted_len, failing_seeds)
+    };
+    agrees.then(|| {
+        format!(
+            "{} attempted seeds of run {} in `{}`",
+            attempted_len,
+            receipt.run_id.as_deref().unwrap_or("?"),
+            witnesses.display()
+        )
+    })
 }
 
 /// `gate decide`'s outcome over streamed witness files.

@@ -57,6 +57,9 @@ pub struct SeedList {
     pub hash: [u8; 32],
     /// The list read beside the receipt's `verdicts` ([`Wanted::verdicts`]).
     pub judged: Option<Judged>,
+    /// The hash ([`SeedsHasher`]) of its first [`Wanted::prefix`] seeds — of those with a
+    /// verdict, when read beside `verdicts` — when it has that many.
+    pub prefix_hash: Option<[u8; 32]>,
 }
 
 /// `attempted_seeds` read beside `verdicts` (one character per attempted seed): what a
@@ -114,6 +117,8 @@ pub struct Wanted {
     /// Read `attempted_seeds` beside these verdicts (kept by an earlier read):
     /// [`SeedList::judged`].
     pub verdicts: Option<String>,
+    /// Hash the first this many seeds of `attempted_seeds`: [`SeedList::prefix_hash`].
+    pub prefix: Option<u64>,
 }
 
 /// The receipt cannot be scanned: read it the exact way instead (see the module docs). Also
@@ -247,6 +252,7 @@ impl<'de> Visitor<'de> for TopVisitor<'_> {
                         block: self.wanted.block,
                         member: None,
                         verdicts: None,
+                        prefix: None,
                     };
                     top.planned = Some(map.next_value_seed(wanted)?);
                 }
@@ -255,6 +261,7 @@ impl<'de> Visitor<'de> for TopVisitor<'_> {
                         block: self.wanted.block,
                         member: self.wanted.member,
                         verdicts: self.wanted.verdicts.as_deref().map(str::as_bytes),
+                        prefix: self.wanted.prefix,
                     };
                     top.attempted = Some(map.next_value_seed(wanted)?);
                 }
@@ -289,6 +296,7 @@ struct ListWanted<'v> {
     block: Option<u64>,
     member: Option<u64>,
     verdicts: Option<&'v [u8]>,
+    prefix: Option<u64>,
 }
 
 impl<'de> DeserializeSeed<'de> for ListWanted<'_> {
@@ -313,9 +321,28 @@ impl<'de> Visitor<'de> for ListWanted<'_> {
             .verdicts
             .map(|_| (Judged::default(), JudgedHasher::default()));
         let mut in_block = 0;
+        // The prefix hashed so far, and how many seeds it holds.
+        let mut prefix = (SeedsHasher::default(), 0u64);
+        if self.prefix == Some(0) {
+            list.prefix_hash = Some(SeedsHasher::default().finish());
+        }
         while let Some(seed) = seq.next_element::<u64>()? {
             hasher.update(seed.to_le_bytes());
             whole.push(seed);
+            let counts = match self.verdicts {
+                Some(v) => matches!(v.get(list.len as usize), Some(b'.' | b'F')),
+                None => true,
+            };
+            if let Some(n) = self.prefix
+                && counts
+                && prefix.1 < n
+            {
+                prefix.0.push(seed);
+                prefix.1 += 1;
+                if prefix.1 == n {
+                    list.prefix_hash = Some(std::mem::take(&mut prefix.0).finish());
+                }
+            }
             if let (Some(v), Some((j, h))) = (self.verdicts, &mut judged) {
                 match v.get(list.len as usize) {
                     Some(b'd') => j.discarded.push(seed),

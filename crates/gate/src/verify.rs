@@ -286,10 +286,14 @@ pub struct RunRows<'r> {
     /// The seeds the receipt's `verdicts` mark discarded, sorted.
     discarded: &'r [u64],
     /// A line that is not a well-formed row, a row named or labelled otherwise than the
-    /// receipt says, a row on a discarded seed, a fail signature none of the modes has.
+    /// receipt says, a row on a discarded seed.
     differs: bool,
+    /// A fail signature none of the receipt's failure modes has (checked for closed
+    /// receipts only).
+    outside_modes: bool,
     count: u64,
     judged: JudgedHasher,
+    seeds: SeedsHasher,
     failing: SeedsHasher,
     failing_count: u64,
     first_failing: Option<u64>,
@@ -307,8 +311,10 @@ impl<'r> RunRows<'r> {
             receipt,
             discarded,
             differs: false,
+            outside_modes: false,
             count: 0,
             judged: JudgedHasher::default(),
+            seeds: SeedsHasher::default(),
             failing: SeedsHasher::default(),
             failing_count: 0,
             first_failing: None,
@@ -337,6 +343,7 @@ impl<'r> RunRows<'r> {
             || r.runner.is_some_and(|runner| runner != row.runner)
             || self.discarded.binary_search(&row.seed).is_ok();
         self.count += 1;
+        self.seeds.push(row.seed);
         match row.verdict {
             Verdict::Pass => self.judged.push(row.seed, b'.'),
             Verdict::Fail => {
@@ -347,7 +354,7 @@ impl<'r> RunRows<'r> {
                 if !r.failure_modes.is_empty()
                     && !r.failure_modes.iter().any(|m| m.signature == row.signature)
                 {
-                    self.differs = true;
+                    self.outside_modes = true;
                 }
                 let mode = self
                     .modes
@@ -356,6 +363,31 @@ impl<'r> RunRows<'r> {
                 mode.0 += 1;
             }
         }
+    }
+
+    /// How many rows the run has: an open receipt's rows are checked against a prefix of this
+    /// length of its judged seeds ([`RunRows::agree_open`]).
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// [`RunRows::agree`] for an open receipt (`stopped_early: true`), whose rows need only
+    /// begin its judged seeds: `prefix_hash` is the hash ([`SeedsHasher`]) of its first
+    /// [`RunRows::count`] judged seeds (attempted seeds, without `verdicts`), `None` when it
+    /// has fewer; `judged` its attempted seeds read beside its `verdicts`, when it has them.
+    /// Without `verdicts` only rows that are a prefix of the attempted seeds agree here (the
+    /// rows may also skip discarded seeds: [`verify_receipt`] judges those).
+    pub fn agree_open(
+        self,
+        prefix_hash: Option<[u8; 32]>,
+        judged: Option<&Judged>,
+        verdicts_len: u64,
+        attempted_len: u64,
+    ) -> bool {
+        self.receipt.stopped_early
+            && !self.differs
+            && judged.is_none_or(|j| !j.bad && verdicts_len == attempted_len)
+            && prefix_hash == Some(self.seeds.finish())
     }
 
     /// Whether the rows agree with the receipt, for certain (short of a SHA-256 collision):
@@ -373,6 +405,7 @@ impl<'r> RunRows<'r> {
         let r = self.receipt;
         !r.stopped_early
             && !self.differs
+            && !self.outside_modes
             && !judged.bad
             && verdicts_len == attempted_len
             && self.count == judged.count

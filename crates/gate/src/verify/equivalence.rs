@@ -100,7 +100,7 @@ fn run(rng: &mut Rng) -> (Receipt, Vec<WitnessRow>) {
 /// One random edit of the evidence.
 fn edit(rng: &mut Rng, r: &mut Receipt, rows: &mut Vec<WitnessRow>, extra: &mut Vec<String>) {
     let at = |rng: &mut Rng, len: usize| rng.below(len as u64) as usize;
-    match rng.below(16) {
+    match rng.below(17) {
         0 if !rows.is_empty() => {
             let i = at(rng, rows.len());
             rows.remove(i);
@@ -136,7 +136,12 @@ fn edit(rng: &mut Rng, r: &mut Receipt, rows: &mut Vec<WitnessRow>, extra: &mut 
             }
         }
         8 => r.verdicts = None,
-        9 => r.stopped_early = true,
+        9 => {
+            // As a kill leaves a run: open, the last rows not yet written.
+            r.stopped_early = true;
+            let keep = at(rng, rows.len() + 1);
+            rows.truncate(keep);
+        }
         10 => {
             if let Some(m) = r.failure_modes.first_mut() {
                 m.count += 1;
@@ -160,11 +165,16 @@ fn edit(rng: &mut Rng, r: &mut Receipt, rows: &mut Vec<WitnessRow>, extra: &mut 
                 v.push('.');
             }
         }
+        16 => {
+            r.stopped_early = true;
+            r.verdicts = None;
+        }
         _ => {}
     }
 }
 
-/// What a streaming caller concludes: `true` only when it is sure they agree.
+/// What a streaming caller concludes (as `gate close --verify` does): `true` only when it is
+/// sure they agree.
 fn agree(text: &str, lines: &[WitnessLine]) -> bool {
     let scan = |w| LedgerScan::read(text.as_bytes(), w).ok();
     let Some(first) = scan(Wanted {
@@ -173,38 +183,53 @@ fn agree(text: &str, lines: &[WitnessLine]) -> bool {
     }) else {
         return false;
     };
-    let (Ok(receipt), Some(verdicts)) = (first.receipt_without_lists(), first.verdicts.clone())
-    else {
+    let Ok(receipt) = first.receipt_without_lists() else {
         return false;
     };
-    let len = verdicts.len() as u64;
-    let Some(second) = scan(Wanted {
-        verdicts: Some(verdicts),
-        ..Wanted::default()
-    }) else {
+    let verdicts = first.verdicts.clone();
+    let len = verdicts.as_ref().map_or(0, |v| v.len() as u64);
+    let second = match &verdicts {
+        Some(v) => scan(Wanted {
+            verdicts: Some(v.clone()),
+            ..Wanted::default()
+        }),
+        None => None,
+    };
+    if verdicts.is_some() && second.is_none() || verdicts.is_none() && !receipt.stopped_early {
         return false;
-    };
-    let attempted = &second.attempted_seeds;
-    let Some(judged) = attempted.judged.as_ref() else {
-        return false;
-    };
-    let failing = match (first.failing_seeds, first.failing_seeds_hash) {
-        (Some(n), Some(h)) => (n, h),
-        _ => (0, seedledger_format::SeedsHasher::default().finish()),
-    };
-    let Some(mut rows) = RunRows::new(&receipt, &judged.discarded) else {
+    }
+    let judged = second
+        .as_ref()
+        .and_then(|s| s.attempted_seeds.judged.as_ref());
+    let discarded = judged.map_or(&[][..], |j| j.discarded.as_slice());
+    let Some(mut rows) = RunRows::new(&receipt, discarded) else {
         return false;
     };
     for it in lines {
         rows.push(it);
     }
-    rows.agree(judged, len, attempted.len, failing)
+    let attempted = first.attempted_seeds.len;
+    if receipt.stopped_early {
+        let Some(prefix) = scan(Wanted {
+            verdicts: verdicts.clone(),
+            prefix: Some(rows.count()),
+            ..Wanted::default()
+        }) else {
+            return false;
+        };
+        return rows.agree_open(prefix.attempted_seeds.prefix_hash, judged, len, attempted);
+    }
+    let failing = match (first.failing_seeds, first.failing_seeds_hash) {
+        (Some(n), Some(h)) => (n, h),
+        _ => (0, seedledger_format::SeedsHasher::default().finish()),
+    };
+    judged.is_some_and(|j| rows.agree(j, len, attempted, failing))
 }
 
 #[test]
 fn rows_agree_as_a_stream_exactly_when_verify_receipt_says_so() {
     let mut rng = Rng(0x7e51f);
-    let (mut agreed, mut refused) = (0, 0);
+    let (mut agreed, mut refused, mut open_agreed) = (0, 0, 0);
     for case in 0..6_000 {
         let (mut receipt, mut rows) = run(&mut rng);
         let mut extra = Vec::new();
@@ -226,15 +251,24 @@ fn rows_agree_as_a_stream_exactly_when_verify_receipt_says_so() {
         } else {
             refused += 1;
         }
-        if want.is_ok() && !receipt.stopped_early && receipt.verdicts.is_some() {
+        // With verdicts, a receipt (closed or open) that agrees always agrees as a stream;
+        // an open one without verdicts whenever its rows begin its attempted seeds.
+        if want.is_ok() && receipt.verdicts.is_some() {
             assert!(
                 got,
-                "case {case}: a closed receipt that agrees must agree as a stream"
+                "case {case}: a receipt that agrees must agree as a stream"
             );
+        }
+        if receipt.stopped_early && got {
+            open_agreed += 1;
         }
     }
     assert!(
         agreed > 1_000 && refused > 1_000,
         "{agreed} agreed, {refused} refused"
+    );
+    assert!(
+        open_agreed > 100,
+        "{open_agreed} open receipts agreed as a stream"
     );
 }
