@@ -5,7 +5,7 @@
 //! binary as a child process (wall time, peak resident memory, receipt and witness file
 //! sizes), a second run as `--runner remote` into another directory (the second witness file
 //! a freeze decision reads), then `gate close` on the receipt and `gate decide` on both
-//! witness files (time and peak memory each). Peak memory is the child's `ru_maxrss` from
+//! witness files, `gate close --verify` on the receipt and its rows (time and peak memory each). Peak memory is the child's `ru_maxrss` from
 //! `wait4(2)`, which covers the processes it waited for (the supervised run worker).
 
 use clap::Args;
@@ -27,8 +27,8 @@ pub struct ScaleBenchArgs {
     /// The smallest plan, in seeds.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     min: u64,
-    /// The largest plan, in seeds (10000000 for 10^7: today's `gate decide` then needs
-    /// about 1.1 KB of memory per witness row, over 20 GB for the two files).
+    /// The largest plan, in seeds (10000000 for 10^7: two runs of that size take minutes and
+    /// write two witness files of over 4 GB each, removed after the measurement).
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     max: u64,
     /// A smoke test: plans of 10 and 100 seeds (figures meaningless).
@@ -56,6 +56,7 @@ struct ScaleRow {
     receipt_bytes: u64,
     witness_bytes: u64,
     close: Measured,
+    verify: Measured,
     decide: Measured,
 }
 
@@ -113,10 +114,10 @@ fn scale(args: &ScaleBenchArgs, suite: &[Property]) -> Result<(), String> {
         rows.push(measure_plan(&exe, id, n, tmp.path())?);
     }
     outln!(
-        "scale benchmark: property {id}; `prop run --cases N` (one job), then `gate close` on its receipt and `gate decide` on two witness files of N rows (the run's and a second run's as --runner remote)"
+        "scale benchmark: property {id}; `prop run --cases N` (one job), then `gate close` and `gate close --verify` on its receipt and `gate decide` on two witness files of N rows (the run's and a second run's as --runner remote)"
     );
     outln!(
-        "{:>10} {:>9} {:>9} {:>10} {:>11} {:>11} {:>9} {:>10} {:>9} {:>10}",
+        "{:>10} {:>9} {:>9} {:>10} {:>11} {:>11} {:>9} {:>10} {:>9} {:>10} {:>9} {:>10}",
         "N",
         "run s",
         "µs/seed",
@@ -125,12 +126,14 @@ fn scale(args: &ScaleBenchArgs, suite: &[Property]) -> Result<(), String> {
         "witness MB",
         "close s",
         "close MB",
+        "verify s",
+        "verify MB",
         "decide s",
         "decide MB"
     );
     for row in &rows {
         outln!(
-            "{:>10} {:>9.2} {:>9.2} {:>10.1} {:>11.3} {:>11.3} {:>9.2} {:>10.1} {:>9.2} {:>10.1}",
+            "{:>10} {:>9.2} {:>9.2} {:>10.1} {:>11.3} {:>11.3} {:>9.2} {:>10.1} {:>9.2} {:>10.1} {:>9.2} {:>10.1}",
             row.n,
             row.run.wall.as_secs_f64(),
             row.run.wall.as_secs_f64() * 1e6 / row.n as f64,
@@ -139,6 +142,8 @@ fn scale(args: &ScaleBenchArgs, suite: &[Property]) -> Result<(), String> {
             mb(row.witness_bytes),
             row.close.wall.as_secs_f64(),
             mb(row.close.peak_rss),
+            row.verify.wall.as_secs_f64(),
+            mb(row.verify.peak_rss),
             row.decide.wall.as_secs_f64(),
             mb(row.decide.peak_rss),
         );
@@ -224,14 +229,26 @@ fn measure_plan(exe: &Path, id: &str, n: u64, root: &Path) -> Result<ScaleRow, S
     };
     let receipt_bytes = size(&receipt)?;
     let witness_bytes = size(&witness)?;
-    errln!("bench scale: {n} seeds: gate close, gate decide");
+    errln!("bench scale: {n} seeds: gate close, gate close --verify, gate decide");
     // Exit 1 ("not eligible", "refused") is an answer; only 2 (an error) is not.
     let close = measured(
         exe,
-        &["gate".into(), "close".into(), receipt.into()],
+        &["gate".into(), "close".into(), receipt.clone().into()],
         root,
         &[0, 1],
         "gate close",
+    )?;
+    let verify = measured(
+        exe,
+        &[
+            "gate".into(),
+            "close".into(),
+            "--verify".into(),
+            receipt.into(),
+        ],
+        root,
+        &[0, 1],
+        "gate close --verify",
     )?;
     let decide = measured(
         exe,
@@ -256,6 +273,7 @@ fn measure_plan(exe: &Path, id: &str, n: u64, root: &Path) -> Result<ScaleRow, S
         receipt_bytes,
         witness_bytes,
         close,
+        verify,
         decide,
     })
 }

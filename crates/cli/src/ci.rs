@@ -5,7 +5,7 @@
 //! maintainer can re-run — and the workflow, the simulation and the tests share one code path.
 
 use clap::{Args, Subcommand};
-use seedledger_format::{ExitStatus, Receipt};
+use seedledger_format::{ExitStatus, LedgerScan, NotScanned, Receipt, Wanted};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -185,23 +185,40 @@ fn os(args: &[&str]) -> Vec<OsString> {
     args.iter().map(OsString::from).collect()
 }
 
+/// A receipt read strictly (`Receipt::parse`), and whether it lists failing seeds; `None`
+/// when it cannot be read or is not a receipt. Read as a stream (`LedgerScan`: the seed lists
+/// are not held) when the scan reads it, else whole.
+fn read_identity(path: &Path) -> Option<(Receipt, bool)> {
+    let file = std::fs::File::open(path).ok()?;
+    match LedgerScan::read(file, Wanted::default()) {
+        Ok(scan) => {
+            let failing = scan.failing_seeds.unwrap_or(0) > 0;
+            scan.receipt_without_lists().ok().map(|r| (r, failing))
+        }
+        Err(NotScanned::Io(_)) => None,
+        Err(NotScanned::ReadExactly(_)) => {
+            let r = std::fs::read_to_string(path)
+                .ok()
+                .and_then(|t| Receipt::parse(&t).ok())?;
+            let failing = !r.failing_seeds.is_empty();
+            Some((r, failing))
+        }
+    }
+}
+
 fn gate(args: &GateArgs) -> ExitStatus {
     let mut receipts = Vec::new();
     let mut failing = Vec::new();
     let mut worst = ExitStatus::Success;
     // An unlistable --local is reported below as holding no receipts.
     for path in crate::prop::receipt_files(&args.local).unwrap_or_default() {
-        let parsed = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|t| Receipt::parse(&t).ok());
-        if let (Some(patch), Some(r)) = (&args.patch_id, &parsed)
+        let parsed = read_identity(&path);
+        if let (Some(patch), Some((r, _))) = (&args.patch_id, &parsed)
             && &r.patch_id != patch
         {
             continue;
         }
-        if let Some(r) = parsed
-            && !r.failing_seeds.is_empty()
-        {
+        if let Some((r, true)) = parsed {
             failing.push((path.clone(), r));
         }
         receipts.push(path);

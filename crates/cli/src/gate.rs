@@ -18,7 +18,7 @@ use seedledger_format::{
 use seedledger_gate::{
     CiteError, CiteRequest, CloseStatus, Closing, Current, Expected, FreezeDecision, ReceiptFacts,
     Retirement, Review, RunEvidence, citable_evidence, close_ledger_bytes, decide_freeze,
-    patch_counts, receipt_retirement, same_seed_review, verify_receipt, witness_lines_from_bytes,
+    patch_counts, receipt_retirement, verify_receipt, witness_lines_from_bytes,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -406,8 +406,37 @@ struct ReadReceipt {
 
 /// Reads and closes one receipt. `Err` (a message naming the file, and the line and column
 /// when it is not JSON) only when the file cannot be read or is not JSON at all.
+///
+/// The receipt is scanned as a stream (`seedledger_gate::close_scan`: its seed lists are
+/// never held); one the scan does not read — bad UTF-8 or JSON, a repeated key, a malformed
+/// decision field — is read whole as before, so its error or `incomplete_fields` detail is
+/// word for word what it was (and so is a receipt that cannot be opened or read).
 fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
     let shown = file.display().to_string();
+    if let Some(read) = crate::gate_stream::scan_receipt(file) {
+        let text = |key: &str| {
+            read.others
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        return Ok(ReadReceipt {
+            patch_id: text("patch_id"),
+            property_id: text("property_id"),
+            fixture_hash: text("fixture_hash"),
+            code: text("code"),
+            code_base: text("code_base"),
+            disagreement: None,
+            run_id: text("run_id"),
+            part_runs: Vec::new(),
+            own_rows: Vec::new(),
+            runs_beside: Vec::new(),
+            failing_seeds: Vec::new(),
+            shown,
+            closing: read.closing,
+        });
+    }
     let bytes = read_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
     let closing = close_ledger_bytes(&bytes).map_err(|e| format!("receipt `{shown}`: {e}"))?;
     // The bytes are JSON (close_ledger_bytes said so); a value that is not an object has no
@@ -533,6 +562,9 @@ fn read_beside(file: &Path) -> Result<Beside, String> {
 /// Cross-checks the receipt at `file` against the rows of its run in the witness file beside
 /// it. `Ok` says what agreed; `Err` the first disagreement (or why it could not be checked).
 fn verify_beside(file: &Path) -> Result<String, String> {
+    if let Some(agrees) = crate::gate_stream::verify_beside(file) {
+        return Ok(agrees);
+    }
     let Beside {
         receipt,
         lines,
@@ -635,18 +667,16 @@ struct Evaluation {
 }
 
 fn decide(args: &DecideArgs) -> anyhow::Result<ExitStatus> {
-    let Evaluation {
-        decision,
-        expected,
-        lines,
-        roles,
-        ..
-    } = evaluate(&args.expect)?;
+    let x = expectation(&args.expect)?;
+    // The witness files are streamed, never held: see `gate_stream`.
+    let streamed = crate::gate_stream::decide(&args.expect.witnesses, &x.expected, &x.roles)?;
+    x.notes(streamed.lines, &streamed.decision, streamed.culprit);
     // What the citation writer's same-seed review would say (it does not change the
     // decision, nor the exit status: SPEC's decision 2 stays blind to seeds).
-    let review = same_seed_review(&lines, &expected, None, false);
+    let review = streamed.review;
+    let decision = streamed.decision;
     err_line(&format!("note: same-seed review: {}", review.detail));
-    print_decision(&decision, &review, roles, args.format);
+    print_decision(&decision, &review, x.roles.label(), args.format);
     Ok(if decision.admit {
         ExitStatus::Success
     } else {
@@ -654,10 +684,44 @@ fn decide(args: &DecideArgs) -> anyhow::Result<ExitStatus> {
     })
 }
 
-/// Computes the expected digest, pin and bound from the checked-in spec and fixture files,
-/// reads every witness file and decides (SPEC: Gate decision 2). Notes on stderr say what
-/// was expected and which file and line decided a refusal. `Err` is unreadable input.
-fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
+/// What witness rows are decided against, computed before any of them is read: the
+/// expected digest, pin and bound from the checked-in spec and fixture files, and whether
+/// runner roles are authenticated.
+struct Expectation {
+    expected: Expected,
+    spec_path: PathBuf,
+    fixture_path: PathBuf,
+    roles: crate::trust::Roles,
+    /// The spec's `oracle_source` now.
+    oracle: seedledger_format::OracleSource,
+}
+
+impl Expectation {
+    /// The notes on stderr that say what was expected, whether roles are authenticated and
+    /// which file decided a refusal.
+    fn notes(&self, lines: usize, decision: &FreezeDecision, culprit: Option<&Path>) {
+        let expected = &self.expected;
+        err_line(&format!(
+            "note: expected property `{}`, digest {} (`{}`), pin {} (`{}`), bound `{}`; {} rows read",
+            expected.property_id,
+            expected.digest,
+            self.spec_path.display(),
+            expected.pin,
+            self.fixture_path.display(),
+            expected.bound,
+            lines
+        ));
+        err_line(&self.roles.note());
+        match culprit {
+            Some(file) => err_line(&format!("note: `{}`: {}", file.display(), decision.detail)),
+            None => err_line(&format!("note: {}", decision.detail)),
+        }
+    }
+}
+
+/// Computes the expected digest, pin and bound from the checked-in spec and fixture files and
+/// loads the trust file. `Err` is unreadable input.
+fn expectation(args: &ExpectArgs) -> anyhow::Result<Expectation> {
     // Without `--root`, defaults are relative paths (shown as `props/ID.md`, not `./props/...`).
     let root = args.root.clone().unwrap_or_else(crate::prop::discover_root);
     let property = args.property.as_str();
@@ -715,6 +779,22 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
 
     // With a trust file, remote rows not signed by a declared remote key become malformed.
     let roles = crate::trust::Roles::load(&root)?;
+    Ok(Expectation {
+        expected,
+        spec_path,
+        fixture_path,
+        roles,
+        oracle: spec.oracle_source,
+    })
+}
+
+/// Computes the expected digest, pin and bound from the checked-in spec and fixture files,
+/// reads every witness file and decides (SPEC: Gate decision 2). Notes on stderr say what
+/// was expected and which file and line decided a refusal. `Err` is unreadable input.
+/// `gate cite` holds the lines (its checks read them more than once); `gate decide` streams.
+fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
+    let x = expectation(args)?;
+    let roles = &x.roles;
     // Every witness file is read before anything is decided; all unreadable ones are named.
     let mut lines = Vec::new();
     let mut origin = Vec::new();
@@ -736,32 +816,18 @@ fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
         bail!(last);
     }
 
-    let decision = decide_freeze(&lines, &expected);
-    err_line(&format!(
-        "note: expected property `{}`, digest {} (`{}`), pin {} (`{}`), bound `{}`; {} rows read",
-        expected.property_id,
-        expected.digest,
-        spec_path.display(),
-        expected.pin,
-        fixture_path.display(),
-        expected.bound,
-        lines.len()
-    ));
-    err_line(&roles.note());
+    let decision = decide_freeze(&lines, &x.expected);
     let culprit_file = decision
         .rejected_row
         .and_then(|i| origin.get(i))
         .and_then(|&f| args.witnesses.get(f));
-    match culprit_file {
-        Some(file) => err_line(&format!("note: `{}`: {}", file.display(), decision.detail)),
-        None => err_line(&format!("note: {}", decision.detail)),
-    }
+    x.notes(lines.len(), &decision, culprit_file.map(PathBuf::as_path));
     Ok(Evaluation {
-        expected,
         decision,
         lines,
-        roles: roles.label(),
-        oracle: spec.oracle_source,
+        roles: x.roles.label(),
+        oracle: x.oracle,
+        expected: x.expected,
     })
 }
 
@@ -1173,7 +1239,8 @@ fn read(path: &Path, what: &str) -> anyhow::Result<Vec<u8>> {
 
 /// The largest receipt the gate reads (a 10^7-seed plan's receipt is about 190 MB).
 pub const MAX_RECEIPT_BYTES: u64 = 1 << 30;
-/// The largest witness file the gate reads (`gate decide` holds its rows in memory).
+/// The largest witness file the gate reads (`gate cite` still holds its rows in memory;
+/// `gate decide` and `gate close --verify` stream them).
 pub const MAX_WITNESS_BYTES: u64 = 4 << 30;
 /// The largest spec file the gate reads.
 pub const MAX_SPEC_BYTES: u64 = 1 << 20;
@@ -1184,6 +1251,27 @@ pub const MAX_FIXTURE_BYTES: u64 = 1 << 30;
 /// (not a device or a pipe: `gate close /dev/urandom` is refused, not read forever), at most
 /// `max` bytes. Errors name the file and say which rule refused it.
 pub fn read_bounded(path: &Path, what: &str, max: u64) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let shown = path.display();
+    let (mut file, len) = open_bounded(path, what, max)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {what} `{shown}`"))?;
+    if bytes.len() as u64 > max {
+        bail!("cannot read {what} `{shown}`: it grew past the {max} bytes a {what} may have");
+    }
+    Ok(bytes)
+}
+
+/// Opens an evidence or input file for reading as a stream, under the rules of
+/// [`read_bounded`]: no symbolic link, a regular file, at most `max` bytes now. The reader
+/// stops one byte past `max`; a caller that reads that many says the file grew past its
+/// bound (as [`read_bounded`] does). Returns the reader and the file's length when opened.
+pub fn open_bounded(
+    path: &Path,
+    what: &str,
+    max: u64,
+) -> anyhow::Result<(std::io::Take<std::fs::File>, u64)> {
     use std::io::Read as _;
     let shown = path.display();
     let meta =
@@ -1204,14 +1292,7 @@ pub fn read_bounded(path: &Path, what: &str, max: u64) -> anyhow::Result<Vec<u8>
     }
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot read {what} `{shown}`"))?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {what} `{shown}`"))?;
-    if bytes.len() as u64 > max {
-        bail!("cannot read {what} `{shown}`: it grew past the {max} bytes a {what} may have");
-    }
-    Ok(bytes)
+    Ok((file.take(max + 1), meta.len()))
 }
 
 /// The 1-based line of `key:` in a spec's front matter (1 when not found).

@@ -27,6 +27,7 @@ mod ci;
 mod freezes;
 mod gate;
 mod gate_json;
+mod gate_stream;
 mod isolate;
 mod merge;
 mod output;

@@ -54,6 +54,15 @@ impl Roles {
         }
     }
 
+    /// [`Roles::authenticate`] for one line of a witness file read as a stream (`text`: the
+    /// line's bytes).
+    pub fn authenticate_line(&self, text: &[u8], line: WitnessLine) -> WitnessLine {
+        match &self.trust {
+            Some((_, keys)) => seedledger_gate::authenticate_line(Some(text), line, keys),
+            None => line,
+        }
+    }
+
     /// `authenticated` or `unauthenticated`: the `roles` field of the JSON output.
     pub fn label(&self) -> &'static str {
         if self.trust.is_some() {

@@ -42,7 +42,7 @@ pub(crate) fn parse(text: &str) -> Result<Value, ParseError> {
 pub(crate) const DUPLICATE_KEY_MARK: &str = "duplicate key ";
 
 /// A JSON value read with every object's keys checked for repeats.
-struct Unique(Value);
+pub(crate) struct Unique(pub(crate) Value);
 
 impl<'de> serde::Deserialize<'de> for Unique {
     fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Unique, D::Error> {
@@ -50,7 +50,7 @@ impl<'de> serde::Deserialize<'de> for Unique {
     }
 }
 
-struct UniqueVisitor;
+pub(crate) struct UniqueVisitor;
 
 impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
     type Value = Value;

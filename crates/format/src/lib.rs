@@ -13,6 +13,7 @@ mod fields;
 mod hash;
 pub(crate) use hash::sha256_hex_of;
 mod json;
+mod ledger_scan;
 mod partition;
 mod pretty;
 mod receipt;
@@ -34,6 +35,9 @@ pub use hash::{
     FIXTURE_HASH_PREFIX, ID_CHARSET, check_id, fixture_hash, fixture_hash_from_pin, fixture_pin,
     is_fixture_hash, is_hex64, property_digest, sha256_hex,
 };
+pub use ledger_scan::{
+    Judged, JudgedHasher, LedgerScan, NotScanned, SeedList, SeedsHasher, Wanted,
+};
 pub use partition::{
     MergeRecord, PartRecord, Partition, PartitionKind, PartitionParseError, PartitionRecord,
     plan_digest, seed_hash,
@@ -50,4 +54,7 @@ pub use trust::{
     TrustedKey, TrustedKeys, parse_public_key, public_key_hex, signature_from_hex,
     signature_to_hex,
 };
-pub use witness::{Runner, Verdict, WitnessLine, WitnessRow, parse_witness_lines};
+pub use witness::{
+    Runner, Verdict, WitnessLine, WitnessLineReader, WitnessRow, parse_witness_line,
+    parse_witness_line_exactly, parse_witness_lines,
+};

@@ -245,7 +245,12 @@ impl Receipt {
     /// Strict, typed parse of a receipt's text. The error names the field (and its line).
     pub fn parse(text: &str) -> Result<Receipt, ParseError> {
         let value: Value = crate::json::parse(text)?;
-        let f = Fields::of(&value)?;
+        Receipt::from_json(&value, Some(text))
+    }
+
+    /// [`Receipt::parse`] over a value already read; with `text`, errors name the line.
+    pub(crate) fn from_json(value: &Value, text: Option<&str>) -> Result<Receipt, ParseError> {
+        let f = Fields::of(value)?;
         // The required fields first, with the seed rules applied exactly.
         let required = || -> Result<(), FieldError> {
             for key in ["patch_id", "property_id", "fixture_hash", "oracle_source"] {
@@ -258,9 +263,12 @@ impl Receipt {
             f.optional_seed("failing_seed")?;
             Ok(())
         };
-        required().map_err(|e| with_line(text, e))?;
+        required().map_err(|e| match text {
+            Some(text) => with_line(text, e),
+            None => e,
+        })?;
         // Then everything, extensions included, through serde with the failing path named.
-        serde_path_to_error::deserialize::<_, Receipt>(&value).map_err(|e| {
+        serde_path_to_error::deserialize::<_, Receipt>(value).map_err(|e| {
             let field = e.path().to_string();
             let top = field
                 .trim_start_matches('.')
@@ -268,7 +276,7 @@ impl Receipt {
                 .next()
                 .unwrap_or("")
                 .to_string();
-            let line = key_line(text, &top);
+            let line = text.and_then(|text| key_line(text, &top));
             FieldError {
                 field,
                 line,

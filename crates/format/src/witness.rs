@@ -1,5 +1,7 @@
 //! Witness rows: one JSON object per line, one line per trial (SPEC: Witness row).
 
+mod fast;
+
 use crate::errors::ParseError;
 use crate::fields::{Fields, invalid};
 use serde::{Deserialize, Serialize};
@@ -227,49 +229,156 @@ fn agreed_id(line: &str) -> Option<String> {
 pub fn parse_witness_lines(text: &str) -> Vec<WitnessLine> {
     text.lines()
         .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            let line = i + 1;
-            let value: Value = match crate::json::parse(l) {
-                Ok(v) => v,
-                Err(e) => {
-                    // A row that repeats a key is malformed; name it by its id when a
-                    // lenient read can tell it.
-                    // Repeated ids name the row only when they agree; the id is never taken
-                    // from a last-wins reading.
-                    let witness_id = match &e {
-                        ParseError::DuplicateKey { .. } => agreed_id(l),
-                        _ => None,
-                    };
-                    return WitnessLine {
-                        line,
-                        witness_id,
-                        remote_minting: false,
-                        row: Err(e),
-                    };
-                }
-            };
-            let witness_id = value
-                .get("witness_id")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty());
-            let remote_minting = value.get("runner").and_then(Value::as_str) == Some("remote")
-                && value.get("freeze_writer").and_then(Value::as_bool) == Some(true);
-            let row = WitnessRow::from_value(&value).map_err(|e| match e {
-                ParseError::Field(mut f) => {
-                    f.line = Some(line);
-                    ParseError::Field(f)
-                }
-                other => other,
-            });
-            WitnessLine {
-                line,
-                witness_id: witness_id.map(str::to_string),
-                remote_minting,
-                row,
-            }
-        })
+        .filter_map(|(i, l)| parse_witness_line(i + 1, l.as_bytes()))
         .collect()
+}
+
+/// Reads one line of a witness file: `line` is its 1-based number, `bytes` its content
+/// without the line ending. `None` when the line is blank. A line that is not valid UTF-8 is
+/// kept as a line that is not JSON (`invalid UTF-8`), with no id.
+pub fn parse_witness_line(line: usize, bytes: &[u8]) -> Option<WitnessLine> {
+    // The rows a runner writes take the fast path; everything else is read exactly.
+    if let Ok(l) = std::str::from_utf8(bytes)
+        && let Some(row) = fast::row(l)
+    {
+        return Some(WitnessLine {
+            line,
+            witness_id: Some(row.witness_id.clone()),
+            remote_minting: row.runner == Runner::Remote && row.freeze_writer,
+            row: Ok(row),
+        });
+    }
+    parse_witness_line_exactly(line, bytes)
+}
+
+/// [`parse_witness_line`] without its fast path: every line through a JSON value.
+pub fn parse_witness_line_exactly(line: usize, bytes: &[u8]) -> Option<WitnessLine> {
+    let Ok(l) = std::str::from_utf8(bytes) else {
+        return Some(WitnessLine {
+            line,
+            witness_id: None,
+            remote_minting: false,
+            row: Err(ParseError::NotJson {
+                line: 1,
+                column: 1,
+                message: "invalid UTF-8".to_string(),
+            }),
+        });
+    };
+    if l.trim().is_empty() {
+        return None;
+    }
+    let value: Value = match crate::json::parse(l) {
+        Ok(v) => v,
+        Err(e) => {
+            // A row that repeats a key is malformed; name it by its id when a
+            // lenient read can tell it.
+            // Repeated ids name the row only when they agree; the id is never taken
+            // from a last-wins reading.
+            let witness_id = match &e {
+                ParseError::DuplicateKey { .. } => agreed_id(l),
+                _ => None,
+            };
+            return Some(WitnessLine {
+                line,
+                witness_id,
+                remote_minting: false,
+                row: Err(e),
+            });
+        }
+    };
+    let witness_id = value
+        .get("witness_id")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty());
+    let remote_minting = value.get("runner").and_then(Value::as_str) == Some("remote")
+        && value.get("freeze_writer").and_then(Value::as_bool) == Some(true);
+    let row = WitnessRow::from_value(&value).map_err(|e| match e {
+        ParseError::Field(mut f) => {
+            f.line = Some(line);
+            ParseError::Field(f)
+        }
+        other => other,
+    });
+    Some(WitnessLine {
+        line,
+        witness_id: witness_id.map(str::to_string),
+        remote_minting,
+        row,
+    })
+}
+
+/// Reads a witness file one line at a time, in bounded memory (one line's bytes), giving the
+/// same [`WitnessLine`]s as [`parse_witness_lines`] over the whole file's text: lines end at
+/// `\n` (a `\r` before it is dropped), blank lines are skipped and numbered, a line that is
+/// not UTF-8 is a line that is not JSON.
+///
+/// With [`WitnessLineReader::complete_lines_only`], a last line without its `\n` that is not
+/// JSON (a torn append) is left out, as [`crate::complete_lines`] leaves it out of the bytes.
+pub struct WitnessLineReader<R> {
+    reader: R,
+    buf: Vec<u8>,
+    /// The current line's content within `buf` (without the line ending).
+    text_len: usize,
+    line: usize,
+    bytes: u64,
+    complete_only: bool,
+}
+
+impl<R: std::io::BufRead> WitnessLineReader<R> {
+    pub fn new(reader: R) -> WitnessLineReader<R> {
+        WitnessLineReader {
+            reader,
+            buf: Vec::new(),
+            text_len: 0,
+            line: 0,
+            bytes: 0,
+            complete_only: false,
+        }
+    }
+
+    /// Leave out a torn last line (see the type's docs).
+    pub fn complete_lines_only(mut self) -> WitnessLineReader<R> {
+        self.complete_only = true;
+        self
+    }
+
+    /// The next non-blank line, `None` at the end of the input.
+    pub fn next_line(&mut self) -> std::io::Result<Option<WitnessLine>> {
+        loop {
+            self.buf.clear();
+            let n = self.reader.read_until(b'\n', &mut self.buf)?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.bytes += n as u64;
+            self.line += 1;
+            let mut end = self.buf.len();
+            if self.buf[end - 1] == b'\n' {
+                end -= 1;
+                if end > 0 && self.buf[end - 1] == b'\r' {
+                    end -= 1;
+                }
+            } else if self.complete_only && serde_json::from_slice::<Value>(&self.buf).is_err() {
+                return Ok(None);
+            }
+            self.text_len = end;
+            if let Some(it) = parse_witness_line(self.line, &self.buf[..end]) {
+                return Ok(Some(it));
+            }
+        }
+    }
+
+    /// The bytes of the line [`WitnessLineReader::next_line`] returned last, without the
+    /// line ending.
+    pub fn text(&self) -> &[u8] {
+        &self.buf[..self.text_len]
+    }
+
+    /// How many bytes were read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes
+    }
 }
 
 #[cfg(test)]
@@ -289,6 +398,32 @@ mod tests {
             WitnessRow::from_value(&serde_json::from_str(&row.to_json_line()).unwrap()).unwrap(),
             row
         );
+    }
+
+    #[test]
+    fn the_rows_a_runner_writes_take_the_fast_path_and_read_the_same() {
+        let signed = LOCAL.replace(
+            r#""freeze_writer":false"#,
+            r#""freeze_writer":false,"run_id":"r1","patch_id":"pr-7","code":"diff:c","sig":"ab""#,
+        );
+        for line in [LOCAL.to_string(), signed, format!(" {LOCAL}\r")] {
+            let fast = fast::row(&line).expect("a runner's row takes the fast path");
+            let exact = parse_witness_line_exactly(1, line.as_bytes()).unwrap();
+            assert_eq!(Ok(fast), exact.row, "{line}");
+        }
+        // What the fast path cannot vouch for, it leaves to the exact reading.
+        for line in [
+            LOCAL.replace(r#""seed":17"#, r#""seed":17,"seed":17"#),
+            LOCAL.replace(r#""bound":"total>=0""#, r#""bound":"""#),
+            LOCAL.replace(r#""seed":17"#, r#""seed":null"#),
+            LOCAL.replace(r#""runner":"local""#, r#""runner":"cloud""#),
+            LOCAL.replace(
+                r#""freeze_writer":false"#,
+                r#""freeze_writer":false,"x":{"a":1,"a":2}"#,
+            ),
+        ] {
+            assert!(fast::row(&line).is_none(), "{line}");
+        }
     }
 
     #[test]

@@ -28,30 +28,40 @@ pub fn authenticate(bytes: &[u8], lines: Vec<WitnessLine>, keys: &TrustedKeys) -
     let texts: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
     lines
         .into_iter()
-        .map(|mut it| {
-            if !matches!(&it.row, Ok(row) if row.runner == Runner::Remote) {
-                return it;
-            }
-            let text = it
-                .line
-                .checked_sub(1)
-                .and_then(|i| texts.get(i))
-                .map(|t| t.strip_suffix(b"\r").unwrap_or(t))
-                .and_then(|t| std::str::from_utf8(t).ok());
-            let outcome = match text {
-                Some(text) => authenticate_row(text, keys).map(|_| ()),
-                None => Err("the row's line is not in the bytes given".to_string()),
-            };
-            if let Err(why) = outcome {
-                it.row = Err(ParseError::Field(FieldError {
-                    field: SIG_FIELD.to_string(),
-                    line: Some(it.line),
-                    problem: FieldProblem::Refused { why },
-                }));
-            }
-            it
+        .map(|it| {
+            let text = it.line.checked_sub(1).and_then(|i| texts.get(i)).copied();
+            authenticate_line(text, it, keys)
         })
         .collect()
+}
+
+/// [`authenticate`] for one line of a witness file, as a reader streaming the file sees it:
+/// `text` is the line's bytes (without `\n`; a trailing `\r` is ignored), `None` when the
+/// caller does not have them. A remote row not signed by a key declared for the `remote`
+/// role becomes malformed; every other line is returned unchanged. Pure.
+pub fn authenticate_line(
+    text: Option<&[u8]>,
+    mut it: WitnessLine,
+    keys: &TrustedKeys,
+) -> WitnessLine {
+    if !matches!(&it.row, Ok(row) if row.runner == Runner::Remote) {
+        return it;
+    }
+    let text = text
+        .map(|t| t.strip_suffix(b"\r").unwrap_or(t))
+        .and_then(|t| std::str::from_utf8(t).ok());
+    let outcome = match text {
+        Some(text) => authenticate_row(text, keys).map(|_| ()),
+        None => Err("the row's line is not in the bytes given".to_string()),
+    };
+    if let Err(why) = outcome {
+        it.row = Err(ParseError::Field(FieldError {
+            field: SIG_FIELD.to_string(),
+            line: Some(it.line),
+            problem: FieldProblem::Refused { why },
+        }));
+    }
+    it
 }
 
 /// The declared `remote` key whose signature the row `line` (one line of JSON) carries in

@@ -6,7 +6,9 @@
 //! all is an error ([`NotJsonError`]), because that is an unreadable file, not a receipt.
 
 use crate::errors::NotJsonError;
-use seedledger_format::{FIXTURE_HASH_PREFIX, LedgerView, ParseError, is_fixture_hash};
+use seedledger_format::{
+    FIXTURE_HASH_PREFIX, LedgerScan, LedgerView, ParseError, Wanted, is_fixture_hash,
+};
 use serde_json::Value;
 use std::fmt;
 
@@ -141,6 +143,98 @@ pub fn close_ledger_text(text: &str) -> Result<Closing, NotJsonError> {
     }
 }
 
+/// Closes a receipt from its scan ([`LedgerScan`]: the decision fields with the seed lists
+/// summarised, never held), exactly as [`close_ledger_text`] closes its text. Two details
+/// need one more read of the file, which `again` makes (a scan with what it asks for): where
+/// `attempted_seeds` first differs from `planned_seeds` (`seed_gap`), and whether the
+/// failing seed was attempted (`seed_mismatch`).
+pub fn close_scan<E>(
+    scan: &LedgerScan,
+    again: impl FnOnce(Wanted) -> Result<LedgerScan, E>,
+) -> Result<Closing, E> {
+    let (planned, attempted) = (&scan.planned_seeds, &scan.attempted_seeds);
+    let closing = |status, detail| Closing { status, detail };
+    if planned.len == 0 {
+        return Ok(closing(
+            CloseStatus::EmptyPlan,
+            "planned_seeds is empty: no budget was declared".to_string(),
+        ));
+    }
+    if scan.stopped_early {
+        return Ok(closing(
+            CloseStatus::EarlyStopIncomplete,
+            format!(
+                "stopped_early is true: the run stopped after attempting {} of {} planned seeds",
+                attempted.len, planned.len
+            ),
+        ));
+    }
+    if planned.len != attempted.len || planned.blocks != attempted.blocks {
+        // The first block that differs holds the first difference; when every common block
+        // agrees, the shorter list ends in the block that holds its length.
+        let block = planned
+            .blocks
+            .iter()
+            .zip(&attempted.blocks)
+            .position(|(p, a)| p != a)
+            .map_or(planned.len.min(attempted.len) / LedgerScan::BLOCK, |b| {
+                b as u64
+            });
+        let seen = again(Wanted {
+            block: Some(block),
+            member: None,
+            ..Wanted::default()
+        })?;
+        let (p, a) = (&seen.planned_seeds.captured, &seen.attempted_seeds.captured);
+        let within = p.iter().zip(a).take_while(|(p, a)| p == a).count();
+        let common = block * LedgerScan::BLOCK + within as u64;
+        return Ok(closing(
+            CloseStatus::SeedGap,
+            gap_detail(
+                common,
+                p.get(within).copied(),
+                a.get(within).copied(),
+                planned.len,
+                attempted.len,
+            ),
+        ));
+    }
+    let Some(failing) = scan.failing_seed else {
+        return Ok(closing(
+            CloseStatus::BudgetPassNoFreeze,
+            format!(
+                "all {} planned seeds passed: there is nothing to freeze",
+                planned.len
+            ),
+        ));
+    };
+    let seen = again(Wanted {
+        block: None,
+        member: Some(failing),
+        ..Wanted::default()
+    })?;
+    if !seen.attempted_seeds.contains {
+        return Ok(closing(
+            CloseStatus::SeedMismatch,
+            format!("failing_seed {failing} is not in attempted_seeds"),
+        ));
+    }
+    let (status, detail) = after_attempted(
+        failing,
+        planned.len,
+        &scan.oracle_source,
+        scan.shrink_stable,
+        &scan.fixture_hash,
+    );
+    let mut closing = closing(status, detail);
+    if status == CloseStatus::OracleUnreviewed
+        && scan.others.get("spec_committed") == Some(&Value::Bool(false))
+    {
+        closing.detail = draft_detail(&Value::Object(scan.others.clone()));
+    }
+    Ok(closing)
+}
+
 /// An `oracle_unreviewed` receipt whose runner recorded that the spec was not committed
 /// (`spec_committed: false`, an extension) was a draft however its front matter reads: the
 /// fix is to commit the spec, not to edit `oracle_source`. Only the detail changes.
@@ -152,19 +246,23 @@ fn with_draft_hint(mut closing: Closing, text: &str) -> Closing {
         return closing;
     };
     if value.get("spec_committed") == Some(&Value::Bool(false)) {
-        let spec = value
-            .get("spec_path")
-            .and_then(Value::as_str)
-            .unwrap_or("the spec file");
-        let why = value
-            .get("spec_draft_reason")
-            .and_then(Value::as_str)
-            .map_or(String::new(), |w| format!(" ({w})"));
-        closing.detail = format!(
-            "oracle_source is `model_draft` because {spec} was not committed unchanged when the run was made{why}: commit {spec} and run again"
-        );
+        closing.detail = draft_detail(&value);
     }
     closing
+}
+
+fn draft_detail(value: &Value) -> String {
+    let spec = value
+        .get("spec_path")
+        .and_then(Value::as_str)
+        .unwrap_or("the spec file");
+    let why = value
+        .get("spec_draft_reason")
+        .and_then(Value::as_str)
+        .map_or(String::new(), |w| format!(" ({w})"));
+    format!(
+        "oracle_source is `model_draft` because {spec} was not committed unchanged when the run was made{why}: commit {spec} and run again"
+    )
 }
 
 /// Closes a receipt file's bytes. Bytes that are not UTF-8 are not JSON: the error names
@@ -226,16 +324,33 @@ fn decide(v: &LedgerView) -> (CloseStatus, String) {
             format!("failing_seed {failing} is not in attempted_seeds"),
         );
     }
-    if v.oracle_source != "human_reviewed" {
+    after_attempted(
+        failing,
+        planned.len() as u64,
+        &v.oracle_source,
+        v.shrink_stable,
+        &v.fixture_hash,
+    )
+}
+
+/// Rows 7-10, once the failing seed is known to be attempted.
+fn after_attempted(
+    failing: u64,
+    planned: u64,
+    oracle_source: &str,
+    shrink_stable: bool,
+    fixture_hash: &str,
+) -> (CloseStatus, String) {
+    if oracle_source != "human_reviewed" {
         return (
             CloseStatus::OracleUnreviewed,
             format!(
                 "oracle_source is `{}`: a person must review the predicate and set `human_reviewed`",
-                v.oracle_source
+                oracle_source
             ),
         );
     }
-    if !v.shrink_stable {
+    if !shrink_stable {
         return (
             CloseStatus::ShrinkUnstable,
             format!(
@@ -243,12 +358,12 @@ fn decide(v: &LedgerView) -> (CloseStatus, String) {
             ),
         );
     }
-    if !is_fixture_hash(&v.fixture_hash) {
+    if !is_fixture_hash(fixture_hash) {
         return (
             CloseStatus::FixtureUnbound,
             format!(
                 "fixture_hash `{}` is not `{FIXTURE_HASH_PREFIX}` followed by 64 lowercase hex digits",
-                v.fixture_hash
+                fixture_hash
             ),
         );
     }
@@ -256,7 +371,7 @@ fn decide(v: &LedgerView) -> (CloseStatus, String) {
         CloseStatus::FreezeEligible,
         format!(
             "failing seed {failing} after all {} planned seeds, stable shrink, reviewed oracle, bound fixture",
-            planned.len()
+            planned
         ),
     )
 }
@@ -274,16 +389,24 @@ fn seed_gap_detail(planned: &[u64], attempted: &[u64]) -> String {
         .zip(attempted)
         .take_while(|(p, a)| p == a)
         .count();
-    match (planned.get(common), attempted.get(common)) {
-        (Some(p), None) => format!(
-            "attempted {} of {} planned seeds; first not attempted: {p}",
-            attempted.len(),
-            planned.len()
-        ),
+    gap_detail(
+        common as u64,
+        planned.get(common).copied(),
+        attempted.get(common).copied(),
+        planned.len() as u64,
+        attempted.len() as u64,
+    )
+}
+
+/// The seed gap's detail: the lists agree on their first `common` seeds; `p` and `a` are the
+/// seeds at that position.
+fn gap_detail(common: u64, p: Option<u64>, a: Option<u64>, planned: u64, attempted: u64) -> String {
+    match (p, a) {
+        (Some(p), None) => {
+            format!("attempted {attempted} of {planned} planned seeds; first not attempted: {p}")
+        }
         (None, Some(a)) => format!(
-            "attempted {} seeds but only {} were planned; first unplanned: {a}",
-            attempted.len(),
-            planned.len()
+            "attempted {attempted} seeds but only {planned} were planned; first unplanned: {a}"
         ),
         (Some(p), Some(a)) => format!(
             "attempted_seeds differs from planned_seeds at position {common}: planned {p}, attempted {a}"
@@ -306,3 +429,6 @@ fn position(bytes: &[u8], offset: usize) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod equivalence;

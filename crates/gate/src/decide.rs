@@ -6,10 +6,10 @@
 //! bottom and the first match wins; the reason strings are SPEC's, word for word, because CI
 //! prints them and people act on them.
 
-use seedledger_format::{
-    ParseError, Runner, Verdict, WitnessLine, WitnessRow, parse_witness_lines,
-};
-use std::collections::{BTreeSet, HashSet};
+use crate::fold::{DecideState, RepeatFinder, repeated_fingerprints};
+use seedledger_format::{ParseError, Runner, WitnessLine, WitnessRow, parse_witness_lines};
+use std::collections::BTreeSet;
+use std::convert::Infallible;
 
 /// Rule 2's reason.
 pub const REASON_NEED_TWO: &str = "need two witnesses on the same pin, digest, and bound";
@@ -83,46 +83,22 @@ pub struct FreezeDecision {
 /// (a row whose digest or pin is not the expected one is simply out of scope) and its seed
 /// (SPEC's pair rule does not require equal seeds).
 pub fn decide_freeze(lines: &[WitnessLine], expected: &Expected) -> FreezeDecision {
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut rows: Vec<&WitnessRow> = Vec::with_capacity(lines.len());
-    for (index, it) in lines.iter().enumerate() {
-        let name = || match &it.witness_id {
-            Some(id) => id.clone(),
-            None => format!("line {}", it.line),
-        };
-        if it.remote_minting {
-            return reject_row(
-                index,
-                format!("remote witness {} attempted to mint", name()),
-                format!(
-                    "line {}: runner is `remote` and freeze_writer is true; a remote replay may append witnesses but never mint, so the whole batch is discarded",
-                    it.line
-                ),
-            );
+    let mut state = DecideState::new(expected.clone());
+    let mut fingerprints: Vec<u64> = Vec::new();
+    for it in lines {
+        if let Some(fp) = state.push(it) {
+            fingerprints.push(fp);
         }
-        let row = match &it.row {
-            Ok(row) => row,
-            Err(e) => {
-                return reject_row(
-                    index,
-                    format!("malformed witness {}", name()),
-                    row_error(it.line, e),
-                );
-            }
-        };
-        if !seen.insert(row.witness_id.as_str()) {
-            return reject_row(
-                index,
-                format!("malformed witness {}", name()),
-                format!(
-                    "line {}: witness_id `{}` is already used by an earlier row; ids must be unique",
-                    it.line, row.witness_id
-                ),
-            );
-        }
-        rows.push(row);
     }
-    decide_scoped(&rows, expected)
+    let all = || Ok::<_, Infallible>(fingerprints.iter().map(|&fp| Ok(fp)));
+    let Ok(wanted) = repeated_fingerprints(fingerprints.len() as u64, usize::MAX, all);
+    let mut finder = RepeatFinder::new(wanted, state.rejected_at());
+    let repeat = if finder.done() {
+        None
+    } else {
+        lines.iter().find_map(|it| finder.push(it))
+    };
+    state.finish(repeat)
 }
 
 /// [`decide_freeze`] over rows that are already typed (e.g. rows a runner just wrote); row
@@ -175,121 +151,7 @@ pub fn witness_lines_from_bytes(bytes: &[u8]) -> Vec<WitnessLine> {
     lines
 }
 
-fn decide_scoped(rows: &[&WitnessRow], expected: &Expected) -> FreezeDecision {
-    let scope: Vec<&WitnessRow> = rows
-        .iter()
-        .copied()
-        .filter(|r| in_scope(r, expected))
-        .collect();
-    if scope.len() < 2 {
-        return refuse(REASON_NEED_TWO, scope_detail(rows, scope.len(), expected));
-    }
-    let fails: Vec<&WitnessRow> = scope
-        .iter()
-        .copied()
-        .filter(|r| r.verdict == Verdict::Fail)
-        .collect();
-    let first_pass = scope.iter().find(|r| r.verdict == Verdict::Pass);
-    let (Some(first_fail), Some(first_pass)) = (fails.first(), first_pass) else {
-        let only = if fails.is_empty() { "pass" } else { "fail" };
-        return refuse(
-            REASON_OPPOSITE_VERDICTS,
-            format!("all {} rows in scope are `{only}`", scope.len()),
-        );
-    };
-    let signatures: BTreeSet<&str> = fails.iter().map(|r| r.signature.as_str()).collect();
-    if signatures.len() > 1 {
-        let list: Vec<String> = signatures.iter().map(|s| format!("`{s}`")).collect();
-        return refuse(
-            REASON_UNSTABLE_SIGNATURE,
-            format!(
-                "fails in scope carry {} signatures: {}",
-                list.len(),
-                list.join(", ")
-            ),
-        );
-    }
-    let has = |runner: Runner| scope.iter().any(|r| r.runner == runner);
-    if !has(Runner::Local) || !has(Runner::Remote) {
-        let only = if has(Runner::Local) {
-            "local"
-        } else {
-            "remote"
-        };
-        return refuse(
-            REASON_NEED_BOTH_RUNNERS,
-            format!(
-                "all {} rows in scope come from a `{only}` runner",
-                scope.len()
-            ),
-        );
-    }
-    if first_fail.signature == "ok" {
-        return refuse(
-            REASON_OK_SIGNATURE,
-            "every fail in scope has signature `ok`, the signature of a pass".to_string(),
-        );
-    }
-    FreezeDecision {
-        admit: true,
-        reason: REASON_ADMIT.to_string(),
-        fail_id: Some(first_fail.witness_id.clone()),
-        pass_id: Some(first_pass.witness_id.clone()),
-        rejected_row: None,
-        detail: format!(
-            "fail `{}` ({}, seed {}, signature `{}`) and pass `{}` ({}, seed {}) among {} rows in scope",
-            first_fail.witness_id,
-            first_fail.runner,
-            first_fail.seed,
-            first_fail.signature,
-            first_pass.witness_id,
-            first_pass.runner,
-            first_pass.seed,
-            scope.len()
-        ),
-    }
-}
-
-fn in_scope(row: &WitnessRow, expected: &Expected) -> bool {
-    row.property_id == expected.property_id
-        && row.property_digest == expected.digest
-        && row.fixture_pin == expected.pin
-        && row.bound == expected.bound
-}
-
-/// Says how many rows are in scope and, for the others, which key first differed.
-fn scope_detail(rows: &[&WitnessRow], in_scope: usize, expected: &Expected) -> String {
-    if rows.is_empty() {
-        return "the batch has no witness rows".to_string();
-    }
-    let mut misses = [0usize; 4];
-    for r in rows {
-        let keys = [
-            r.property_id == expected.property_id,
-            r.property_digest == expected.digest,
-            r.fixture_pin == expected.pin,
-            r.bound == expected.bound,
-        ];
-        if let Some(k) = keys.iter().position(|ok| !ok) {
-            misses[k] += 1;
-        }
-    }
-    let names = ["property_id", "property_digest", "fixture_pin", "bound"];
-    let out: Vec<String> = misses
-        .iter()
-        .zip(names)
-        .filter(|(n, _)| **n > 0)
-        .map(|(n, name)| format!("{n} by {name}"))
-        .collect();
-    let mut detail = format!("{in_scope} of {} rows in scope", rows.len());
-    if !out.is_empty() {
-        detail.push_str("; out of scope: ");
-        detail.push_str(&out.join(", "));
-    }
-    detail
-}
-
-fn row_error(line: usize, err: &ParseError) -> String {
+pub(crate) fn row_error(line: usize, err: &ParseError) -> String {
     match err {
         ParseError::NotJson {
             column, message, ..
@@ -305,7 +167,7 @@ fn row_error(line: usize, err: &ParseError) -> String {
     }
 }
 
-fn refuse(reason: &str, detail: String) -> FreezeDecision {
+pub(crate) fn refuse(reason: &str, detail: String) -> FreezeDecision {
     FreezeDecision {
         admit: false,
         reason: reason.to_string(),
@@ -316,7 +178,7 @@ fn refuse(reason: &str, detail: String) -> FreezeDecision {
     }
 }
 
-fn reject_row(index: usize, reason: String, detail: String) -> FreezeDecision {
+pub(crate) fn reject_row(index: usize, reason: String, detail: String) -> FreezeDecision {
     FreezeDecision {
         admit: false,
         reason,

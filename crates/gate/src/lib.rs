@@ -30,16 +30,17 @@ mod close;
 mod counts;
 mod decide;
 mod errors;
+mod fold;
 mod freeze;
 mod merge;
 mod review;
 mod verify;
 
-pub use authenticate::{authenticate, authenticate_row};
+pub use authenticate::{authenticate, authenticate_line, authenticate_row};
 pub use cite::{CiteRequest, ReceiptFacts, RunEvidence, citable_evidence, cite};
 pub use close::{
     CloseStatus, Closing, close_ledger, close_ledger_bytes, close_ledger_explained,
-    close_ledger_text, close_view,
+    close_ledger_text, close_scan, close_view,
 };
 pub use counts::{PatchCounts, patch_counts};
 pub use decide::{
@@ -48,6 +49,10 @@ pub use decide::{
     decide_freeze_rows, witness_lines_from_bytes,
 };
 pub use errors::{CiteError, NotJsonError};
+pub use fold::{
+    DecideState, RepeatFinder, RepeatedId, ReviewFetch, ReviewJoin, ReviewTally, id_fingerprint,
+    repeated_fingerprints,
+};
 pub use freeze::{
     CitationState, Current, Honour, Retirement, citation_state, honour, receipt_retirement,
 };
@@ -55,4 +60,4 @@ pub use merge::{MergePart, MergeRefusal, Merged, merge_parts};
 pub use review::{
     CitedPair, Origin, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review, same_seed_review,
 };
-pub use verify::verify_receipt;
+pub use verify::{RunRows, verify_receipt};

@@ -5,7 +5,11 @@
 //! `run_id` — say what actually ran, so the two are compared here: `gate close --verify` and,
 //! always, `gate cite`.
 
-use seedledger_format::{Receipt, Verdict, WitnessLine, WitnessRow, fixture_hash_from_pin};
+use seedledger_format::{
+    Judged, JudgedHasher, Receipt, SeedsHasher, Verdict, WitnessLine, WitnessRow,
+    fixture_hash_from_pin,
+};
+use std::collections::BTreeMap;
 
 /// Compares a receipt with the witness rows of its run (the lines of its witness file; rows
 /// of other runs — other `run_id`s, replays — are ignored). `Ok` when they agree, else one
@@ -229,28 +233,8 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
                 row.witness_id, row.signature
             ));
         }
-        // `shrink_stable: true` is a claim the shrink record must bear out: shrinking done,
-        // two passes that both reached a fixed point with the same minimal choices.
-        if receipt.shrink_stable {
-            let shrink = receipt.shrink.as_ref();
-            let passes_agree = shrink.is_some_and(|s| {
-                s.stable
-                    && s.passes.len() == 2
-                    && s.passes.iter().all(|p| p.stop_reason == "fixed_point")
-                    && s.passes[0].minimal_choices == s.passes[1].minimal_choices
-                    && s.passes[0].minimal_choices == s.minimal_choices
-            });
-            if receipt.shrink_status.as_deref() != Some("done") || !passes_agree {
-                return Err(format!(
-                    "shrink_stable is true but shrinking {} (shrink_status {:?})",
-                    if shrink.is_some() {
-                        "did not end in two passes at one fixed point"
-                    } else {
-                        "left no record"
-                    },
-                    receipt.shrink_status.as_deref().unwrap_or("absent")
-                ));
-            }
+        if let Some(why) = shrink_claim_error(receipt) {
+            return Err(why);
         }
         for mode in &receipt.failure_modes {
             let with: Vec<&&WitnessRow> = rows
@@ -272,6 +256,178 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
         }
     }
     Ok(())
+}
+
+/// `shrink_stable: true` is a claim the shrink record must bear out: shrinking done, two
+/// passes that both reached a fixed point with the same minimal choices.
+fn shrink_claim_error(receipt: &Receipt) -> Option<String> {
+    if !receipt.shrink_stable {
+        return None;
+    }
+    let shrink = receipt.shrink.as_ref();
+    let passes_agree = shrink.is_some_and(|s| {
+        s.stable
+            && s.passes.len() == 2
+            && s.passes.iter().all(|p| p.stop_reason == "fixed_point")
+            && s.passes[0].minimal_choices == s.passes[1].minimal_choices
+            && s.passes[0].minimal_choices == s.minimal_choices
+    });
+    if receipt.shrink_status.as_deref() != Some("done") || !passes_agree {
+        return Some(format!(
+            "shrink_stable is true but shrinking {} (shrink_status {:?})",
+            if shrink.is_some() {
+                "did not end in two passes at one fixed point"
+            } else {
+                "left no record"
+            },
+            receipt.shrink_status.as_deref().unwrap_or("absent")
+        ));
+    }
+    None
+}
+
+/// The rows of one run, as a fold over its witness file's lines in order, for
+/// [`RunRows::agree`]: the streaming form of [`verify_receipt`] for a closed receipt, which
+/// holds neither the receipt's seed lists nor the rows. It can only say "they agree"; when
+/// they may not, the caller runs [`verify_receipt`] to name the first disagreement.
+#[derive(Debug, Clone)]
+pub struct RunRows<'r> {
+    receipt: &'r Receipt,
+    run_id: &'r str,
+    /// The seeds the receipt's `verdicts` mark discarded, sorted.
+    discarded: &'r [u64],
+    /// A line that is not a well-formed row, a row named or labelled otherwise than the
+    /// receipt says, a row on a discarded seed.
+    differs: bool,
+    /// A fail signature none of the receipt's failure modes has (checked for closed
+    /// receipts only).
+    outside_modes: bool,
+    count: u64,
+    judged: JudgedHasher,
+    seeds: SeedsHasher,
+    failing: SeedsHasher,
+    failing_count: u64,
+    first_failing: Option<u64>,
+    /// Per fail signature: how many rows, and the first one's seed.
+    modes: BTreeMap<String, (u64, u64)>,
+}
+
+impl<'r> RunRows<'r> {
+    /// `receipt` read strictly (its seed lists may be left empty: only its other fields are
+    /// read); `discarded` from its `verdicts` ([`seedledger_format::Judged`]). `None` when
+    /// the receipt names no run.
+    pub fn new(receipt: &'r Receipt, discarded: &'r [u64]) -> Option<RunRows<'r>> {
+        Some(RunRows {
+            run_id: receipt.run_id.as_deref()?,
+            receipt,
+            discarded,
+            differs: false,
+            outside_modes: false,
+            count: 0,
+            judged: JudgedHasher::default(),
+            seeds: SeedsHasher::default(),
+            failing: SeedsHasher::default(),
+            failing_count: 0,
+            first_failing: None,
+            modes: BTreeMap::new(),
+        })
+    }
+
+    /// Takes the next line of the witness file.
+    pub fn push(&mut self, line: &WitnessLine) {
+        let row = match &line.row {
+            Ok(row) if row.run_id.as_deref() == Some(self.run_id) => row,
+            Ok(_) => return,
+            Err(_) => {
+                self.differs = true;
+                return;
+            }
+        };
+        let r = self.receipt;
+        self.differs |= row.witness_id != format!("{}-{}", self.run_id, row.seed)
+            || row.property_id != r.property_id
+            || row.patch_id.as_deref() != Some(r.patch_id.as_str())
+            || row.code.as_deref() != r.code.as_deref()
+            || r.property_digest.as_deref() != Some(row.property_digest.as_str())
+            || fixture_hash_from_pin(&row.fixture_pin) != r.fixture_hash
+            || r.bound.as_deref() != Some(row.bound.as_str())
+            || r.runner.is_some_and(|runner| runner != row.runner)
+            || self.discarded.binary_search(&row.seed).is_ok();
+        self.count += 1;
+        self.seeds.push(row.seed);
+        match row.verdict {
+            Verdict::Pass => self.judged.push(row.seed, b'.'),
+            Verdict::Fail => {
+                self.judged.push(row.seed, b'F');
+                self.failing.push(row.seed);
+                self.failing_count += 1;
+                self.first_failing.get_or_insert(row.seed);
+                if !r.failure_modes.is_empty()
+                    && !r.failure_modes.iter().any(|m| m.signature == row.signature)
+                {
+                    self.outside_modes = true;
+                }
+                let mode = self
+                    .modes
+                    .entry(row.signature.clone())
+                    .or_insert((0, row.seed));
+                mode.0 += 1;
+            }
+        }
+    }
+
+    /// How many rows the run has: an open receipt's rows are checked against a prefix of this
+    /// length of its judged seeds ([`RunRows::agree_open`]).
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// [`RunRows::agree`] for an open receipt (`stopped_early: true`), whose rows need only
+    /// begin its judged seeds: `prefix_hash` is the hash ([`SeedsHasher`]) of its first
+    /// [`RunRows::count`] judged seeds (attempted seeds, without `verdicts`), `None` when it
+    /// has fewer; `judged` its attempted seeds read beside its `verdicts`, when it has them.
+    /// Without `verdicts` only rows that are a prefix of the attempted seeds agree here (the
+    /// rows may also skip discarded seeds: [`verify_receipt`] judges those).
+    pub fn agree_open(
+        self,
+        prefix_hash: Option<[u8; 32]>,
+        judged: Option<&Judged>,
+        verdicts_len: u64,
+        attempted_len: u64,
+    ) -> bool {
+        self.receipt.stopped_early
+            && !self.differs
+            && judged.is_none_or(|j| !j.bad && verdicts_len == attempted_len)
+            && prefix_hash == Some(self.seeds.finish())
+    }
+
+    /// Whether the rows agree with the receipt, for certain (short of a SHA-256 collision):
+    /// exactly when [`verify_receipt`] over the receipt and the whole file is `Ok`, for a
+    /// closed receipt with `verdicts` (`judged`: its `attempted_seeds` read beside them;
+    /// `verdicts_len` and `attempted_len` their lengths; `failing_seeds`: the count and hash
+    /// of its `failing_seeds`). `false`: they may not; [`verify_receipt`] says.
+    pub fn agree(
+        self,
+        judged: &Judged,
+        verdicts_len: u64,
+        attempted_len: u64,
+        failing_seeds: (u64, [u8; 32]),
+    ) -> bool {
+        let r = self.receipt;
+        !r.stopped_early
+            && !self.differs
+            && !self.outside_modes
+            && !judged.bad
+            && verdicts_len == attempted_len
+            && self.count == judged.count
+            && self.judged.finish() == judged.hash
+            && r.failing_seed == self.first_failing
+            && failing_seeds == (self.failing_count, self.failing.finish())
+            && shrink_claim_error(r).is_none()
+            && r.failure_modes
+                .iter()
+                .all(|m| self.modes.get(&m.signature) == Some(&(m.count, m.first_seed)))
+    }
 }
 
 /// Every element of `part` occurs in `whole`, in the same order.
@@ -296,6 +452,9 @@ fn first_difference(attempted: &[u64], rows: &[u64]) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+mod equivalence;
 
 #[cfg(test)]
 mod tests {

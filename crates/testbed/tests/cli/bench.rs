@@ -4,7 +4,7 @@
 use crate::support::Root;
 
 /// The figures of the row for plan size `n`: N, run s, µs/seed, run MB, receipt MB,
-/// witness MB, close s, close MB, decide s, decide MB.
+/// witness MB, close s, close MB, verify s, verify MB, decide s, decide MB.
 fn row(stdout: &str, n: u64) -> Vec<f64> {
     let line = stdout
         .lines()
@@ -17,7 +17,7 @@ fn row(stdout: &str, n: u64) -> Vec<f64> {
                 .unwrap_or_else(|_| panic!("not a figure: {f} in {line}"))
         })
         .collect();
-    assert_eq!(figures.len(), 10, "{line}");
+    assert_eq!(figures.len(), 12, "{line}");
     figures
 }
 
@@ -39,6 +39,7 @@ fn bench_scale_quick_prints_a_row_per_plan_size_with_sizes_and_peak_memory() {
         "receipt MB",
         "witness MB",
         "close MB",
+        "verify MB",
         "decide MB",
     ] {
         assert!(header.contains(column), "{header}");
@@ -46,7 +47,7 @@ fn bench_scale_quick_prints_a_row_per_plan_size_with_sizes_and_peak_memory() {
     let (small, large) = (row(&out.stdout, 10), row(&out.stdout, 100));
     for figures in [&small, &large] {
         // Every process measured used memory; the run wrote a receipt and witness rows.
-        for column in [3, 4, 5, 7, 9] {
+        for column in [3, 4, 5, 7, 9, 11] {
             assert!(figures[column] > 0.0, "column {column}: {figures:?}");
         }
     }

@@ -1,0 +1,365 @@
+//! The gate's evidence read as streams (issue 12: the gate streams): witness files one line
+//! at a time into the gate's folds (`seedledger_gate::DecideState`, `ReviewTally`), so that
+//! `gate decide` needs memory for what the rules keep, not for the rows. The files are read
+//! under the rules of `gate::read_bounded` (no links, regular files, a size bound each).
+//!
+//! Passes over the witness files: one always; a second only when the first found a repeated
+//! witness-id fingerprint (to confirm the repeat) or fails and passes in scope (the same-seed
+//! review notes the first rows on the failing seeds), and then a third that stops as soon as
+//! it has fetched the rows the review names. Rule 1's fingerprints (8 bytes a row) go
+//! to an anonymous temporary file once there are more than `FINGERPRINT_BUDGET` of them and
+//! are read back in passes of at most that many.
+
+use crate::gate::{MAX_RECEIPT_BYTES, MAX_WITNESS_BYTES, open_bounded};
+use crate::trust::Roles;
+use anyhow::{Context, bail};
+use seedledger_format::{LedgerScan, Wanted, WitnessLine, WitnessLineReader};
+use seedledger_gate::{
+    Closing, DecideState, Expected, FreezeDecision, RepeatFinder, Review, ReviewJoin, ReviewTally,
+    RunRows, close_scan, repeated_fingerprints,
+};
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+/// How many witness-id fingerprints are held in memory at once (8 bytes each: 32 MiB).
+const FINGERPRINT_BUDGET: usize = 1 << 22;
+/// The read buffer of a witness file.
+const READ_BUFFER: usize = 1 << 20;
+
+/// A receipt closed from its scan, with its small top-level members (`patch_id`, `run_id`, ...).
+pub struct ScannedReceipt {
+    pub closing: Closing,
+    pub others: Map<String, Value>,
+}
+
+/// Scans and closes the receipt at `file` (`seedledger_gate::close_scan`), reading it once,
+/// or twice when a detail needs it. `None`: the scan does not read this receipt (see
+/// `seedledger_format::LedgerScan`), or the file could not be opened or read, or changed
+/// between the reads; the caller then reads it whole, as before, and says why if it must.
+pub fn scan_receipt(file: &Path) -> Option<ScannedReceipt> {
+    let read = |wanted: Wanted| -> Result<LedgerScan, ()> {
+        let (reader, _) = open_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|_| ())?;
+        LedgerScan::read(reader, wanted).map_err(|_| ())
+    };
+    let scan = read(Wanted::default()).ok()?;
+    let closing = close_scan(&scan, read).ok()?;
+    Some(ScannedReceipt {
+        closing,
+        others: scan.others,
+    })
+}
+
+/// `gate close --verify` over streams: `Some` (what agreed, as `gate close` prints it) when the
+/// receipt at `file` agrees with its run's rows in the witness file beside it, certain
+/// without holding the receipt's seed lists or the rows (`seedledger_gate::RunRows`): a
+/// closed receipt with `verdicts`, or an open one whose rows begin its judged seeds. `None`
+/// in every other case (it may disagree; it cannot be scanned or read): the caller then
+/// reads both whole and `verify_receipt` names the first disagreement or the error, as
+/// before. Memory: the receipt's `verdicts` (one
+/// byte per attempted seed), its discarded seeds, one entry per failure signature.
+pub fn verify_beside(file: &Path) -> Option<String> {
+    let read = |wanted: Wanted| -> Option<LedgerScan> {
+        let (reader, _) = open_bounded(file, "receipt", MAX_RECEIPT_BYTES).ok()?;
+        LedgerScan::read(reader, wanted).ok()
+    };
+    let first = read(Wanted {
+        keep_verdicts: true,
+        ..Wanted::default()
+    })?;
+    let receipt = first.receipt_without_lists().ok()?;
+    let verdicts = first.verdicts.clone();
+    let verdicts_len = verdicts.as_ref().map_or(0, |v| v.len() as u64);
+    // The attempted seeds beside the verdicts: which were discarded, and what the rows must be.
+    let second = match &verdicts {
+        Some(v) => Some(read(Wanted {
+            verdicts: Some(v.clone()),
+            ..Wanted::default()
+        })?),
+        None if receipt.stopped_early => None,
+        // A closed receipt without verdicts: `verify_receipt` says so.
+        None => return None,
+    };
+    let judged = second
+        .as_ref()
+        .and_then(|s| s.attempted_seeds.judged.as_ref());
+    let discarded = judged.map_or(&[][..], |j| j.discarded.as_slice());
+    let witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
+    let mut rows = RunRows::new(&receipt, discarded)?;
+    let (reader, _) = open_bounded(&witnesses, "witness file", MAX_WITNESS_BYTES).ok()?;
+    let mut lines =
+        WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, reader)).complete_lines_only();
+    while let Some(it) = lines.next_line().ok()? {
+        rows.push(&it);
+    }
+    if lines.bytes_read() > MAX_WITNESS_BYTES {
+        return None;
+    }
+    let attempted_len = first.attempted_seeds.len;
+    let agrees = if receipt.stopped_early {
+        // An open receipt: its rows begin its judged seeds (a third read hashes that prefix).
+        let prefix = read(Wanted {
+            verdicts: verdicts.clone(),
+            prefix: Some(rows.count()),
+            ..Wanted::default()
+        })?;
+        rows.agree_open(
+            prefix.attempted_seeds.prefix_hash,
+            judged,
+            verdicts_len,
+            attempted_len,
+        )
+    } else {
+        let failing_seeds = match (first.failing_seeds, first.failing_seeds_hash) {
+            (Some(n), Some(hash)) => (n, hash),
+            _ => (0, seedledger_format::SeedsHasher::default().finish()),
+        };
+        rows.agree(judged?, verdicts_len, attempted_len, failing_seeds)
+    };
+    agrees.then(|| {
+        format!(
+            "{} attempted seeds of run {} in `{}`",
+            attempted_len,
+            receipt.run_id.as_deref().unwrap_or("?"),
+            witnesses.display()
+        )
+    })
+}
+
+/// `gate decide`'s outcome over streamed witness files.
+pub struct Decided<'a> {
+    pub decision: FreezeDecision,
+    /// The same-seed review without an origin (what `gate decide` prints).
+    pub review: Review,
+    /// Non-blank lines read, over all files.
+    pub lines: usize,
+    /// The file of the row a rule-1 refusal names.
+    pub culprit: Option<&'a Path>,
+}
+
+/// Decides the witness rows of `files` (one batch, in the order given) for `expected`,
+/// streaming each file. Every file is checked before any is read, and all that cannot be
+/// read are named (the last in the error, the others on stderr), as before.
+pub fn decide<'a>(
+    files: &'a [PathBuf],
+    expected: &Expected,
+    roles: &Roles,
+) -> anyhow::Result<Decided<'a>> {
+    let mut unreadable = Vec::new();
+    for file in files {
+        if let Err(e) = open_bounded(file, "witness file", MAX_WITNESS_BYTES) {
+            unreadable.push(format!("{e:#}"));
+        }
+    }
+    if let Some(last) = unreadable.pop() {
+        for message in unreadable {
+            errln!("error: {message}");
+        }
+        bail!(last);
+    }
+
+    let mut state = DecideState::new(expected.clone());
+    let mut tally = ReviewTally::new(expected.clone());
+    let mut fingerprints = Fingerprints::default();
+    // The index of each file's first line in the batch.
+    let mut starts = Vec::with_capacity(files.len());
+    let mut lines = 0usize;
+    let mut kept: anyhow::Result<()> = Ok(());
+    stream(files, roles, &mut starts, |it| {
+        lines += 1;
+        if let Some(fp) = state.push(it)
+            && kept.is_ok()
+        {
+            kept = fingerprints.push(fp);
+        }
+        tally.push(it);
+        true
+    })?;
+    kept?;
+
+    let wanted = fingerprints.repeated()?;
+    let mut finder = RepeatFinder::new(wanted, state.rejected_at());
+    let mut repeat = None;
+    // The review's second pass, when the scope holds fails and passes (`Ok`), else its tally.
+    let mut review: Result<ReviewJoin, ReviewTally> = if tally.needs_join() {
+        Ok(tally.join())
+    } else {
+        Err(tally)
+    };
+    if review.is_ok() || !finder.done() {
+        stream(files, roles, &mut Vec::new(), |it| {
+            if let Some(r) = finder.push(it) {
+                repeat = Some(r);
+            }
+            if let Ok(join) = &mut review {
+                join.push(it);
+            }
+            review.is_ok() || !finder.done()
+        })?;
+    }
+    let review = match review {
+        Ok(join) => {
+            // The rows the review names, by index: read until they are all in.
+            let mut fetch = join.fetch();
+            if !fetch.done() {
+                stream(files, roles, &mut Vec::new(), |it| {
+                    fetch.push(it);
+                    !fetch.done()
+                })?;
+            }
+            fetch.finish()
+        }
+        Err(tally) => tally.finish(),
+    };
+    let decision = state.finish(repeat);
+    let culprit = decision.rejected_row.and_then(|index| {
+        let file = starts.iter().rposition(|&start| start <= index)?;
+        files.get(file).map(PathBuf::as_path)
+    });
+    Ok(Decided {
+        decision,
+        review,
+        lines,
+        culprit,
+    })
+}
+
+/// Reads every line of every file in order, authenticated by `roles`, into `each`, until it
+/// returns `false`; `starts` gets the index of each file's first line.
+fn stream(
+    files: &[PathBuf],
+    roles: &Roles,
+    starts: &mut Vec<usize>,
+    mut each: impl FnMut(&WitnessLine) -> bool,
+) -> anyhow::Result<()> {
+    let mut index = 0;
+    for path in files {
+        starts.push(index);
+        let shown = path.display();
+        let (file, _) = open_bounded(path, "witness file", MAX_WITNESS_BYTES)?;
+        let mut reader = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, file));
+        while let Some(it) = reader
+            .next_line()
+            .with_context(|| format!("cannot read witness file `{shown}`"))?
+        {
+            let it = roles.authenticate_line(reader.text(), it);
+            index += 1;
+            if !each(&it) {
+                return Ok(());
+            }
+        }
+        if reader.bytes_read() > MAX_WITNESS_BYTES {
+            bail!(
+                "cannot read witness file `{shown}`: it grew past the {MAX_WITNESS_BYTES} bytes a witness file may have"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Rule 1's witness-id fingerprints: in memory up to `budget` ([`FINGERPRINT_BUDGET`]), then
+/// in an anonymous temporary file, read back in passes of at most `budget`.
+struct Fingerprints {
+    budget: usize,
+    held: Vec<u64>,
+    spilled: Option<BufWriter<std::fs::File>>,
+    count: u64,
+}
+
+impl Default for Fingerprints {
+    fn default() -> Fingerprints {
+        Fingerprints {
+            budget: FINGERPRINT_BUDGET,
+            held: Vec::new(),
+            spilled: None,
+            count: 0,
+        }
+    }
+}
+
+impl Fingerprints {
+    fn push(&mut self, fp: u64) -> anyhow::Result<()> {
+        self.count += 1;
+        if let Some(out) = &mut self.spilled {
+            return out
+                .write_all(&fp.to_le_bytes())
+                .context("cannot write the witness-id fingerprints to a temporary file");
+        }
+        self.held.push(fp);
+        if self.held.len() > self.budget {
+            let file = tempfile::tempfile()
+                .context("cannot create a temporary file for the witness-id fingerprints")?;
+            let mut out = BufWriter::with_capacity(READ_BUFFER, file);
+            for fp in self.held.drain(..) {
+                out.write_all(&fp.to_le_bytes())
+                    .context("cannot write the witness-id fingerprints to a temporary file")?;
+            }
+            self.held = Vec::new();
+            self.spilled = Some(out);
+        }
+        Ok(())
+    }
+
+    /// The fingerprints seen more than once.
+    fn repeated(self) -> anyhow::Result<BTreeSet<u64>> {
+        let Some(out) = self.spilled else {
+            let held = &self.held;
+            let all = || Ok::<_, std::io::Error>(held.iter().map(|&fp| Ok(fp)));
+            return Ok(repeated_fingerprints(self.count, usize::MAX, all)?);
+        };
+        let mut file = out
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .context("cannot write the witness-id fingerprints to a temporary file")?;
+        let pass = || -> std::io::Result<_> {
+            file.rewind()?;
+            let mut reader = BufReader::with_capacity(READ_BUFFER, file.try_clone()?);
+            Ok(std::iter::from_fn(move || {
+                let mut word = [0u8; 8];
+                match reader.fill_buf() {
+                    Ok([]) => None,
+                    Ok(_) => Some(
+                        reader
+                            .read_exact(&mut word)
+                            .map(|()| u64::from_le_bytes(word)),
+                    ),
+                    Err(e) => Some(Err(e)),
+                }
+            }))
+        };
+        repeated_fingerprints(self.count, self.budget, pass)
+            .context("cannot read back the witness-id fingerprints")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fingerprints;
+
+    /// Past its budget the fingerprints go to a temporary file and are read back in shares;
+    /// a repeat is found wherever it lies, and none is invented.
+    #[test]
+    fn spilled_fingerprints_find_exactly_the_repeats() {
+        for budget in [1, 3, 1000] {
+            let mut fps = Fingerprints {
+                budget,
+                ..Fingerprints::default()
+            };
+            for fp in [5u64, u64::MAX, 0, 1 << 63, 77, 5, 9, u64::MAX] {
+                fps.push(fp).unwrap();
+            }
+            assert_eq!(fps.spilled.is_some(), budget < 8, "budget {budget}");
+            let repeated: Vec<u64> = fps.repeated().unwrap().into_iter().collect();
+            assert_eq!(repeated, vec![5, u64::MAX], "budget {budget}");
+            let mut unique = Fingerprints {
+                budget,
+                ..Fingerprints::default()
+            };
+            for fp in 0..50u64 {
+                unique.push(fp.wrapping_mul(0x9e37_79b9_7f4a_7c15)).unwrap();
+            }
+            assert!(unique.repeated().unwrap().is_empty(), "budget {budget}");
+        }
+    }
+}
