@@ -77,11 +77,12 @@ pub fn run(
     selected: &[Property],
     config: &RunConfig,
     jobs: usize,
+    seed_jobs: usize,
     executor: Option<Arc<dyn TrialExecutor>>,
     report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     match worker {
-        Some(supervisor) => run_worker(selected, config, jobs, supervisor, executor),
+        Some(supervisor) => run_worker(selected, config, (jobs, seed_jobs), supervisor, executor),
         None => supervise(format, selected, config, report),
     }
 }
@@ -97,7 +98,7 @@ fn emit(event: &Value) -> bool {
 fn run_worker(
     selected: &[Property],
     config: &RunConfig,
-    jobs: usize,
+    (jobs, seed_jobs): (usize, usize),
     supervisor: u32,
     executor: Option<Arc<dyn TrialExecutor>>,
 ) -> Supervision {
@@ -115,7 +116,10 @@ fn run_worker(
             ..Supervision::default()
         };
     }
-    let mut control = RunControl::new().row_per_trial(true).on_start(|run| {
+    let mut control = RunControl::new()
+        .row_per_trial(true)
+        .seed_jobs(seed_jobs)
+        .on_start(|run| {
         emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
     });
     if let Some(executor) = executor {

@@ -24,6 +24,7 @@ pub use citation::{
     CITATION_SCHEMA_VERSION, Citation, SameSeedReview, format_rfc3339, parse_rfc3339,
 };
 pub use durable::{
+    write_atomic_file_with, write_atomic_with,
     JsonLinesWriter, complete_lines, write_atomic, write_atomic_file, write_atomic_new,
 };
 pub use errors::{FieldError, FieldProblem, ParseError, SpecError};
@@ -32,7 +33,7 @@ pub use hash::{
     FIXTURE_HASH_PREFIX, ID_CHARSET, check_id, fixture_hash, fixture_hash_from_pin, fixture_pin,
     is_fixture_hash, is_hex64, property_digest, sha256_hex,
 };
-pub use pretty::to_json_readable;
+pub use pretty::{to_json_readable, write_json_readable_with_lists};
 pub use receipt::{
     Compared, FailureMode, FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt,
     ShrinkPassRecord, ShrinkRecord,

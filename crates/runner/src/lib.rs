@@ -20,6 +20,7 @@ mod register;
 mod rng;
 mod run;
 mod shrink;
+mod trials;
 mod signature;
 mod watchdog;
 
