@@ -9,7 +9,10 @@
 //!    `ledger.rs`);
 //! 3. for every planned seed, in order: record the seed as attempted, run the trial under
 //!    `catch_unwind`, append its witness row; a failure never stops the run, a stop request
-//!    of the [`RunControl`] does (between two trials, the receipt left open);
+//!    of the [`RunControl`] does (between two trials, the receipt left open). With
+//!    [`RunControl::seed_jobs`] the trials run on several workers, with the same evidence
+//!    (`trials.rs`: seeds taken and recorded in plan order, outcomes committed in plan
+//!    order);
 //! 4. re-hash the fixture: if it changed, the receipt keeps `stopped_early: true` and says
 //!    `fixture_changed: true`, so it can never close;
 //! 5. write the final receipt (`stopped_early: false`, `shrink_stable: false`);
@@ -531,8 +534,8 @@ fn shrink_modes(
     Ok(records)
 }
 
-/// Runs several properties, `jobs` at a time (each property's seeds still run in order on
-/// one thread), and hands each result to `report` in the order of `properties`, as soon as
+/// Runs several properties, `jobs` at a time (each property's seeds on
+/// [`RunControl::seed_jobs`] workers, one by default), and hands each result to `report` in the order of `properties`, as soon as
 /// it and every earlier one are done. `jobs` of 0 or 1 runs them one after another.
 pub fn run_properties(
     properties: &[Property],
