@@ -146,7 +146,12 @@ fn scale(args: &ScaleBenchArgs, suite: &[Property]) -> Result<(), String> {
     outln!("(MB = 10^6 bytes; memory is peak resident set size; run MB covers the run's worker)");
     // The seed's size: longer attempted-seed entries in the receipt (see the runner's
     // `ledger.rs`) must not cost more per trial. Run only (no gate), one plan size.
-    let n = sizes.iter().copied().filter(|&n| n <= 1_000_000).max().unwrap_or(sizes[0]);
+    let n = sizes
+        .iter()
+        .copied()
+        .filter(|&n| n <= 1_000_000)
+        .max()
+        .unwrap_or(sizes[0]);
     let tmp =
         tempfile::tempdir().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     scratch_workspace(&source, id, tmp.path())?;

@@ -138,13 +138,14 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
     let calibration = args.work.join("calibration");
     let _ = std::fs::remove_dir_all(&calibration);
     let began = Instant::now();
-    let full = match start(&calibration, true, true, false, Plan::DEFAULT).and_then(|mut c| c.wait()) {
-        Ok(_) => began.elapsed(),
-        Err(e) => {
-            errln!("error: cannot run `prop run`: {e}");
-            return ExitStatus::Error;
-        }
-    };
+    let full =
+        match start(&calibration, true, true, false, Plan::DEFAULT).and_then(|mut c| c.wait()) {
+            Ok(_) => began.elapsed(),
+            Err(e) => {
+                errln!("error: cannot run `prop run`: {e}");
+                return ExitStatus::Error;
+            }
+        };
     outln!(
         "campaign kill: {} kills, seed {}, {} seeds per property; an uncut run takes {:.2} s",
         args.kills,

@@ -442,8 +442,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         args.common.format,
         &selected,
         &config,
-        jobs,
-        args.seed_jobs,
+        (jobs, args.seed_jobs),
         executor,
         |property, result| match result {
             Ok(summary) => {

@@ -76,13 +76,13 @@ pub fn run(
     format: Format,
     selected: &[Property],
     config: &RunConfig,
-    jobs: usize,
-    seed_jobs: usize,
+    // (properties at once, workers per property's seeds)
+    jobs: (usize, usize),
     executor: Option<Arc<dyn TrialExecutor>>,
     report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     match worker {
-        Some(supervisor) => run_worker(selected, config, (jobs, seed_jobs), supervisor, executor),
+        Some(supervisor) => run_worker(selected, config, jobs, supervisor, executor),
         None => supervise(format, selected, config, report),
     }
 }
@@ -120,8 +120,8 @@ fn run_worker(
         .row_per_trial(true)
         .seed_jobs(seed_jobs)
         .on_start(|run| {
-        emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
-    });
+            emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
+        });
     if let Some(executor) = executor {
         control = control.executor(executor);
     }

@@ -24,8 +24,8 @@ pub use citation::{
     CITATION_SCHEMA_VERSION, Citation, SameSeedReview, format_rfc3339, parse_rfc3339,
 };
 pub use durable::{
-    write_atomic_file_with, write_atomic_with,
-    JsonLinesWriter, complete_lines, write_atomic, write_atomic_file, write_atomic_new,
+    JsonLinesWriter, complete_lines, write_atomic, write_atomic_file, write_atomic_file_with,
+    write_atomic_new, write_atomic_with,
 };
 pub use errors::{FieldError, FieldProblem, ParseError, SpecError};
 pub use exit::ExitStatus;

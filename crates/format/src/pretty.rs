@@ -133,14 +133,21 @@ mod tests {
 
     #[test]
     fn lists_written_in_pieces_give_the_same_text() {
-        let big: Vec<u64> = (0..40_000u64).map(|i| i * 977 + u64::from(i % 7 == 0) * u64::MAX / 3).collect();
+        let big: Vec<u64> = (0..40_000u64)
+            .map(|i| i * 977 + u64::from(i % 7 == 0) * u64::MAX / 3)
+            .collect();
         let v = serde_json::json!({"a": [1, 2], "b": big, "c": {"d": 1}, "e": [], "f": [u64::MAX]});
         let map = v.as_object().unwrap().clone();
         let mut shell = map.clone();
         shell.insert("b".into(), Value::Array(Vec::new()));
         shell.insert("f".into(), Value::Null);
         let mut out = Vec::new();
-        write_json_readable_with_lists(&mut out, &shell, &[("b", &big), ("f", &[u64::MAX]), ("zz", &[3])]).unwrap();
+        write_json_readable_with_lists(
+            &mut out,
+            &shell,
+            &[("b", &big), ("f", &[u64::MAX]), ("zz", &[3])],
+        )
+        .unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), to_json_readable(&v));
         let mut out = Vec::new();
         write_json_readable_with_lists(&mut out, &serde_json::Map::new(), &[]).unwrap();

@@ -296,12 +296,10 @@ impl OpenReceipt {
             })
             .ok_or_else(exhausted)?,
             (Store::Wide16, Some(map)) => {
-                store_in_slot::<16>(map, at, entry, |ptr, bytes| store16(ptr, bytes))
-                    .ok_or_else(exhausted)?
+                store_in_slot::<16>(map, at, entry, store16).ok_or_else(exhausted)?
             }
             (Store::Wide32, Some(map)) => {
-                store_in_slot::<32>(map, at, entry, |ptr, bytes| store32(ptr, bytes))
-                    .ok_or_else(exhausted)?
+                store_in_slot::<32>(map, at, entry, store32).ok_or_else(exhausted)?
             }
         }
         self.next_at = at + len;
@@ -645,7 +643,8 @@ impl RowSink {
         let mut state = self.state();
         let seed = hung()?;
         if write_row {
-            self.rows.push_row(&mut state.buf, seed, Some(TIMEOUT_SIGNATURE));
+            self.rows
+                .push_row(&mut state.buf, seed, Some(TIMEOUT_SIGNATURE));
         }
         let _ = state.append();
         state.buf.clear();
@@ -806,7 +805,10 @@ mod tests {
         }))
         .unwrap();
         open.finish(&mut receipt).unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), receipt.to_json_pretty());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            receipt.to_json_pretty()
+        );
     }
 
     #[test]
@@ -832,7 +834,11 @@ mod tests {
                         Store::Wide32 => 32,
                         Store::Write => PAGE,
                     };
-                    assert_eq!(start / size, (start + len - 1) / size, "{at} {len} {store:?}");
+                    assert_eq!(
+                        start / size,
+                        (start + len - 1) / size,
+                        "{at} {len} {store:?}"
+                    );
                 }
             }
         }

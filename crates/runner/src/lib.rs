@@ -20,8 +20,8 @@ mod register;
 mod rng;
 mod run;
 mod shrink;
-mod trials;
 mod signature;
+mod trials;
 mod watchdog;
 
 pub use case::{JournalEntry, MAX_CHOICES, Record, Span, Stop, TestCase, set_journal};

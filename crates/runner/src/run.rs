@@ -29,9 +29,8 @@ use crate::property::{Fixture, Property};
 use crate::rng::RNG_SCHEME;
 use crate::shrink::{ShrinkConfig, shrink_twice};
 use seedledger_format::{
-    JsonLinesWriter, RECEIPT_SCHEMA_VERSION, Receipt, Runner,
-    ShrinkPassRecord, ShrinkRecord, SpecFile, WitnessRow, fixture_hash_from_pin, fixture_pin,
-    property_digest,
+    JsonLinesWriter, RECEIPT_SCHEMA_VERSION, Receipt, Runner, ShrinkPassRecord, ShrinkRecord,
+    SpecFile, WitnessRow, fixture_hash_from_pin, fixture_pin, property_digest,
 };
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -421,9 +420,9 @@ pub fn run_property_with(
     .run(&fixture, &mut ledger, control.seed_jobs_of())?;
     // Shrinking runs on this thread: watched from here on (each trial worker was watched
     // on its own).
-    let _watched = config.trial_timeout.map(|t| {
-        crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink))
-    });
+    let _watched = config
+        .trial_timeout
+        .map(|t| crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink)));
     receipt.failing_seeds = failing_seeds;
     receipt.failure_modes = failure_modes;
     receipt.failures = failures;
@@ -488,10 +487,8 @@ pub fn run_property_with(
             receipt.shrink_status = Some("done".to_string());
             receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
             receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-            seedledger_format::write_atomic_with(&receipt_path, |w| {
-                receipt.write_json_pretty(w)
-            })
-            .map_err(write_err(&receipt_path))?;
+            seedledger_format::write_atomic_with(&receipt_path, |w| receipt.write_json_pretty(w))
+                .map_err(write_err(&receipt_path))?;
         }
         // Stopped while shrinking: the records are cut short; the receipt keeps saying
         // `shrink_status: in_progress` and `shrink_stable: false`.

@@ -117,11 +117,20 @@ fn same_as_sequential(seeds: Vec<u64>) {
     // Not vacuous: passes, failures of both modes, discards.
     let verdicts = one.receipt.verdicts.clone().unwrap();
     assert!(verdicts.contains('.') && verdicts.contains('F') && verdicts.contains('d'));
-    assert!(one.receipt.failure_modes.len() >= 2, "{:?}", one.receipt.failure_modes);
+    assert!(
+        one.receipt.failure_modes.len() >= 2,
+        "{:?}",
+        one.receipt.failure_modes
+    );
     assert_eq!(four.receipt.attempted_seeds, seeds);
-    assert_eq!(comparable(four.receipt.clone()), comparable(one.receipt.clone()));
+    assert_eq!(
+        comparable(four.receipt.clone()),
+        comparable(one.receipt.clone())
+    );
     // On disk too, and the rows in the same order.
-    let on_disk = |p: &std::path::Path| comparable(Receipt::parse(&std::fs::read_to_string(p).unwrap()).unwrap());
+    let on_disk = |p: &std::path::Path| {
+        comparable(Receipt::parse(&std::fs::read_to_string(p).unwrap()).unwrap())
+    };
     assert_eq!(on_disk(&four.receipt_path), on_disk(&one.receipt_path));
     assert_eq!(rows(&four.witness_path), rows(&one.witness_path));
 }
@@ -144,7 +153,9 @@ fn parallel_large_seeds_write_what_a_sequential_run_writes() {
 
 #[test]
 fn a_stop_with_parallel_seeds_leaves_exactly_the_started_prefix() {
-    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let root = scratch("stops");
     let control = RunControl::new().seed_jobs(3).row_per_trial(true);
     *STOP.lock().unwrap() = Some(control.stop_flag());

@@ -53,7 +53,10 @@ fn bench_scale_quick_prints_a_row_per_plan_size_with_sizes_and_peak_memory() {
     // Ten times the seeds, ten times the witness rows.
     assert!(large[5] > 5.0 * small[5], "{small:?} {large:?}");
     // The seed-size rows: one per first seed, up to the largest u64 (the plan ends there).
-    assert!(out.stdout.contains("seed size: `prop run --cases 100 --base-seed S`"));
+    assert!(
+        out.stdout
+            .contains("seed size: `prop run --cases 100 --base-seed S`")
+    );
     for base in ["1", "10000000", "1000000000000000", "18446744073709551516"] {
         let line = out
             .stdout
