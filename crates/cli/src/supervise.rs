@@ -6,7 +6,9 @@
 //!
 //! The protocol: the worker writes one event per line to its stdout, each line starting with
 //! [`EVENT`] and carrying one JSON object: `plan` (the properties, once the arguments were
-//! accepted), `start` (a run's id, once its receipt exists), `done` (the final receipt),
+//! accepted), `start` (a run's id, once its receipt exists), `done` (the run's id, `stopped_early`
+//! and its counts of attempted and failing seeds, checked against the receipt on disk, which
+//! is what is reported),
 //! `stopped` / `not_run` (after SIGINT or SIGTERM) and `error`. Whatever else the worker's
 //! stdout carries (a property's own `println!`) is passed through unchanged; its stderr is the
 //! supervisor's. A property that started and never sent `done` is the one the process died
@@ -87,6 +89,14 @@ pub fn run(
     }
 }
 
+/// A receipt the run just wrote, read back: straight into a `Receipt` (its seed lists as
+/// `Vec<u64>`, 8 bytes a seed); only a receipt that does not read that way goes through
+/// [`Receipt::parse`] (a `serde_json::Value` per seed, 32 bytes and more each), for its
+/// error naming the line and field.
+fn parse_receipt(text: &str) -> Result<Receipt, seedledger_format::ParseError> {
+    serde_json::from_str::<Receipt>(text).or_else(|_| Receipt::parse(text))
+}
+
 // ------------------------------------------------------------------------------ the worker
 
 /// Writes one event line; false when the supervisor can no longer read it.
@@ -146,10 +156,17 @@ fn run_worker(
     seedledger_runner::run_properties_with(selected, config, jobs, &control, |property, result| {
         let id = property.id;
         let event = match result {
-            Ok(summary) => match serde_json::to_value(&summary.receipt) {
-                Ok(receipt) => json!({"event": "done", "property_id": id, "receipt": receipt}),
-                Err(e) => json!({"event": "error", "property_id": id, "error": e.to_string()}),
-            },
+            // Not the receipt itself (a 10^7-seed receipt as one JSON value is gigabytes of
+            // memory on both sides): what identifies it; the supervisor reads it from disk.
+            Ok(summary) => json!({
+                "event": "done",
+                "property_id": id,
+                "run_id": summary.receipt.run_id,
+                "stopped_early": summary.receipt.stopped_early,
+                "attempted": summary.receipt.attempted_seeds.len(),
+                "failing": summary.receipt.failing_seeds.len(),
+                "failing_seed": summary.receipt.failing_seed,
+            }),
             Err(e @ RunError::Stopped { .. }) => {
                 json!({"event": "stopped", "property_id": id, "error": e.to_string()})
             }
@@ -486,23 +503,27 @@ fn on_line(
             seen.in_flight.push((p.id.to_string(), text("run_id")));
         }
         (Some("done"), Some(p), Some(e)) => {
-            let receipt = serde_json::from_value::<Receipt>(e["receipt"].clone())
-                .map_err(|e| format!("unreadable report from the run process: {e}"));
             let paths =
                 evidence_paths(&config.out_dir, &config.patch_id, p.id).map_err(|e| e.to_string());
             // The event channel is the worker's stdout, which the property shares: a "done"
             // counts only if the receipt on disk says the same (a property cannot print its
-            // way out of a crash).
-            let on_disk = paths.as_ref().ok().and_then(|(path, _)| {
-                std::fs::read_to_string(path)
-                    .ok()
-                    .and_then(|t| Receipt::parse(&t).ok())
+            // way out of a crash). The receipt reported is the one on disk.
+            let on_disk = paths
+                .as_ref()
+                .ok()
+                .and_then(|(path, _)| std::fs::read_to_string(path).ok())
+                .and_then(|t| parse_receipt(&t).ok());
+            let agrees = on_disk.as_ref().is_some_and(|d| {
+                e["run_id"]
+                    .as_str()
+                    .is_some_and(|id| d.run_id.as_deref() == Some(id))
+                    && e["stopped_early"].as_bool() == Some(d.stopped_early)
+                    && e["attempted"].as_u64() == Some(d.attempted_seeds.len() as u64)
+                    && e["failing"].as_u64() == Some(d.failing_seeds.len() as u64)
+                    && e["failing_seed"].as_u64() == d.failing_seed
             });
-            let agrees = matches!((&receipt, &on_disk), (Ok(r), Some(d))
-                if d.run_id == r.run_id
-                    && d.stopped_early == r.stopped_early
-                    && d.attempted_seeds == r.attempted_seeds
-                    && d.failing_seeds == r.failing_seeds);
+            let receipt =
+                on_disk.ok_or_else(|| "the run's receipt cannot be read back".to_string());
             if !agrees {
                 errln!(
                     "warning: a report that `{}` finished does not match its receipt on disk; ignored",
@@ -602,7 +623,7 @@ impl Crash {
         for path in [&current, &archived] {
             match std::fs::read_to_string(path)
                 .map_err(|e| e.to_string())
-                .and_then(|t| Receipt::parse(&t).map_err(|e| e.to_string()))
+                .and_then(|t| parse_receipt(&t).map_err(|e| e.to_string()))
             {
                 Ok(r) if r.run_id.as_deref() == Some(run_id) => {
                     receipt = Ok(r);
