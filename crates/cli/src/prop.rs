@@ -138,8 +138,9 @@ pub struct RunArgs {
     /// The freeze store whose active citations this run honours [default: ROOT/props/freezes].
     #[arg(long, value_name = "DIR")]
     freezes: Option<PathBuf>,
-    /// Properties run in parallel, one per job (each property's seeds run in order) [default:
-    /// the number of CPUs]. Use 1 for properties that share global state.
+    /// Properties run in parallel, one per job (each property's seeds on one thread unless
+    /// --seed-jobs says otherwise) [default: the number of CPUs]. Use 1 for properties that
+    /// share global state.
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
     /// Seeds of one property run in parallel, on N workers per property (default 1: in plan
