@@ -85,7 +85,7 @@ pub fn run(
 ) -> Supervision {
     match worker {
         Some(supervisor) => run_worker(selected, config, jobs, supervisor, executor),
-        None => supervise(format, selected, config, report),
+        None => supervise(format, selected, config, jobs.1, report),
     }
 }
 
@@ -262,6 +262,7 @@ fn supervise(
     format: Format,
     selected: &[Property],
     config: &RunConfig,
+    seed_jobs: usize,
     mut report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     let fail = |message: String| {
@@ -407,15 +408,31 @@ fn supervise(
         .filter(|c| c.last_row_is_timeout())
         .map(|c| c.property_id.clone())
         .collect();
+    // With --seed-jobs, several trials of one property run at once: the last seed started
+    // is named, but any trial under way may have ended the process, so none gets the
+    // crash's failing row.
+    let parallel_seeds = seed_jobs > 1;
     for crash in &crashes {
-        let verdict = crash.judge(ending, signal, several, &timed_out, config);
+        let verdict = crash.judge(
+            ending,
+            signal,
+            several || parallel_seeds,
+            &timed_out,
+            config,
+        );
         // Several runs were under way and nothing says which one ended the process.
-        let note = (several && signal.is_none() && timed_out.is_empty()).then(|| {
-            format!(
+        let note = if several && signal.is_none() && timed_out.is_empty() {
+            Some(format!(
                 "; {} properties were running when the process died and any of them may have caused it (run with --jobs 1 or one --property to tell)",
                 seen.in_flight.len()
-            )
-        });
+            ))
+        } else if parallel_seeds && signal.is_none() && timed_out.is_empty() {
+            Some(format!(
+                "; its seeds ran on {seed_jobs} workers (--seed-jobs), so any trial under way may have caused it, not only the last one started (run with --seed-jobs 1 to tell)"
+            ))
+        } else {
+            None
+        };
         let message = crash.report(&verdict, note.as_deref(), config, format);
         outcome.crashed.push((crash.property_id.clone(), message));
     }
