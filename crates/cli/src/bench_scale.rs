@@ -149,7 +149,72 @@ fn scale(args: &ScaleBenchArgs, suite: &[Property]) -> Result<(), String> {
         );
     }
     outln!("(MB = 10^6 bytes; memory is peak resident set size; run MB covers the run's worker)");
+    // The seed's size: longer attempted-seed entries in the receipt (see the runner's
+    // `ledger.rs`) must not cost more per trial. Run only (no gate), one plan size.
+    let n = sizes
+        .iter()
+        .copied()
+        .filter(|&n| n <= 1_000_000)
+        .max()
+        .unwrap_or(sizes[0]);
+    let tmp =
+        tempfile::tempdir().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    scratch_workspace(&source, id, tmp.path())?;
+    let mut by_base = Vec::new();
+    for base in LARGE_SEED_BASES.map(|b| b.min(u64::MAX - n + 1)) {
+        errln!("bench scale: {n} seeds from {base}: prop run");
+        by_base.push((base, measure_run(&exe, id, n, base, tmp.path())?));
+    }
+    outln!("seed size: `prop run --cases {n} --base-seed S` (run only)");
+    outln!(
+        "{:>22} {:>9} {:>9} {:>10} {:>12}",
+        "S",
+        "run s",
+        "µs/seed",
+        "run MB",
+        "x seeds from 1"
+    );
+    let small = by_base[0].1.wall.as_secs_f64();
+    for (base, run) in &by_base {
+        outln!(
+            "{:>22} {:>9.2} {:>9.2} {:>10.1} {:>12.2}",
+            base,
+            run.wall.as_secs_f64(),
+            run.wall.as_secs_f64() * 1e6 / n as f64,
+            mb(run.peak_rss),
+            run.wall.as_secs_f64() / small,
+        );
+    }
     Ok(())
+}
+
+/// First seeds of the seed-size rows: entries of up to 8, 16 and 21 bytes.
+const LARGE_SEED_BASES: [u64; 4] = [1, 10_000_000, 1_000_000_000_000_000, u64::MAX];
+
+/// `prop run --cases n --base-seed base` alone, measured.
+fn measure_run(exe: &Path, id: &str, n: u64, base: u64, root: &Path) -> Result<Measured, String> {
+    let out = root.join(format!("out-{base}"));
+    let argv: Vec<OsString> = [
+        "prop",
+        "run",
+        "--property",
+        id,
+        "--cases",
+        &n.to_string(),
+        "--base-seed",
+        &base.to_string(),
+        "--jobs",
+        "1",
+        "--patch-id",
+        "bench",
+        "--root",
+    ]
+    .map(OsString::from)
+    .into_iter()
+    .chain([root.into(), "--out".into(), out.into()])
+    .collect();
+    // Exit 1: the property failed on some seed, still a run to measure.
+    measured(exe, &argv, root, &[0, 1], "prop run")
 }
 
 fn mb(bytes: u64) -> f64 {

@@ -2,6 +2,9 @@
 //! left. Each round starts `prop run` (this binary, in its own process group) on a plan long
 //! enough to be caught mid-run — some rounds with the example domain's planted bug, so that
 //! kills also land while shrinking, some with `--isolate` (trials in worker processes) —
+//! some with seeds from 10^7, 10^15 or near 2^64 (longer attempted-seed entries, stored
+//! with wider single instructions, see the runner's `ledger.rs`), some with the seeds of
+//! each property on 2 or 4 workers (`--seed-jobs`) — and
 //! sends SIGKILL to the whole group after a random delay,
 //! and then reads every receipt the round left:
 //!
@@ -42,6 +45,30 @@ pub struct KillArgs {
     root: Option<PathBuf>,
 }
 
+/// Where a round's plan starts, and how many workers run each property's seeds.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    base_seed: u64,
+    seed_jobs: usize,
+}
+
+impl Plan {
+    const DEFAULT: Plan = Plan {
+        base_seed: 1,
+        seed_jobs: 1,
+    };
+}
+
+/// First seeds of the rounds' plans: entries of the attempted seeds of every length class
+/// (up to 8 bytes, up to 16, up to 21: `,18446744073709551615`).
+const BASE_SEEDS: [u64; 5] = [
+    1,
+    10_000_000,
+    1_000_000_000_000_000,
+    10_000_000_000_000_000_000,
+    u64::MAX - 10_000_000,
+];
+
 /// A small deterministic generator for the campaign's choices (splitmix64).
 struct Choices(u64);
 
@@ -73,10 +100,14 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
     }
     let mut choices = Choices(args.seed);
     let root = args.root.clone();
-    let start = |out: &Path, bug: bool, shrink: bool, isolate: bool| {
+    let start = |out: &Path, bug: bool, shrink: bool, isolate: bool, plan: Plan| {
         let mut cmd = Command::new(&exe);
         cmd.args(["prop", "run", "--patch-id", "kill", "--cases"])
             .arg(args.cases.to_string())
+            .arg("--base-seed")
+            .arg(plan.base_seed.to_string())
+            .arg("--seed-jobs")
+            .arg(plan.seed_jobs.to_string())
             .arg("--out")
             .arg(out)
             .stdin(Stdio::null())
@@ -107,13 +138,14 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
     let calibration = args.work.join("calibration");
     let _ = std::fs::remove_dir_all(&calibration);
     let began = Instant::now();
-    let full = match start(&calibration, true, true, false).and_then(|mut c| c.wait()) {
-        Ok(_) => began.elapsed(),
-        Err(e) => {
-            errln!("error: cannot run `prop run`: {e}");
-            return ExitStatus::Error;
-        }
-    };
+    let full =
+        match start(&calibration, true, true, false, Plan::DEFAULT).and_then(|mut c| c.wait()) {
+            Ok(_) => began.elapsed(),
+            Err(e) => {
+                errln!("error: cannot run `prop run`: {e}");
+                return ExitStatus::Error;
+            }
+        };
     outln!(
         "campaign kill: {} kills, seed {}, {} seeds per property; an uncut run takes {:.2} s",
         args.kills,
@@ -131,7 +163,11 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
         let shrink = choices.below(4) != 0;
         let isolate = choices.below(3) == 0;
         let delay = Duration::from_millis(choices.below(span + span / 5));
-        let mut child = match start(&out, bug, shrink, isolate) {
+        let plan = Plan {
+            base_seed: BASE_SEEDS[choices.below(BASE_SEEDS.len() as u64) as usize],
+            seed_jobs: [1, 1, 2, 4][choices.below(4) as usize],
+        };
+        let mut child = match start(&out, bug, shrink, isolate, plan) {
             Ok(child) => child,
             Err(e) => {
                 errln!("error: round {round}: cannot start `prop run`: {e}");
@@ -152,7 +188,9 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
                 Err(why) => {
                     problems += 1;
                     errln!(
-                        "FAIL round {round} (bug {bug}, shrink {shrink}, isolate {isolate}, killed after {} ms): `{}`: {why}",
+                        "FAIL round {round} (bug {bug}, shrink {shrink}, isolate {isolate}, base seed {}, seed jobs {}, killed after {} ms): `{}`: {why}",
+                        plan.base_seed,
+                        plan.seed_jobs,
                         delay.as_millis(),
                         file.display()
                     );

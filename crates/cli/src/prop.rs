@@ -145,10 +145,18 @@ pub struct RunArgs {
     /// The freeze store whose active citations this run honours [default: ROOT/props/freezes].
     #[arg(long, value_name = "DIR")]
     freezes: Option<PathBuf>,
-    /// Properties run in parallel, one per job (each property's seeds run in order) [default:
-    /// the number of CPUs]. Use 1 for properties that share global state.
+    /// Properties run in parallel, one per job (each property's seeds on one thread unless
+    /// --seed-jobs says otherwise) [default: the number of CPUs]. Use 1 for properties that
+    /// share global state.
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
+    /// Seeds of one property run in parallel, on N workers per property (default 1: in plan
+    /// order on one thread). The evidence is what a sequential run writes: seeds are taken
+    /// and recorded as attempted in plan order, and verdicts, witness rows and the failing
+    /// seed are committed in plan order. The property is then called from N threads at once:
+    /// use it only for properties without shared global state. Up to JOBS x N threads run.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed_jobs: usize,
     /// Stop the run when one trial (or shrink evaluation) takes longer than this many
     /// seconds: the property, seed and a replay command are printed on stderr and the exit
     /// status is 1 (a hung trial cannot be interrupted, so the run process stops; what
@@ -467,7 +475,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         args.common.format,
         &selected,
         &config,
-        jobs,
+        (jobs, args.seed_jobs),
         executor,
         |property, result| match result {
             Ok(summary) => {

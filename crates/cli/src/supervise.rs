@@ -6,11 +6,12 @@
 //!
 //! The protocol: the worker writes one event per line to its stdout, each line starting with
 //! [`EVENT`] and carrying one JSON object: `plan` (the properties, once the arguments were
-//! accepted), `start` (a run's id, once its receipt exists), `done` (the final receipt),
-//! `stopped` / `not_run` (after SIGINT or SIGTERM), `error`, and — only when the supervisor
-//! draws progress bars and passed the hidden `--progress-events` — `progress` (seeds done of
-//! planned, failures, elapsed time; about every 100 ms per running property, see
-//! `progress.rs`). Whatever else the worker's
+//! accepted), `start` (a run's id, once its receipt exists), `done` (the run's id, `stopped_early`
+//! and its counts of attempted and failing seeds, checked against the receipt on disk, which
+//! is what is reported), `stopped` / `not_run` (after SIGINT or SIGTERM), `error`, and — only
+//! when the supervisor draws progress bars and passed the hidden `--progress-events` —
+//! `progress` (seeds done of planned, failures, elapsed time; about every 100 ms per running
+//! property, see `progress.rs`). Whatever else the worker's
 //! stdout carries (a property's own `println!`) is passed through unchanged; its stderr is the
 //! supervisor's. A property that started and never sent `done` is the one the process died
 //! in: the supervisor reads its receipt (open, `stopped_early: true`: the last attempted seed
@@ -83,14 +84,23 @@ pub fn run(
     format: Format,
     selected: &[Property],
     config: &RunConfig,
-    jobs: usize,
+    // (properties at once, workers per property's seeds)
+    jobs: (usize, usize),
     executor: Option<Arc<dyn TrialExecutor>>,
     report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     match worker {
         Some(supervisor) => run_worker(selected, config, jobs, supervisor, executor, progress),
-        None => supervise(format, progress, selected, config, report),
+        None => supervise(format, progress, selected, config, jobs.1, report),
     }
+}
+
+/// A receipt the run just wrote, read back: straight into a `Receipt` (its seed lists as
+/// `Vec<u64>`, 8 bytes a seed); only a receipt that does not read that way goes through
+/// [`Receipt::parse`] (a `serde_json::Value` per seed, 32 bytes and more each), for its
+/// error naming the line and field.
+fn parse_receipt(text: &str) -> Result<Receipt, seedledger_format::ParseError> {
+    serde_json::from_str::<Receipt>(text).or_else(|_| Receipt::parse(text))
 }
 
 // ------------------------------------------------------------------------------ the worker
@@ -104,7 +114,7 @@ fn emit(event: &Value) -> bool {
 fn run_worker(
     selected: &[Property],
     config: &RunConfig,
-    jobs: usize,
+    (jobs, seed_jobs): (usize, usize),
     supervisor: u32,
     executor: Option<Arc<dyn TrialExecutor>>,
     progress: bool,
@@ -123,9 +133,12 @@ fn run_worker(
             ..Supervision::default()
         };
     }
-    let mut control = RunControl::new().row_per_trial(true).on_start(|run| {
-        emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
-    });
+    let mut control = RunControl::new()
+        .row_per_trial(true)
+        .seed_jobs(seed_jobs)
+        .on_start(|run| {
+            emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
+        });
     if let Some(executor) = executor {
         control = control.executor(executor);
     }
@@ -163,10 +176,17 @@ fn run_worker(
     seedledger_runner::run_properties_with(selected, config, jobs, &control, |property, result| {
         let id = property.id;
         let event = match result {
-            Ok(summary) => match serde_json::to_value(&summary.receipt) {
-                Ok(receipt) => json!({"event": "done", "property_id": id, "receipt": receipt}),
-                Err(e) => json!({"event": "error", "property_id": id, "error": e.to_string()}),
-            },
+            // Not the receipt itself (a 10^7-seed receipt as one JSON value is gigabytes of
+            // memory on both sides): what identifies it; the supervisor reads it from disk.
+            Ok(summary) => json!({
+                "event": "done",
+                "property_id": id,
+                "run_id": summary.receipt.run_id,
+                "stopped_early": summary.receipt.stopped_early,
+                "attempted": summary.receipt.attempted_seeds.len(),
+                "failing": summary.receipt.failing_seeds.len(),
+                "failing_seed": summary.receipt.failing_seed,
+            }),
             Err(e @ RunError::Stopped { .. }) => {
                 json!({"event": "stopped", "property_id": id, "error": e.to_string()})
             }
@@ -263,6 +283,7 @@ fn supervise(
     progress: bool,
     selected: &[Property],
     config: &RunConfig,
+    seed_jobs: usize,
     mut report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     let fail = |message: String| {
@@ -412,15 +433,31 @@ fn supervise(
         .filter(|c| c.last_row_is_timeout())
         .map(|c| c.property_id.clone())
         .collect();
+    // With --seed-jobs, several trials of one property run at once: the last seed started
+    // is named, but any trial under way may have ended the process, so none gets the
+    // crash's failing row.
+    let parallel_seeds = seed_jobs > 1;
     for crash in &crashes {
-        let verdict = crash.judge(ending, signal, several, &timed_out, config);
+        let verdict = crash.judge(
+            ending,
+            signal,
+            several || parallel_seeds,
+            &timed_out,
+            config,
+        );
         // Several runs were under way and nothing says which one ended the process.
-        let note = (several && signal.is_none() && timed_out.is_empty()).then(|| {
-            format!(
+        let note = if several && signal.is_none() && timed_out.is_empty() {
+            Some(format!(
                 "; {} properties were running when the process died and any of them may have caused it (run with --jobs 1 or one --property to tell)",
                 seen.in_flight.len()
-            )
-        });
+            ))
+        } else if parallel_seeds && signal.is_none() && timed_out.is_empty() {
+            Some(format!(
+                "; its seeds ran on {seed_jobs} workers (--seed-jobs), so any trial under way may have caused it, not only the last one started (run with --seed-jobs 1 to tell)"
+            ))
+        } else {
+            None
+        };
         let message = crash.report(&verdict, note.as_deref(), config, format);
         outcome.crashed.push((crash.property_id.clone(), message));
     }
@@ -535,23 +572,27 @@ fn on_line(
             }
         }
         (Some("done"), Some(p), Some(e)) => {
-            let receipt = serde_json::from_value::<Receipt>(e["receipt"].clone())
-                .map_err(|e| format!("unreadable report from the run process: {e}"));
             let paths =
                 evidence_paths(&config.out_dir, &config.patch_id, p.id).map_err(|e| e.to_string());
             // The event channel is the worker's stdout, which the property shares: a "done"
             // counts only if the receipt on disk says the same (a property cannot print its
-            // way out of a crash).
-            let on_disk = paths.as_ref().ok().and_then(|(path, _)| {
-                std::fs::read_to_string(path)
-                    .ok()
-                    .and_then(|t| Receipt::parse(&t).ok())
+            // way out of a crash). The receipt reported is the one on disk.
+            let on_disk = paths
+                .as_ref()
+                .ok()
+                .and_then(|(path, _)| std::fs::read_to_string(path).ok())
+                .and_then(|t| parse_receipt(&t).ok());
+            let agrees = on_disk.as_ref().is_some_and(|d| {
+                e["run_id"]
+                    .as_str()
+                    .is_some_and(|id| d.run_id.as_deref() == Some(id))
+                    && e["stopped_early"].as_bool() == Some(d.stopped_early)
+                    && e["attempted"].as_u64() == Some(d.attempted_seeds.len() as u64)
+                    && e["failing"].as_u64() == Some(d.failing_seeds.len() as u64)
+                    && e["failing_seed"].as_u64() == d.failing_seed
             });
-            let agrees = matches!((&receipt, &on_disk), (Ok(r), Some(d))
-                if d.run_id == r.run_id
-                    && d.stopped_early == r.stopped_early
-                    && d.attempted_seeds == r.attempted_seeds
-                    && d.failing_seeds == r.failing_seeds);
+            let receipt =
+                on_disk.ok_or_else(|| "the run's receipt cannot be read back".to_string());
             if !agrees {
                 hidden(bars, || {
                     errln!(
@@ -671,7 +712,7 @@ impl Crash {
         for path in [&current, &archived] {
             match std::fs::read_to_string(path)
                 .map_err(|e| e.to_string())
-                .and_then(|t| Receipt::parse(&t).map_err(|e| e.to_string()))
+                .and_then(|t| parse_receipt(&t).map_err(|e| e.to_string()))
             {
                 Ok(r) if r.run_id.as_deref() == Some(run_id) => {
                     receipt = Ok(r);

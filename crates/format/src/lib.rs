@@ -27,7 +27,8 @@ pub use citation::{
     CITATION_SCHEMA_VERSION, Citation, SameSeedReview, format_rfc3339, parse_rfc3339,
 };
 pub use durable::{
-    JsonLinesWriter, complete_lines, write_atomic, write_atomic_file, write_atomic_new,
+    JsonLinesWriter, complete_lines, write_atomic, write_atomic_file, write_atomic_file_with,
+    write_atomic_new, write_atomic_with,
 };
 pub use errors::{FieldError, FieldProblem, ParseError, SpecError};
 pub use exit::ExitStatus;
@@ -42,7 +43,7 @@ pub use partition::{
     MergeRecord, PartRecord, Partition, PartitionKind, PartitionParseError, PartitionRecord,
     plan_digest, seed_hash,
 };
-pub use pretty::to_json_readable;
+pub use pretty::{to_json_readable, write_json_readable_with_lists};
 pub use receipt::{
     Compared, FailureMode, FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt,
     ShrinkPassRecord, ShrinkRecord,

@@ -10,6 +10,68 @@ pub fn to_json_readable(value: &Value) -> String {
     out
 }
 
+/// [`to_json_readable`] of the object `map`, written to `w` in pieces, with the members named
+/// in `lists` written from those seed lists instead of from `map` (whose value for them is
+/// ignored; a name in `lists` that `map` lacks is not written). The text is the same as
+/// `to_json_readable` of the object with the lists in place, but a list of 10^7 seeds is
+/// never held as `serde_json::Value`s (32 bytes each) nor its text in memory whole.
+pub fn write_json_readable_with_lists(
+    w: &mut dyn std::io::Write,
+    map: &serde_json::Map<String, Value>,
+    lists: &[(&str, &[u64])],
+) -> std::io::Result<()> {
+    const CHUNK: usize = 1 << 16;
+    if map.is_empty() {
+        return w.write_all(b"{}");
+    }
+    let mut out = String::with_capacity(CHUNK + 64);
+    out.push_str("{\n");
+    for (i, (key, v)) in map.iter().enumerate() {
+        indent(&mut out, 1);
+        out.push_str(&Value::String(key.clone()).to_string());
+        out.push_str(": ");
+        match lists.iter().find(|(name, _)| name == key) {
+            Some((_, seeds)) => {
+                out.push('[');
+                for (j, seed) in seeds.iter().enumerate() {
+                    if j > 0 {
+                        out.push_str(", ");
+                    }
+                    push_u64(&mut out, *seed);
+                    if out.len() >= CHUNK {
+                        w.write_all(out.as_bytes())?;
+                        out.clear();
+                    }
+                }
+                out.push(']');
+            }
+            None => write_value(&mut out, v, 1),
+        }
+        out.push_str(if i + 1 < map.len() { ",\n" } else { "\n" });
+        if out.len() >= CHUNK {
+            w.write_all(out.as_bytes())?;
+            out.clear();
+        }
+    }
+    out.push('}');
+    w.write_all(out.as_bytes())
+}
+
+fn push_u64(out: &mut String, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // The bytes are ASCII digits.
+    out.extend(buf[i..].iter().map(|&b| b as char));
+}
+
 fn write_value(out: &mut String, value: &Value, depth: usize) {
     match value {
         Value::Object(map) if !map.is_empty() => {
@@ -68,6 +130,29 @@ fn indent(out: &mut String, depth: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_written_in_pieces_give_the_same_text() {
+        let big: Vec<u64> = (0..40_000u64)
+            .map(|i| i * 977 + u64::from(i % 7 == 0) * u64::MAX / 3)
+            .collect();
+        let v = serde_json::json!({"a": [1, 2], "b": big, "c": {"d": 1}, "e": [], "f": [u64::MAX]});
+        let map = v.as_object().unwrap().clone();
+        let mut shell = map.clone();
+        shell.insert("b".into(), Value::Array(Vec::new()));
+        shell.insert("f".into(), Value::Null);
+        let mut out = Vec::new();
+        write_json_readable_with_lists(
+            &mut out,
+            &shell,
+            &[("b", &big), ("f", &[u64::MAX]), ("zz", &[3])],
+        )
+        .unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), to_json_readable(&v));
+        let mut out = Vec::new();
+        write_json_readable_with_lists(&mut out, &serde_json::Map::new(), &[]).unwrap();
+        assert_eq!(out, b"{}");
+    }
 
     #[test]
     fn scalar_arrays_stay_on_one_line_and_text_round_trips() {

@@ -136,6 +136,7 @@ pub struct RunControl {
     row_per_trial: bool,
     executor: Option<Executor>,
     progress: Option<Progress>,
+    seed_jobs: usize,
 }
 
 impl std::fmt::Debug for RunControl {
@@ -146,6 +147,7 @@ impl std::fmt::Debug for RunControl {
             .field("row_per_trial", &self.row_per_trial)
             .field("executor", &self.executor.is_some())
             .field("progress", &self.progress.is_some())
+            .field("seed_jobs", &self.seed_jobs)
             .finish()
     }
 }
@@ -202,6 +204,22 @@ impl RunControl {
     pub fn row_per_trial(mut self, on: bool) -> Self {
         self.row_per_trial = on;
         self
+    }
+
+    /// Runs the seeds of each property on `jobs` workers at once (0 and 1: one after another
+    /// on the run's thread, the default). The evidence is exactly a sequential run's:
+    /// workers take seeds in plan order, each recorded in `attempted_seeds` as it is taken
+    /// (under one lock), and outcomes are committed — verdict, witness row, failure tally —
+    /// in plan order (see the crate's `trials.rs`). The property is called from `jobs`
+    /// threads at once. With [`crate::run_properties_with`], each of the properties running
+    /// at once has its own `jobs` workers.
+    pub fn seed_jobs(mut self, jobs: usize) -> Self {
+        self.seed_jobs = jobs;
+        self
+    }
+
+    pub(crate) fn seed_jobs_of(&self) -> usize {
+        self.seed_jobs.max(1)
     }
 
     /// Runs every trial (main run, re-run of the failing seed, shrink candidates) through

@@ -21,6 +21,7 @@ mod rng;
 mod run;
 mod shrink;
 mod signature;
+mod trials;
 mod watchdog;
 
 pub use case::{JournalEntry, MAX_CHOICES, Record, Span, Stop, TestCase, set_journal};

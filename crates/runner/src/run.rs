@@ -9,7 +9,10 @@
 //!    `ledger.rs`);
 //! 3. for every planned seed, in order: record the seed as attempted, run the trial under
 //!    `catch_unwind`, append its witness row; a failure never stops the run, a stop request
-//!    of the [`RunControl`] does (between two trials, the receipt left open);
+//!    of the [`RunControl`] does (between two trials, the receipt left open). With
+//!    [`RunControl::seed_jobs`] the trials run on several workers, with the same evidence
+//!    (`trials.rs`: seeds taken and recorded in plan order, outcomes committed in plan
+//!    order);
 //! 4. re-hash the fixture: if it changed, the receipt keeps `stopped_early: true` and says
 //!    `fixture_changed: true`, so it can never close;
 //! 5. write the final receipt (`stopped_early: false`, `shrink_stable: false`);
@@ -26,9 +29,8 @@ use crate::property::{Fixture, Property};
 use crate::rng::RNG_SCHEME;
 use crate::shrink::{ShrinkConfig, shrink_twice};
 use seedledger_format::{
-    FailureMode, FailureRecord, JsonLinesWriter, RECEIPT_SCHEMA_VERSION, Receipt, Runner,
-    ShrinkPassRecord, ShrinkRecord, SpecFile, WitnessRow, fixture_hash_from_pin, fixture_pin,
-    property_digest,
+    JsonLinesWriter, RECEIPT_SCHEMA_VERSION, Receipt, Runner, ShrinkPassRecord, ShrinkRecord,
+    SpecFile, WitnessRow, fixture_hash_from_pin, fixture_pin, property_digest,
 };
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -307,7 +309,9 @@ pub fn run_property_with(
     let mut receipt = Receipt {
         patch_id: config.patch_id.clone(),
         property_id: property.id.to_string(),
-        planned_seeds: config.seeds.clone(),
+        // Filled in when the run ends: the open receipt writes the plan from
+        // `config.seeds` directly (a 10^7-seed plan is not copied into JSON values).
+        planned_seeds: Vec::new(),
         attempted_seeds: Vec::new(),
         failing_seed: None,
         shrink_stable: false,
@@ -361,6 +365,7 @@ pub fn run_property_with(
     };
     fields.remove("attempted_seeds");
     fields.remove("failing_seed");
+    fields.remove("planned_seeds");
     let _lock = crate::lock::lock(
         &receipt_path,
         property.id,
@@ -394,125 +399,39 @@ pub fn run_property_with(
         receipt_path: &receipt_path,
         witness_path: &witness_path,
     });
-    let mut verdicts = String::with_capacity(config.seeds.len());
-    let mut first_failure: Option<(u64, Failure)> = None;
-    // The first failure of each failure mode, up to MAX_SHRUNK_MODES: what is shrunk.
-    let mut to_shrink: Vec<(u64, Failure)> = Vec::new();
-    let _watched = config.trial_timeout.map(|t| {
-        let replay = format!(
-            "{} --seed ",
-            replay_receipt_command(&receipt_path, &config.root)
-        );
-        crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink))
-    });
-
-    let planned = config.seeds.len();
-    let mut clock = control.progress_clock();
-    for (i, &seed) in config.seeds.iter().enumerate() {
-        if clock.due() {
-            let counts = (i, planned, receipt.failing_seeds.len());
-            control.progress(&mut clock, (property.id, &run_id), counts, false);
-        }
-        if control.stop_requested() {
-            // Every trial that started has finished and has its row: write them, and leave
-            // the receipt open, listing exactly those trials.
-            sink.finish().map_err(write_err(&witness_path))?;
-            return Err(RunError::Stopped {
-                property: property.id.to_string(),
-                receipt: receipt_path,
-                attempted: i,
-                planned: config.seeds.len(),
-                next_seed: seed,
-            });
-        }
-        ledger.attempt(seed).map_err(write_err(&receipt_path))?;
-        crate::watchdog::set_seed(seed, false);
-        let outcome = match control.trial(property, &fixture, seed) {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                // The executor failed, not the property: the seed keeps no row and the
-                // receipt stays open, as after a crash.
-                sink.finish().map_err(write_err(&witness_path))?;
-                return Err(e);
-            }
-        };
-        let failure = match outcome {
-            Outcome::Pass => {
-                verdicts.push('.');
-                sink.push(seed, None).map_err(write_err(&witness_path))?;
-                if control.flushes_each_row() {
-                    sink.flush().map_err(write_err(&witness_path))?;
-                }
-                continue;
-            }
-            // No verdict, so no witness row (SPEC: Discarded trials): only `verdicts` says.
-            Outcome::Discard => {
-                verdicts.push('d');
-                continue;
-            }
-            Outcome::Overrun | Outcome::Invalid => {
-                // Only a replay can overrun or be invalid; an executor that says so of a
-                // seed's trial is broken, and no row may claim anything for the seed.
-                sink.finish().map_err(write_err(&witness_path))?;
-                return Err(RunError::Executor {
-                    property: property.id.to_string(),
-                    seed,
-                    message: format!(
-                        "the trial of a seed came back `{outcome:?}`, which only a replay of recorded choices can"
-                    ),
-                });
-            }
-            Outcome::Fail(failure) => failure,
-        };
-        verdicts.push('F');
-        sink.push(seed, Some(&failure.signature))
-            .map_err(write_err(&witness_path))?;
-        if control.flushes_each_row() {
-            sink.flush().map_err(write_err(&witness_path))?;
-        }
-        if first_failure.is_none() {
-            ledger
-                .first_failure(seed)
-                .map_err(write_err(&receipt_path))?;
-            first_failure = Some((seed, failure.clone()));
-        }
-        receipt.failing_seeds.push(seed);
-        match receipt
-            .failure_modes
-            .iter_mut()
-            .find(|m| m.signature == failure.signature)
-        {
-            Some(mode) => mode.count += 1,
-            None => {
-                receipt.failure_modes.push(FailureMode {
-                    signature: failure.signature.clone(),
-                    count: 1,
-                    first_seed: seed,
-                    replay: Some(replay_seed_command(
-                        property.id,
-                        None,
-                        &config.patch_id,
-                        seed,
-                    )),
-                    shrink: None,
-                });
-                if to_shrink.len() < MAX_SHRUNK_MODES {
-                    to_shrink.push((seed, failure.clone()));
-                }
-            }
-        }
-        if receipt.failures.len() < MAX_FAILURE_RECORDS {
-            receipt.failures.push(FailureRecord {
-                seed,
-                signature: failure.signature.clone(),
-                message: failure.message.clone(),
-                location: failure.location.clone(),
-            });
-        }
+    // The replay command up to the seed, for the trial timeout's message.
+    let replay = format!(
+        "{} --seed ",
+        replay_receipt_command(&receipt_path, &config.root)
+    );
+    // Every planned seed, on `control.seed_jobs()` workers (see `trials.rs`).
+    let crate::trials::Tally {
+        verdicts,
+        first_failure,
+        to_shrink,
+        failing_seeds,
+        failure_modes,
+        failures,
+    } = crate::trials::TrialRun {
+        property,
+        run_id: &run_id,
+        seeds: &config.seeds,
+        patch_id: &config.patch_id,
+        control,
+        sink: &sink,
+        receipt_path: &receipt_path,
+        witness_path: &witness_path,
+        watch: config.trial_timeout.map(|t| (t, replay.clone())),
     }
-    sink.finish().map_err(write_err(&witness_path))?;
-    let counts = (planned, planned, receipt.failing_seeds.len());
-    control.progress(&mut clock, (property.id, &run_id), counts, true);
+    .run(&fixture, &mut ledger, control.seed_jobs_of())?;
+    // Shrinking runs on this thread: watched from here on (each trial worker was watched
+    // on its own).
+    let _watched = config
+        .trial_timeout
+        .map(|t| crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink)));
+    receipt.failing_seeds = failing_seeds;
+    receipt.failure_modes = failure_modes;
+    receipt.failures = failures;
 
     // Every planned seed has finished. Re-hash the fixture before closing.
     // A fixture that cannot be read again cannot be shown unchanged: the run is invalid, and
@@ -525,6 +444,7 @@ pub fn run_property_with(
             .map_err(|e| e.to_string()),
     };
     let changed = pin_after.as_deref().ok() != Some(pin.as_str());
+    receipt.planned_seeds = config.seeds.clone();
     receipt.attempted_seeds = config.seeds.clone();
     receipt.failing_seed = first_failure.as_ref().map(|(s, _)| *s);
     receipt.verdicts = Some(verdicts);
@@ -550,9 +470,8 @@ pub fn run_property_with(
         }
         .to_string(),
     );
-    let final_text = receipt.to_json_pretty();
     ledger
-        .finish(&final_text)
+        .finish(&mut receipt)
         .map_err(write_err(&receipt_path))?;
 
     if let Some(shrink) = shrinking
@@ -574,7 +493,7 @@ pub fn run_property_with(
             receipt.shrink_status = Some("done".to_string());
             receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
             receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-            seedledger_format::write_atomic(&receipt_path, receipt.to_json_pretty().as_bytes())
+            seedledger_format::write_atomic_with(&receipt_path, |w| receipt.write_json_pretty(w))
                 .map_err(write_err(&receipt_path))?;
         }
         // Stopped while shrinking: the records are cut short; the receipt keeps saying
@@ -618,8 +537,8 @@ fn shrink_modes(
     Ok(records)
 }
 
-/// Runs several properties, `jobs` at a time (each property's seeds still run in order on
-/// one thread), and hands each result to `report` in the order of `properties`, as soon as
+/// Runs several properties, `jobs` at a time (each property's seeds on
+/// [`RunControl::seed_jobs`] workers, one by default), and hands each result to `report` in the order of `properties`, as soon as
 /// it and every earlier one are done. `jobs` of 0 or 1 runs them one after another.
 pub fn run_properties(
     properties: &[Property],

@@ -152,3 +152,18 @@ fn deeply_nested_json_is_too_deep_not_garbage() {
         Err(ParseError::NotJson { .. })
     ));
 }
+
+#[test]
+fn written_in_pieces_is_the_pretty_text() {
+    let mut r = Receipt::parse(SEED_EXAMPLE).unwrap();
+    for failing in [vec![], vec![1103, u64::MAX]] {
+        r.failing_seeds = failing;
+        r.verdicts = Some("..F.".into());
+        let mut out = Vec::new();
+        r.write_json_pretty(&mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), r.to_json_pretty());
+        assert_eq!(r.planned_seeds, vec![1101, 1102, 1103, 1104]);
+        assert_eq!(r.attempted_seeds, vec![1101, 1102, 1103, 1104]);
+    }
+    assert_eq!(r.failing_seeds, vec![1103, u64::MAX]);
+}

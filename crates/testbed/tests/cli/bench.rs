@@ -53,6 +53,25 @@ fn bench_scale_quick_prints_a_row_per_plan_size_with_sizes_and_peak_memory() {
     }
     // Ten times the seeds, ten times the witness rows.
     assert!(large[5] > 5.0 * small[5], "{small:?} {large:?}");
+    // The seed-size rows: one per first seed, up to the largest u64 (the plan ends there).
+    assert!(
+        out.stdout
+            .contains("seed size: `prop run --cases 100 --base-seed S`")
+    );
+    for base in ["1", "10000000", "1000000000000000", "18446744073709551516"] {
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(base))
+            .unwrap_or_else(|| panic!("no row for seeds from {base}:\n{}", out.stdout));
+        let figures: Vec<f64> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|f| f.parse().unwrap())
+            .collect();
+        assert_eq!(figures.len(), 4, "{line}");
+        assert!(figures.iter().all(|f| *f > 0.0), "{line}");
+    }
 }
 
 #[test]

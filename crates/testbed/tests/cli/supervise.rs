@@ -318,6 +318,52 @@ fn an_abort_is_a_crash_naming_property_and_seed() {
     );
 }
 
+/// With parallel seeds the culprit is uncertain: the crash is reported, the last seed
+/// started named with the reason, and no seed gets the crash's failing row.
+#[test]
+fn a_crash_with_parallel_seeds_blames_no_seed_with_a_row() {
+    let scratch = Scratch::new();
+    let run = scratch.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        PLAN,
+        "--jobs",
+        "1",
+        "--seed-jobs",
+        "2",
+        "--property",
+        "aborts",
+    ]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("CRASH aborts  "), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "its seeds ran on 2 workers (--seed-jobs), so any trial under way may have caused it"
+        ),
+        "{}",
+        run.stderr
+    );
+    let evidence = scratch.evidence("aborts");
+    assert_eq!(evidence.receipt["stopped_early"], true);
+    let attempted = evidence.attempted();
+    // The rows of the trials that finished, in plan order: a prefix of the attempted seeds.
+    assert!(
+        attempted.starts_with(&evidence.row_seeds()),
+        "{attempted:?} {:?}",
+        evidence.row_seeds()
+    );
+    assert!(attempted.contains(&CRASH_SEED), "{attempted:?}");
+    assert!(
+        evidence
+            .rows
+            .iter()
+            .all(|r| !r.signature.starts_with("crash:")),
+        "{:?}",
+        evidence.rows
+    );
+}
+
 #[test]
 fn a_stack_overflow_is_a_crash_naming_property_and_seed() {
     let (_, run) = crash_case("overflows_stack", "crash:SIGABRT", &[]);

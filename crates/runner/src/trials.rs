@@ -1,0 +1,347 @@
+//! The trials of one run: every planned seed, on one thread or on several (`seed_jobs`).
+//!
+//! # Seeds in parallel inside one property
+//!
+//! With [`crate::RunControl::seed_jobs`] above 1, that many workers run the trials of one
+//! property at once. What the evidence says stays what a run on one thread writes:
+//!
+//! * **Starting a trial** is one step under the run's lock: take the next seed of the plan
+//!   and record it in the receipt (`attempted_seeds`, see `ledger.rs`). So workers take
+//!   seeds in plan order, `attempted_seeds` lists them in plan order, and at any instant —
+//!   a `kill -9` included — it lists exactly the trials that started: a seed is listed
+//!   before its trial runs, and a seed no worker took is not.
+//! * **Finishing a trial** hands its outcome back under the same lock. Outcomes are
+//!   *committed* in plan order: the outcome of seed `i` waits until those of every earlier
+//!   seed are in, then each committed outcome gets its verdict, its witness row and its
+//!   place in the failure tally, in plan order. The witness rows, `verdicts`,
+//!   `failing_seeds`, `failure_modes` and `failing_seed` (the first failing seed in execution
+//!   order, which is plan order) are therefore exactly a sequential run's; the rows on disk
+//!   are always a prefix of the attempted seeds (what `gate close --verify` checks of an
+//!   open receipt).
+//! * A worker runs at most [`WINDOW`] seeds ahead of the first uncommitted one (it waits
+//!   otherwise), so the outcomes waiting for commit stay bounded however slow one trial is.
+//! * A stop request, an executor failure or a write error stops every worker from taking
+//!   another seed; the trials already started finish and are committed in order as far as
+//!   they can be, and the run returns as a sequential one would.
+//! * Shrinking happens after all trials, on the run's thread, as before.
+//!
+//! Each trial's input depends on its seed alone, so which worker runs it changes nothing.
+//! The property is then called from several threads at once: it must not rely on global
+//! state another trial of the same property changes (`--seed-jobs` is opt-in for that
+//! reason, like `--jobs 1` for properties that share state). With a trial timeout, each
+//! worker is watched on its own; a hung trial ends the process as before (its `timeout`
+//! row may then follow rows of trials that had not been committed yet: an open receipt the
+//! gate reports as disagreeing with its rows, which it could not close anyway).
+//!
+//! With one worker the loop runs on the run's own thread, with the same code.
+
+use crate::control::{ProgressClock, RunControl};
+use crate::errors::RunError;
+use crate::exec::{Failure, Outcome};
+use crate::ledger::{OpenReceipt, RowSink};
+use crate::property::{Fixture, Property};
+use crate::run::{MAX_FAILURE_RECORDS, MAX_SHRUNK_MODES, replay_seed_command};
+use seedledger_format::{FailureMode, FailureRecord};
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// How far (in seeds) a worker may run ahead of the first trial not yet committed.
+pub(crate) const WINDOW: usize = 4096;
+
+/// What the trials found, in plan order.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    /// One character per attempted seed: `.` pass, `F` fail, `d` discarded.
+    pub verdicts: String,
+    pub first_failure: Option<(u64, Failure)>,
+    /// The first failure of each failure mode, up to MAX_SHRUNK_MODES: what is shrunk.
+    pub to_shrink: Vec<(u64, Failure)>,
+    pub failing_seeds: Vec<u64>,
+    pub failure_modes: Vec<FailureMode>,
+    pub failures: Vec<FailureRecord>,
+}
+
+/// Where the trials write, and what they run.
+pub(crate) struct TrialRun<'a> {
+    pub property: &'a Property,
+    /// The run's id, for the progress observer.
+    pub run_id: &'a str,
+    pub seeds: &'a [u64],
+    pub patch_id: &'a str,
+    pub control: &'a RunControl,
+    pub sink: &'a Arc<RowSink>,
+    pub receipt_path: &'a Path,
+    pub witness_path: &'a Path,
+    /// `Some((timeout, replay command up to the seed))`: watch every worker's trials.
+    pub watch: Option<(std::time::Duration, String)>,
+}
+
+/// The run's lock: the receipt, the next seed, and the outcomes waiting for commit.
+struct Shared<'r> {
+    ledger: &'r mut OpenReceipt,
+    /// Index of the next seed to start.
+    next: usize,
+    /// Index of the first seed not yet committed; `pending[k]` is seed `committed + k`.
+    committed: usize,
+    pending: VecDeque<Option<Outcome>>,
+    tally: Tally,
+    /// The first error (a write, the executor): no worker starts another trial.
+    error: Option<RunError>,
+    /// A stop was requested, seen by a worker before taking seed `next`.
+    stopped: bool,
+    /// When to tell the progress observer (`RunControl::on_progress`): checked once per
+    /// committed trial.
+    clock: ProgressClock,
+}
+
+impl TrialRun<'_> {
+    fn write_err(&self, path: &Path) -> impl FnOnce(std::io::Error) -> RunError + use<> {
+        let path = path.to_path_buf();
+        move |source| RunError::Write { path, source }
+    }
+
+    /// Runs every planned seed on `workers` threads (1: this thread) and returns the tally,
+    /// or the error that ended the trials (the receipt left open, the rows of the
+    /// committed trials written).
+    pub(crate) fn run(
+        &self,
+        fixture: &Fixture,
+        ledger: &mut OpenReceipt,
+        workers: usize,
+    ) -> Result<Tally, RunError> {
+        let workers = workers.clamp(1, self.seeds.len().max(1));
+        let shared = Mutex::new(Shared {
+            ledger,
+            next: 0,
+            committed: 0,
+            pending: VecDeque::new(),
+            tally: Tally {
+                verdicts: String::with_capacity(self.seeds.len()),
+                ..Tally::default()
+            },
+            error: None,
+            stopped: false,
+            clock: self.control.progress_clock(),
+        });
+        let advanced = Condvar::new();
+        if workers == 1 {
+            self.worker(fixture, &shared, &advanced);
+        } else {
+            // A `Fixture` caches its parsed form for one thread: each worker has its own copy
+            // of the (pinned, identical) bytes.
+            let bytes = fixture.bytes();
+            std::thread::scope(|scope| {
+                for _ in 0..workers {
+                    let (shared, advanced) = (&shared, &advanced);
+                    scope.spawn(move || {
+                        self.worker(&Fixture::new(bytes.to_vec()), shared, advanced)
+                    });
+                }
+            });
+        }
+        let mut shared = shared
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Every trial that started has finished and its committed row is buffered: write
+        // them all before returning, whatever happened.
+        let finished = self
+            .sink
+            .finish()
+            .map_err(self.write_err(self.witness_path));
+        if let Some(e) = shared.error {
+            return Err(e);
+        }
+        finished?;
+        if !shared.stopped {
+            let (planned, failed) = (self.seeds.len(), shared.tally.failing_seeds.len());
+            let ids = (self.property.id, self.run_id);
+            (self.control).progress(&mut shared.clock, ids, (planned, planned, failed), true);
+        }
+        if shared.stopped {
+            return Err(RunError::Stopped {
+                property: self.property.id.to_string(),
+                receipt: self.receipt_path.to_path_buf(),
+                attempted: shared.next,
+                planned: self.seeds.len(),
+                next_seed: self.seeds[shared.next],
+            });
+        }
+        Ok(shared.tally)
+    }
+
+    fn lock<'s, 'r>(&self, shared: &'s Mutex<Shared<'r>>) -> MutexGuard<'s, Shared<'r>> {
+        shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn worker(&self, fixture: &Fixture, shared: &Mutex<Shared<'_>>, advanced: &Condvar) {
+        let _watched = self.watch.as_ref().map(|(timeout, replay)| {
+            crate::watchdog::arm(
+                self.property.id,
+                replay.clone(),
+                *timeout,
+                Arc::clone(self.sink),
+            )
+        });
+        loop {
+            // Take the next seed and record it as started, in one step under the lock.
+            let (index, seed) = {
+                let mut s = self.lock(shared);
+                loop {
+                    if s.error.is_some() || s.stopped || s.next >= self.seeds.len() {
+                        advanced.notify_all();
+                        return;
+                    }
+                    if self.control.stop_requested() {
+                        s.stopped = true;
+                        continue;
+                    }
+                    if s.next - s.committed < WINDOW {
+                        break;
+                    }
+                    s = advanced
+                        .wait(s)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+                let index = s.next;
+                let seed = self.seeds[index];
+                if let Err(e) = s.ledger.attempt(seed) {
+                    s.error = Some(self.write_err(self.receipt_path)(e));
+                    continue;
+                }
+                s.next += 1;
+                s.pending.push_back(None);
+                (index, seed)
+            };
+            crate::watchdog::set_seed(seed, false);
+            let outcome = self.control.trial(self.property, fixture, seed);
+            let mut s = self.lock(shared);
+            match outcome {
+                Ok(outcome) => {
+                    let k = index - s.committed;
+                    s.pending[k] = Some(outcome);
+                    if k == 0 {
+                        self.commit(&mut s);
+                        advanced.notify_all();
+                    }
+                }
+                // The executor failed, not the property: the seed keeps no row and the
+                // receipt stays open, as after a crash. The first error wins.
+                Err(e) => {
+                    if s.error.is_none() {
+                        s.error = Some(e);
+                    }
+                    advanced.notify_all();
+                }
+            }
+        }
+    }
+
+    /// Commits the outcomes that are in, in plan order, from the first uncommitted one.
+    fn commit(&self, s: &mut Shared<'_>) {
+        while s.error.is_none() {
+            let Some(Some(_)) = s.pending.front() else {
+                return;
+            };
+            let Some(Some(outcome)) = s.pending.pop_front() else {
+                return;
+            };
+            let seed = self.seeds[s.committed];
+            s.committed += 1;
+            if let Err(e) = self.commit_one(s, seed, outcome) {
+                s.error = Some(e);
+            }
+            if s.clock.due() {
+                let counts = (s.committed, self.seeds.len(), s.tally.failing_seeds.len());
+                let ids = (self.property.id, self.run_id);
+                self.control.progress(&mut s.clock, ids, counts, false);
+            }
+        }
+    }
+
+    /// One trial's verdict, witness row and failure tally (what a sequential run does right
+    /// after the trial).
+    fn commit_one(&self, s: &mut Shared<'_>, seed: u64, outcome: Outcome) -> Result<(), RunError> {
+        let failure = match outcome {
+            Outcome::Pass => {
+                s.tally.verdicts.push('.');
+                self.push_row(seed, None)?;
+                return Ok(());
+            }
+            // No verdict, so no witness row (SPEC: Discarded trials): only `verdicts` says.
+            Outcome::Discard => {
+                s.tally.verdicts.push('d');
+                return Ok(());
+            }
+            Outcome::Overrun | Outcome::Invalid => {
+                // Only a replay can overrun or be invalid; an executor that says so of a
+                // seed's trial is broken, and no row may claim anything for the seed.
+                return Err(RunError::Executor {
+                    property: self.property.id.to_string(),
+                    seed,
+                    message: format!(
+                        "the trial of a seed came back `{outcome:?}`, which only a replay of recorded choices can"
+                    ),
+                });
+            }
+            Outcome::Fail(failure) => failure,
+        };
+        s.tally.verdicts.push('F');
+        self.push_row(seed, Some(&failure.signature))?;
+        if s.tally.first_failure.is_none() {
+            s.ledger
+                .first_failure(seed)
+                .map_err(self.write_err(self.receipt_path))?;
+            s.tally.first_failure = Some((seed, failure.clone()));
+        }
+        let tally = &mut s.tally;
+        tally.failing_seeds.push(seed);
+        match tally
+            .failure_modes
+            .iter_mut()
+            .find(|m| m.signature == failure.signature)
+        {
+            Some(mode) => mode.count += 1,
+            None => {
+                tally.failure_modes.push(FailureMode {
+                    signature: failure.signature.clone(),
+                    count: 1,
+                    first_seed: seed,
+                    replay: Some(replay_seed_command(
+                        self.property.id,
+                        None,
+                        self.patch_id,
+                        seed,
+                    )),
+                    shrink: None,
+                });
+                if tally.to_shrink.len() < MAX_SHRUNK_MODES {
+                    tally.to_shrink.push((seed, failure.clone()));
+                }
+            }
+        }
+        if tally.failures.len() < MAX_FAILURE_RECORDS {
+            tally.failures.push(FailureRecord {
+                seed,
+                signature: failure.signature,
+                message: failure.message,
+                location: failure.location,
+            });
+        }
+        Ok(())
+    }
+
+    fn push_row(&self, seed: u64, signature: Option<&str>) -> Result<(), RunError> {
+        self.sink
+            .push(seed, signature)
+            .map_err(self.write_err(self.witness_path))?;
+        if self.control.flushes_each_row() {
+            self.sink
+                .flush()
+                .map_err(self.write_err(self.witness_path))?;
+        }
+        Ok(())
+    }
+}
