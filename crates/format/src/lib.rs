@@ -48,7 +48,7 @@ pub use receipt::{
     Compared, FailureMode, FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt,
     ShrinkPassRecord, ShrinkRecord,
 };
-pub use seed::{seed_from_json, seeds_from_json};
+pub use seed::{Decimal, seed_from_json, seeds_from_json};
 pub use spec::{NO_FIXTURE, OracleSource, SpecFile};
 pub use trust::{
     KeyTextError, MAX_TRUST_FILE_BYTES, RunnerKey, SECRET_KEY_PREFIX, TRUST_FILE, TrustFileError,

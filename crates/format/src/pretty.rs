@@ -57,19 +57,8 @@ pub fn write_json_readable_with_lists(
     w.write_all(out.as_bytes())
 }
 
-fn push_u64(out: &mut String, mut n: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    // The bytes are ASCII digits.
-    out.extend(buf[i..].iter().map(|&b| b as char));
+fn push_u64(out: &mut String, n: u64) {
+    out.push_str(crate::Decimal::new(n).as_str());
 }
 
 fn write_value(out: &mut String, value: &Value, depth: usize) {

@@ -3,6 +3,48 @@
 
 use serde_json::Value;
 
+/// A `u64` in decimal, without allocating: the one place seeds (and counts) are turned into
+/// digits on the runner's per-trial path and in the readable receipt.
+#[derive(Debug, Clone, Copy)]
+pub struct Decimal {
+    buf: [u8; 20],
+    start: u8,
+}
+
+impl Decimal {
+    /// The decimal digits of `n`.
+    #[inline]
+    pub fn new(mut n: u64) -> Decimal {
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        Decimal {
+            buf,
+            start: i as u8,
+        }
+    }
+
+    /// The digits, ASCII.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[usize::from(self.start)..]
+    }
+
+    /// The digits as text.
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        // Only ASCII digits are ever stored.
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+}
+
 /// The seed `value` holds, or `None` when it is not a seed.
 pub fn seed_from_json(value: &Value) -> Option<u64> {
     match value {
@@ -58,5 +100,30 @@ mod tests {
         assert_eq!(list("[]"), Ok(vec![]));
         assert_eq!(list("[1,2.0,3]"), Err(Some(1)));
         assert_eq!(list("{}"), Err(None));
+    }
+}
+
+#[cfg(test)]
+mod decimal_tests {
+    use super::Decimal;
+
+    #[test]
+    fn decimal_is_the_display_of_every_kind_of_u64() {
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            1101,
+            9_999_999,
+            10_000_000,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            assert_eq!(Decimal::new(n).as_str(), n.to_string());
+            assert_eq!(Decimal::new(n).as_bytes(), n.to_string().as_bytes());
+        }
     }
 }

@@ -63,7 +63,7 @@
 use ed25519_dalek::Signer;
 use memmap2::MmapMut;
 use seedledger_format::{
-    JsonLinesWriter, Receipt, Runner, RunnerKey, WitnessRow, signature_to_hex,
+    Decimal, JsonLinesWriter, Receipt, Runner, RunnerKey, WitnessRow, signature_to_hex,
     witness_canonical_bytes, write_atomic_file_with, write_atomic_with,
 };
 use std::fs::File;
@@ -677,19 +677,9 @@ fn sign_row(key: &RunnerKey, out: &mut Vec<u8>, start: usize) {
 /// Writes `n` in decimal at the start of `out` (at least 20 bytes); returns its length.
 #[inline]
 fn write_digits(out: &mut [u8], n: u64) -> usize {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out[..20 - i].copy_from_slice(&buf[i..]);
-    20 - i
+    let d = Decimal::new(n);
+    out[..d.as_bytes().len()].copy_from_slice(d.as_bytes());
+    d.as_bytes().len()
 }
 
 fn digits(mut n: u64) -> u64 {
@@ -702,18 +692,8 @@ fn digits(mut n: u64) -> u64 {
 }
 
 #[inline]
-fn push_u64(out: &mut Vec<u8>, mut n: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
+fn push_u64(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(Decimal::new(n).as_bytes());
 }
 
 /// Appends `s` as a JSON string literal.

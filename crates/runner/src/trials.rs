@@ -253,7 +253,8 @@ impl TrialRun<'_> {
             if let Err(e) = self.commit_one(s, seed, outcome) {
                 s.error = Some(e);
             }
-            if s.clock.due() {
+            // The end of the trials is told once, by `run`, after the last commit.
+            if s.committed < self.seeds.len() && s.clock.due() {
                 let counts = (s.committed, self.seeds.len(), s.tally.failing_seeds.len());
                 let ids = (self.property.id, self.run_id);
                 self.control.progress(&mut s.clock, ids, counts, false);
