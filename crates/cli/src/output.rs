@@ -10,7 +10,8 @@
 //! * [`ErrorLine`] — the run could not start or finish (`error`);
 //! * [`CrashLine`] — the run's process died in it (`error`, with `crash`).
 //!
-//! `prop replay --format json` prints one [`ReplayLine`].
+//! `prop replay --format json` prints one [`ReplayLine`], `prop list --format json` one
+//! [`ListLine`] per property, `prop reproduce --format json` one [`ReproduceLine`] per receipt.
 
 use crate::report::{PropertyResult, Status};
 use seedledger_format::{Compared, FailureMode};
@@ -208,6 +209,48 @@ pub struct ReplayLine {
     /// The witness row appended (a seed replay that reached a verdict).
     pub witness_id: Option<String>,
     pub witness_file: Option<PathBuf>,
+}
+
+/// A line of `prop list --format json`: one registered property and its spec. (Fields in
+/// the order earlier versions printed them.)
+#[derive(Debug, Clone, Serialize)]
+pub struct ListLine<'a> {
+    /// The spec's `bound`.
+    pub bound: &'a str,
+    /// The spec's `fixture` (a path under the workspace, or `none`).
+    pub fixture: &'a str,
+    /// `human_reviewed` or `model_draft` (what the spec says; a run records `model_draft` for
+    /// a spec git has not committed).
+    pub oracle_source: &'a str,
+    /// The spec's digest, as rows record it (`gate digest FILE` prints the same).
+    pub property_digest: &'a str,
+    pub property_id: &'a str,
+    /// The spec file, relative to the workspace root.
+    pub spec: &'a std::path::Path,
+}
+
+/// A line of `prop reproduce --format json`: one receipt's failing seeds replayed on this
+/// runner. (Fields in the order earlier versions printed them.)
+#[derive(Debug, Clone, Serialize)]
+pub struct ReproduceLine<'a> {
+    /// The code identity the replay's rows record (`null` outside a git work tree).
+    pub code: Option<&'a str>,
+    /// Failing seeds whose input the property now discards (no verdict, no row).
+    pub discarded: &'a [u64],
+    /// Failing seeds that failed again, in the receipt's order.
+    pub failed_again: Vec<u64>,
+    /// Failing seeds that passed here.
+    pub passed: &'a [u64],
+    pub patch_id: &'a str,
+    pub property_id: &'a str,
+    /// The receipt whose failing seeds were replayed.
+    pub receipt: &'a std::path::Path,
+    /// How many failing seeds the receipt lists (all were replayed).
+    pub replayed: usize,
+    /// `local` or `remote`: the role the replay's rows record.
+    pub runner: &'a str,
+    /// The witness file the replay's rows were appended to.
+    pub witnesses: &'a std::path::Path,
 }
 
 /// `value` as one line of JSON (a value these types hold always serializes; should it not,

@@ -6,7 +6,6 @@ use seedledger_runner::{
     DEFAULT_BASE_SEED, DEFAULT_CASES, Outcome, Property, ReplayInput, ReplayTarget, RunConfig,
     ShrinkConfig,
 };
-use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -718,13 +717,13 @@ fn list(args: ListArgs, suite: &[Property]) -> ExitStatus {
                 ),
                 Format::Json => outln!(
                     "{}",
-                    json!({
-                        "property_id": property.id,
-                        "bound": spec.spec.bound,
-                        "fixture": spec.spec.fixture,
-                        "oracle_source": spec.spec.oracle_source.as_str(),
-                        "spec": spec.rel_path,
-                        "property_digest": spec.digest,
+                    crate::output::line(&crate::output::ListLine {
+                        bound: &spec.spec.bound,
+                        fixture: &spec.spec.fixture,
+                        oracle_source: spec.spec.oracle_source.as_str(),
+                        property_digest: &spec.digest,
+                        property_id: property.id,
+                        spec: &spec.rel_path,
                     })
                 ),
             },
@@ -1143,17 +1142,17 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
         match args.common.format {
             Format::Json => outln!(
                 "{}",
-                json!({
-                    "property_id": receipt.property_id,
-                    "patch_id": receipt.patch_id,
-                    "receipt": file,
-                    "runner": Runner::from(args.runner).as_str(),
-                    "replayed": receipt.failing_seeds.len(),
-                    "failed_again": again.iter().map(|(s, _)| s).collect::<Vec<_>>(),
-                    "passed": passed,
-                    "discarded": discarded,
-                    "witnesses": witness_path,
-                    "code": code,
+                crate::output::line(&crate::output::ReproduceLine {
+                    code: code.as_deref(),
+                    discarded: &discarded,
+                    failed_again: again.iter().map(|(s, _)| *s).collect(),
+                    passed: &passed,
+                    patch_id: &receipt.patch_id,
+                    property_id: &receipt.property_id,
+                    receipt: &file,
+                    replayed: receipt.failing_seeds.len(),
+                    runner: Runner::from(args.runner).as_str(),
+                    witnesses: &witness_path,
                 })
             ),
             Format::Human => {
