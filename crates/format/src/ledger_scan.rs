@@ -160,7 +160,9 @@ pub struct Wanted {
     pub verdicts: Option<String>,
     /// Hash the first this many seeds of `attempted_seeds`: [`SeedList::prefix_hash`].
     pub prefix: Option<u64>,
-    /// With `verdicts`: split the judged seeds by part ([`Judged::parts`]).
+    /// With `verdicts`: split the judged seeds by part ([`Judged::parts`]); with `prefix`
+    /// too, only the first `prefix` judged seeds, hashed without their verdicts (each as a
+    /// pass, `.`).
     pub parts: Option<PlanParts>,
 }
 
@@ -415,13 +417,19 @@ impl<'de> Visitor<'de> for ListWanted<'_> {
                     Some(&c @ (b'.' | b'F')) => {
                         h.push(seed, c);
                         j.count += 1;
-                        if let Some((plan, by_part, parts, last, failing)) = &mut split {
+                        // With a prefix wanted, only the judged seeds of that prefix.
+                        let within = self.prefix.is_none_or(|n| j.count <= n);
+                        if let Some((plan, by_part, parts, last, failing)) = &mut split
+                            && within
+                        {
                             match plan.position(seed) {
                                 Some(at) if last.is_none_or(|l| l < at) => {
                                     *last = Some(at);
                                     let part = by_part.entry(plan.part_of(at, seed)).or_default();
                                     part.0 += 1;
-                                    part.1.push(seed, c);
+                                    // A prefix is of seeds alone: each as if it passed.
+                                    part.1
+                                        .push(seed, if self.prefix.is_some() { b'.' } else { c });
                                 }
                                 _ => parts.in_plan_order = false,
                             }

@@ -348,7 +348,7 @@ impl<'r> RunRows<'r> {
         })
     }
 
-    /// [`RunRows::new`] for a closed merged receipt (the `merge` extension) whose whole plan
+    /// [`RunRows::new`] for a merged receipt (the `merge` extension) whose whole plan
     /// is `plan`: its rows are its parts' rows, under the parts' run ids, each part's in
     /// plan order. `None` when it is not one, or its parts' run ids are not all distinct
     /// and apart from its own.
@@ -364,10 +364,7 @@ impl<'r> RunRows<'r> {
             .iter()
             .map(|p| (p.run_id.clone(), p.index))
             .collect();
-        if receipt.stopped_early
-            || index_of.len() != merge.parts.len()
-            || index_of.contains_key(rows.run_id)
-        {
+        if index_of.len() != merge.parts.len() || index_of.contains_key(rows.run_id) {
             return None;
         }
         rows.merged = Some(MergedRows {
@@ -431,7 +428,11 @@ impl<'r> RunRows<'r> {
                                 .or_insert((0, JudgedHasher::default(), at));
                         self.differs |= entry.0 > 0 && entry.2 >= at;
                         entry.0 += 1;
-                        entry.1.push(row.seed, c);
+                        // An open receipt's rows are checked by seed alone (as
+                        // `verify_receipt` does): hashed as a prefix is, each as a pass.
+                        entry
+                            .1
+                            .push(row.seed, if r.stopped_early { b'.' } else { c });
                         entry.2 = at;
                     }
                     _ => self.differs = true,
@@ -527,6 +528,29 @@ impl<'r> RunRows<'r> {
                 .all(|m| self.modes.get(&m.signature) == Some(&(m.count, m.first_seed)))
     }
 
+    /// [`RunRows::agree_merged`] for an open merged receipt (a part stopped early), whose
+    /// rows in plan order need only begin its judged seeds: `prefix` is its attempted seeds
+    /// read beside `verdicts` with [`Wanted::parts`] and [`Wanted::prefix`] set to
+    /// [`RunRows::count`]. Each part's rows must be that prefix's judged seeds of the part (by seed alone, as for a single run's open receipt),
+    /// in order, and the prefix in plan order: then the rows in plan order are the prefix.
+    pub fn agree_open_merged(self, prefix: &Judged, verdicts_len: u64, attempted_len: u64) -> bool {
+        let (Some(merged), Some(parts)) = (self.merged, prefix.parts.as_ref()) else {
+            return false;
+        };
+        let by_part: BTreeMap<u64, (u64, [u8; 32])> = merged
+            .by_part
+            .into_iter()
+            .map(|(part, (n, hash, _))| (part, (n, hash.finish())))
+            .collect();
+        self.receipt.stopped_early
+            && !self.differs
+            && !prefix.bad
+            && verdicts_len == attempted_len
+            && prefix.count >= self.count
+            && parts.in_plan_order
+            && by_part == parts.by_part
+    }
+
     /// Whether the rows agree with the receipt, for certain (short of a SHA-256 collision):
     /// exactly when [`verify_receipt`] over the receipt and the whole file is `Ok`, for a
     /// closed receipt with `verdicts` (`judged`: its `attempted_seeds` read beside them;
@@ -574,9 +598,9 @@ pub struct Agreed {
 /// every line of the witness file beside it, in order, into the closure it is given (`None`:
 /// it could not be read).
 ///
-/// A closed merged receipt whose whole plan is consecutive (`--cases`, `a..=b`) and has at
-/// most [`MAX_STREAMED_PARTS`] parts is read part by part ([`RunRows::merged`]); another
-/// merged receipt (open, or of a listed plan) is left to [`verify_receipt`].
+/// A merged receipt with `verdicts` whose whole plan is consecutive (`--cases`, `a..=b`) and
+/// has at most [`MAX_STREAMED_PARTS`] parts is read part by part ([`RunRows::merged`]), open
+/// or closed; another merged receipt (of a listed plan, say) is left to [`verify_receipt`].
 pub fn agree_as_streams(
     mut scan: impl FnMut(Wanted) -> Option<LedgerScan>,
     rows: impl FnOnce(&Receipt, &mut dyn FnMut(&WitnessLine)) -> Option<()>,
@@ -590,8 +614,8 @@ pub fn agree_as_streams(
         None => None,
         Some(merge) => {
             let first_seed = merge.plan_first?;
-            if receipt.stopped_early
-                || merge.total > MAX_STREAMED_PARTS
+            if merge.total > MAX_STREAMED_PARTS
+                || first.verdicts.is_none()
                 || first.planned_seeds.consecutive_from != Some(first_seed)
             {
                 return None;
@@ -631,7 +655,20 @@ pub fn agree_as_streams(
         (Some(n), Some(hash)) => (n, hash),
         _ => (0, SeedsHasher::default().finish()),
     };
-    let agrees = if plan.is_some() {
+    let agrees = if let Some(plan) = plan
+        && receipt.stopped_early
+    {
+        // An open merged receipt: its rows begin its judged seeds (a third read splits
+        // that prefix by part).
+        let prefix = scan(Wanted {
+            verdicts: verdicts.clone(),
+            prefix: Some(run_rows.count()),
+            parts: Some(plan),
+            ..Wanted::default()
+        })?;
+        let judged = prefix.attempted_seeds.judged.as_ref()?;
+        run_rows.agree_open_merged(judged, verdicts_len, attempted)
+    } else if plan.is_some() {
         run_rows.agree_merged(judged?, verdicts_len, attempted, failing_seeds())
     } else if receipt.stopped_early {
         // An open receipt: its rows begin its judged seeds (a third read hashes that prefix).

@@ -251,10 +251,10 @@ fn merged(rng: &mut Rng) -> (Receipt, Vec<WitnessRow>) {
 }
 
 /// One random edit of a merged receipt's evidence (besides `edit`'s).
-fn edit_merged(rng: &mut Rng, r: &mut Receipt, rows: &mut [WitnessRow]) {
+fn edit_merged(rng: &mut Rng, r: &mut Receipt, rows: &mut Vec<WitnessRow>) {
     let at = |rng: &mut Rng, len: usize| rng.below(len as u64) as usize;
     let total = r.merge.as_ref().map_or(1, |m| m.total);
-    match rng.below(7) {
+    match rng.below(9) {
         // A row moved to another part (renamed consistently).
         0 if !rows.is_empty() => {
             let i = at(rng, rows.len());
@@ -300,6 +300,18 @@ fn edit_merged(rng: &mut Rng, r: &mut Receipt, rows: &mut [WitnessRow]) {
                 *v = chars.into_iter().collect();
             }
         }
+        // A part stopped early: open, its last rows not written (the others' all there).
+        7 | 8 => {
+            r.stopped_early = true;
+            let part = format!("part{}", 1 + rng.below(total));
+            let mine: Vec<usize> = (0..rows.len())
+                .filter(|&i| rows[i].run_id.as_deref() == Some(part.as_str()))
+                .collect();
+            let cut = rng.below(mine.len() as u64 + 1) as usize;
+            for &i in mine[mine.len() - cut..].iter().rev() {
+                rows.remove(i);
+            }
+        }
         // Two parts under one run id.
         6 => {
             if let Some(m) = &mut r.merge
@@ -316,7 +328,7 @@ fn edit_merged(rng: &mut Rng, r: &mut Receipt, rows: &mut [WitnessRow]) {
 fn rows_agree_as_a_stream_exactly_when_verify_receipt_says_so() {
     let mut rng = Rng(0x7e51f);
     let (mut agreed, mut refused, mut open_agreed) = (0, 0, 0);
-    let (mut merged_agreed, mut merged_refused) = (0, 0);
+    let (mut merged_agreed, mut merged_refused, mut merged_open_agreed) = (0, 0, 0);
     for case in 0..12_000 {
         // Every other case a merged receipt.
         let is_merged = case % 2 == 1;
@@ -351,16 +363,18 @@ fn rows_agree_as_a_stream_exactly_when_verify_receipt_says_so() {
         if is_merged {
             if got {
                 merged_agreed += 1;
+                if receipt.stopped_early {
+                    merged_open_agreed += 1;
+                }
             } else {
                 merged_refused += 1;
             }
         }
         // With verdicts, a receipt (closed or open) that agrees always agrees as a stream;
         // an open one without verdicts whenever its rows begin its attempted seeds; a
-        // merged one when closed, of a consecutive plan and with distinct part run ids.
+        // merged one (closed or open) of a consecutive plan and with distinct part run ids.
         let streamed_merge = receipt.merge.as_ref().is_none_or(|m| {
-            !receipt.stopped_early
-                && receipt.planned_seeds.first() == m.plan_first.as_ref()
+            receipt.planned_seeds.first() == m.plan_first.as_ref()
                 && receipt.planned_seeds.windows(2).all(|w| w[1] == w[0] + 1)
                 && m.parts
                     .iter()
@@ -369,7 +383,8 @@ fn rows_agree_as_a_stream_exactly_when_verify_receipt_says_so() {
         if want.is_ok() && receipt.verdicts.is_some() && streamed_merge {
             assert!(
                 got,
-                "case {case}: a receipt that agrees must agree as a stream"
+                "case {case}: a receipt that agrees must agree as a stream: {receipt_text}\n{}",
+                text.join("\n")
             );
         }
         if receipt.stopped_early && got {
@@ -381,11 +396,48 @@ fn rows_agree_as_a_stream_exactly_when_verify_receipt_says_so() {
         "{agreed} agreed, {refused} refused"
     );
     assert!(
-        merged_agreed > 500 && merged_refused > 500,
-        "merged: {merged_agreed} agreed, {merged_refused} refused"
+        merged_agreed > 500 && merged_refused > 500 && merged_open_agreed > 50,
+        "merged: {merged_agreed} agreed ({merged_open_agreed} open), {merged_refused} refused"
     );
     assert!(
         open_agreed > 100,
         "{open_agreed} open receipts agreed as a stream"
     );
+}
+
+/// An open merged receipt whose judged seeds begin out of plan order: each part's rows are
+/// still its share of them, but the rows in plan order are not a prefix of them.
+#[test]
+fn an_open_merged_receipt_out_of_plan_order_does_not_agree_as_a_stream() {
+    let mut rng = Rng(0x5eed);
+    let mut checked = 0;
+    while checked < 50 {
+        let (mut receipt, rows) = merged(&mut rng);
+        let v: Vec<char> = receipt.verdicts.as_deref().unwrap_or("").chars().collect();
+        let part = |seed: u64| {
+            receipt
+                .merge
+                .as_ref()
+                .map(|m| Partition::part_of(m.kind, m.total, (seed - 1100) as usize, seed))
+        };
+        // The first two attempted seeds judged, of two parts.
+        if v.len() < 2
+            || v[0] == 'd'
+            || v[1] == 'd'
+            || part(receipt.attempted_seeds[0]) == part(receipt.attempted_seeds[1])
+        {
+            continue;
+        }
+        receipt.attempted_seeds.swap(0, 1);
+        let mut swapped = v.clone();
+        swapped.swap(0, 1);
+        receipt.verdicts = Some(swapped.into_iter().collect());
+        receipt.stopped_early = true;
+        let text: Vec<String> = rows.iter().map(WitnessRow::to_json_line).collect();
+        let lines = parse_witness_lines(&text.join("\n"));
+        let receipt_text = receipt.to_json_pretty();
+        assert!(verify_receipt(&receipt, &lines).is_err());
+        assert!(!agree(&receipt_text, &lines), "{receipt_text}");
+        checked += 1;
+    }
 }
