@@ -63,6 +63,10 @@ pub struct SeedList {
     /// The first seed, when the list is not empty and each seed is the one before plus one
     /// (a plan of `--cases N` or `a..=b`).
     pub consecutive_from: Option<u64>,
+    /// With [`Wanted::parts`] and [`Wanted::prefix`]: the first `prefix` seeds with a
+    /// verdict (every seed, read without `verdicts`) split by part, by seed alone (each
+    /// hashed as a pass, `.`).
+    pub prefix_parts: Option<JudgedParts>,
 }
 
 /// `attempted_seeds` read beside `verdicts` (one character per attempted seed): what a
@@ -161,8 +165,8 @@ pub struct Wanted {
     /// Hash the first this many seeds of `attempted_seeds`: [`SeedList::prefix_hash`].
     pub prefix: Option<u64>,
     /// With `verdicts`: split the judged seeds by part ([`Judged::parts`]); with `prefix`
-    /// too, only the first `prefix` judged seeds, hashed without their verdicts (each as a
-    /// pass, `.`).
+    /// instead, the first `prefix` judged seeds (with or without `verdicts`) by seed alone
+    /// ([`SeedList::prefix_parts`]).
     pub parts: Option<PlanParts>,
 }
 
@@ -376,7 +380,8 @@ impl<'de> Visitor<'de> for ListWanted<'_> {
         }
         // Per part: how many judged seeds and their hash; the last judged seed's position;
         // the failing seeds.
-        let mut split = self.parts.filter(|_| self.verdicts.is_some()).map(|plan| {
+        let split_wanted = self.verdicts.is_some() || self.prefix.is_some();
+        let mut split = self.parts.filter(|_| split_wanted).map(|plan| {
             (
                 plan,
                 std::collections::BTreeMap::<u64, (u64, JudgedHasher)>::new(),
@@ -386,6 +391,7 @@ impl<'de> Visitor<'de> for ListWanted<'_> {
                 },
                 None::<u64>,
                 SeedsHasher::default(),
+                0u64,
             )
         });
         let mut consecutive = true;
@@ -411,34 +417,39 @@ impl<'de> Visitor<'de> for ListWanted<'_> {
                     list.prefix_hash = Some(std::mem::take(&mut prefix.0).finish());
                 }
             }
+            // The judged seeds (without verdicts: every seed) split by part: all of them with
+            // their verdicts, or, with a prefix wanted, the first that many by seed alone.
+            if counts
+                && let Some((plan, by_part, parts, last, failing, taken)) = &mut split
+                && self.prefix.is_none_or(|n| *taken < n)
+            {
+                *taken += 1;
+                let c = self
+                    .verdicts
+                    .and_then(|v| v.get(list.len as usize).copied())
+                    .unwrap_or(b'.');
+                match plan.position(seed) {
+                    Some(at) if last.is_none_or(|l| l < at) => {
+                        *last = Some(at);
+                        let part = by_part.entry(plan.part_of(at, seed)).or_default();
+                        part.0 += 1;
+                        part.1
+                            .push(seed, if self.prefix.is_some() { b'.' } else { c });
+                    }
+                    _ => parts.in_plan_order = false,
+                }
+                if c == b'F' {
+                    failing.push(seed);
+                    parts.failing.0 += 1;
+                    parts.first_failing.get_or_insert(seed);
+                }
+            }
             if let (Some(v), Some((j, h))) = (self.verdicts, &mut judged) {
                 match v.get(list.len as usize) {
                     Some(b'd') => j.discarded.push(seed),
                     Some(&c @ (b'.' | b'F')) => {
                         h.push(seed, c);
                         j.count += 1;
-                        // With a prefix wanted, only the judged seeds of that prefix.
-                        let within = self.prefix.is_none_or(|n| j.count <= n);
-                        if let Some((plan, by_part, parts, last, failing)) = &mut split
-                            && within
-                        {
-                            match plan.position(seed) {
-                                Some(at) if last.is_none_or(|l| l < at) => {
-                                    *last = Some(at);
-                                    let part = by_part.entry(plan.part_of(at, seed)).or_default();
-                                    part.0 += 1;
-                                    // A prefix is of seeds alone: each as if it passed.
-                                    part.1
-                                        .push(seed, if self.prefix.is_some() { b'.' } else { c });
-                                }
-                                _ => parts.in_plan_order = false,
-                            }
-                            if c == b'F' {
-                                failing.push(seed);
-                                parts.failing.0 += 1;
-                                parts.first_failing.get_or_insert(seed);
-                            }
-                        }
                     }
                     _ => j.bad = true,
                 }
@@ -463,16 +474,24 @@ impl<'de> Visitor<'de> for ListWanted<'_> {
         if !consecutive {
             list.consecutive_from = None;
         }
+        let split = split.map(|(_, by_part, mut parts, _, failing, _)| {
+            parts.by_part = by_part
+                .into_iter()
+                .map(|(part, (n, h))| (part, (n, h.finish())))
+                .collect();
+            parts.failing.1 = failing.finish();
+            parts
+        });
+        let mut split = match self.prefix {
+            Some(_) => {
+                list.prefix_parts = split;
+                None
+            }
+            None => split,
+        };
         if let Some((mut j, h)) = judged {
             j.hash = h.finish();
-            if let Some((_, by_part, mut parts, _, failing)) = split {
-                parts.by_part = by_part
-                    .into_iter()
-                    .map(|(part, (n, h))| (part, (n, h.finish())))
-                    .collect();
-                parts.failing.1 = failing.finish();
-                j.parts = Some(parts);
-            }
+            j.parts = split.take();
             j.discarded.sort_unstable();
             list.judged = Some(j);
         }

@@ -6,8 +6,8 @@
 //! always, `gate cite`.
 
 use seedledger_format::{
-    Judged, JudgedHasher, LedgerScan, PlanParts, Receipt, SeedsHasher, Verdict, Wanted,
-    WitnessLine, WitnessRow, fixture_hash_from_pin,
+    Judged, JudgedHasher, JudgedParts, LedgerScan, PlanParts, Receipt, SeedsHasher, Verdict,
+    Wanted, WitnessLine, WitnessRow, fixture_hash_from_pin,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -529,12 +529,22 @@ impl<'r> RunRows<'r> {
     }
 
     /// [`RunRows::agree_merged`] for an open merged receipt (a part stopped early), whose
-    /// rows in plan order need only begin its judged seeds: `prefix` is its attempted seeds
-    /// read beside `verdicts` with [`Wanted::parts`] and [`Wanted::prefix`] set to
-    /// [`RunRows::count`]. Each part's rows must be that prefix's judged seeds of the part (by seed alone, as for a single run's open receipt),
-    /// in order, and the prefix in plan order: then the rows in plan order are the prefix.
-    pub fn agree_open_merged(self, prefix: &Judged, verdicts_len: u64, attempted_len: u64) -> bool {
-        let (Some(merged), Some(parts)) = (self.merged, prefix.parts.as_ref()) else {
+    /// rows in plan order need only begin its judged seeds (its attempted seeds, without
+    /// `verdicts`): `prefix` is [`seedledger_format::SeedList::prefix_parts`] of a read with
+    /// [`Wanted::parts`] and [`Wanted::prefix`] set to [`RunRows::count`] (beside `verdicts`
+    /// when it has them); `judged` its attempted seeds read beside `verdicts`, when it has
+    /// them. Each part's rows must be that prefix's seeds of the part, in order (by seed
+    /// alone, as for a single run's open receipt), and the prefix in plan order: then the
+    /// rows in plan order are the prefix. Without `verdicts` only rows that are a prefix of
+    /// the attempted seeds agree here (rows that skip discarded seeds: [`verify_receipt`]).
+    pub fn agree_open_merged(
+        self,
+        prefix: Option<&JudgedParts>,
+        judged: Option<&Judged>,
+        verdicts_len: u64,
+        attempted_len: u64,
+    ) -> bool {
+        let (Some(merged), Some(parts)) = (self.merged, prefix) else {
             return false;
         };
         let by_part: BTreeMap<u64, (u64, [u8; 32])> = merged
@@ -544,9 +554,7 @@ impl<'r> RunRows<'r> {
             .collect();
         self.receipt.stopped_early
             && !self.differs
-            && !prefix.bad
-            && verdicts_len == attempted_len
-            && prefix.count >= self.count
+            && judged.is_none_or(|j| !j.bad && verdicts_len == attempted_len)
             && parts.in_plan_order
             && by_part == parts.by_part
     }
@@ -615,7 +623,7 @@ pub fn agree_as_streams(
         Some(merge) => {
             let first_seed = merge.plan_first?;
             if merge.total > MAX_STREAMED_PARTS
-                || first.verdicts.is_none()
+                || (first.verdicts.is_none() && !receipt.stopped_early)
                 || first.planned_seeds.consecutive_from != Some(first_seed)
             {
                 return None;
@@ -666,8 +674,12 @@ pub fn agree_as_streams(
             parts: Some(plan),
             ..Wanted::default()
         })?;
-        let judged = prefix.attempted_seeds.judged.as_ref()?;
-        run_rows.agree_open_merged(judged, verdicts_len, attempted)
+        run_rows.agree_open_merged(
+            prefix.attempted_seeds.prefix_parts.as_ref(),
+            judged,
+            verdicts_len,
+            attempted,
+        )
     } else if plan.is_some() {
         run_rows.agree_merged(judged?, verdicts_len, attempted, failing_seeds())
     } else if receipt.stopped_early {
