@@ -16,7 +16,7 @@ use anyhow::{Context, bail};
 use seedledger_format::{LedgerScan, Wanted, WitnessLine, WitnessLineReader};
 use seedledger_gate::{
     Closing, DecideState, Expected, FreezeDecision, RepeatFinder, Review, ReviewJoin, ReviewTally,
-    RunRows, close_scan, repeated_fingerprints,
+    agree_as_streams, close_scan, repeated_fingerprints,
 };
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -57,74 +57,35 @@ pub fn scan_receipt(file: &Path) -> Option<ScannedReceipt> {
 /// closed receipt with `verdicts`, or an open one whose rows begin its judged seeds. `None`
 /// in every other case (it may disagree; it cannot be scanned or read): the caller then
 /// reads both whole and `verify_receipt` names the first disagreement or the error, as
-/// before. Memory: the receipt's `verdicts` (one
+/// before. A closed merged receipt of a consecutive plan is read part by part
+/// (`seedledger_gate::agree_as_streams`). Memory: the receipt's `verdicts` (one
 /// byte per attempted seed), its discarded seeds, one entry per failure signature.
 pub fn verify_beside(file: &Path) -> Option<String> {
     let read = |wanted: Wanted| -> Option<LedgerScan> {
         let (reader, _) = open_bounded(file, "receipt", MAX_RECEIPT_BYTES).ok()?;
         LedgerScan::read(reader, wanted).ok()
     };
-    let first = read(Wanted {
-        keep_verdicts: true,
-        ..Wanted::default()
+    let mut witnesses = PathBuf::new();
+    let agreed = agree_as_streams(read, |receipt, push| {
+        witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
+        let (reader, _) = open_bounded(&witnesses, "witness file", MAX_WITNESS_BYTES).ok()?;
+        let mut lines = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, reader))
+            .complete_lines_only();
+        while let Some(it) = lines.next_line().ok()? {
+            push(&it);
+        }
+        (lines.bytes_read() <= MAX_WITNESS_BYTES).then_some(())
     })?;
-    let receipt = first.receipt_without_lists().ok()?;
-    let verdicts = first.verdicts.clone();
-    let verdicts_len = verdicts.as_ref().map_or(0, |v| v.len() as u64);
-    // The attempted seeds beside the verdicts: which were discarded, and what the rows must be.
-    let second = match &verdicts {
-        Some(v) => Some(read(Wanted {
-            verdicts: Some(v.clone()),
-            ..Wanted::default()
-        })?),
-        None if receipt.stopped_early => None,
-        // A closed receipt without verdicts: `verify_receipt` says so.
-        None => return None,
-    };
-    let judged = second
-        .as_ref()
-        .and_then(|s| s.attempted_seeds.judged.as_ref());
-    let discarded = judged.map_or(&[][..], |j| j.discarded.as_slice());
-    let witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
-    let mut rows = RunRows::new(&receipt, discarded)?;
-    let (reader, _) = open_bounded(&witnesses, "witness file", MAX_WITNESS_BYTES).ok()?;
-    let mut lines =
-        WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, reader)).complete_lines_only();
-    while let Some(it) = lines.next_line().ok()? {
-        rows.push(&it);
-    }
-    if lines.bytes_read() > MAX_WITNESS_BYTES {
-        return None;
-    }
-    let attempted_len = first.attempted_seeds.len;
-    let agrees = if receipt.stopped_early {
-        // An open receipt: its rows begin its judged seeds (a third read hashes that prefix).
-        let prefix = read(Wanted {
-            verdicts: verdicts.clone(),
-            prefix: Some(rows.count()),
-            ..Wanted::default()
-        })?;
-        rows.agree_open(
-            prefix.attempted_seeds.prefix_hash,
-            judged,
-            verdicts_len,
-            attempted_len,
-        )
-    } else {
-        let failing_seeds = match (first.failing_seeds, first.failing_seeds_hash) {
-            (Some(n), Some(hash)) => (n, hash),
-            _ => (0, seedledger_format::SeedsHasher::default().finish()),
-        };
-        rows.agree(judged?, verdicts_len, attempted_len, failing_seeds)
-    };
-    agrees.then(|| {
-        format!(
-            "{} attempted seeds of run {} in `{}`",
-            attempted_len,
-            receipt.run_id.as_deref().unwrap_or("?"),
-            witnesses.display()
-        )
-    })
+    Some(format!(
+        "{} attempted seeds of run {} in `{}`",
+        agreed.attempted,
+        if agreed.run_id.is_empty() {
+            "?"
+        } else {
+            &agreed.run_id
+        },
+        witnesses.display()
+    ))
 }
 
 /// `gate decide`'s outcome over streamed witness files.

@@ -60,6 +60,13 @@ pub struct SeedList {
     /// The hash ([`SeedsHasher`]) of its first [`Wanted::prefix`] seeds — of those with a
     /// verdict, when read beside `verdicts` — when it has that many.
     pub prefix_hash: Option<[u8; 32]>,
+    /// The first seed, when the list is not empty and each seed is the one before plus one
+    /// (a plan of `--cases N` or `a..=b`).
+    pub consecutive_from: Option<u64>,
+    /// With [`Wanted::parts`] and [`Wanted::prefix`]: the first `prefix` seeds with a
+    /// verdict (every seed, read without `verdicts`) split by part, by seed alone (each
+    /// hashed as a pass, `.`).
+    pub prefix_parts: Option<JudgedParts>,
 }
 
 /// `attempted_seeds` read beside `verdicts` (one character per attempted seed): what a
@@ -75,6 +82,44 @@ pub struct Judged {
     /// `verdicts` holds a character that is none of `.`, `F` and `d`, or is shorter than
     /// the list.
     pub bad: bool,
+    /// The judged seeds split by the part of a whole plan each falls in
+    /// ([`Wanted::parts`]), for a merged receipt.
+    pub parts: Option<JudgedParts>,
+}
+
+/// A whole consecutive plan (`first`, `first + 1`, ... `len` seeds) split in parts
+/// ([`crate::Partition::part_of`]): a merged receipt's judged seeds read part by part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanParts {
+    pub kind: crate::PartitionKind,
+    pub total: u64,
+    pub first: u64,
+    pub len: u64,
+}
+
+impl PlanParts {
+    /// The position of `seed` in the plan, when the plan holds it.
+    pub fn position(&self, seed: u64) -> Option<u64> {
+        seed.checked_sub(self.first).filter(|&d| d < self.len)
+    }
+
+    /// The part (from 1) of the seed at `position`.
+    pub fn part_of(&self, position: u64, seed: u64) -> u64 {
+        crate::Partition::part_of(self.kind, self.total, position as usize, seed)
+    }
+}
+
+/// A merged receipt's judged seeds, part by part: what its parts' rows must be.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JudgedParts {
+    /// Per part (from 1) that holds judged seeds: how many, and their hash with their
+    /// verdicts ([`JudgedHasher`]) in order.
+    pub by_part: std::collections::BTreeMap<u64, (u64, [u8; 32])>,
+    /// Every judged seed is in the plan, each after the one before in plan order.
+    pub in_plan_order: bool,
+    /// The seeds `verdicts` marks `F`, in order: how many and their hash ([`SeedsHasher`]).
+    pub failing: (u64, [u8; 32]),
+    pub first_failing: Option<u64>,
 }
 
 /// The hash of a sequence of seeds, each with a verdict character (`.` pass, `F` fail): a
@@ -119,6 +164,10 @@ pub struct Wanted {
     pub verdicts: Option<String>,
     /// Hash the first this many seeds of `attempted_seeds`: [`SeedList::prefix_hash`].
     pub prefix: Option<u64>,
+    /// With `verdicts`: split the judged seeds by part ([`Judged::parts`]); with `prefix`
+    /// instead, the first `prefix` judged seeds (with or without `verdicts`) by seed alone
+    /// ([`SeedList::prefix_parts`]).
+    pub parts: Option<PlanParts>,
 }
 
 /// The receipt cannot be scanned: read it the exact way instead (see the module docs). Also
@@ -253,6 +302,7 @@ impl<'de> Visitor<'de> for TopVisitor<'_> {
                         member: None,
                         verdicts: None,
                         prefix: None,
+                        parts: None,
                     };
                     top.planned = Some(map.next_value_seed(wanted)?);
                 }
@@ -262,6 +312,7 @@ impl<'de> Visitor<'de> for TopVisitor<'_> {
                         member: self.wanted.member,
                         verdicts: self.wanted.verdicts.as_deref().map(str::as_bytes),
                         prefix: self.wanted.prefix,
+                        parts: self.wanted.parts,
                     };
                     top.attempted = Some(map.next_value_seed(wanted)?);
                 }
@@ -297,6 +348,7 @@ struct ListWanted<'v> {
     member: Option<u64>,
     verdicts: Option<&'v [u8]>,
     prefix: Option<u64>,
+    parts: Option<PlanParts>,
 }
 
 impl<'de> DeserializeSeed<'de> for ListWanted<'_> {
@@ -326,7 +378,29 @@ impl<'de> Visitor<'de> for ListWanted<'_> {
         if self.prefix == Some(0) {
             list.prefix_hash = Some(SeedsHasher::default().finish());
         }
+        // Per part: how many judged seeds and their hash; the last judged seed's position;
+        // the failing seeds.
+        let split_wanted = self.verdicts.is_some() || self.prefix.is_some();
+        let mut split = self.parts.filter(|_| split_wanted).map(|plan| {
+            (
+                plan,
+                std::collections::BTreeMap::<u64, (u64, JudgedHasher)>::new(),
+                JudgedParts {
+                    in_plan_order: true,
+                    ..JudgedParts::default()
+                },
+                None::<u64>,
+                SeedsHasher::default(),
+                0u64,
+            )
+        });
+        let mut consecutive = true;
         while let Some(seed) = seq.next_element::<u64>()? {
+            if let Some(first) = list.consecutive_from {
+                consecutive &= first.checked_add(list.len) == Some(seed);
+            } else if list.len == 0 {
+                list.consecutive_from = Some(seed);
+            }
             hasher.update(seed.to_le_bytes());
             whole.push(seed);
             let counts = match self.verdicts {
@@ -341,6 +415,33 @@ impl<'de> Visitor<'de> for ListWanted<'_> {
                 prefix.1 += 1;
                 if prefix.1 == n {
                     list.prefix_hash = Some(std::mem::take(&mut prefix.0).finish());
+                }
+            }
+            // The judged seeds (without verdicts: every seed) split by part: all of them with
+            // their verdicts, or, with a prefix wanted, the first that many by seed alone.
+            if counts
+                && let Some((plan, by_part, parts, last, failing, taken)) = &mut split
+                && self.prefix.is_none_or(|n| *taken < n)
+            {
+                *taken += 1;
+                let c = self
+                    .verdicts
+                    .and_then(|v| v.get(list.len as usize).copied())
+                    .unwrap_or(b'.');
+                match plan.position(seed) {
+                    Some(at) if last.is_none_or(|l| l < at) => {
+                        *last = Some(at);
+                        let part = by_part.entry(plan.part_of(at, seed)).or_default();
+                        part.0 += 1;
+                        part.1
+                            .push(seed, if self.prefix.is_some() { b'.' } else { c });
+                    }
+                    _ => parts.in_plan_order = false,
+                }
+                if c == b'F' {
+                    failing.push(seed);
+                    parts.failing.0 += 1;
+                    parts.first_failing.get_or_insert(seed);
                 }
             }
             if let (Some(v), Some((j, h))) = (self.verdicts, &mut judged) {
@@ -370,8 +471,27 @@ impl<'de> Visitor<'de> for ListWanted<'_> {
             list.blocks.push(hasher.finalize().into());
         }
         list.hash = whole.finish();
+        if !consecutive {
+            list.consecutive_from = None;
+        }
+        let split = split.map(|(_, by_part, mut parts, _, failing, _)| {
+            parts.by_part = by_part
+                .into_iter()
+                .map(|(part, (n, h))| (part, (n, h.finish())))
+                .collect();
+            parts.failing.1 = failing.finish();
+            parts
+        });
+        let mut split = match self.prefix {
+            Some(_) => {
+                list.prefix_parts = split;
+                None
+            }
+            None => split,
+        };
         if let Some((mut j, h)) = judged {
             j.hash = h.finish();
+            j.parts = split.take();
             j.discarded.sort_unstable();
             list.judged = Some(j);
         }

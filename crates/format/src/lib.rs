@@ -37,7 +37,8 @@ pub use hash::{
     is_fixture_hash, is_hex64, property_digest, sha256_hex,
 };
 pub use ledger_scan::{
-    Judged, JudgedHasher, LedgerScan, NotScanned, SeedList, SeedsHasher, Wanted,
+    Judged, JudgedHasher, JudgedParts, LedgerScan, NotScanned, PlanParts, SeedList, SeedsHasher,
+    Wanted,
 };
 pub use partition::{
     MergeRecord, PartRecord, Partition, PartitionKind, PartitionParseError, PartitionRecord,

@@ -60,4 +60,4 @@ pub use merge::{MergePart, MergeRefusal, Merged, merge_parts};
 pub use review::{
     CitedPair, Origin, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review, same_seed_review,
 };
-pub use verify::{RunRows, verify_receipt};
+pub use verify::{Agreed, MAX_STREAMED_PARTS, RunRows, agree_as_streams, verify_receipt};

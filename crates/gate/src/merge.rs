@@ -244,14 +244,16 @@ pub fn merge_parts(
     }
 
     // Walk the whole plan once: each seed's part, and whether (and how) it was attempted.
-    let verdicts_of: Vec<Option<Vec<char>>> = parts
+    // Each part's verdicts, read one character per attempted seed as the walk takes them
+    // (not collected: 4 bytes a seed).
+    let mut verdicts_of: Vec<Option<std::str::Chars<'_>>> = parts
         .iter()
         .map(|p| {
             p.receipt
                 .verdicts
                 .as_deref()
-                .map(|v| v.chars().collect::<Vec<char>>())
-                .filter(|v| v.len() == p.receipt.attempted_seeds.len())
+                .filter(|v| v.chars().count() == p.receipt.attempted_seeds.len())
+                .map(str::chars)
         })
         .collect();
     let all_verdicts = order.iter().all(|&at| verdicts_of[at].is_some());
@@ -285,8 +287,8 @@ pub fn merge_parts(
         if part.attempted_seeds.get(k) == Some(&seed) {
             cursor[at] += 1;
             attempted.push(seed);
-            if let Some(v) = &verdicts_of[at] {
-                verdicts.push(v[k]);
+            if let Some(c) = verdicts_of[at].as_mut().and_then(Iterator::next) {
+                verdicts.push(c);
             }
             if failing_set.contains(&seed) {
                 failing_part.get_or_insert(part);
@@ -332,7 +334,7 @@ pub fn merge_parts(
     let receipt = Receipt {
         patch_id: f.patch_id.clone(),
         property_id: f.property_id.clone(),
-        planned_seeds: plan.clone(),
+        planned_seeds: plan,
         attempted_seeds: attempted,
         failing_seed,
         shrink_stable: failing_part.is_some_and(|p| p.shrink_stable),

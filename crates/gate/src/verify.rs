@@ -6,10 +6,10 @@
 //! always, `gate cite`.
 
 use seedledger_format::{
-    Judged, JudgedHasher, Receipt, SeedsHasher, Verdict, WitnessLine, WitnessRow,
-    fixture_hash_from_pin,
+    Judged, JudgedHasher, JudgedParts, LedgerScan, PlanParts, Receipt, SeedsHasher, Verdict,
+    Wanted, WitnessLine, WitnessRow, fixture_hash_from_pin,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Compares a receipt with the witness rows of its run (the lines of its witness file; rows
 /// of other runs — other `run_id`s, replays — are ignored). `Ok` when they agree, else one
@@ -310,6 +310,20 @@ pub struct RunRows<'r> {
     first_failing: Option<u64>,
     /// Per fail signature: how many rows, and the first one's seed.
     modes: BTreeMap<String, (u64, u64)>,
+    /// A merged receipt's rows, read part by part.
+    merged: Option<MergedRows>,
+}
+
+/// The rows of a merged receipt's parts, as [`RunRows`] reads them: each part's rows hashed
+/// apart, in the order the file gives them, which must be plan order.
+#[derive(Debug, Clone)]
+struct MergedRows {
+    plan: PlanParts,
+    /// The part each part run's rows are of.
+    index_of: HashMap<String, u64>,
+    /// Per part (from 1): how many rows, their hash with their verdicts, the last one's
+    /// position in the plan.
+    by_part: BTreeMap<u64, (u64, JudgedHasher, u64)>,
 }
 
 impl<'r> RunRows<'r> {
@@ -330,21 +344,65 @@ impl<'r> RunRows<'r> {
             failing_count: 0,
             first_failing: None,
             modes: BTreeMap::new(),
+            merged: None,
         })
+    }
+
+    /// [`RunRows::new`] for a merged receipt (the `merge` extension) whose whole plan
+    /// is `plan`: its rows are its parts' rows, under the parts' run ids, each part's in
+    /// plan order. `None` when it is not one, or its parts' run ids are not all distinct
+    /// and apart from its own.
+    pub fn merged(
+        receipt: &'r Receipt,
+        discarded: &'r [u64],
+        plan: PlanParts,
+    ) -> Option<RunRows<'r>> {
+        let merge = receipt.merge.as_ref()?;
+        let mut rows = RunRows::new(receipt, discarded)?;
+        let index_of: HashMap<String, u64> = merge
+            .parts
+            .iter()
+            .map(|p| (p.run_id.clone(), p.index))
+            .collect();
+        if index_of.len() != merge.parts.len() || index_of.contains_key(rows.run_id) {
+            return None;
+        }
+        rows.merged = Some(MergedRows {
+            plan,
+            index_of,
+            by_part: BTreeMap::new(),
+        });
+        Some(rows)
     }
 
     /// Takes the next line of the witness file.
     pub fn push(&mut self, line: &WitnessLine) {
         let row = match &line.row {
-            Ok(row) if row.run_id.as_deref() == Some(self.run_id) => row,
-            Ok(_) => return,
+            Ok(row) => row,
             Err(_) => {
                 self.differs = true;
                 return;
             }
         };
+        let Some(run) = row.run_id.as_deref() else {
+            return;
+        };
+        // The part a merged receipt's row is of.
+        let part = match &self.merged {
+            None if run == self.run_id => None,
+            None => return,
+            Some(m) => match m.index_of.get(run) {
+                Some(&index) => Some(index),
+                // A row of the merged receipt's own run: no part wrote it.
+                None if run == self.run_id => {
+                    self.differs = true;
+                    return;
+                }
+                None => return,
+            },
+        };
         let r = self.receipt;
-        self.differs |= row.witness_id != format!("{}-{}", self.run_id, row.seed)
+        self.differs |= row.witness_id != format!("{run}-{}", row.seed)
             || row.property_id != r.property_id
             || row.patch_id.as_deref() != Some(r.patch_id.as_str())
             || row.code.as_deref() != r.code.as_deref()
@@ -354,11 +412,40 @@ impl<'r> RunRows<'r> {
             || r.runner.is_some_and(|runner| runner != row.runner)
             || self.discarded.binary_search(&row.seed).is_ok();
         self.count += 1;
-        self.seeds.push(row.seed);
+        let c = match row.verdict {
+            Verdict::Pass => b'.',
+            Verdict::Fail => b'F',
+        };
+        match (&mut self.merged, part) {
+            (Some(m), Some(index)) => {
+                // In the plan, of this part, after the part's row before it.
+                let plan = m.plan;
+                match plan.position(row.seed) {
+                    Some(at) if plan.part_of(at, row.seed) == index => {
+                        let entry =
+                            m.by_part
+                                .entry(index)
+                                .or_insert((0, JudgedHasher::default(), at));
+                        self.differs |= entry.0 > 0 && entry.2 >= at;
+                        entry.0 += 1;
+                        // An open receipt's rows are checked by seed alone (as
+                        // `verify_receipt` does): hashed as a prefix is, each as a pass.
+                        entry
+                            .1
+                            .push(row.seed, if r.stopped_early { b'.' } else { c });
+                        entry.2 = at;
+                    }
+                    _ => self.differs = true,
+                }
+            }
+            _ => {
+                self.seeds.push(row.seed);
+                self.judged.push(row.seed, c);
+            }
+        }
         match row.verdict {
-            Verdict::Pass => self.judged.push(row.seed, b'.'),
+            Verdict::Pass => {}
             Verdict::Fail => {
-                self.judged.push(row.seed, b'F');
                 self.failing.push(row.seed);
                 self.failing_count += 1;
                 self.first_failing.get_or_insert(row.seed);
@@ -372,6 +459,11 @@ impl<'r> RunRows<'r> {
                     .entry(row.signature.clone())
                     .or_insert((0, row.seed));
                 mode.0 += 1;
+                // A merged receipt's plan is consecutive: its first in plan order is the
+                // least seed, whichever part's row comes first in the file.
+                if self.merged.is_some() {
+                    mode.1 = mode.1.min(row.seed);
+                }
             }
         }
     }
@@ -401,6 +493,72 @@ impl<'r> RunRows<'r> {
             && prefix_hash == Some(self.seeds.finish())
     }
 
+    /// [`RunRows::agree`] for a merged receipt ([`RunRows::merged`]): `judged` read with
+    /// [`Wanted::parts`]. Each part's rows must be the receipt's judged seeds of that part,
+    /// with their verdicts, in order, and the judged seeds in plan order: then the rows in
+    /// plan order are the judged seeds, and the failing rows the seeds `verdicts` marks `F`.
+    pub fn agree_merged(
+        self,
+        judged: &Judged,
+        verdicts_len: u64,
+        attempted_len: u64,
+        failing_seeds: (u64, [u8; 32]),
+    ) -> bool {
+        let r = self.receipt;
+        let (Some(merged), Some(parts)) = (self.merged, judged.parts.as_ref()) else {
+            return false;
+        };
+        let by_part: BTreeMap<u64, (u64, [u8; 32])> = merged
+            .by_part
+            .into_iter()
+            .map(|(part, (n, hash, _))| (part, (n, hash.finish())))
+            .collect();
+        !r.stopped_early
+            && !self.differs
+            && !self.outside_modes
+            && !judged.bad
+            && verdicts_len == attempted_len
+            && parts.in_plan_order
+            && by_part == parts.by_part
+            && r.failing_seed == parts.first_failing
+            && failing_seeds == parts.failing
+            && shrink_claim_error(r).is_none()
+            && r.failure_modes
+                .iter()
+                .all(|m| self.modes.get(&m.signature) == Some(&(m.count, m.first_seed)))
+    }
+
+    /// [`RunRows::agree_merged`] for an open merged receipt (a part stopped early), whose
+    /// rows in plan order need only begin its judged seeds (its attempted seeds, without
+    /// `verdicts`): `prefix` is [`seedledger_format::SeedList::prefix_parts`] of a read with
+    /// [`Wanted::parts`] and [`Wanted::prefix`] set to [`RunRows::count`] (beside `verdicts`
+    /// when it has them); `judged` its attempted seeds read beside `verdicts`, when it has
+    /// them. Each part's rows must be that prefix's seeds of the part, in order (by seed
+    /// alone, as for a single run's open receipt), and the prefix in plan order: then the
+    /// rows in plan order are the prefix. Without `verdicts` only rows that are a prefix of
+    /// the attempted seeds agree here (rows that skip discarded seeds: [`verify_receipt`]).
+    pub fn agree_open_merged(
+        self,
+        prefix: Option<&JudgedParts>,
+        judged: Option<&Judged>,
+        verdicts_len: u64,
+        attempted_len: u64,
+    ) -> bool {
+        let (Some(merged), Some(parts)) = (self.merged, prefix) else {
+            return false;
+        };
+        let by_part: BTreeMap<u64, (u64, [u8; 32])> = merged
+            .by_part
+            .into_iter()
+            .map(|(part, (n, hash, _))| (part, (n, hash.finish())))
+            .collect();
+        self.receipt.stopped_early
+            && !self.differs
+            && judged.is_none_or(|j| !j.bad && verdicts_len == attempted_len)
+            && parts.in_plan_order
+            && by_part == parts.by_part
+    }
+
     /// Whether the rows agree with the receipt, for certain (short of a SHA-256 collision):
     /// exactly when [`verify_receipt`] over the receipt and the whole file is `Ok`, for a
     /// closed receipt with `verdicts` (`judged`: its `attempted_seeds` read beside them;
@@ -428,6 +586,122 @@ impl<'r> RunRows<'r> {
                 .iter()
                 .all(|m| self.modes.get(&m.signature) == Some(&(m.count, m.first_seed)))
     }
+}
+
+/// The most parts a merged receipt may have for [`agree_as_streams`] to read it (one hash
+/// state per part); past that [`verify_receipt`] judges.
+pub const MAX_STREAMED_PARTS: u64 = 4096;
+
+/// What [`agree_as_streams`] found agreeing: the receipt's attempted seeds and its run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agreed {
+    pub attempted: u64,
+    pub run_id: String,
+}
+
+/// `gate close --verify` as streams: `Some` exactly when the receipt and its rows agree for
+/// certain ([`verify_receipt`] over the whole of both would be `Ok`), `None` when they may
+/// not (or the receipt is one the streams do not read): [`verify_receipt`] then says.
+/// `scan` reads the receipt again each time it is called (two or three reads); `rows` puts
+/// every line of the witness file beside it, in order, into the closure it is given (`None`:
+/// it could not be read).
+///
+/// A merged receipt with `verdicts` whose whole plan is consecutive (`--cases`, `a..=b`) and
+/// has at most [`MAX_STREAMED_PARTS`] parts is read part by part ([`RunRows::merged`]), open
+/// or closed; another merged receipt (of a listed plan, say) is left to [`verify_receipt`].
+pub fn agree_as_streams(
+    mut scan: impl FnMut(Wanted) -> Option<LedgerScan>,
+    rows: impl FnOnce(&Receipt, &mut dyn FnMut(&WitnessLine)) -> Option<()>,
+) -> Option<Agreed> {
+    let first = scan(Wanted {
+        keep_verdicts: true,
+        ..Wanted::default()
+    })?;
+    let receipt = first.receipt_without_lists().ok()?;
+    let plan = match &receipt.merge {
+        None => None,
+        Some(merge) => {
+            let first_seed = merge.plan_first?;
+            if merge.total > MAX_STREAMED_PARTS
+                || (first.verdicts.is_none() && !receipt.stopped_early)
+                || first.planned_seeds.consecutive_from != Some(first_seed)
+            {
+                return None;
+            }
+            Some(PlanParts {
+                kind: merge.kind,
+                total: merge.total,
+                first: first_seed,
+                len: first.planned_seeds.len,
+            })
+        }
+    };
+    let verdicts = first.verdicts.clone();
+    let verdicts_len = verdicts.as_ref().map_or(0, |v| v.len() as u64);
+    // The attempted seeds beside the verdicts: which were discarded, and what the rows must be.
+    let second = match &verdicts {
+        Some(v) => Some(scan(Wanted {
+            verdicts: Some(v.clone()),
+            parts: plan,
+            ..Wanted::default()
+        })?),
+        None if receipt.stopped_early => None,
+        // A closed receipt without verdicts: `verify_receipt` says so.
+        None => return None,
+    };
+    let judged = second
+        .as_ref()
+        .and_then(|s| s.attempted_seeds.judged.as_ref());
+    let discarded = judged.map_or(&[][..], |j| j.discarded.as_slice());
+    let mut run_rows = match plan {
+        Some(plan) => RunRows::merged(&receipt, discarded, plan)?,
+        None => RunRows::new(&receipt, discarded)?,
+    };
+    rows(&receipt, &mut |line| run_rows.push(line))?;
+    let attempted = first.attempted_seeds.len;
+    let failing_seeds = || match (first.failing_seeds, first.failing_seeds_hash) {
+        (Some(n), Some(hash)) => (n, hash),
+        _ => (0, SeedsHasher::default().finish()),
+    };
+    let agrees = if let Some(plan) = plan
+        && receipt.stopped_early
+    {
+        // An open merged receipt: its rows begin its judged seeds (a third read splits
+        // that prefix by part).
+        let prefix = scan(Wanted {
+            verdicts: verdicts.clone(),
+            prefix: Some(run_rows.count()),
+            parts: Some(plan),
+            ..Wanted::default()
+        })?;
+        run_rows.agree_open_merged(
+            prefix.attempted_seeds.prefix_parts.as_ref(),
+            judged,
+            verdicts_len,
+            attempted,
+        )
+    } else if plan.is_some() {
+        run_rows.agree_merged(judged?, verdicts_len, attempted, failing_seeds())
+    } else if receipt.stopped_early {
+        // An open receipt: its rows begin its judged seeds (a third read hashes that prefix).
+        let prefix = scan(Wanted {
+            verdicts: verdicts.clone(),
+            prefix: Some(run_rows.count()),
+            ..Wanted::default()
+        })?;
+        run_rows.agree_open(
+            prefix.attempted_seeds.prefix_hash,
+            judged,
+            verdicts_len,
+            attempted,
+        )
+    } else {
+        run_rows.agree(judged?, verdicts_len, attempted, failing_seeds())
+    };
+    agrees.then(|| Agreed {
+        attempted,
+        run_id: receipt.run_id.clone().unwrap_or_default(),
+    })
 }
 
 /// Every element of `part` occurs in `whole`, in the same order.

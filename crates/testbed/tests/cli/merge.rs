@@ -389,9 +389,45 @@ fn a_missing_part_or_a_part_that_stopped_early_leaves_the_merged_receipt_open() 
         "{}",
         early.stdout
     );
-    assert_eq!(
-        read(&root, &receipt_file("merged-early", PROPERTY))["stopped_early"],
-        true
+    let merged = read(&root, &receipt_file("merged-early", PROPERTY));
+    assert_eq!(merged["stopped_early"], true);
+    // The open merged receipt agrees with its parts' rows; a row put under another part's
+    // run (renamed consistently) does not, open or not (the parts' rows are read, never
+    // taken as absent for want of rows of the merged run id).
+    let verify = || {
+        root.run(&[
+            "gate",
+            "close",
+            "--verify",
+            &receipt_file("merged-early", PROPERTY),
+        ])
+    };
+    let c = verify();
+    assert!(c.stdout.contains(": rows agree ("), "{}", c.stdout);
+    let part_3 = merged["merge"]["parts"][2]["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let witness = root
+        .path()
+        .join(format!("merged-early/local/{PROPERTY}.witness.jsonl"));
+    let text = std::fs::read_to_string(&witness).unwrap();
+    let mut rows: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows[0]["seed"], 1, "part 1's first row comes first");
+    rows[0]["run_id"] = json!(part_3);
+    rows[0]["witness_id"] = json!(format!("{part_3}-1"));
+    let text: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
+    std::fs::write(&witness, text.join("\n") + "\n").unwrap();
+    let c = verify();
+    assert!(
+        c.stdout.contains("rows disagree: row `")
+            && c.stdout
+                .contains("(seed 1) comes from part 3 but the seed is in part 1 of 3"),
+        "{}",
+        c.stdout
     );
 }
 
