@@ -10,7 +10,7 @@
 //! to an anonymous temporary file once there are more than `FINGERPRINT_BUDGET` of them and
 //! are read back in passes of at most that many.
 
-use crate::gate::{MAX_RECEIPT_BYTES, MAX_WITNESS_BYTES, open_bounded};
+use crate::gate::{MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, open_bounded};
 use crate::trust::Roles;
 use anyhow::{Context, bail};
 use seedledger_format::{LedgerScan, Wanted, WitnessLine, WitnessLineReader};
@@ -68,13 +68,14 @@ pub fn verify_beside(file: &Path) -> Option<String> {
     let mut witnesses = PathBuf::new();
     let agreed = agree_as_streams(read, |receipt, push| {
         witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
-        let (reader, _) = open_bounded(&witnesses, "witness file", MAX_WITNESS_BYTES).ok()?;
+        let (reader, _) =
+            open_bounded(&witnesses, "witness file", MAX_STREAMED_WITNESS_BYTES).ok()?;
         let mut lines = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, reader))
             .complete_lines_only();
         while let Some(it) = lines.next_line().ok()? {
             push(&it);
         }
-        (lines.bytes_read() <= MAX_WITNESS_BYTES).then_some(())
+        (lines.bytes_read() <= MAX_STREAMED_WITNESS_BYTES).then_some(())
     })?;
     Some(format!(
         "{} attempted seeds of run {} in `{}`",
@@ -109,7 +110,7 @@ pub fn decide<'a>(
 ) -> anyhow::Result<Decided<'a>> {
     let mut unreadable = Vec::new();
     for file in files {
-        if let Err(e) = open_bounded(file, "witness file", MAX_WITNESS_BYTES) {
+        if let Err(e) = open_bounded(file, "witness file", MAX_STREAMED_WITNESS_BYTES) {
             unreadable.push(format!("{e:#}"));
         }
     }
@@ -198,7 +199,7 @@ fn stream(
     for path in files {
         starts.push(index);
         let shown = path.display();
-        let (file, _) = open_bounded(path, "witness file", MAX_WITNESS_BYTES)?;
+        let (file, _) = open_bounded(path, "witness file", MAX_STREAMED_WITNESS_BYTES)?;
         let mut reader = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, file));
         while let Some(it) = reader
             .next_line()
@@ -210,9 +211,9 @@ fn stream(
                 return Ok(());
             }
         }
-        if reader.bytes_read() > MAX_WITNESS_BYTES {
+        if reader.bytes_read() > MAX_STREAMED_WITNESS_BYTES {
             bail!(
-                "cannot read witness file `{shown}`: it grew past the {MAX_WITNESS_BYTES} bytes a witness file may have"
+                "cannot read witness file `{shown}`: it grew past the {MAX_STREAMED_WITNESS_BYTES} bytes a witness file may have"
             );
         }
     }

@@ -4,7 +4,10 @@
 //! writes the merged receipt and the merged witness file — the parts' witness files one after
 //! another, byte for byte (signed rows stay valid) — into OUT/PATCH/.
 
-use crate::gate::{Format, MAX_RECEIPT_BYTES, MAX_WITNESS_BYTES, open_bounded, read_bounded};
+use crate::gate::{
+    Format, MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, MAX_WITNESS_BYTES, open_bounded,
+    read_bounded,
+};
 use clap::Args;
 use seedledger_format::{ExitStatus, LedgerScan, Receipt, Wanted, complete_lines, sha256_hex};
 use seedledger_gate::{
@@ -319,7 +322,7 @@ fn copy_in_pieces(from: &Path, to: &mut impl std::io::Write, piece: usize) -> Re
     let cannot =
         |e: std::io::Error| Copy::Read(anyhow::anyhow!("cannot read witness file `{shown}`: {e}"));
     let (mut file, _) =
-        open_bounded(from, "witness file", MAX_WITNESS_BYTES).map_err(Copy::Read)?;
+        open_bounded(from, "witness file", MAX_STREAMED_WITNESS_BYTES).map_err(Copy::Read)?;
     let mut buf = vec![0u8; piece.max(1)];
     // The bytes after the last newline written, not yet known to be a whole line.
     let mut pending: Vec<u8> = Vec::new();
@@ -343,9 +346,9 @@ fn copy_in_pieces(from: &Path, to: &mut impl std::io::Write, piece: usize) -> Re
             None => pending.extend_from_slice(chunk),
         }
     }
-    if total > MAX_WITNESS_BYTES {
+    if total > MAX_STREAMED_WITNESS_BYTES {
         return Err(Copy::Read(anyhow::anyhow!(
-            "cannot read witness file `{shown}`: it grew past the {MAX_WITNESS_BYTES} bytes a witness file may have"
+            "cannot read witness file `{shown}`: it grew past the {MAX_STREAMED_WITNESS_BYTES} bytes a witness file may have"
         )));
     }
     if !pending.is_empty() && !complete_lines(&pending).is_empty() {
