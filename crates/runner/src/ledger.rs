@@ -386,15 +386,18 @@ fn store32(dst: *mut u8, bytes: &[u8; 32]) {
         #[target_feature(enable = "avx")]
         unsafe fn vmovdqu(dst: *mut u8, src: *const u8) {
             // SAFETY: the caller checked AVX; 32 readable bytes at `src`, 32 writable at
-            // `dst`. `vzeroupper` after: no AVX-SSE transition penalty for later SSE code.
+            // `dst`. `vzeroupper` after: no AVX-SSE transition penalty for later SSE code. It
+            // zeroes the upper halves of every ymm register, so every register the C ABI
+            // lets a call clobber (all of them) is declared clobbered.
             unsafe {
                 core::arch::asm!(
-                    "vmovdqu {tmp}, ymmword ptr [{src}]",
-                    "vmovdqu ymmword ptr [{dst}], {tmp}",
+                    "vmovdqu ymm0, ymmword ptr [{src}]",
+                    "vmovdqu ymmword ptr [{dst}], ymm0",
                     "vzeroupper",
                     src = in(reg) src,
                     dst = in(reg) dst,
-                    tmp = out(ymm_reg) _,
+                    out("ymm0") _,
+                    clobber_abi("C"),
                     options(nostack, preserves_flags),
                 );
             }
