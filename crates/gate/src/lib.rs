@@ -34,6 +34,8 @@ mod fold;
 mod freeze;
 mod merge;
 mod review;
+#[cfg(test)]
+mod test_rng;
 mod verify;
 
 pub use authenticate::{authenticate, authenticate_line, authenticate_row};

@@ -213,28 +213,7 @@ mod reference {
     }
 }
 
-/// splitmix64: a small, seeded stream for the random batches (the gate has no RNG crate).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len() as u64) as usize]
-    }
-    /// True with probability `p` percent.
-    fn chance(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
-}
+use crate::test_rng::Rng;
 
 fn expected() -> Expected {
     Expected {
