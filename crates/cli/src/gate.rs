@@ -414,14 +414,36 @@ struct ReadReceipt {
 fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
     let shown = file.display().to_string();
     if let Some(read) = crate::gate_stream::scan_receipt(file) {
+        return Ok(ReadReceipt::identified(shown, read.closing, |key| {
+            read.others.get(key)
+        }));
+    }
+    let bytes = read_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
+    let closing = close_ledger_bytes(&bytes).map_err(|e| format!("receipt `{shown}`: {e}"))?;
+    // The bytes are JSON (close_ledger_bytes said so); a value that is not an object has no
+    // identity fields.
+    let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Ok(ReadReceipt::identified(shown, closing, |key| {
+        value.get(key)
+    }))
+}
+
+impl ReadReceipt {
+    /// A receipt closed as `closing`, identified by its top-level string fields (`field`
+    /// gives one by name; a missing, empty or non-string one is `None`); nothing read
+    /// beside it yet.
+    fn identified<'v>(
+        shown: String,
+        closing: Closing,
+        field: impl Fn(&str) -> Option<&'v Value>,
+    ) -> ReadReceipt {
         let text = |key: &str| {
-            read.others
-                .get(key)
+            field(key)
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
         };
-        return Ok(ReadReceipt {
+        ReadReceipt {
             patch_id: text("patch_id"),
             property_id: text("property_id"),
             fixture_hash: text("fixture_hash"),
@@ -434,36 +456,9 @@ fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
             runs_beside: Vec::new(),
             failing_seeds: Vec::new(),
             shown,
-            closing: read.closing,
-        });
+            closing,
+        }
     }
-    let bytes = read_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
-    let closing = close_ledger_bytes(&bytes).map_err(|e| format!("receipt `{shown}`: {e}"))?;
-    // The bytes are JSON (close_ledger_bytes said so); a value that is not an object has no
-    // identity fields.
-    let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let text = |key: &str| {
-        value
-            .get(key)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-    };
-    Ok(ReadReceipt {
-        patch_id: text("patch_id"),
-        property_id: text("property_id"),
-        fixture_hash: text("fixture_hash"),
-        code: text("code"),
-        code_base: text("code_base"),
-        disagreement: None,
-        run_id: text("run_id"),
-        part_runs: Vec::new(),
-        own_rows: Vec::new(),
-        runs_beside: Vec::new(),
-        failing_seeds: Vec::new(),
-        shown,
-        closing,
-    })
 }
 
 fn no_patch_id(shown: &str) -> String {
