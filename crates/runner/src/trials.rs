@@ -93,6 +93,20 @@ struct Shared<'r> {
     /// When to tell the progress observer (`RunControl::on_progress`): checked once per
     /// committed trial.
     clock: ProgressClock,
+    /// Workers waiting on `advanced` for the window to move. `std`'s `Condvar::notify_all`
+    /// makes a system call whether or not anyone waits, so it is called only when someone
+    /// does — never with one worker, where it cost a `futex` call per trial.
+    waiting: usize,
+}
+
+impl Shared<'_> {
+    /// Wakes the workers waiting for the window to move, if any. Called with the lock held,
+    /// as `waiting` is only changed under it, so no wake-up can be missed.
+    fn wake(&self, advanced: &Condvar) {
+        if self.waiting > 0 {
+            advanced.notify_all();
+        }
+    }
 }
 
 impl TrialRun<'_> {
@@ -123,6 +137,7 @@ impl TrialRun<'_> {
             error: None,
             stopped: false,
             clock: self.control.progress_clock(),
+            waiting: 0,
         });
         let advanced = Condvar::new();
         if workers == 1 {
@@ -191,7 +206,7 @@ impl TrialRun<'_> {
                 let mut s = self.lock(shared);
                 loop {
                     if s.error.is_some() || s.stopped || s.next >= self.seeds.len() {
-                        advanced.notify_all();
+                        s.wake(advanced);
                         return;
                     }
                     if self.control.stop_requested() {
@@ -201,9 +216,11 @@ impl TrialRun<'_> {
                     if s.next - s.committed < WINDOW {
                         break;
                     }
+                    s.waiting += 1;
                     s = advanced
                         .wait(s)
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    s.waiting -= 1;
                 }
                 let index = s.next;
                 let seed = self.seeds[index];
@@ -224,7 +241,7 @@ impl TrialRun<'_> {
                     s.pending[k] = Some(outcome);
                     if k == 0 {
                         self.commit(&mut s);
-                        advanced.notify_all();
+                        s.wake(advanced);
                     }
                 }
                 // The executor failed, not the property: the seed keeps no row and the
@@ -233,7 +250,7 @@ impl TrialRun<'_> {
                     if s.error.is_none() {
                         s.error = Some(e);
                     }
-                    advanced.notify_all();
+                    s.wake(advanced);
                 }
             }
         }
