@@ -511,7 +511,11 @@ mod tests {
                 .unwrap();
             let text = std::fs::read_to_string(&path).unwrap();
             let got: Vec<&str> = text.lines().collect();
-            let ours = ["{\"n\":1,\"s\":\"a\"}", "{\"n\":2}", "{\"n\":3,\"s\":\"bb\"}"];
+            let ours = [
+                "{\"n\":1,\"s\":\"a\"}",
+                "{\"n\":2}",
+                "{\"n\":3,\"s\":\"bb\"}",
+            ];
             // A row whose bytes all landed but its newline counts as whole (the other
             // appender's repair gave it the newline).
             let whole_before = lines[..(cut + 1).min(lines.len())]

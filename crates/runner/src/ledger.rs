@@ -531,12 +531,25 @@ pub struct RowSink {
     state: Mutex<SinkState>,
 }
 
+/// When a run's rows reach the witness file.
+#[derive(Debug)]
+pub(crate) enum RowMode {
+    /// In 64 KiB batches (a crash loses what is buffered: at most one batch).
+    Batched,
+    /// In 64 KiB batches, every row also committed into a slot of a mapping the supervisor
+    /// shares (`pending.rs`): if the process dies, the supervisor appends what it had not.
+    Shared(crate::pending::Slot),
+    /// Each row as its trial finishes (supervised without a shared mapping).
+    EachRow,
+}
+
 #[derive(Debug)]
 pub(crate) struct SinkState {
     buf: Vec<u8>,
     writer: JsonLinesWriter,
     /// Bytes appended since writeback was last started.
     unsynced: usize,
+    mode: RowMode,
 }
 
 /// Writeback of the witness file is started every this many bytes appended (see
@@ -547,12 +560,55 @@ const WRITEBACK_EVERY: usize = 8 << 20;
 impl SinkState {
     /// Appends the buffered rows (one locked append) and clears the buffer.
     fn append(&mut self) -> io::Result<()> {
-        self.writer.append_raw(&self.buf)?;
+        let SinkState {
+            buf, writer, mode, ..
+        } = self;
+        match mode {
+            RowMode::Shared(slot) => {
+                // The offset is recorded before the `write`: dying in the middle of it, the
+                // supervisor still finds exactly what reached the file.
+                writer.append_raw_noting(buf, |at| slot.appending(at))?;
+                slot.appended();
+            }
+            RowMode::Batched | RowMode::EachRow => writer.append_raw(buf)?,
+        }
+        self.appended();
+        Ok(())
+    }
+
+    /// The buffer reached the file: clear it, start writeback every 8 MiB.
+    fn appended(&mut self) {
         self.unsynced += self.buf.len();
         self.buf.clear();
         if self.unsynced >= WRITEBACK_EVERY {
             self.writer.start_writeback();
             self.unsynced = 0;
+        }
+    }
+
+    /// The row at `buf[start..]` was just formatted: commit it where the mode says.
+    #[inline]
+    fn pushed(&mut self, start: usize) -> io::Result<()> {
+        match &mut self.mode {
+            RowMode::Batched => {}
+            RowMode::Shared(slot) => {
+                if !slot.push(&self.buf[start..]) {
+                    // A row too long for the slot (it cannot be recovered): everything
+                    // buffered goes to the file now, as an unsupervised run's batch.
+                    return self.append();
+                }
+            }
+            RowMode::EachRow => {
+                // One locked append per row, without re-reading the file's end (this
+                // writer's appends always end in a newline; another appender repairs a torn
+                // tail under the same lock).
+                self.writer.append_raw_trusting_tail(&self.buf)?;
+                self.appended();
+                return Ok(());
+            }
+        }
+        if self.buf.len() >= FLUSH_AT {
+            self.append()?;
         }
         Ok(())
     }
@@ -565,7 +621,7 @@ const FLUSH_AT: usize = (1 << 16) - 1024;
 pub const TIMEOUT_SIGNATURE: &str = "timeout";
 
 impl RowSink {
-    pub fn open(path: &Path, rows: WitnessFormatter) -> io::Result<RowSink> {
+    pub(crate) fn open(path: &Path, rows: WitnessFormatter, mode: RowMode) -> io::Result<RowSink> {
         let writer = JsonLinesWriter::open(path)?;
         Ok(RowSink {
             rows,
@@ -573,6 +629,7 @@ impl RowSink {
                 buf: Vec::with_capacity(1 << 16),
                 writer,
                 unsynced: 0,
+                mode,
             }),
         })
     }
@@ -587,38 +644,19 @@ impl RowSink {
     #[inline]
     pub fn push(&self, seed: u64, signature: Option<&str>) -> io::Result<()> {
         let mut state = self.state();
+        let start = state.buf.len();
         self.rows.push_row(&mut state.buf, seed, signature);
-        if state.buf.len() >= FLUSH_AT {
-            state.append()?;
-        }
-        Ok(())
+        state.pushed(start)
     }
 
-    /// Appends what is buffered, without syncing (a supervised run does this after every
-    /// row, so that a process dying in a trial loses no row of a finished one).
-    pub fn flush(&self) -> io::Result<()> {
-        let mut state = self.state();
-        let SinkState {
-            buf,
-            writer,
-            unsynced,
-        } = &mut *state;
-        // One locked append per row, without re-reading the file's end (this writer's appends
-        // always end in a newline; another appender repairs a torn tail under the same lock).
-        writer.append_raw_trusting_tail(buf)?;
-        *unsynced += buf.len();
-        buf.clear();
-        if *unsynced >= WRITEBACK_EVERY {
-            writer.start_writeback();
-            *unsynced = 0;
-        }
-        Ok(())
-    }
-
-    /// Appends what is buffered and syncs the file.
+    /// Appends what is buffered and syncs the file; a shared slot is given back (its rows
+    /// are all in the file).
     pub fn finish(&self) -> io::Result<()> {
         let mut state = self.state();
         state.append()?;
+        if matches!(state.mode, RowMode::Shared(_)) {
+            state.mode = RowMode::Batched;
+        }
         state.writer.sync()
     }
 
@@ -646,8 +684,14 @@ impl RowSink {
         let mut state = self.state();
         let seed = hung()?;
         if write_row {
-            self.rows
-                .push_row(&mut state.buf, seed, Some(TIMEOUT_SIGNATURE));
+            let SinkState { buf, mode, .. } = &mut *state;
+            let start = buf.len();
+            self.rows.push_row(buf, seed, Some(TIMEOUT_SIGNATURE));
+            if let RowMode::Shared(slot) = mode {
+                // Committed too: should the process die in the append, the supervisor
+                // completes it.
+                slot.push(&buf[start..]);
+            }
         }
         let _ = state.append();
         state.buf.clear();
