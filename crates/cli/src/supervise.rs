@@ -15,9 +15,14 @@
 //! stdout carries (a property's own `println!`) is passed through unchanged; its stderr is the
 //! supervisor's. A property that started and never sent `done` is the one the process died
 //! in: the supervisor reads its receipt (open, `stopped_early: true`: the last attempted seed
-//! is the trial that was running, see the runner's `ledger.rs`) and its witness rows (written
-//! one per finished trial under supervision), and appends the missing row of the crashed
-//! trial (`crash:<SIGNAL>` or `exit:<status>`) when the culprit is certain.
+//! is the trial that was running, see the runner's `ledger.rs`) and its witness rows, and
+//! appends the missing row of the crashed trial (`crash:<SIGNAL>` or `exit:<status>`) when
+//! the culprit is certain. The worker appends rows in 64 KiB batches; the rows of finished
+//! trials it had not appended yet are in a memory mapping the supervisor created and passed
+//! by descriptor (hidden `--pending-rows-fd`, the runner's `PendingRows`), and the
+//! supervisor appends them first, under the witness file's lock and checked against its
+//! end (a batch the worker died in the middle of is completed, never doubled). Where there
+//! is no such mapping (not Linux), the worker appends each row as its trial finishes.
 //!
 //! Exit status: as an unsupervised run for a run that ends normally; 1 when a property's trial
 //! (or shrink) ended the process — a crash is a failed property; 2 when the worker died

@@ -889,6 +889,62 @@ mod tests {
         assert_eq!(v["planned_seeds"], serde_json::json!([]));
     }
 
+    /// Rows shared with a supervisor: at every moment, the witness file followed by the
+    /// slot's rows is every row pushed, in order (what the supervisor would recover); the
+    /// file gets them in 64 KiB batches; `finish` leaves the slot empty and free.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn shared_rows_are_the_file_plus_the_slot_at_every_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.jsonl");
+        let (digest, pin) = ("d".repeat(64), "p".repeat(64));
+        let cx = RowContext {
+            run_id: "run-1",
+            property_id: "p",
+            digest: &digest,
+            pin: &pin,
+            bound: "b",
+            runner: Runner::Local,
+            patch_id: "local",
+            code: None,
+            signer: None,
+            replayed_signature: None,
+        };
+        let pending = std::sync::Arc::new(crate::pending::PendingRows::create(1).unwrap());
+        let slot = pending.claim("run-1", &path).unwrap();
+        let sink = RowSink::open(&path, WitnessFormatter::new(&cx), RowMode::Shared(slot)).unwrap();
+        let mut all = Vec::new();
+        let mut appends = 0;
+        let mut last_len = 0;
+        for seed in 1..=1000u64 {
+            let signature = (seed % 7 == 0).then_some("assert:x");
+            WitnessFormatter::new(&cx).push_row(&mut all, seed, signature);
+            sink.push(seed, signature).unwrap();
+            let mut seen = std::fs::read(&path).unwrap();
+            if seen.len() != last_len {
+                appends += 1;
+                last_len = seen.len();
+            }
+            for p in pending.pending() {
+                assert_eq!((p.run_id.as_str(), p.appending_at), ("run-1", None));
+                assert_eq!(p.witness_path, path);
+                seen.extend_from_slice(&p.rows);
+            }
+            assert_eq!(seen, all, "after seed {seed}");
+        }
+        assert!(
+            appends >= 3 && (all.len() - last_len) < FLUSH_AT,
+            "{appends}"
+        );
+        sink.finish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), all);
+        assert!(pending.pending().is_empty());
+        assert!(
+            pending.claim("run-2", &path).is_some(),
+            "the slot was given back"
+        );
+    }
+
     #[test]
     fn hand_formatted_rows_parse_as_witness_rows() {
         let (digest, pin) = ("d".repeat(64), "p".repeat(64));
