@@ -198,6 +198,10 @@ pub struct RunArgs {
     /// see `progress.rs`.
     #[arg(long, hide = true)]
     progress_events: bool,
+    /// Internal: the descriptor of the mapping the supervisor shares for the rows not yet
+    /// appended (see `supervise.rs` and the runner's `PendingRows`).
+    #[arg(long, hide = true, value_name = "FD")]
+    pending_rows_fd: Option<i32>,
 }
 
 #[derive(Debug, Args)]
@@ -469,7 +473,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         None => crate::progress::wanted(args.common.format),
     };
     let supervision = crate::supervise::run(
-        worker,
+        worker.map(|pid| (pid, args.pending_rows_fd)),
         progress,
         args.common.format,
         &selected,

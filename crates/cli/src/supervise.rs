@@ -15,9 +15,14 @@
 //! stdout carries (a property's own `println!`) is passed through unchanged; its stderr is the
 //! supervisor's. A property that started and never sent `done` is the one the process died
 //! in: the supervisor reads its receipt (open, `stopped_early: true`: the last attempted seed
-//! is the trial that was running, see the runner's `ledger.rs`) and its witness rows (written
-//! one per finished trial under supervision), and appends the missing row of the crashed
-//! trial (`crash:<SIGNAL>` or `exit:<status>`) when the culprit is certain.
+//! is the trial that was running, see the runner's `ledger.rs`) and its witness rows, and
+//! appends the missing row of the crashed trial (`crash:<SIGNAL>` or `exit:<status>`) when
+//! the culprit is certain. The worker appends rows in 64 KiB batches; the rows of finished
+//! trials it had not appended yet are in a memory mapping the supervisor created and passed
+//! by descriptor (hidden `--pending-rows-fd`, the runner's `PendingRows`), and the
+//! supervisor appends them first, under the witness file's lock and checked against its
+//! end (a batch the worker died in the middle of is completed, never doubled). Where there
+//! is no such mapping (not Linux), the worker appends each row as its trial finishes.
 //!
 //! Exit status: as an unsupervised run for a run that ends normally; 1 when a property's trial
 //! (or shrink) ended the process — a crash is a failed property; 2 when the worker died
@@ -27,7 +32,8 @@
 use crate::prop::Format;
 use seedledger_format::{Receipt, WitnessRow, parse_witness_lines};
 use seedledger_runner::{
-    Property, RunConfig, RunControl, RunError, RunSummary, TrialExecutor, evidence_paths,
+    PendingRows, Property, RunConfig, RunControl, RunError, RunSummary, TrialExecutor,
+    evidence_paths,
 };
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -79,7 +85,8 @@ pub fn exit(code: i32) -> seedledger_format::ExitStatus {
 /// asks its worker for them); see `progress.rs`.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
-    worker: Option<u32>,
+    // (the supervisor's pid, the pending rows' descriptor it passed)
+    worker: Option<(u32, Option<i32>)>,
     progress: bool,
     format: Format,
     selected: &[Property],
@@ -91,7 +98,7 @@ pub fn run(
 ) -> Supervision {
     match worker {
         Some(supervisor) => run_worker(selected, config, jobs, supervisor, executor, progress),
-        None => supervise(format, progress, selected, config, jobs.1, report),
+        None => supervise(format, progress, selected, config, jobs, report),
     }
 }
 
@@ -115,7 +122,7 @@ fn run_worker(
     selected: &[Property],
     config: &RunConfig,
     (jobs, seed_jobs): (usize, usize),
-    supervisor: u32,
+    (supervisor, pending_rows): (u32, Option<i32>),
     executor: Option<Arc<dyn TrialExecutor>>,
     progress: bool,
 ) -> Supervision {
@@ -139,6 +146,13 @@ fn run_worker(
         .on_start(|run| {
             emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
         });
+    // The rows not yet appended live in the mapping the supervisor shares, which it appends
+    // itself if this process dies: rows go in 64 KiB batches. Without one (no memfd, or it
+    // cannot be mapped) each row is appended as its trial finishes, which keeps the same
+    // promise at a few microseconds a trial.
+    if let Some(rows) = pending_rows.and_then(|fd| PendingRows::from_fd(fd).ok()) {
+        control = control.pending_rows(Arc::new(rows));
+    }
     if let Some(executor) = executor {
         control = control.executor(executor);
     }
@@ -283,7 +297,7 @@ fn supervise(
     progress: bool,
     selected: &[Property],
     config: &RunConfig,
-    seed_jobs: usize,
+    (jobs, seed_jobs): (usize, usize),
     mut report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     let fail = |message: String| {
@@ -304,15 +318,33 @@ fn supervise(
         Err(e) => return fail(format!("cannot handle SIGINT and SIGTERM: {e}")),
     };
     let handle = signals.handle();
-    let mut child = match Command::new(&exe)
+    // One slot per run that may be under way at once (see the runner's `PendingRows`).
+    // Without it (not Linux) the worker appends each row as its trial finishes.
+    let pending = PendingRows::create(jobs.clamp(1, selected.len().max(1))).ok();
+    let mut command = Command::new(&exe);
+    command
         .args(std::env::args_os().skip(1))
         .arg("--supervised-worker")
         .arg(std::process::id().to_string())
         .args(progress.then_some("--progress-events"))
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-    {
+        .stdout(Stdio::piped());
+    if let Some(pending) = &pending {
+        let fd = pending.fd();
+        command.arg("--pending-rows-fd").arg(fd.to_string());
+        // SAFETY: between fork and exec only fcntl(2), which is async-signal-safe: the
+        // mapping's descriptor (close-on-exec here) is kept open across the worker's exec.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            command.pre_exec(move || {
+                if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
             handle.close();
@@ -421,6 +453,19 @@ fn supervise(
         return outcome;
     };
 
+    // The worker is gone: first the rows of finished trials it had not appended yet (kept
+    // in the shared mapping), so that every finished trial has its row before any crash row
+    // is judged or written.
+    let unappended = pending
+        .as_ref()
+        .map(PendingRows::pending)
+        .unwrap_or_default();
+    let mut lost_rows: Vec<(String, String)> = Vec::new();
+    for rows in &unappended {
+        if let Err(e) = PendingRows::recover(rows) {
+            lost_rows.push((rows.run_id.clone(), e.to_string()));
+        }
+    }
     // The runs the worker died in.
     let several = seen.in_flight.len() > 1;
     let crashes: Vec<Crash> = seen
@@ -438,10 +483,16 @@ fn supervise(
     // crash's failing row.
     let parallel_seeds = seed_jobs > 1;
     for crash in &crashes {
+        // Rows of its finished trials could not be appended: a crash row would follow a
+        // gap, so none is written, and the message says why.
+        let lost = lost_rows
+            .iter()
+            .find(|(run_id, _)| *run_id == crash.run_id)
+            .map(|(_, e)| e.as_str());
         let verdict = crash.judge(
             ending,
             signal,
-            several || parallel_seeds,
+            several || parallel_seeds || lost.is_some(),
             &timed_out,
             config,
         );
@@ -457,6 +508,13 @@ fn supervise(
             ))
         } else {
             None
+        };
+        let note = match lost {
+            Some(e) => Some(format!(
+                "{}; the witness rows of trials that finished before it, which the run process had not appended yet, could not be written: {e}",
+                note.unwrap_or_default()
+            )),
+            None => note,
         };
         let message = crash.report(&verdict, note.as_deref(), config, format);
         outcome.crashed.push((crash.property_id.clone(), message));

@@ -172,6 +172,48 @@ impl JsonLinesWriter {
         res.and(unlocked)
     }
 
+    /// [`JsonLinesWriter::append_raw`], telling `at` — under the lock, before the `write` —
+    /// the file offset the lines will start at (the file's length once its tail is repaired):
+    /// a writer that keeps its lines where another process can read them records there that
+    /// an append is under way, so that if it dies in the middle of the `write`, that process
+    /// can tell with [`JsonLinesWriter::complete_append`] how much of it reached the file.
+    pub fn append_raw_noting(&mut self, lines: &[u8], at: impl FnOnce(u64)) -> io::Result<()> {
+        debug_assert!(lines.is_empty() || lines.ends_with(b"\n"));
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let locked = lock(&self.file)?;
+        let res = repair_tail(&mut self.file)
+            .and_then(|_| self.file.metadata())
+            .and_then(|m| {
+                at(m.len());
+                self.file.write_all(lines)
+            });
+        let unlocked = unlock(&self.file, locked);
+        res.and(unlocked)
+    }
+
+    /// Appends what is missing of `lines` (each ending in `\n`), which a process that has
+    /// since died kept in memory and may have been appending (`at`: the offset its append
+    /// started at, as [`JsonLinesWriter::append_raw_noting`] told it; `None`: it had not
+    /// started one). Under the lock, the file from `at` on is compared with `lines`: the part
+    /// already there is not written again, and a last line the dead process wrote only in
+    /// part is completed by writing the rest of it. If the file goes on past `at` with other
+    /// lines (another appender came after the crash and cut the fragment), the whole lines
+    /// already there are kept and the rest is appended at the end. So every line ends up in
+    /// the file exactly once, whenever the process died. Returns the bytes written.
+    pub fn complete_append(&mut self, at: Option<u64>, lines: &[u8]) -> io::Result<u64> {
+        if lines.is_empty() {
+            return Ok(0);
+        }
+        let locked = lock(&self.file)?;
+        let res = complete_append(&mut self.file, at, lines);
+        let unlocked = unlock(&self.file, locked);
+        let written = res?;
+        unlocked?;
+        Ok(written)
+    }
+
     /// Starts writing the file's dirty pages to storage without waiting for it (Linux:
     /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`; elsewhere nothing): a long run calling this
     /// as it appends leaves little for its final [`JsonLinesWriter::sync`] to wait for, so
@@ -219,6 +261,53 @@ fn lock(file: &File) -> io::Result<bool> {
 
 fn unlock(file: &File, locked: bool) -> io::Result<()> {
     if locked { file.unlock() } else { Ok(()) }
+}
+
+/// [`JsonLinesWriter::complete_append`], under the lock.
+fn complete_append(file: &mut File, at: Option<u64>, lines: &[u8]) -> io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    // How much of `lines` is in the file at `at`.
+    let present = match at {
+        Some(at) if at <= len => {
+            let n = usize::try_from(len - at).map_or(lines.len(), |n| n.min(lines.len()));
+            let mut there = vec![0u8; n];
+            let mut got = 0;
+            while got < n {
+                match file.read_at(&mut there[got..], at + got as u64)? {
+                    0 => break,
+                    r => got += r,
+                }
+            }
+            let same = there[..got]
+                .iter()
+                .zip(lines)
+                .take_while(|(a, b)| a == b)
+                .count();
+            Some((at, same))
+        }
+        _ => None,
+    };
+    let rest = match present {
+        Some((_, same)) if same == lines.len() => return Ok(0),
+        // The file ends inside `lines`: the dead append's own bytes end it, complete them.
+        Some((at, same)) if at + same as u64 == len => &lines[same..],
+        // Other lines follow: keep the whole lines of ours that are there.
+        Some((_, same)) => {
+            let whole = lines[..same]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            repair_tail(file)?;
+            &lines[whole..]
+        }
+        None => {
+            repair_tail(file)?;
+            lines
+        }
+    };
+    file.write_all(rest)?;
+    Ok(rest.len() as u64)
 }
 
 /// Makes `file` end with a newline: a last line that is a whole JSON value gets its newline,
@@ -383,6 +472,92 @@ mod tests {
             5000
         );
         assert_eq!(std::fs::read(&path).unwrap().len(), 9001);
+    }
+
+    /// A process dies after any number of bytes of its append: completing the append leaves
+    /// every one of its lines in the file exactly once, in order — whether the file still
+    /// ends with its fragment, or another appender cut the fragment and wrote after it.
+    #[test]
+    fn a_dead_append_is_completed_wherever_it_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.jsonl");
+        let base = "{\"n\":0}\n";
+        let lines = b"{\"n\":1,\"s\":\"a\"}\n{\"n\":2}\n{\"n\":3,\"s\":\"bb\"}\n";
+        let at = base.len() as u64;
+        for cut in 0..=lines.len() {
+            // The file as the dead process left it.
+            let mut left = base.as_bytes().to_vec();
+            left.extend_from_slice(&lines[..cut]);
+            std::fs::write(&path, &left).unwrap();
+            let mut w = JsonLinesWriter::open(&path).unwrap();
+            // `open` repaired the tail: cut a fragment, or completed a whole last row.
+            let kept = std::fs::metadata(&path).unwrap().len() as usize;
+            let written = w.complete_append(Some(at), lines).unwrap();
+            let mut want = base.as_bytes().to_vec();
+            want.extend_from_slice(lines);
+            assert_eq!(std::fs::read(&path).unwrap(), want, "cut at {cut}");
+            // What `open` cut (a torn fragment) is written again, and nothing else.
+            assert_eq!(written as usize, want.len() - kept, "cut at {cut}");
+
+            // Another appender came first: it cut the fragment and appended its own line.
+            std::fs::write(&path, &left).unwrap();
+            JsonLinesWriter::open(&path)
+                .unwrap()
+                .append("{\"other\":true}")
+                .unwrap();
+            JsonLinesWriter::open(&path)
+                .unwrap()
+                .complete_append(Some(at), lines)
+                .unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let got: Vec<&str> = text.lines().collect();
+            let ours = [
+                "{\"n\":1,\"s\":\"a\"}",
+                "{\"n\":2}",
+                "{\"n\":3,\"s\":\"bb\"}",
+            ];
+            // A row whose bytes all landed but its newline counts as whole (the other
+            // appender's repair gave it the newline).
+            let whole_before = lines[..(cut + 1).min(lines.len())]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            let mut expected = vec!["{\"n\":0}"];
+            expected.extend_from_slice(&ours[..whole_before]);
+            expected.push("{\"other\":true}");
+            expected.extend_from_slice(&ours[whole_before..]);
+            if cut == lines.len() {
+                // The whole append had landed: nothing is written again.
+                expected = vec!["{\"n\":0}", ours[0], ours[1], ours[2], "{\"other\":true}"];
+            }
+            assert_eq!(got, expected, "cut at {cut}, another appender after");
+        }
+        // No append under way: the lines are appended (after repairing a foreign torn tail).
+        std::fs::write(&path, "{\"n\":0}\n{\"x\":").unwrap();
+        let mut w = JsonLinesWriter::open(&path).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"y\":")
+            .unwrap();
+        w.complete_append(None, b"{\"n\":1}\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"n\":0}\n{\"n\":1}\n"
+        );
+        // An offset past the file's end (it was cut by hand): everything is appended.
+        w.complete_append(Some(1 << 20), b"{\"n\":2}\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"n\":0}\n{\"n\":1}\n{\"n\":2}\n"
+        );
+        // `append_raw_noting` tells the offset its lines start at.
+        let mut noted = None;
+        w.append_raw_noting(b"{\"n\":3}\n", |at| noted = Some(at))
+            .unwrap();
+        assert_eq!(noted, Some(24));
+        assert_eq!(w.complete_append(noted, b"{\"n\":3}\n").unwrap(), 0);
     }
 
     #[test]

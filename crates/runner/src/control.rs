@@ -137,6 +137,7 @@ pub struct RunControl {
     executor: Option<Executor>,
     progress: Option<Progress>,
     seed_jobs: usize,
+    pending_rows: Option<Arc<crate::pending::PendingRows>>,
 }
 
 impl std::fmt::Debug for RunControl {
@@ -148,6 +149,7 @@ impl std::fmt::Debug for RunControl {
             .field("executor", &self.executor.is_some())
             .field("progress", &self.progress.is_some())
             .field("seed_jobs", &self.seed_jobs)
+            .field("pending_rows", &self.pending_rows.is_some())
             .finish()
     }
 }
@@ -200,9 +202,20 @@ impl RunControl {
 
     /// Appends each witness row to the file as its trial finishes, instead of in 64 KiB
     /// batches: a process that dies in a trial then loses no row of a finished trial. Costs
-    /// one small append (a few system calls) per trial.
+    /// one small append (a few system calls) per trial. With [`RunControl::pending_rows`],
+    /// rows are batched again and the same promise is kept by the supervisor instead.
     pub fn row_per_trial(mut self, on: bool) -> Self {
         self.row_per_trial = on;
+        self
+    }
+
+    /// Keeps each run's rows not yet appended in a slot of `rows`, a mapping its supervisor
+    /// shares ([`crate::PendingRows`]), and appends them in 64 KiB batches: a process that
+    /// dies in a trial loses no row of a finished trial as long as the supervisor lives to
+    /// append them ([`crate::PendingRows::recover`]). A run that finds no free slot appends
+    /// each row as its trial finishes (as [`RunControl::row_per_trial`]).
+    pub fn pending_rows(mut self, rows: Arc<crate::pending::PendingRows>) -> Self {
+        self.pending_rows = Some(rows);
         self
     }
 
@@ -294,8 +307,16 @@ impl RunControl {
         }
     }
 
-    pub(crate) fn flushes_each_row(&self) -> bool {
-        self.row_per_trial
+    /// When run `run_id`'s rows reach `witness_path` (see `ledger.rs`'s `RowMode`).
+    pub(crate) fn row_mode(&self, run_id: &str, witness_path: &Path) -> crate::ledger::RowMode {
+        use crate::ledger::RowMode;
+        match &self.pending_rows {
+            Some(rows) => rows
+                .claim(run_id, witness_path)
+                .map_or(RowMode::EachRow, RowMode::Shared),
+            None if self.row_per_trial => RowMode::EachRow,
+            None => RowMode::Batched,
+        }
     }
 
     /// One trial of the main run on `seed`: in this thread (the fast path, nothing

@@ -531,12 +531,25 @@ pub struct RowSink {
     state: Mutex<SinkState>,
 }
 
+/// When a run's rows reach the witness file.
+#[derive(Debug)]
+pub(crate) enum RowMode {
+    /// In 64 KiB batches (a crash loses what is buffered: at most one batch).
+    Batched,
+    /// In 64 KiB batches, every row also committed into a slot of a mapping the supervisor
+    /// shares (`pending.rs`): if the process dies, the supervisor appends what it had not.
+    Shared(crate::pending::Slot),
+    /// Each row as its trial finishes (supervised without a shared mapping).
+    EachRow,
+}
+
 #[derive(Debug)]
 pub(crate) struct SinkState {
     buf: Vec<u8>,
     writer: JsonLinesWriter,
     /// Bytes appended since writeback was last started.
     unsynced: usize,
+    mode: RowMode,
 }
 
 /// Writeback of the witness file is started every this many bytes appended (see
@@ -547,12 +560,55 @@ const WRITEBACK_EVERY: usize = 8 << 20;
 impl SinkState {
     /// Appends the buffered rows (one locked append) and clears the buffer.
     fn append(&mut self) -> io::Result<()> {
-        self.writer.append_raw(&self.buf)?;
+        let SinkState {
+            buf, writer, mode, ..
+        } = self;
+        match mode {
+            RowMode::Shared(slot) => {
+                // The offset is recorded before the `write`: dying in the middle of it, the
+                // supervisor still finds exactly what reached the file.
+                writer.append_raw_noting(buf, |at| slot.appending(at))?;
+                slot.appended();
+            }
+            RowMode::Batched | RowMode::EachRow => writer.append_raw(buf)?,
+        }
+        self.appended();
+        Ok(())
+    }
+
+    /// The buffer reached the file: clear it, start writeback every 8 MiB.
+    fn appended(&mut self) {
         self.unsynced += self.buf.len();
         self.buf.clear();
         if self.unsynced >= WRITEBACK_EVERY {
             self.writer.start_writeback();
             self.unsynced = 0;
+        }
+    }
+
+    /// The row at `buf[start..]` was just formatted: commit it where the mode says.
+    #[inline]
+    fn pushed(&mut self, start: usize) -> io::Result<()> {
+        match &mut self.mode {
+            RowMode::Batched => {}
+            RowMode::Shared(slot) => {
+                if !slot.push(&self.buf[start..]) {
+                    // A row too long for the slot (it cannot be recovered): everything
+                    // buffered goes to the file now, as an unsupervised run's batch.
+                    return self.append();
+                }
+            }
+            RowMode::EachRow => {
+                // One locked append per row, without re-reading the file's end (this
+                // writer's appends always end in a newline; another appender repairs a torn
+                // tail under the same lock).
+                self.writer.append_raw_trusting_tail(&self.buf)?;
+                self.appended();
+                return Ok(());
+            }
+        }
+        if self.buf.len() >= FLUSH_AT {
+            self.append()?;
         }
         Ok(())
     }
@@ -565,7 +621,7 @@ const FLUSH_AT: usize = (1 << 16) - 1024;
 pub const TIMEOUT_SIGNATURE: &str = "timeout";
 
 impl RowSink {
-    pub fn open(path: &Path, rows: WitnessFormatter) -> io::Result<RowSink> {
+    pub(crate) fn open(path: &Path, rows: WitnessFormatter, mode: RowMode) -> io::Result<RowSink> {
         let writer = JsonLinesWriter::open(path)?;
         Ok(RowSink {
             rows,
@@ -573,6 +629,7 @@ impl RowSink {
                 buf: Vec::with_capacity(1 << 16),
                 writer,
                 unsynced: 0,
+                mode,
             }),
         })
     }
@@ -587,38 +644,19 @@ impl RowSink {
     #[inline]
     pub fn push(&self, seed: u64, signature: Option<&str>) -> io::Result<()> {
         let mut state = self.state();
+        let start = state.buf.len();
         self.rows.push_row(&mut state.buf, seed, signature);
-        if state.buf.len() >= FLUSH_AT {
-            state.append()?;
-        }
-        Ok(())
+        state.pushed(start)
     }
 
-    /// Appends what is buffered, without syncing (a supervised run does this after every
-    /// row, so that a process dying in a trial loses no row of a finished one).
-    pub fn flush(&self) -> io::Result<()> {
-        let mut state = self.state();
-        let SinkState {
-            buf,
-            writer,
-            unsynced,
-        } = &mut *state;
-        // One locked append per row, without re-reading the file's end (this writer's appends
-        // always end in a newline; another appender repairs a torn tail under the same lock).
-        writer.append_raw_trusting_tail(buf)?;
-        *unsynced += buf.len();
-        buf.clear();
-        if *unsynced >= WRITEBACK_EVERY {
-            writer.start_writeback();
-            *unsynced = 0;
-        }
-        Ok(())
-    }
-
-    /// Appends what is buffered and syncs the file.
+    /// Appends what is buffered and syncs the file; a shared slot is given back (its rows
+    /// are all in the file).
     pub fn finish(&self) -> io::Result<()> {
         let mut state = self.state();
         state.append()?;
+        if matches!(state.mode, RowMode::Shared(_)) {
+            state.mode = RowMode::Batched;
+        }
         state.writer.sync()
     }
 
@@ -646,8 +684,14 @@ impl RowSink {
         let mut state = self.state();
         let seed = hung()?;
         if write_row {
-            self.rows
-                .push_row(&mut state.buf, seed, Some(TIMEOUT_SIGNATURE));
+            let SinkState { buf, mode, .. } = &mut *state;
+            let start = buf.len();
+            self.rows.push_row(buf, seed, Some(TIMEOUT_SIGNATURE));
+            if let RowMode::Shared(slot) = mode {
+                // Committed too: should the process die in the append, the supervisor
+                // completes it.
+                slot.push(&buf[start..]);
+            }
         }
         let _ = state.append();
         state.buf.clear();
@@ -843,6 +887,62 @@ mod tests {
         let _open = OpenReceipt::create(&path, &serde_json::Map::new(), &[], true).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(v["planned_seeds"], serde_json::json!([]));
+    }
+
+    /// Rows shared with a supervisor: at every moment, the witness file followed by the
+    /// slot's rows is every row pushed, in order (what the supervisor would recover); the
+    /// file gets them in 64 KiB batches; `finish` leaves the slot empty and free.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn shared_rows_are_the_file_plus_the_slot_at_every_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.jsonl");
+        let (digest, pin) = ("d".repeat(64), "p".repeat(64));
+        let cx = RowContext {
+            run_id: "run-1",
+            property_id: "p",
+            digest: &digest,
+            pin: &pin,
+            bound: "b",
+            runner: Runner::Local,
+            patch_id: "local",
+            code: None,
+            signer: None,
+            replayed_signature: None,
+        };
+        let pending = std::sync::Arc::new(crate::pending::PendingRows::create(1).unwrap());
+        let slot = pending.claim("run-1", &path).unwrap();
+        let sink = RowSink::open(&path, WitnessFormatter::new(&cx), RowMode::Shared(slot)).unwrap();
+        let mut all = Vec::new();
+        let mut appends = 0;
+        let mut last_len = 0;
+        for seed in 1..=1000u64 {
+            let signature = (seed % 7 == 0).then_some("assert:x");
+            WitnessFormatter::new(&cx).push_row(&mut all, seed, signature);
+            sink.push(seed, signature).unwrap();
+            let mut seen = std::fs::read(&path).unwrap();
+            if seen.len() != last_len {
+                appends += 1;
+                last_len = seen.len();
+            }
+            for p in pending.pending() {
+                assert_eq!((p.run_id.as_str(), p.appending_at), ("run-1", None));
+                assert_eq!(p.witness_path, path);
+                seen.extend_from_slice(&p.rows);
+            }
+            assert_eq!(seen, all, "after seed {seed}");
+        }
+        assert!(
+            appends >= 3 && (all.len() - last_len) < FLUSH_AT,
+            "{appends}"
+        );
+        sink.finish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), all);
+        assert!(pending.pending().is_empty());
+        assert!(
+            pending.claim("run-2", &path).is_some(),
+            "the slot was given back"
+        );
     }
 
     #[test]

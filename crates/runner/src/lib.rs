@@ -14,6 +14,7 @@ mod generators;
 mod ledger;
 mod lock;
 mod minimize;
+mod pending;
 mod plan;
 mod property;
 mod register;
@@ -45,6 +46,7 @@ pub use generators::{
 };
 pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
 pub use minimize::{FindConfig, FindError, Minimal, ReplayError, find_minimal, replay_choices};
+pub use pending::{Pending, PendingRows};
 pub use plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, MAX_PLAN, PlanError, cases, parse_seeds};
 pub use property::{
     ByVariant, ErrorVariant, Fixture, PropError, PropErrorKind, PropFn, PropResult, Property,

@@ -391,8 +391,14 @@ pub fn run_property_with(
         signer: config.signer.as_ref(),
         replayed_signature: None,
     });
-    let sink =
-        std::sync::Arc::new(RowSink::open(&witness_path, rows).map_err(write_err(&witness_path))?);
+    let sink = std::sync::Arc::new(
+        RowSink::open(
+            &witness_path,
+            rows,
+            control.row_mode(&run_id, &witness_path),
+        )
+        .map_err(write_err(&witness_path))?,
+    );
     control.started(&RunStarted {
         property_id: property.id,
         run_id: &run_id,

@@ -351,15 +351,11 @@ impl TrialRun<'_> {
         Ok(())
     }
 
+    /// The row of a committed trial: buffered, and appended when the sink's mode says
+    /// (see `ledger.rs`'s `RowMode`).
     fn push_row(&self, seed: u64, signature: Option<&str>) -> Result<(), RunError> {
         self.sink
             .push(seed, signature)
-            .map_err(self.write_err(self.witness_path))?;
-        if self.control.flushes_each_row() {
-            self.sink
-                .flush()
-                .map_err(self.write_err(self.witness_path))?;
-        }
-        Ok(())
+            .map_err(self.write_err(self.witness_path))
     }
 }

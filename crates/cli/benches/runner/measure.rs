@@ -5,7 +5,8 @@
 //! `0..=100`, written as each framework's users write it: proptest's
 //! `prop::collection::vec(any::<u64>(), 0..=100)` through `TestRunner::run`, seedledger's
 //! `vec(any_int::<u64>(), 0..=100)` through `TestCase` (once with `execute`, no evidence; once
-//! with `run_property`, receipt and witness rows written as `prop run` writes them), and the
+//! with `run_property`, receipt and witness rows written as `prop run`'s worker writes them:
+//! rows in 64 KiB batches, each also committed to the mapping its supervisor shares), and the
 //! floors with no framework at all. A round runs every contender once per property (the
 //! order rotating from round to round); ratios are taken inside a round, so a machine whose
 //! speed drifts between rounds still gives comparable ratios.
@@ -16,8 +17,8 @@ use proptest::test_runner::{Config, TestRunner};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use seedledger_runner::{
-    DEFAULT_BASE_SEED, Fixture, PropResult, Property, RunConfig, RunControl, Runner, ShrinkConfig,
-    TestCase, any_int, execute, vec,
+    DEFAULT_BASE_SEED, Fixture, PendingRows, PropResult, Property, RunConfig, RunControl, Runner,
+    ShrinkConfig, TestCase, any_int, execute, vec,
 };
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -111,7 +112,7 @@ impl Contender {
         match self {
             Contender::Proptest => "proptest 1.x: TestRunner::run",
             Contender::Execute => "seedledger: TestCase + execute, no evidence",
-            Contender::Evidence => "seedledger: run_property, receipt + witness rows",
+            Contender::Evidence => "seedledger: run_property as prop run, with evidence",
             Contender::Floor => "floor: ChaCha8 + plain loop, uniform",
             Contender::SameValues => "floor: seedledger's values by hand",
         }
@@ -348,6 +349,20 @@ fn mean_lengths(samples: u64) -> Result<[f64; 5], String> {
     ])
 }
 
+/// How the witness rows of an evidence run reach the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rows {
+    /// As `prop run`'s worker writes them: 64 KiB batches, each row also committed to the
+    /// mapping its supervisor shares (`RunControl::pending_rows`; where there is no memfd,
+    /// one locked append per row, which is what `prop run` then does).
+    PropRun,
+    /// A library caller's `run_property`: 64 KiB batches, nothing shared.
+    Batched,
+    /// One locked append per row (`RunControl::row_per_trial` alone: `prop run` without a
+    /// shared mapping, and every supervised run before the mapping existed).
+    EachRow,
+}
+
 /// The temporary workspace the evidence contender writes into.
 struct Bench {
     root: tempfile::TempDir,
@@ -383,7 +398,9 @@ impl Bench {
         let seeds = DEFAULT_BASE_SEED..DEFAULT_BASE_SEED + n;
         let mut scratch = Vec::with_capacity(MAX_LEN);
         if contender == Contender::Evidence {
-            return self.evidence(workload, seeds, true, false).map(|(d, _)| d);
+            return self
+                .evidence(workload, seeds, true, false, Rows::PropRun)
+                .map(|(d, _)| d);
         }
         let started = Instant::now();
         match contender {
@@ -414,16 +431,17 @@ impl Bench {
         Ok(0)
     }
 
-    /// seedledger with evidence: `run_property` as `prop run` calls it (crash-safe receipt
-    /// when `durable`; with `progress`, reporting progress every 100 ms as `prop run` does on
-    /// a terminal), into a fresh output directory. Returns the time and the witness file's
-    /// size.
+    /// seedledger with evidence: `run_property` as `prop run`'s worker calls it with
+    /// [`Rows::PropRun`] (crash-safe receipt when `durable`; with `progress`, reporting
+    /// progress every 100 ms as `prop run` does on a terminal), into a fresh output
+    /// directory. Returns the time and the witness file's size.
     fn evidence(
         &self,
         workload: &Workload,
         seeds: Range<u64>,
         durable: bool,
         progress: bool,
+        rows: Rows,
     ) -> Result<(Duration, u64), String> {
         let out_dir = self.out_dir();
         match std::fs::remove_dir_all(&out_dir) {
@@ -445,13 +463,25 @@ impl Bench {
             partition: None,
         };
         let started = Instant::now();
-        let control = if progress {
+        let mut control = if progress {
             RunControl::new().on_progress(Duration::from_millis(100), |p| {
                 black_box(p.done);
             })
         } else {
             RunControl::new()
         };
+        // The worker's control as `supervise.rs` builds it (the supervisor creates the
+        // mapping, once per `prop run`: its cost is in the run's fixed cost here).
+        match rows {
+            Rows::PropRun => {
+                control = control.row_per_trial(true);
+                if let Ok(pending) = PendingRows::create(1) {
+                    control = control.pending_rows(std::sync::Arc::new(pending));
+                }
+            }
+            Rows::Batched => {}
+            Rows::EachRow => control = control.row_per_trial(true),
+        }
         let summary = seedledger_runner::run_property_with(&workload.property, &config, &control)
             .map_err(|e| format!("seedledger run_property: {e}"))?;
         let elapsed = started.elapsed();
@@ -472,40 +502,71 @@ impl Bench {
         let large = LARGE_BASE_SEED..LARGE_BASE_SEED + n;
         let ns = |d: Duration| d.as_nanos() as f64;
         // Paired inside each round: [small seeds, large seeds, crash-safe receipt updates,
-        // the progress hook reporting], nanoseconds per trial, the run's fixed cost (spec, files,
-        // final fsync) out.
-        let mut marginal = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+        // the progress hook reporting, rows shared with the supervisor (over a library
+        // caller's batches), one locked append per row (over prop run's way)], nanoseconds per
+        // trial, the run's fixed cost (spec, files, final fsync) out.
+        let mut marginal = [
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        ];
+        let prop_run = Rows::PropRun;
         let mut fixed = Vec::new();
         let mut sizes = [0u64; 2];
         for _ in 0..rounds {
-            let one =
-                self.evidence(cheap, DEFAULT_BASE_SEED..DEFAULT_BASE_SEED + 1, true, false)?;
+            let one = self.evidence(
+                cheap,
+                DEFAULT_BASE_SEED..DEFAULT_BASE_SEED + 1,
+                true,
+                false,
+                prop_run,
+            )?;
             fixed.push(ns(one.0));
             let mut durable_small = 0.0;
             for (i, seeds) in [&small, &large].into_iter().enumerate() {
                 let started = Instant::now();
                 self.execute(cheap, seeds.clone())?;
                 let exec = ns(started.elapsed());
-                let (run, size) = self.evidence(cheap, seeds.clone(), true, false)?;
+                let (run, size) = self.evidence(cheap, seeds.clone(), true, false, prop_run)?;
                 marginal[i].push((ns(run) - ns(one.0) - exec) / n as f64);
                 sizes[i] = size;
                 if i == 0 {
                     durable_small = ns(run);
                 }
             }
-            let plain = ns(self.evidence(cheap, small.clone(), false, false)?.0);
+            let plain = ns(self
+                .evidence(cheap, small.clone(), false, false, prop_run)?
+                .0);
             marginal[2].push((durable_small - plain) / n as f64);
+            let batched = ns(self
+                .evidence(cheap, small.clone(), true, false, Rows::Batched)?
+                .0);
+            marginal[4].push((durable_small - batched) / n as f64);
+            let each_row = ns(self
+                .evidence(cheap, small.clone(), true, false, Rows::EachRow)?
+                .0);
+            marginal[5].push((each_row - durable_small) / n as f64);
             // The hook's cost is far below the runs' own spread: compare the best of three
             // runs with it and without it, alternating.
             let (mut with, mut without) = (f64::INFINITY, f64::INFINITY);
             for _ in 0..3 {
-                without = without.min(ns(self.evidence(cheap, small.clone(), true, false)?.0));
-                with = with.min(ns(self.evidence(cheap, small.clone(), true, true)?.0));
+                let run = |progress| self.evidence(cheap, small.clone(), true, progress, prop_run);
+                without = without.min(ns(run(false)?.0));
+                with = with.min(ns(run(true)?.0));
             }
             marginal[3].push((with - without) / n as f64);
         }
-        let [small_ns, large_ns, updates_ns, progress_ns] =
-            marginal.map(|xs| Spread::of(xs).median);
+        let [
+            small_ns,
+            large_ns,
+            updates_ns,
+            progress_ns,
+            shared_ns,
+            each_row_ns,
+        ] = marginal.map(|xs| Spread::of(xs).median);
         let large_name = format!("seeds from 10^7 ({LARGE_BASE_SEED}..)");
         Ok(Breakdown {
             generation,
@@ -527,6 +588,18 @@ impl Bench {
                         "  progress reported every 100 ms (prop run on a terminal), seeds {DEFAULT_BASE_SEED}..={n}"
                     ),
                     progress_ns,
+                ),
+                (
+                    format!(
+                        "  of which rows shared with the supervisor, seeds {DEFAULT_BASE_SEED}..={n}"
+                    ),
+                    shared_ns,
+                ),
+                (
+                    format!(
+                        "  per-row appends instead (no memfd), extra, seeds {DEFAULT_BASE_SEED}..={n}"
+                    ),
+                    each_row_ns,
                 ),
             ],
             row_bytes: vec![
@@ -769,7 +842,7 @@ impl Report {
         }
         let _ = writeln!(
             s,
-            "evidence, ns per trial (run_property - execute - a run's fixed cost, cheap property, {} seeds), median of {} rounds:",
+            "evidence as prop run's worker writes it, ns per trial (run_property - execute - a run's fixed cost, cheap property, {} seeds), median of {} rounds:",
             self.cases, self.rounds
         );
         let _ = writeln!(

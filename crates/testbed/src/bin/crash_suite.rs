@@ -6,6 +6,9 @@
 //! it on its third trial (seed 103 of the plan `101..=105`), and the specs it needs
 //! (`props/<id>.md`, `fixture: none`) are written by the tests.
 //!
+//! The `*_late` properties end their process on their 3000th trial, after many batches of
+//! witness rows (the supervisor must append the rows still buffered before the crash row).
+//!
 //! The `*_at_10` properties do the same thing on an *input* rather than a trial count, for
 //! the crash-isolation tests (`crates/testbed/tests/cli/isolate.rs`): each draws `n` in `0..=20` and
 //! misbehaves exactly when `n >= 10`, so the same seed crashes in every process and the
@@ -41,6 +44,48 @@ fn aborts(tc: &mut TestCase, _: &Fixture) -> PropResult {
     static TRIALS: AtomicU64 = AtomicU64::new(0);
     let _ = tc.draw(&int(0..=9u8));
     if third(&TRIALS) {
+        std::process::abort();
+    }
+    Ok(())
+}
+
+/// The trial on which the `*_late` properties end their process: late enough that many
+/// batches of rows were appended and the rows of the last ones are still buffered (a row is
+/// about 420 bytes, a batch 64 KiB).
+const LATE: u64 = 3000;
+
+/// True on trial number [`LATE`] of the property that owns `trials`.
+fn late(trials: &AtomicU64) -> bool {
+    trials.fetch_add(1, Ordering::SeqCst) + 1 == LATE
+}
+
+fn exits_late(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if late(&TRIALS) {
+        std::process::exit(0);
+    }
+    Ok(())
+}
+
+fn aborts_late(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if late(&TRIALS) {
+        std::process::abort();
+    }
+    Ok(())
+}
+
+/// Puts a directory where its witness file was (run from the root with the default output
+/// directory and patch), then aborts: the rows it had not appended cannot be written.
+fn breaks_rows_late(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if late(&TRIALS) {
+        let path = "target/seedledger/local/breaks_rows_late.witness.jsonl";
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::create_dir(path);
         std::process::abort();
     }
     Ok(())
@@ -151,6 +196,9 @@ const CRASH_SUITE: &[Property] = &[
     Property::new("fails_to_allocate", fails_to_allocate),
     Property::new("hangs", hangs),
     Property::new("slow", slow),
+    Property::new("exits_late", exits_late),
+    Property::new("aborts_late", aborts_late),
+    Property::new("breaks_rows_late", breaks_rows_late),
     Property::new("fails_at_10", fails_at_10),
     Property::new("exit_at_10", exit_at_10),
     Property::new("abort_at_10", abort_at_10),

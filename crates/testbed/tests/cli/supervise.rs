@@ -73,6 +73,13 @@ impl Scratch {
         }
     }
 
+    /// A scratch root with specs for `properties` only.
+    fn with(properties: &[&str]) -> Scratch {
+        Scratch {
+            tmp: crate::support::crash_root(properties),
+        }
+    }
+
     fn path(&self) -> &Path {
         self.tmp.path()
     }
@@ -361,6 +368,206 @@ fn a_crash_with_parallel_seeds_blames_no_seed_with_a_row() {
             .all(|r| !r.signature.starts_with("crash:")),
         "{:?}",
         evidence.rows
+    );
+}
+
+/// The plan of the late crashes: the `*_late` properties end the process on their 3000th
+/// trial, after about 19 batches of rows were appended and with about 100 rows still in the
+/// worker's buffer (rows go to the witness file in 64 KiB batches under supervision too).
+const LATE_PLAN: &str = "1..=5000";
+const LATE_SEED: u64 = 3000;
+
+/// `property` ends the process after many trials: every finished trial still has exactly
+/// one row, in plan order (the supervisor appends the rows the worker had not), and the
+/// crash row comes last; every line of the witness file is a whole row.
+fn late_crash(property: &str, signature: &str) -> Run {
+    let scratch = Scratch::with(&[property]);
+    let run = scratch.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        LATE_PLAN,
+        "--jobs",
+        "1",
+        "--property",
+        property,
+    ]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("CRASH {property}  3000/5000 seeds: ")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "during the trial of seed {LATE_SEED}; a failing witness row [{signature}] records it"
+        )),
+        "{}",
+        run.stderr
+    );
+    let evidence = scratch.evidence(property);
+    evidence.assert_open_and_agreeing();
+    assert_eq!(evidence.attempted(), (1..=LATE_SEED).collect::<Vec<_>>());
+    let (last, finished) = evidence.rows.split_last().unwrap();
+    assert!(
+        finished
+            .iter()
+            .all(|r| r.verdict == seedledger_format::Verdict::Pass)
+    );
+    assert_eq!(
+        (last.seed, last.signature.as_str(), last.verdict),
+        (LATE_SEED, signature, seedledger_format::Verdict::Fail)
+    );
+    let text =
+        std::fs::read_to_string(scratch.dir().join(format!("{property}.witness.jsonl"))).unwrap();
+    assert!(text.ends_with('\n'));
+    assert_eq!(text.lines().count(), LATE_SEED as usize);
+    assert!(parse_witness_lines(&text).iter().all(|l| l.row.is_ok()));
+    let close = scratch.run(&[
+        "gate",
+        "close",
+        "--verify",
+        "--format",
+        "json",
+        scratch.receipt_path(property).to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_str(close.stdout.trim()).unwrap();
+    assert_eq!(v["status"], "early_stop_incomplete", "{}", close.stdout);
+    run
+}
+
+#[test]
+fn exit_0_after_many_batches_leaves_every_finished_trials_row_then_the_crash_row() {
+    late_crash("exits_late", "exit:0");
+}
+
+#[test]
+fn an_abort_after_many_batches_leaves_every_finished_trials_row_then_the_crash_row() {
+    late_crash("aborts_late", "crash:SIGABRT");
+}
+
+/// With parallel seeds the rows of the committed trials are recovered too: a prefix of the
+/// attempted seeds, each once, and no crash row.
+#[test]
+fn an_abort_after_many_batches_with_parallel_seeds_keeps_the_committed_rows_in_order() {
+    let scratch = Scratch::with(&["aborts_late"]);
+    let run = scratch.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        LATE_PLAN,
+        "--jobs",
+        "1",
+        "--seed-jobs",
+        "2",
+        "--property",
+        "aborts_late",
+    ]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let evidence = scratch.evidence("aborts_late");
+    let attempted = evidence.attempted();
+    let rows = evidence.row_seeds();
+    assert!(attempted.starts_with(&rows), "{attempted:?} {rows:?}");
+    // 3000 trials had started (how many had committed depends on the scheduling: a worker
+    // may run ahead of a slower one by up to 4096 seeds).
+    assert!(attempted.len() >= LATE_SEED as usize, "{}", attempted.len());
+    let text = std::fs::read_to_string(scratch.dir().join("aborts_late.witness.jsonl")).unwrap();
+    assert!(text.ends_with('\n'));
+    assert_eq!(
+        text.lines().count(),
+        rows.len(),
+        "every line a row of the run"
+    );
+    assert!(
+        evidence
+            .rows
+            .iter()
+            .all(|r| r.verdict == seedledger_format::Verdict::Pass)
+    );
+}
+
+/// `kill -9` of the worker alone, rows buffered (more than a batch of trials had run): the
+/// supervisor appends the rows the worker had not, then (when it died in a trial) the
+/// `crash:SIGKILL` row: the rows are exactly the attempted seeds.
+#[test]
+fn sigkill_of_the_worker_alone_keeps_every_finished_trials_row() {
+    let scratch = Scratch::with(&["slow"]);
+    let mut child = scratch
+        .command(&[
+            "prop",
+            "run",
+            "--seeds",
+            "1..=20000",
+            "--jobs",
+            "1",
+            "--property",
+            "slow",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // 400 trials: more than two 64 KiB batches of rows.
+    scratch.wait_for_attempts("slow", 400, &mut child);
+    let supervisor = child.id();
+    let children =
+        std::fs::read_to_string(format!("/proc/{supervisor}/task/{supervisor}/children")).unwrap();
+    let worker: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+    signal(worker, libc::SIGKILL);
+    let run = finish(child);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("CRASH slow  ")
+            && run.stderr.contains("was killed by SIGKILL (signal 9)"),
+        "{}",
+        run.stderr
+    );
+    let evidence = scratch.evidence("slow");
+    evidence.assert_open_and_agreeing();
+    let attempted = evidence.attempted();
+    assert!(attempted.len() >= 400, "{}", attempted.len());
+    assert_eq!(attempted, (1..=attempted.len() as u64).collect::<Vec<_>>());
+    let (last, finished) = evidence.rows.split_last().unwrap();
+    assert!(
+        finished
+            .iter()
+            .all(|r| r.verdict == seedledger_format::Verdict::Pass)
+    );
+    // Killed in a trial (a crash row), or between two (its last row a pass).
+    assert!(
+        last.signature == "crash:SIGKILL" || last.signature == "ok",
+        "{last:?}"
+    );
+}
+
+/// The rows the worker had not appended cannot be written (its witness file became a
+/// directory): the crash says so, and no crash row follows the gap.
+#[test]
+fn unappended_rows_that_cannot_be_written_are_reported_and_get_no_crash_row_after_them() {
+    let scratch = Scratch::with(&["breaks_rows_late"]);
+    let run = scratch.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        LATE_PLAN,
+        "--jobs",
+        "1",
+        "--property",
+        "breaks_rows_late",
+    ]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "was killed by SIGABRT (signal 6) during the trial of seed {LATE_SEED}; the receipt stays open (stopped_early: true); the witness rows of trials that finished before it, which the run process had not appended yet, could not be written: "
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("a failing witness row"),
+        "{}",
+        run.stderr
     );
 }
 
