@@ -27,6 +27,7 @@ mod ci;
 mod freezes;
 mod gate;
 mod gate_json;
+mod cite_stream;
 mod gate_stream;
 mod isolate;
 mod merge;

@@ -88,35 +88,78 @@ pub fn citable_evidence(
             }
         }
     }
-    let known: Vec<&str> = runs
-        .iter()
-        .flat_map(|r| {
-            r.facts
-                .run_id
-                .into_iter()
-                .chain(r.facts.part_runs.iter().map(String::as_str))
-        })
-        .collect();
-    let patch = runs
-        .first()
-        .map(|r| r.facts.patch_id)
-        .filter(|p| !p.is_empty());
-    let mut without: Vec<String> = Vec::new();
-    let offered = offered
-        .iter()
-        .filter_map(|l| l.row.as_ref().ok())
-        .filter(|row| {
-            row.runner == Runner::Local && patch.is_some() && row.patch_id.as_deref() == patch
-        })
-        .filter_map(|row| row.run_id.clone())
-        .filter(|run| !run.starts_with("replay-"));
-    let beside = runs.iter().flat_map(|r| r.runs_beside.iter().cloned());
-    for run in offered.chain(beside) {
-        if !known.contains(&run.as_str()) && !without.contains(&run) {
-            without.push(run);
+    let facts: Vec<&ReceiptFacts<'_>> = runs.iter().map(|r| r.facts).collect();
+    let mut offered_runs = OfferedRuns::new(facts.first().map(|f| f.patch_id));
+    for line in offered {
+        offered_runs.push(line);
+    }
+    let without = offered_runs.without_receipt(
+        facts.iter().copied(),
+        runs.iter().flat_map(|r| r.runs_beside.iter().map(String::as_str)),
+    );
+    Ok((local_rows, without))
+}
+
+/// The runs of the local rows of the patch offered in the batch (replays aside), in batch
+/// order, each once: the first half of [`citable_evidence`]'s runs without a receipt, as a
+/// fold over the batch's lines.
+#[derive(Debug, Clone, Default)]
+pub struct OfferedRuns {
+    /// The patch (of the first receipt), when it is not empty.
+    patch: Option<String>,
+    runs: Vec<String>,
+    seen: std::collections::HashSet<String>,
+}
+
+impl OfferedRuns {
+    /// `patch`: the first receipt's `patch_id`.
+    pub fn new(patch: Option<&str>) -> OfferedRuns {
+        OfferedRuns {
+            patch: patch.filter(|p| !p.is_empty()).map(str::to_string),
+            ..OfferedRuns::default()
         }
     }
-    Ok((local_rows, without))
+
+    pub fn push(&mut self, line: &WitnessLine) {
+        let Ok(row) = &line.row else { return };
+        if row.runner != Runner::Local
+            || self.patch.is_none()
+            || row.patch_id.as_deref() != self.patch.as_deref()
+        {
+            return;
+        }
+        if let Some(run) = &row.run_id
+            && !run.starts_with("replay-")
+            && !self.seen.contains(run)
+        {
+            self.seen.insert(run.clone());
+            self.runs.push(run.clone());
+        }
+    }
+
+    /// The runs offered, then those of `beside` (the runs lying beside each receipt, in
+    /// receipt order), that none of `receipts` names (by `run_id` or a part's run id), each
+    /// once.
+    pub fn without_receipt<'r, 'f: 'r, 'b>(
+        self,
+        receipts: impl Iterator<Item = &'r ReceiptFacts<'f>>,
+        beside: impl Iterator<Item = &'b str>,
+    ) -> Vec<String> {
+        let known: Vec<&str> = receipts
+            .flat_map(|f| {
+                f.run_id
+                    .into_iter()
+                    .chain(f.part_runs.iter().map(String::as_str))
+            })
+            .collect();
+        let mut without: Vec<String> = Vec::new();
+        for run in self.runs.into_iter().chain(beside.map(str::to_string)) {
+            if !known.contains(&run.as_str()) && !without.contains(&run) {
+                without.push(run);
+            }
+        }
+        without
+    }
 }
 
 /// Everything [`cite`] needs. The caller supplies the clock (`now`) and the policy

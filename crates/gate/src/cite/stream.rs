@@ -197,6 +197,11 @@ impl CiteReview {
         }
     }
 
+    /// Where the review looks.
+    pub fn origin(&self) -> &ReviewOrigin {
+        &self.origin
+    }
+
     /// The row of a line in the review's scope (property id, digest, pin and bound as
     /// expected; not a minting row).
     fn in_scope<'l>(&self, line: &'l WitnessLine) -> Option<&'l WitnessRow> {
