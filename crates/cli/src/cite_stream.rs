@@ -147,12 +147,17 @@ impl OwnRows {
         self.out.flush().context(TEMP)?;
         let mut file = self.out.get_ref().try_clone().context(TEMP_READ)?;
         file.seek(SeekFrom::Start(0)).context(TEMP_READ)?;
-        let mut reader = BufReader::with_capacity(READ_BUFFER, file).take(self.count * RECORD as u64);
+        let mut reader =
+            BufReader::with_capacity(READ_BUFFER, file).take(self.count * RECORD as u64);
         Ok(std::iter::from_fn(move || {
             let mut b = [0u8; RECORD];
             match reader.fill_buf() {
                 Ok([]) => None,
-                Ok(_) => Some(reader.read_exact(&mut b).map(|()| OwnRecord::from_bytes(&b))),
+                Ok(_) => Some(
+                    reader
+                        .read_exact(&mut b)
+                        .map(|()| OwnRecord::from_bytes(&b)),
+                ),
                 Err(e) => Some(Err(e)),
             }
         }))
@@ -256,7 +261,8 @@ impl Known {
             let mut queries = s.queries.out.get_ref().try_clone().context(TEMP_READ)?;
             queries.seek(SeekFrom::Start(0)).context(TEMP_READ)?;
             let mut queries = BufReader::with_capacity(READ_BUFFER, queries);
-            let mut out = BufWriter::with_capacity(READ_BUFFER, tempfile::tempfile().context(TEMP)?);
+            let mut out =
+                BufWriter::with_capacity(READ_BUFFER, tempfile::tempfile().context(TEMP)?);
             for _ in 0..s.queries.count {
                 let mut b = [0u8; 16];
                 queries.read_exact(&mut b).context(TEMP_READ)?;
@@ -344,7 +350,7 @@ pub fn read_beside(
                 beside_run(row, patch, &mut beside.runs_beside);
             }
         }
-        beside.own = citable.then(|| (witnesses, runs));
+        beside.own = citable.then_some((witnesses, runs));
         (lines.bytes_read() <= MAX_STREAMED_WITNESS_BYTES).then_some(())
     });
     kept?;
@@ -542,4 +548,106 @@ pub fn review(
         })?;
     }
     Ok(fetch.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seedledger_format::Runner;
+
+    fn row(id: &str, seed: u64, verdict: Verdict) -> WitnessRow {
+        WitnessRow {
+            witness_id: id.to_string(),
+            property_id: "p".to_string(),
+            property_digest: "d".to_string(),
+            fixture_pin: "e".to_string(),
+            bound: "b".to_string(),
+            seed,
+            verdict,
+            signature: "ok".to_string(),
+            runner: Runner::Local,
+            freeze_writer: false,
+            run_id: Some("run".to_string()),
+            patch_id: Some("pr-7".to_string()),
+            code: Some("diff:c0de".to_string()),
+            replayed_signature: None,
+        }
+    }
+
+    /// The records read back are the rows written (less the ones truncated away); the rows
+    /// asked about are answered alike from memory and, past the budget, share by share from
+    /// disk; an id written twice differently is found, one written twice alike is not.
+    #[test]
+    fn own_rows_answer_alike_in_memory_and_from_disk() {
+        let rows: Vec<WitnessRow> = (0..40u64)
+            .map(|s| {
+                row(
+                    &format!("run-{s}"),
+                    s,
+                    if s % 3 == 0 {
+                        Verdict::Fail
+                    } else {
+                        Verdict::Pass
+                    },
+                )
+            })
+            .collect();
+        let mut own = OwnRows::new().unwrap();
+        for r in &rows[..30] {
+            own.push(1, r).unwrap();
+        }
+        let mark = own.count();
+        for r in &rows[30..] {
+            own.push(2, r).unwrap();
+        }
+        own.truncate(mark).unwrap();
+        // Written again after the truncation, and one of them twice, alike.
+        for r in &rows[30..35] {
+            own.push(3, r).unwrap();
+        }
+        own.push(3, &rows[0]).unwrap();
+        let back: Vec<OwnRecord> = own.records().unwrap().map(Result::unwrap).collect();
+        assert_eq!(back.len(), 36);
+        assert_eq!(
+            (back[0].receipt, back[0].seed, back[0].verdict),
+            (1, 0, Verdict::Fail)
+        );
+        assert_eq!(
+            (back[31].receipt, back[31].seed, back[31].verdict),
+            (3, 31, Verdict::Pass)
+        );
+        assert_eq!(back[7].print, row_fingerprint(&rows[7]));
+        assert_eq!(back[7].id, id_fingerprint("run-7"));
+        assert!(own.edited().unwrap().is_empty());
+
+        // Asked about: rows written, rows truncated away, rows edited.
+        let mut asked: Vec<WitnessRow> = rows.clone();
+        let mut edited = rows[4].clone();
+        edited.verdict = Verdict::Fail;
+        asked.push(edited);
+        let expect: Vec<bool> = asked.iter().enumerate().map(|(i, _)| i < 35).collect();
+        for budget in [1, 2, 7, 36, 1000] {
+            let mut known = own.known(budget).unwrap();
+            assert_eq!(
+                matches!(known, Known::Shares(_)),
+                budget < 36,
+                "budget {budget}"
+            );
+            for r in &asked {
+                known.note(r).unwrap();
+            }
+            known.resolve(&mut own).unwrap();
+            let got: Vec<bool> = asked.iter().map(|r| known.contains(r).unwrap()).collect();
+            assert_eq!(got, expect, "budget {budget}");
+        }
+
+        // Another run's row under an id already written, with other content.
+        let mut other = rows[2].clone();
+        other.run_id = Some("run-b".to_string());
+        own.push(4, &other).unwrap();
+        assert_eq!(
+            own.edited().unwrap().into_iter().collect::<Vec<_>>(),
+            vec![id_fingerprint("run-2")]
+        );
+    }
 }

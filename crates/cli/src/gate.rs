@@ -12,13 +12,13 @@ use crate::prop::Role;
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use seedledger_format::{
-    Citation, ExitStatus, Receipt, Runner, SpecFile, WitnessLine, fixture_pin,
-    parse_rfc3339, property_digest, write_atomic_new,
+    Citation, ExitStatus, Receipt, Runner, SpecFile, WitnessLine, fixture_pin, parse_rfc3339,
+    property_digest, write_atomic_new,
 };
 use seedledger_gate::{
-    CiteError, CiteFacts, OfferedRuns, CloseStatus, Closing, Current, Expected, FreezeDecision, ReceiptFacts,
-    Retirement, Review, close_ledger_bytes,
-    patch_counts, receipt_retirement, verify_receipt, witness_lines_from_bytes,
+    CiteError, CiteFacts, CloseStatus, Closing, Current, Expected, FreezeDecision, OfferedRuns,
+    ReceiptFacts, Retirement, Review, close_ledger_bytes, patch_counts, receipt_retirement,
+    verify_receipt, witness_lines_from_bytes,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -869,7 +869,8 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             })
             .collect();
         for record in own.records()? {
-            let record = record.context("cannot read back the fingerprints of the receipts' rows")?;
+            let record =
+                record.context("cannot read back the fingerprints of the receipts' rows")?;
             if of_review.get(record.receipt as usize) == Some(&true) {
                 review.push_own(record.seed, record.verdict);
             }

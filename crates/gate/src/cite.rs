@@ -10,9 +10,9 @@ use crate::close::CloseStatus;
 use crate::decide::{Expected, FreezeDecision};
 use crate::errors::CiteError;
 use crate::freeze::{Current, receipt_retirement};
+use crate::review::Review;
 #[cfg(doc)]
 use crate::review::{Origin, same_seed_review};
-use crate::review::Review;
 use seedledger_format::{
     CITATION_SCHEMA_VERSION, Citation, Runner, SameSeedReview, WitnessLine, WitnessRow,
     format_rfc3339, parse_rfc3339,
@@ -20,7 +20,10 @@ use seedledger_format::{
 use std::collections::{BTreeSet, HashMap};
 
 mod stream;
-pub use stream::{CiteReview, CiteReviewFetch, CiteReviewJoin, EditedRowFinder, RowPrints, edited_fingerprints, row_fingerprint};
+pub use stream::{
+    CiteReview, CiteReviewFetch, CiteReviewJoin, EditedRowFinder, RowPrints, edited_fingerprints,
+    row_fingerprint,
+};
 
 /// One receipt of the patch, as read by the caller, with what is current for it.
 #[derive(Debug, Clone)]
@@ -95,7 +98,8 @@ pub fn citable_evidence(
     }
     let without = offered_runs.without_receipt(
         facts.iter().copied(),
-        runs.iter().flat_map(|r| r.runs_beside.iter().map(String::as_str)),
+        runs.iter()
+            .flat_map(|r| r.runs_beside.iter().map(String::as_str)),
     );
     Ok((local_rows, without))
 }
@@ -281,10 +285,7 @@ fn eligible_receipts<'r, 'a>(
         .filter(|r| r.property_id == expected.property_id && r.status.is_freeze_eligible())
         .collect();
     let current_hash = seedledger_format::fixture_hash_from_pin(&expected.pin);
-    let eligible = mine
-        .iter()
-        .copied()
-        .find(|r| is_current(r, &current_hash));
+    let eligible = mine.iter().copied().find(|r| is_current(r, &current_hash));
     (mine, eligible)
 }
 

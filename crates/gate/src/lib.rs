@@ -42,9 +42,9 @@ mod verify;
 
 pub use authenticate::{authenticate, authenticate_line, authenticate_row};
 pub use cite::{
-    CiteFacts, CiteRequest, CiteReview, CiteReviewFetch, CiteReviewJoin, EditedRowFinder, OfferedRuns,
-    ReceiptFacts, ReviewOrigin, RowPrints, RunEvidence, citable_evidence, cite, cite_checks,
-    cite_written, edited_fingerprints, review_origin, row_fingerprint,
+    CiteFacts, CiteRequest, CiteReview, CiteReviewFetch, CiteReviewJoin, EditedRowFinder,
+    OfferedRuns, ReceiptFacts, ReviewOrigin, RowPrints, RunEvidence, citable_evidence, cite,
+    cite_checks, cite_written, edited_fingerprints, review_origin, row_fingerprint,
 };
 pub use close::{
     CloseStatus, Closing, close_ledger, close_ledger_bytes, close_ledger_explained,

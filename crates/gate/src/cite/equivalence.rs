@@ -17,208 +17,209 @@ use std::collections::BTreeMap;
 /// The former `cite`, verbatim: the reference the steps must agree with.
 mod reference {
     use crate::cite::CiteRequest;
+    use crate::cite::ReceiptFacts;
     use crate::errors::CiteError;
     use crate::freeze::receipt_retirement;
     use crate::review::{Origin, Review, same_seed_review};
-    use crate::cite::ReceiptFacts;
     use seedledger_format::{
         CITATION_SCHEMA_VERSION, Citation, Runner, SameSeedReview, format_rfc3339, parse_rfc3339,
     };
 
-/// Builds the citation, or says why not. Checks, in order: the writer is local; an expiry
-/// is given, is RFC 3339 and lies in the future; the receipts name one patch; the decision
-/// admitted; no current receipt of the patch disagrees with its rows; the patch has no open
-/// receipt (retired ones aside); it has a current
-/// `freeze_eligible` receipt for the property with a code identity; the same-seed review
-/// finds a fail and a pass on one seed among rows of that patch and code (or is waived).
-///
-/// On success, also returns the review that was run (with the patch and code as origin), so
-/// that the caller prints the review the citation rests on.
-pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
-    if req.writer != Runner::Local {
-        return Err(CiteError::NotLocal);
-    }
-    let expires_text = match req.expires_at.map(str::trim) {
-        Some(e) if !e.is_empty() => e,
-        _ => return Err(CiteError::NoExpiry),
-    };
-    let Some(expires) = parse_rfc3339(expires_text) else {
-        return Err(CiteError::BadExpiry(expires_text.to_string()));
-    };
-    if expires <= req.now {
-        return Err(CiteError::PastExpiry {
-            expires_at: expires_text.to_string(),
-            now: format_rfc3339(req.now),
-        });
-    }
-    let mut patches: Vec<&str> = Vec::new();
-    for r in req.receipts {
-        if r.patch_id.is_empty() {
-            return Err(CiteError::Empty("patch_id"));
+    /// Builds the citation, or says why not. Checks, in order: the writer is local; an expiry
+    /// is given, is RFC 3339 and lies in the future; the receipts name one patch; the decision
+    /// admitted; no current receipt of the patch disagrees with its rows; the patch has no open
+    /// receipt (retired ones aside); it has a current
+    /// `freeze_eligible` receipt for the property with a code identity; the same-seed review
+    /// finds a fail and a pass on one seed among rows of that patch and code (or is waived).
+    ///
+    /// On success, also returns the review that was run (with the patch and code as origin), so
+    /// that the caller prints the review the citation rests on.
+    pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
+        if req.writer != Runner::Local {
+            return Err(CiteError::NotLocal);
         }
-        if !patches.contains(&r.patch_id) {
-            patches.push(r.patch_id);
+        let expires_text = match req.expires_at.map(str::trim) {
+            Some(e) if !e.is_empty() => e,
+            _ => return Err(CiteError::NoExpiry),
+        };
+        let Some(expires) = parse_rfc3339(expires_text) else {
+            return Err(CiteError::BadExpiry(expires_text.to_string()));
+        };
+        if expires <= req.now {
+            return Err(CiteError::PastExpiry {
+                expires_at: expires_text.to_string(),
+                now: format_rfc3339(req.now),
+            });
         }
-    }
-    let patch_id = match patches.as_slice() {
-        [] => return Err(CiteError::NoReceipts),
-        [one] => one.to_string(),
-        many => {
-            return Err(CiteError::SeveralPatches(
-                many.iter().map(|p| format!("`{p}`")).collect(),
+        let mut patches: Vec<&str> = Vec::new();
+        for r in req.receipts {
+            if r.patch_id.is_empty() {
+                return Err(CiteError::Empty("patch_id"));
+            }
+            if !patches.contains(&r.patch_id) {
+                patches.push(r.patch_id);
+            }
+        }
+        let patch_id = match patches.as_slice() {
+            [] => return Err(CiteError::NoReceipts),
+            [one] => one.to_string(),
+            many => {
+                return Err(CiteError::SeveralPatches(
+                    many.iter().map(|p| format!("`{p}`")).collect(),
+                ));
+            }
+        };
+        let d = req.decision;
+        if !d.admit {
+            return Err(CiteError::NotAdmitted(d.reason.clone()));
+        }
+        // Evidence that contradicts itself backs nothing: a hand-edited receipt of the patch
+        // (one not retired by a later fixture or code) refuses the citation.
+        let property_id = &req.expected.property_id;
+        if let Some(r) = req.receipts.iter().find(|r| {
+            let mut current = r.current;
+            if r.property_id == property_id {
+                current.pin = Some(req.expected.pin.as_str());
+            }
+            r.disagreement.is_some()
+                && receipt_retirement(r.fixture_hash, r.code, &current).is_none()
+        }) {
+            return Err(CiteError::Disagrees {
+                file: r.file.to_string(),
+                detail: r.disagreement.unwrap_or_default().to_string(),
+            });
+        }
+        // A receipt of the cited property is judged against the fixture the decision used; the
+        // others against their own fixtures, as the caller computed them.
+        let retirement = |r: &ReceiptFacts<'_>| {
+            let mut current = r.current;
+            if r.property_id == property_id {
+                current.pin = Some(req.expected.pin.as_str());
+            }
+            receipt_retirement(r.fixture_hash, r.code, &current)
+        };
+        let mut runs: Vec<&str> = Vec::new();
+        for r in req.receipts {
+            let parts = r.part_runs.iter().map(String::as_str);
+            for run in r.run_id.into_iter().chain(parts) {
+                if runs.contains(&run) {
+                    return Err(CiteError::DuplicateRun(run.to_string()));
+                }
+                runs.push(run);
+            }
+        }
+        if !req.spec_reviewed {
+            return Err(CiteError::SpecNotReviewed(property_id.clone()));
+        }
+        if !req.runs_without_receipt.is_empty() {
+            return Err(CiteError::RunsWithoutReceipt(
+                req.runs_without_receipt.join(", "),
             ));
         }
-    };
-    let d = req.decision;
-    if !d.admit {
-        return Err(CiteError::NotAdmitted(d.reason.clone()));
-    }
-    // Evidence that contradicts itself backs nothing: a hand-edited receipt of the patch
-    // (one not retired by a later fixture or code) refuses the citation.
-    let property_id = &req.expected.property_id;
-    if let Some(r) = req.receipts.iter().find(|r| {
-        let mut current = r.current;
-        if r.property_id == property_id {
-            current.pin = Some(req.expected.pin.as_str());
-        }
-        r.disagreement.is_some() && receipt_retirement(r.fixture_hash, r.code, &current).is_none()
-    }) {
-        return Err(CiteError::Disagrees {
-            file: r.file.to_string(),
-            detail: r.disagreement.unwrap_or_default().to_string(),
-        });
-    }
-    // A receipt of the cited property is judged against the fixture the decision used; the
-    // others against their own fixtures, as the caller computed them.
-    let retirement = |r: &ReceiptFacts<'_>| {
-        let mut current = r.current;
-        if r.property_id == property_id {
-            current.pin = Some(req.expected.pin.as_str());
-        }
-        receipt_retirement(r.fixture_hash, r.code, &current)
-    };
-    let mut runs: Vec<&str> = Vec::new();
-    for r in req.receipts {
-        let parts = r.part_runs.iter().map(String::as_str);
-        for run in r.run_id.into_iter().chain(parts) {
-            if runs.contains(&run) {
-                return Err(CiteError::DuplicateRun(run.to_string()));
-            }
-            runs.push(run);
-        }
-    }
-    if !req.spec_reviewed {
-        return Err(CiteError::SpecNotReviewed(property_id.clone()));
-    }
-    if !req.runs_without_receipt.is_empty() {
-        return Err(CiteError::RunsWithoutReceipt(
-            req.runs_without_receipt.join(", "),
-        ));
-    }
-    let open: Vec<&str> = req
-        .receipts
-        .iter()
-        .filter(|r| r.status.is_open() && retirement(r).is_none())
-        .map(|r| r.file)
-        .collect();
-    if !open.is_empty() {
-        return Err(CiteError::OpenReceipts {
-            patch_id,
-            open: open.len(),
-            files: open.join(", "),
-        });
-    }
-    let mine: Vec<&ReceiptFacts<'_>> = req
-        .receipts
-        .iter()
-        .filter(|r| r.property_id == property_id && r.status.is_freeze_eligible())
-        .collect();
-    // Backing a citation needs a positive match: the receipt's fixture hash is the current
-    // pin's and its code identity is the work tree's, both known.
-    let current_hash = seedledger_format::fixture_hash_from_pin(&req.expected.pin);
-    let is_current = |r: &ReceiptFacts<'_>| {
-        r.fixture_hash == Some(current_hash.as_str())
-            && r.code.is_some()
-            && r.code == r.current.code
-    };
-    let Some(eligible) = mine.iter().copied().find(|r| is_current(r)) else {
-        if let Some(r) = mine.iter().find(|r| r.code.is_none()) {
-            return Err(CiteError::NoCodeIdentity(r.file.to_string()));
-        }
-        let retired: Vec<String> = mine
+        let open: Vec<&str> = req
+            .receipts
             .iter()
-            .map(|r| match retirement(r) {
-                Some(why) => format!("`{}` {why}", r.file),
-                None => format!(
-                    "`{}` cannot be matched: the work tree's code identity is unknown",
-                    r.file
-                ),
-            })
+            .filter(|r| r.status.is_open() && retirement(r).is_none())
+            .map(|r| r.file)
             .collect();
-        return Err(CiteError::NoEligibleReceipt {
+        if !open.is_empty() {
+            return Err(CiteError::OpenReceipts {
+                patch_id,
+                open: open.len(),
+                files: open.join(", "),
+            });
+        }
+        let mine: Vec<&ReceiptFacts<'_>> = req
+            .receipts
+            .iter()
+            .filter(|r| r.property_id == property_id && r.status.is_freeze_eligible())
+            .collect();
+        // Backing a citation needs a positive match: the receipt's fixture hash is the current
+        // pin's and its code identity is the work tree's, both known.
+        let current_hash = seedledger_format::fixture_hash_from_pin(&req.expected.pin);
+        let is_current = |r: &ReceiptFacts<'_>| {
+            r.fixture_hash == Some(current_hash.as_str())
+                && r.code.is_some()
+                && r.code == r.current.code
+        };
+        let Some(eligible) = mine.iter().copied().find(|r| is_current(r)) else {
+            if let Some(r) = mine.iter().find(|r| r.code.is_none()) {
+                return Err(CiteError::NoCodeIdentity(r.file.to_string()));
+            }
+            let retired: Vec<String> = mine
+                .iter()
+                .map(|r| match retirement(r) {
+                    Some(why) => format!("`{}` {why}", r.file),
+                    None => format!(
+                        "`{}` cannot be matched: the work tree's code identity is unknown",
+                        r.file
+                    ),
+                })
+                .collect();
+            return Err(CiteError::NoEligibleReceipt {
+                patch_id,
+                property_id: property_id.clone(),
+                retired: if retired.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} retired: {}", retired.len(), retired.join(", "))
+                },
+            });
+        };
+        // The seeds a citation may name: those the patch's current eligible receipts of the
+        // property failed on.
+        // Only receipts of the code the review is held at vouch for seeds: a receipt of other code
+        // would vouch for a seed whose local rows the review does not see.
+        let eligible_seeds: Vec<u64> = mine
+            .iter()
+            .filter(|r| is_current(r) && r.code == eligible.code)
+            .flat_map(|r| r.failing_seeds.iter().copied())
+            .collect();
+        let Some(code) = eligible.code else {
+            return Err(CiteError::NoCodeIdentity(eligible.file.to_string()));
+        };
+
+        let review = same_seed_review(
+            req.lines,
+            req.expected,
+            Some(Origin {
+                patch_id: &patch_id,
+                code,
+                local_rows: Some(req.local_rows),
+                seeds: Some(&eligible_seeds),
+                authenticated: req.roles_authenticated,
+            }),
+            req.waive_same_seed_review,
+        );
+        let pair = review.outcome.clone().map_err(|reason| CiteError::Review {
+            reason,
+            detail: review.detail.clone(),
+        })?;
+        let citation = Citation {
+            schema_version: CITATION_SCHEMA_VERSION,
             patch_id,
             property_id: property_id.clone(),
-            retired: if retired.is_empty() {
-                String::new()
+            property_digest: req.expected.digest.clone(),
+            fixture_pin: req.expected.pin.clone(),
+            bound: req.expected.bound.clone(),
+            signature: pair.signature,
+            fail_id: pair.fail_id,
+            pass_id: pair.pass_id,
+            seed: pair.seed,
+            // SPEC: with the flag, the citation records the waiver, even when a same-seed pair
+            // happened to exist (it is then the pair cited).
+            same_seed_review: if req.waive_same_seed_review {
+                SameSeedReview::Waived
             } else {
-                format!("; {} retired: {}", retired.len(), retired.join(", "))
+                SameSeedReview::Passed
             },
-        });
-    };
-    // The seeds a citation may name: those the patch's current eligible receipts of the
-    // property failed on.
-    // Only receipts of the code the review is held at vouch for seeds: a receipt of other code
-    // would vouch for a seed whose local rows the review does not see.
-    let eligible_seeds: Vec<u64> = mine
-        .iter()
-        .filter(|r| is_current(r) && r.code == eligible.code)
-        .flat_map(|r| r.failing_seeds.iter().copied())
-        .collect();
-    let Some(code) = eligible.code else {
-        return Err(CiteError::NoCodeIdentity(eligible.file.to_string()));
-    };
-
-    let review = same_seed_review(
-        req.lines,
-        req.expected,
-        Some(Origin {
-            patch_id: &patch_id,
-            code,
-            local_rows: Some(req.local_rows),
-            seeds: Some(&eligible_seeds),
-            authenticated: req.roles_authenticated,
-        }),
-        req.waive_same_seed_review,
-    );
-    let pair = review.outcome.clone().map_err(|reason| CiteError::Review {
-        reason,
-        detail: review.detail.clone(),
-    })?;
-    let citation = Citation {
-        schema_version: CITATION_SCHEMA_VERSION,
-        patch_id,
-        property_id: property_id.clone(),
-        property_digest: req.expected.digest.clone(),
-        fixture_pin: req.expected.pin.clone(),
-        bound: req.expected.bound.clone(),
-        signature: pair.signature,
-        fail_id: pair.fail_id,
-        pass_id: pair.pass_id,
-        seed: pair.seed,
-        // SPEC: with the flag, the citation records the waiver, even when a same-seed pair
-        // happened to exist (it is then the pair cited).
-        same_seed_review: if req.waive_same_seed_review {
-            SameSeedReview::Waived
-        } else {
-            SameSeedReview::Passed
-        },
-        code: code.to_string(),
-        code_base: eligible.code_base.map(str::to_string),
-        expires_at: format_rfc3339(expires),
-        written_at: format_rfc3339(req.now),
-    };
-    Ok((citation, review))
-}
+            code: code.to_string(),
+            code_base: eligible.code_base.map(str::to_string),
+            expires_at: format_rfc3339(expires),
+            written_at: format_rfc3339(req.now),
+        };
+        Ok((citation, review))
+    }
 }
 
 const NOW: i64 = 1_890_000_000;
@@ -296,10 +297,15 @@ fn draw(rng: &mut Rng) -> Case {
     let seeds = 2 + rng.below(6);
     let mut receipts = Vec::new();
     let n = 1 + rng.below(3) as usize;
-    for i in 0..n {
-        let run = RUNS[i];
+    for &run in RUNS.iter().take(n) {
         let mut own = Vec::new();
-        let code = if rng.chance(85) { Some(CODES[0]) } else if rng.chance(50) { Some(CODES[1]) } else { None };
+        let code = if rng.chance(85) {
+            Some(CODES[0])
+        } else if rng.chance(50) {
+            Some(CODES[1])
+        } else {
+            None
+        };
         for seed in 0..seeds {
             if rng.chance(20) {
                 continue;
@@ -328,19 +334,57 @@ fn draw(rng: &mut Rng) -> Case {
         };
         receipts.push(Drawn {
             file: format!("{run}.receipt.json"),
-            patch: if rng.chance(4) { PATCHES[1] } else { PATCHES[0] },
+            patch: if rng.chance(4) {
+                PATCHES[1]
+            } else {
+                PATCHES[0]
+            },
             property: if rng.chance(8) { "other" } else { PROPERTY },
             status,
-            fixture_hash: if rng.chance(6) { Some("sha256:00".to_string()) } else if rng.chance(3) { None } else { Some(hash.clone()) },
+            fixture_hash: if rng.chance(6) {
+                Some("sha256:00".to_string())
+            } else if rng.chance(3) {
+                None
+            } else {
+                Some(hash.clone())
+            },
             code,
-            current_code: if rng.chance(6) { Some(CODES[1]) } else if rng.chance(3) { None } else { Some(CODES[0]) },
-            current_pin: if rng.chance(5) { Some("f".repeat(64)) } else if rng.chance(5) { None } else { Some(e.pin.clone()) },
-            disagreement: rng.chance(4).then_some("failing_seed is null but the run's first failing row is 1"),
+            current_code: if rng.chance(6) {
+                Some(CODES[1])
+            } else if rng.chance(3) {
+                None
+            } else {
+                Some(CODES[0])
+            },
+            current_pin: if rng.chance(5) {
+                Some("f".repeat(64))
+            } else if rng.chance(5) {
+                None
+            } else {
+                Some(e.pin.clone())
+            },
+            disagreement: rng
+                .chance(4)
+                .then_some("failing_seed is null but the run's first failing row is 1"),
             failing,
-            run_id: if rng.chance(4) { Some(RUNS[0]) } else if rng.chance(3) { None } else { Some(run) },
-            part_runs: if rng.chance(4) { vec!["part-1".to_string()] } else { Vec::new() },
+            run_id: if rng.chance(4) {
+                Some(RUNS[0])
+            } else if rng.chance(3) {
+                None
+            } else {
+                Some(run)
+            },
+            part_runs: if rng.chance(4) {
+                vec!["part-1".to_string()]
+            } else {
+                Vec::new()
+            },
             own,
-            beside: if rng.chance(4) { vec!["local-killed".to_string()] } else { Vec::new() },
+            beside: if rng.chance(4) {
+                vec!["local-killed".to_string()]
+            } else {
+                Vec::new()
+            },
         });
     }
     // Two runs' rows under one id, differently: the evidence was edited.
@@ -368,7 +412,13 @@ fn draw(rng: &mut Rng) -> Case {
     for k in 0..remote_n {
         let seed = rng.below(seeds);
         let fail = rng.chance(40);
-        let mut r = row(rng, format!("remote-{k}-{seed}"), seed, fail, Runner::Remote);
+        let mut r = row(
+            rng,
+            format!("remote-{k}-{seed}"),
+            seed,
+            fail,
+            Runner::Remote,
+        );
         r.run_id = Some(format!("replay-{k}"));
         if !fail && rng.chance(60) {
             r.replayed_signature = Some(rng.pick(&SIGS).to_string());
@@ -379,7 +429,11 @@ fn draw(rng: &mut Rng) -> Case {
         let seed = rng.below(seeds);
         let fail = rng.chance(40);
         let mut r = row(rng, format!("forged-{k}"), seed, fail, Runner::Local);
-        r.run_id = if rng.chance(50) { Some(RUNS[rng.below(4) as usize].to_string()) } else { Some("replay-x".to_string()) };
+        r.run_id = if rng.chance(50) {
+            Some(RUNS[rng.below(4) as usize].to_string())
+        } else {
+            Some("replay-x".to_string())
+        };
         rows.push(r);
     }
     // Rows that are not quite the patch's: another patch or code, out of scope, edited.
@@ -418,7 +472,11 @@ fn draw(rng: &mut Rng) -> Case {
     Case {
         receipts,
         lines,
-        writer: if rng.chance(3) { Runner::Remote } else { Runner::Local },
+        writer: if rng.chance(3) {
+            Runner::Remote
+        } else {
+            Runner::Local
+        },
         expires_at: match rng.below(30) {
             0 => None,
             1 => Some("next week"),
@@ -469,7 +527,12 @@ fn edited_as_streams(runs: &[RunEvidence<'_>], budget: usize) -> Option<CiteErro
     let pairs: Vec<(u64, u128)> = current
         .iter()
         .flat_map(|r| r.own_rows.iter())
-        .map(|row| (crate::fold::id_fingerprint(&row.witness_id), row_fingerprint(row)))
+        .map(|row| {
+            (
+                crate::fold::id_fingerprint(&row.witness_id),
+                row_fingerprint(row),
+            )
+        })
         .collect();
     let all = || Ok::<_, ()>(pairs.iter().map(|&p| Ok(p)));
     let wanted = edited_fingerprints(pairs.len() as u64, budget, all).unwrap();
@@ -546,7 +609,11 @@ fn cite_in_steps_agrees_with_the_former_cite() {
                     ""
                 }
             ),
-            Err(e) => format!("{e:?}").split(['(', ' ', '{']).next().unwrap_or("").to_string(),
+            Err(e) => format!("{e:?}")
+                .split(['(', ' ', '{'])
+                .next()
+                .unwrap_or("")
+                .to_string(),
         };
         *seen.entry(kind).or_default() += 1;
     }
@@ -566,6 +633,9 @@ fn cite_in_steps_agrees_with_the_former_cite() {
         "NoEligibleReceipt",
         "SeveralPatches",
     ] {
-        assert!(seen.get(kind).copied().unwrap_or(0) > 0, "never drawn: {kind}: {seen:#?}");
+        assert!(
+            seen.get(kind).copied().unwrap_or(0) > 0,
+            "never drawn: {kind}: {seen:#?}"
+        );
     }
 }

@@ -497,7 +497,10 @@ enum Named {
         pass: u64,
     },
     /// No pair; a pass on a failing seed comes from another patch or code.
-    Elsewhere { seed: u64, pass: u64 },
+    Elsewhere {
+        seed: u64,
+        pass: u64,
+    },
     /// No pair; a fail and a cited pass share a seed, not across consistent runners.
     SameRunner {
         seed: u64,
