@@ -12,10 +12,13 @@
 //!   records back in shares of at most [`PAIR_BUDGET`], and only when an id comes with two
 //!   different rows re-reads those runs' rows to name the first;
 //! * the batch ([`decide`], [`review`]): decision 2 and the runs offered in a first pass,
-//!   which also tallies the seeds the review may need; the review's join in a second pass
-//!   (a local row is citable when its fingerprint is one of the records': [`Known`], in
-//!   memory up to [`PRINT_BUDGET`] fingerprints, else answered share by share from disk);
-//!   a third pass, stopped as soon as it has them, fetches the rows the review names.
+//!   which also tallies the seeds the review may need and — when the citable rows can be told
+//!   in memory and roles are not authenticated — joins on the seeds a pair may be on, so
+//!   that a cited pair (or too few cited rows) needs no second pass; else the review's join
+//!   in a second pass (a local row is citable when its fingerprint is one of the records':
+//!   [`Known`], in memory up to [`PRINT_BUDGET`] fingerprints, else answered share by share
+//!   from disk); a last pass, stopped as soon as it has them, fetches the rows the review
+//!   names.
 //!
 //! Memory: the fingerprints of the rows of the receipts' runs while the citable ones are
 //! looked up (16 bytes a row, at most [`PRINT_BUDGET`] of them), about 80 bytes per failing
@@ -486,13 +489,21 @@ pub fn decide<'a>(
             kept = fingerprints.push(fp);
         }
         offered.push(it);
-        if let Some((review, known)) = &mut review {
-            review.tally(it);
-            if let Some(row) = review.wants_known(it)
-                && kept.is_ok()
-            {
-                kept = known.note(row);
+        match &mut review {
+            // Citable rows can be told already: the review joins on the seeds a pair may be
+            // on in this pass, and a review it settles needs no second.
+            Some((review, Known::Memory(prints))) => {
+                review.tally_and_join(it, |row| prints.contains(row_fingerprint(row)));
             }
+            Some((review, known)) => {
+                review.tally(it);
+                if let Some(row) = review.wants_known(it)
+                    && kept.is_ok()
+                {
+                    kept = known.note(row);
+                }
+            }
+            None => {}
         }
         true
     })?;
@@ -520,27 +531,32 @@ pub fn decide<'a>(
     })
 }
 
-/// The review's second and third passes over the batch.
+/// The review's second pass over the batch (unless the first settled it) and its third.
 pub fn review(
     files: &[PathBuf],
     roles: &Roles,
-    review: CiteReview,
+    mut review: CiteReview,
     known: &mut Known,
 ) -> anyhow::Result<Review> {
-    let mut join = review.join();
-    let mut failed: std::io::Result<()> = Ok(());
-    stream(files, roles, &mut Vec::new(), |it: &WitnessLine| {
-        join.push(it, |row| match known.contains(row) {
-            Ok(yes) => yes,
-            Err(e) => {
-                failed = Err(e);
-                false
-            }
-        });
-        true
-    })?;
-    failed.context(TEMP_READ)?;
-    let mut fetch = join.fetch();
+    let mut fetch = match review.settled() {
+        Some(fetch) => fetch,
+        None => {
+            let mut join = review.join();
+            let mut failed: std::io::Result<()> = Ok(());
+            stream(files, roles, &mut Vec::new(), |it: &WitnessLine| {
+                join.push(it, |row| match known.contains(row) {
+                    Ok(yes) => yes,
+                    Err(e) => {
+                        failed = Err(e);
+                        false
+                    }
+                });
+                true
+            })?;
+            failed.context(TEMP_READ)?;
+            join.fetch()
+        }
+    };
     if !fetch.done() {
         stream(files, roles, &mut Vec::new(), |it| {
             fetch.push(it);

@@ -342,7 +342,7 @@ pub fn review_origin(
 pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
     let facts = req.facts();
     let origin = cite_checks(&facts)?;
-    let review = review_in_memory(req.lines, req.expected, &origin, req.local_rows);
+    let review = review_in_memory(req.lines, req.expected, &origin, req.local_rows, true);
     cite_written(&facts, &origin, review)
 }
 
@@ -515,8 +515,10 @@ fn review_in_memory(
     expected: &Expected,
     origin: &ReviewOrigin,
     local_rows: &HashMap<String, WitnessRow>,
+    eager: bool,
 ) -> Review {
     let prints = RowPrints::new(local_rows.values().map(row_fingerprint).collect());
+    let known = |row: &WitnessRow| prints.contains(row_fingerprint(row));
     let mut review = CiteReview::new(expected.clone(), origin.clone());
     for row in local_rows.values() {
         if row.property_id == expected.property_id
@@ -527,13 +529,22 @@ fn review_in_memory(
         }
     }
     for line in lines {
-        review.tally(line);
+        if eager {
+            review.tally_and_join(line, known);
+        } else {
+            review.tally(line);
+        }
     }
-    let mut join = review.join();
-    for line in lines {
-        join.push(line, |row| prints.contains(row_fingerprint(row)));
-    }
-    let mut fetch = join.fetch();
+    let mut fetch = match review.settled() {
+        Some(fetch) => fetch,
+        None => {
+            let mut join = review.join();
+            for line in lines {
+                join.push(line, known);
+            }
+            join.fetch()
+        }
+    };
     for line in lines {
         if fetch.done() {
             break;
@@ -541,6 +552,15 @@ fn review_in_memory(
         fetch.push(line);
     }
     fetch.finish()
+}
+
+/// [`cite`] with the review always in its two passes (the equivalence test runs both forms).
+#[cfg(test)]
+fn cite_in_two_passes(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
+    let facts = req.facts();
+    let origin = cite_checks(&facts)?;
+    let review = review_in_memory(req.lines, req.expected, &origin, req.local_rows, false);
+    cite_written(&facts, &origin, review)
 }
 
 #[cfg(test)]

@@ -595,6 +595,11 @@ fn cite_in_steps_agrees_with_the_former_cite() {
         let old = reference::cite(&req);
         let new = cite(&req);
         assert_eq!(new, old, "case {case_no}");
+        assert_eq!(
+            cite_in_two_passes(&req),
+            old,
+            "case {case_no}: in two passes"
+        );
         // What the reasons are, so that the draw is seen to reach each of them.
         let kind = match &old {
             Ok((_, r)) if r.outcome.as_ref().is_ok_and(|p| p.seed.is_some()) => "cited".to_string(),

@@ -184,6 +184,9 @@ pub struct CiteReview {
     signature: Option<String>,
     /// Per seed a pair may be on: the patch's own runs failed it, passed it.
     own: BTreeMap<u64, [bool; 2]>,
+    /// The join of the first pass ([`CiteReview::tally_and_join`]), over the seeds a pair may
+    /// be on.
+    eager: Option<Box<CiteReviewJoin>>,
 }
 
 impl CiteReview {
@@ -194,6 +197,7 @@ impl CiteReview {
             failing: BTreeSet::new(),
             signature: None,
             own: BTreeMap::new(),
+            eager: None,
         }
     }
 
@@ -253,8 +257,44 @@ impl CiteReview {
         }
     }
 
+    /// The first pass when the caller can already say whether a local row is citable (the
+    /// rows of the receipts' runs held as [`RowPrints`]): [`CiteReview::tally`], and the join
+    /// of [`CiteReviewJoin::push`] over the seeds a pair may be on, so that a review the
+    /// first pass settles needs no second ([`CiteReview::settled`]). Push every line through
+    /// this or every line through [`CiteReview::tally`], not some of each.
+    pub fn tally_and_join(&mut self, line: &WitnessLine, known: impl FnOnce(&WitnessRow) -> bool) {
+        self.tally(line);
+        if self.origin.authenticated {
+            // A remote pass answers only a failure of the fails' signature, which the first
+            // pass may not know yet when it meets the pass: the second pass judges.
+            return;
+        }
+        if self.eager.is_none() {
+            let mut review = self.clone();
+            review.failing = self.origin.seeds.clone();
+            self.eager = Some(Box::new(review.join()));
+        }
+        if let Some(eager) = &mut self.eager {
+            eager.push(line, known);
+        }
+    }
+
+    /// After a first pass through [`CiteReview::tally_and_join`]: the review's last step
+    /// when that pass settled it (a pair, a waived pair, or no cited fail or pass), else
+    /// `None`, and the review needs its second pass ([`CiteReview::join`]).
+    pub fn settled(&mut self) -> Option<CiteReviewFetch> {
+        let eager = self.eager.take()?;
+        let fetch = eager.fetch();
+        matches!(
+            fetch.outcome,
+            Named::Foreign | Named::Pair { .. } | Named::Waived { .. }
+        )
+        .then_some(fetch)
+    }
+
     /// Starts the second pass.
-    pub fn join(self) -> CiteReviewJoin {
+    pub fn join(mut self) -> CiteReviewJoin {
+        self.eager = None;
         let seeds: Vec<u64> = self.failing.iter().copied().collect();
         let first = vec![[NONE; 7]; seeds.len()];
         CiteReviewJoin {
