@@ -1226,11 +1226,11 @@ fn read(path: &Path, what: &str) -> anyhow::Result<Vec<u8>> {
 
 /// The largest receipt the gate reads (a 10^7-seed plan's receipt is about 190 MB).
 pub const MAX_RECEIPT_BYTES: u64 = 1 << 30;
-/// The largest witness file the gate reads whole (`gate cite`; and a file the streams cannot
-/// vouch for, read again to name its error).
+/// The largest witness file the gate reads whole (a file the streams cannot vouch for, read
+/// again to name its error).
 pub const MAX_WITNESS_BYTES: u64 = 4 << 30;
-/// The largest witness file the gate reads as a stream (`gate decide`, `gate close --verify`,
-/// `gate merge`'s copy): their memory does not grow with the file, so the bound is only a
+/// The largest witness file the gate reads as a stream (`gate decide`, `gate cite`,
+/// `gate close --verify`, `gate merge`'s copy): their memory does not grow with the file, so the bound is only a
 /// guard against a runaway file (a 10^7-seed plan writes 4–6 GB of rows).
 pub const MAX_STREAMED_WITNESS_BYTES: u64 = 1 << 40;
 /// The largest spec file the gate reads.
