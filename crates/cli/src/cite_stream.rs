@@ -452,6 +452,8 @@ pub struct Decided<'a> {
     pub decision: FreezeDecision,
     pub lines: usize,
     pub culprit: Option<&'a Path>,
+    /// The batch index of each file's first line.
+    pub starts: Vec<usize>,
 }
 
 /// The first pass over the batch (and a second only when a witness id may repeat): decision
@@ -528,12 +530,14 @@ pub fn decide<'a>(
         decision,
         lines,
         culprit,
+        starts,
     })
 }
 
 /// The review's second pass over the batch (unless the first settled it) and its third.
 pub fn review(
     files: &[PathBuf],
+    starts: &[usize],
     roles: &Roles,
     mut review: CiteReview,
     known: &mut Known,
@@ -557,11 +561,25 @@ pub fn review(
             join.fetch()
         }
     };
-    if !fetch.done() {
-        stream(files, roles, &mut Vec::new(), |it| {
-            fetch.push(it);
-            !fetch.done()
-        })?;
+    // The rows the review names: only the files they are in, each up to the last of them.
+    for (k, path) in files.iter().enumerate() {
+        let start = starts.get(k).map_or(u64::MAX, |&s| s as u64);
+        let end = starts.get(k + 1).map_or(u64::MAX, |&s| s as u64);
+        let Some(last) = fetch.missing().filter(|&i| start <= i && i < end).last() else {
+            continue;
+        };
+        let shown = path.display();
+        let (file, _) = open_bounded(path, "witness file", MAX_STREAMED_WITNESS_BYTES)?;
+        let mut reader = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, file));
+        let mut index = start;
+        while index <= last
+            && let Some(it) = reader
+                .next_line()
+                .with_context(|| format!("cannot read witness file `{shown}`"))?
+        {
+            fetch.push_at(index, &roles.authenticate_line(reader.text(), it));
+            index += 1;
+        }
     }
     Ok(fetch.finish())
 }

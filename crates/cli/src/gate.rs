@@ -886,6 +886,7 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
     )?;
     x.notes(decided.lines, &decided.decision, decided.culprit);
     let decision = decided.decision;
+    let starts = decided.starts;
     let expected = &x.expected;
 
     for f in &facts {
@@ -936,8 +937,13 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
     let cited = match (seedledger_gate::cite_checks(&req), review, known.as_mut()) {
         (Ok(origin), Some(review), Some(known)) => {
             known.resolve(&mut own)?;
-            let reviewed =
-                crate::cite_stream::review(&args.expect.witnesses, &x.roles, review, known)?;
+            let reviewed = crate::cite_stream::review(
+                &args.expect.witnesses,
+                &starts,
+                &x.roles,
+                review,
+                known,
+            )?;
             seedledger_gate::cite_written(&req, &origin, reviewed)
         }
         (Ok(_), ..) => bail!("the same-seed review was not prepared; this is a bug"),

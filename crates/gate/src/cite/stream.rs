@@ -575,14 +575,28 @@ impl CiteReviewFetch {
         self.wanted.values().all(Option::is_some)
     }
 
+    /// Takes the next line of the batch.
     pub fn push(&mut self, line: &WitnessLine) {
-        let index = self.index;
-        self.index += 1;
+        self.push_at(self.index, line);
+    }
+
+    /// Takes the line at `index` in the batch (a caller that skips the lines no row it wants
+    /// is on: see [`CiteReviewFetch::missing`]).
+    pub fn push_at(&mut self, index: u64, line: &WitnessLine) {
+        self.index = index + 1;
         if let Some(slot) = self.wanted.get_mut(&index)
             && let Ok(row) = &line.row
         {
             *slot = Some(row.clone());
         }
+    }
+
+    /// The batch indices of the rows still wanted, in order.
+    pub fn missing(&self) -> impl Iterator<Item = u64> + '_ {
+        self.wanted
+            .iter()
+            .filter(|(_, row)| row.is_none())
+            .map(|(&i, _)| i)
     }
 
     pub fn finish(self) -> Review {
