@@ -14,7 +14,8 @@
 //! * the batch ([`decide`], [`review`]): decision 2 and the runs offered in a first pass,
 //!   which also tallies the seeds the review may need and — when the citable rows can be told
 //!   in memory and roles are not authenticated — joins on the seeds a pair may be on, so
-//!   that a cited pair (or too few cited rows) needs no second pass; else the review's join
+//!   that a cited pair, too few cited rows, or a refusal whose cited fails are all on such
+//!   seeds needs no second pass; else the review's join
 //!   in a second pass (a local row is citable when its fingerprint is one of the records':
 //!   [`Known`], in memory up to [`PRINT_BUDGET`] fingerprints, else answered share by share
 //!   from disk); a last pass, stopped as soon as it has them, fetches the rows the review

@@ -14,7 +14,10 @@
 //!   (pass 2: per such seed, the index of the first row of each runner and verdict, among
 //!   the cited rows and among the others in scope: about 80 bytes a seed) and
 //!   [`CiteReviewFetch`] (pass 3, stopping as soon as it has them: the at most two rows the
-//!   review names).
+//!   review names). A caller that can say in pass 1 whether a local row is citable runs the
+//!   join there too, over the seeds a pair may be on ([`CiteReview::tally_and_join`]); pass
+//!   2 is then needed only when a cited fail lies on another seed and no pair was found
+//!   ([`CiteReview::settled`]), or with authenticated roles.
 
 use crate::decide::Expected;
 use crate::errors::CiteError;
@@ -280,15 +283,18 @@ impl CiteReview {
     }
 
     /// After a first pass through [`CiteReview::tally_and_join`]: the review's last step
-    /// when that pass settled it (a pair, a waived pair, or no cited fail or pass), else
-    /// `None`, and the review needs its second pass ([`CiteReview::join`]).
+    /// when that pass settled it (a pair, a waived pair, no cited fail or pass — or any
+    /// outcome, when every cited fail is on a seed a pair may be on), else `None`, and the
+    /// review needs its second pass ([`CiteReview::join`]).
     pub fn settled(&mut self) -> Option<CiteReviewFetch> {
         let eager = self.eager.take()?;
+        let outside = eager.outside;
         let fetch = eager.fetch();
-        matches!(
-            fetch.outcome,
-            Named::Foreign | Named::Pair { .. } | Named::Waived { .. }
-        )
+        (!outside
+            || matches!(
+                fetch.outcome,
+                Named::Foreign | Named::Pair { .. } | Named::Waived { .. }
+            ))
         .then_some(fetch)
     }
 
@@ -307,6 +313,7 @@ impl CiteReview {
             passes: 0,
             first_fail: [NONE; 2],
             first_pass: [NONE; 2],
+            outside: false,
         }
     }
 }
@@ -328,6 +335,9 @@ pub struct CiteReviewJoin {
     passes: u64,
     first_fail: [u64; 2],
     first_pass: [u64; 2],
+    /// A cited fail on a seed that is not among `seeds` (only in the first pass's join, over
+    /// the seeds a pair may be on): the refusal's detail then needs the second pass.
+    outside: bool,
 }
 
 fn runner_index(r: Runner) -> usize {
@@ -370,7 +380,10 @@ impl CiteReviewJoin {
                 set(&mut self.first_pass[runner]);
             }
         }
-        let Some(at) = at else { return };
+        let Some(at) = at else {
+            self.outside |= r.verdict == Verdict::Fail;
+            return;
+        };
         let slots = &mut self.first[at];
         match (r.runner, r.verdict) {
             (Runner::Local, Verdict::Fail) => set(&mut slots[LOCAL_FAIL]),
