@@ -273,8 +273,20 @@ impl CiteReview {
             return;
         }
         if self.eager.is_none() {
-            let mut review = self.clone();
-            review.failing = self.origin.seeds.clone();
+            // The seeds a pair may be on and the own rows' verdicts move into the join (and
+            // back, if a second pass is needed): held once.
+            let seeds = std::mem::take(&mut self.origin.seeds);
+            let review = CiteReview {
+                expected: self.expected.clone(),
+                failing: seeds.clone(),
+                origin: ReviewOrigin {
+                    seeds,
+                    ..self.origin.clone()
+                },
+                signature: None,
+                own: std::mem::take(&mut self.own),
+                eager: None,
+            };
             self.eager = Some(Box::new(review.join()));
         }
         if let Some(eager) = &mut self.eager {
@@ -287,21 +299,25 @@ impl CiteReview {
     /// outcome, when every cited fail is on a seed a pair may be on), else `None`, and the
     /// review needs its second pass ([`CiteReview::join`]).
     pub fn settled(&mut self) -> Option<CiteReviewFetch> {
-        let eager = self.eager.take()?;
-        let outside = eager.outside;
-        let fetch = eager.fetch();
-        (!outside
+        let mut eager = self.eager.take()?;
+        if !eager.outside
             || matches!(
-                fetch.outcome,
+                eager.named(),
                 Named::Foreign | Named::Pair { .. } | Named::Waived { .. }
-            ))
-        .then_some(fetch)
+            )
+        {
+            return Some(eager.fetch());
+        }
+        // Given back for the second pass.
+        self.origin.seeds = std::mem::take(&mut eager.review.origin.seeds);
+        self.own = std::mem::take(&mut eager.review.own);
+        None
     }
 
     /// Starts the second pass.
     pub fn join(mut self) -> CiteReviewJoin {
         self.eager = None;
-        let seeds: Vec<u64> = self.failing.iter().copied().collect();
+        let seeds: Vec<u64> = std::mem::take(&mut self.failing).into_iter().collect();
         let first = vec![[NONE; 7]; seeds.len()];
         CiteReviewJoin {
             review: self,
@@ -401,11 +417,11 @@ impl CiteReviewJoin {
         }
     }
 
-    /// Which rows the review names; push the batch a third time into the result.
-    pub fn fetch(self) -> CiteReviewFetch {
+    /// What the review names, by batch index.
+    fn named(&self) -> Named {
         let slot = |i: u64| (i != NONE).then_some(i);
         let review = &self.review;
-        let outcome = if self.fails == 0 || self.passes == 0 {
+        if self.fails == 0 || self.passes == 0 {
             Named::Foreign
         } else {
             // The pair: the first fail, in batch order, on a seed a receipt vouches for, whose
@@ -497,7 +513,12 @@ impl CiteReviewJoin {
                     }
                 }
             }
-        };
+        }
+    }
+
+    /// Which rows the review names; push the batch a third time into the result.
+    pub fn fetch(self) -> CiteReviewFetch {
+        let outcome = self.named();
         let mut wanted = BTreeMap::new();
         match outcome {
             Named::Pair { fail, pass, .. }
