@@ -12,13 +12,13 @@ use crate::prop::Role;
 use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use seedledger_format::{
-    Citation, ExitStatus, Receipt, Runner, SpecFile, WitnessLine, WitnessRow, fixture_pin,
-    parse_rfc3339, property_digest, write_atomic_new,
+    Citation, ExitStatus, Receipt, Runner, SpecFile, WitnessLine, fixture_pin, parse_rfc3339,
+    property_digest, write_atomic_new,
 };
 use seedledger_gate::{
-    CiteError, CiteRequest, CloseStatus, Closing, Current, Expected, FreezeDecision, ReceiptFacts,
-    Retirement, Review, RunEvidence, citable_evidence, close_ledger_bytes, decide_freeze,
-    patch_counts, receipt_retirement, verify_receipt, witness_lines_from_bytes,
+    CiteError, CiteFacts, CloseStatus, Closing, Current, Expected, FreezeDecision, OfferedRuns,
+    ReceiptFacts, Retirement, Review, close_ledger_bytes, patch_counts, receipt_retirement,
+    verify_receipt, witness_lines_from_bytes,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -380,6 +380,8 @@ fn or_error(res: anyhow::Result<ExitStatus>) -> ExitStatus {
 struct ReadReceipt {
     /// The path as given on the command line.
     shown: String,
+    /// Its index among the files read (`gate cite`).
+    index: usize,
     closing: Closing,
     /// `patch_id`, when it is a non-empty string.
     patch_id: Option<String>,
@@ -396,8 +398,9 @@ struct ReadReceipt {
     run_id: Option<String>,
     /// A merged receipt's parts' run ids (read beside it).
     part_runs: Vec<String>,
-    /// The rows its own run wrote (read beside it; only when they agree with it).
-    own_rows: Vec<WitnessRow>,
+    /// Where the rows its own run wrote are (read beside it), when they agree with it and the
+    /// receipt is current: kept as fingerprints in `cite_stream::OwnRows`.
+    own: Option<(PathBuf, Vec<String>)>,
     /// Every run (not a replay) with local rows of the patch in the witness file beside it.
     runs_beside: Vec<String>,
     /// The receipt's `failing_seeds` (when it reads strictly).
@@ -452,9 +455,10 @@ impl ReadReceipt {
             disagreement: None,
             run_id: text("run_id"),
             part_runs: Vec::new(),
-            own_rows: Vec::new(),
+            own: None,
             runs_beside: Vec::new(),
             failing_seeds: Vec::new(),
+            index: 0,
             shown,
             closing,
         }
@@ -530,14 +534,14 @@ fn close(args: &CloseArgs) -> ExitStatus {
 /// Cross-checks the receipt at `file` against the rows of its run in the witness file beside
 /// it. `Ok` says what agreed; `Err` the first disagreement (or why it could not be checked).
 /// A receipt read strictly, with the lines of the witness file beside it.
-struct Beside {
-    receipt: Receipt,
-    lines: Vec<WitnessLine>,
-    witnesses: PathBuf,
+pub(crate) struct Beside {
+    pub(crate) receipt: Receipt,
+    pub(crate) lines: Vec<WitnessLine>,
+    pub(crate) witnesses: PathBuf,
 }
 
 /// Reads the receipt at `file` and the witness file beside it (`<property_id>.witness.jsonl`).
-fn read_beside(file: &Path) -> Result<Beside, String> {
+pub(crate) fn read_beside(file: &Path) -> Result<Beside, String> {
     let bytes = read_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
     let text = std::str::from_utf8(&bytes).map_err(|_| "the receipt is not UTF-8".to_string())?;
     let receipt = Receipt::parse(text)
@@ -648,17 +652,6 @@ fn counts(args: &CountsArgs) -> ExitStatus {
     } else {
         ExitStatus::Success
     }
-}
-
-/// The outcome of deciding a batch of witness rows, and what it was decided against.
-struct Evaluation {
-    expected: Expected,
-    decision: FreezeDecision,
-    lines: Vec<WitnessLine>,
-    /// `authenticated` or `unauthenticated` (`crate::trust::Roles::label`), for the output.
-    roles: &'static str,
-    /// The spec's `oracle_source` now.
-    oracle: seedledger_format::OracleSource,
 }
 
 fn decide(args: &DecideArgs) -> anyhow::Result<ExitStatus> {
@@ -783,49 +776,8 @@ fn expectation(args: &ExpectArgs) -> anyhow::Result<Expectation> {
     })
 }
 
-/// Computes the expected digest, pin and bound from the checked-in spec and fixture files,
-/// reads every witness file and decides (SPEC: Gate decision 2). Notes on stderr say what
-/// was expected and which file and line decided a refusal. `Err` is unreadable input.
-/// `gate cite` holds the lines (its checks read them more than once); `gate decide` streams.
-fn evaluate(args: &ExpectArgs) -> anyhow::Result<Evaluation> {
-    let x = expectation(args)?;
-    let roles = &x.roles;
-    // Every witness file is read before anything is decided; all unreadable ones are named.
-    let mut lines = Vec::new();
-    let mut origin = Vec::new();
-    let mut unreadable = Vec::new();
-    for (i, file) in args.witnesses.iter().enumerate() {
-        match read_bounded(file, "witness file", MAX_WITNESS_BYTES) {
-            Ok(bytes) => {
-                let these = roles.authenticate(&bytes, witness_lines_from_bytes(&bytes));
-                origin.extend(std::iter::repeat_n(i, these.len()));
-                lines.extend(these);
-            }
-            Err(e) => unreadable.push(format!("{e:#}")),
-        }
-    }
-    if let Some(last) = unreadable.pop() {
-        for message in unreadable {
-            err_line(&format!("error: {message}"));
-        }
-        bail!(last);
-    }
-
-    let decision = decide_freeze(&lines, &x.expected);
-    let culprit_file = decision
-        .rejected_row
-        .and_then(|i| origin.get(i))
-        .and_then(|&f| args.witnesses.get(f));
-    x.notes(lines.len(), &decision, culprit_file.map(PathBuf::as_path));
-    Ok(Evaluation {
-        decision,
-        lines,
-        roles: x.roles.label(),
-        oracle: x.oracle,
-        expected: x.expected,
-    })
-}
-
+/// `gate cite`: the receipts and the witness files beside them, then the batch, read as
+/// streams (`cite_stream`): what is held is bounded by the failing seeds, not by the rows.
 fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
     let root = args
         .expect
@@ -833,14 +785,8 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         .clone()
         .unwrap_or_else(crate::prop::discover_root);
     let store = crate::freezes::store_dir(&root, args.store.as_deref());
-    let receipts = read_receipts(&with_neighbours(&args.receipts))?;
-    let Evaluation {
-        expected,
-        decision,
-        lines,
-        roles,
-        oracle: spec_oracle,
-    } = evaluate(&args.expect)?;
+    let files = with_neighbours(&args.receipts);
+    let mut receipts = read_receipts(&files)?;
 
     // What is current for each receipt: its property's fixture pin, and the work tree's code
     // identity against the receipt's own base. Notes say how each receipt stands.
@@ -849,6 +795,31 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         .iter()
         .map(|r| current_of(&mut currents, r))
         .collect();
+    // Each receipt against its run's rows; the rows of the current ones' runs are the only
+    // local rows that may be cited (kept as fingerprints).
+    let mut own = crate::cite_stream::OwnRows::new()?;
+    for (index, (r, (pin, code))) in receipts.iter_mut().zip(&facts_current).enumerate() {
+        let citable = receipt_retirement(
+            r.fixture_hash.as_deref(),
+            r.code.as_deref(),
+            &Current {
+                digest: None,
+                pin: pin.as_deref(),
+                code: code.as_deref(),
+            },
+        )
+        .is_none();
+        let file = &files[r.index];
+        let beside = crate::cite_stream::read_beside(file, index as u32, citable, &mut own)?;
+        r.disagreement = beside.disagreement;
+        r.failing_seeds = beside.failing_seeds;
+        r.runs_beside = beside.runs_beside;
+        r.part_runs = beside.part_runs;
+        r.own = beside.own;
+    }
+
+    let x = expectation(&args.expect)?;
+    let roles = x.roles.label();
     let facts: Vec<ReceiptFacts<'_>> = receipts
         .iter()
         .zip(&facts_current)
@@ -871,6 +842,53 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             part_runs: &r.part_runs,
         })
         .collect();
+    let roles_authenticated = roles == "authenticated";
+    // The review the citation would run, prepared before the batch is read (its first pass
+    // tallies the seeds it needs), when the receipts leave one to run.
+    let mut review = seedledger_gate::review_origin(
+        &facts,
+        &x.expected,
+        roles_authenticated,
+        args.waive_same_seed_review,
+    )
+    .map(|origin| seedledger_gate::CiteReview::new(x.expected.clone(), origin));
+    let mut known = match &review {
+        Some(_) => Some(own.known(crate::cite_stream::PRINT_BUDGET)?),
+        None => None,
+    };
+    if let Some(review) = &mut review {
+        // The rows the patch's own runs wrote on the seeds a pair may be on: a runner must be
+        // consistent over them too. A current receipt's rows are of its property, patch and
+        // code (it agrees with them).
+        let of_review: Vec<bool> = facts
+            .iter()
+            .map(|f| {
+                f.property_id == x.expected.property_id
+                    && f.patch_id == review.origin().patch_id
+                    && f.code == Some(review.origin().code.as_str())
+            })
+            .collect();
+        for record in own.records()? {
+            let record =
+                record.context("cannot read back the fingerprints of the receipts' rows")?;
+            if of_review.get(record.receipt as usize) == Some(&true) {
+                review.push_own(record.seed, record.verdict);
+            }
+        }
+    }
+    let mut offered = OfferedRuns::new(facts.first().map(|f| f.patch_id));
+    let decided = crate::cite_stream::decide(
+        &args.expect.witnesses,
+        &x.expected,
+        &x.roles,
+        &mut offered,
+        review.as_mut().zip(known.as_mut()),
+    )?;
+    x.notes(decided.lines, &decided.decision, decided.culprit);
+    let decision = decided.decision;
+    let starts = decided.starts;
+    let expected = &x.expected;
+
     for f in &facts {
         let retired = receipt_retirement(f.fixture_hash, f.code, &f.current);
         err_line(&format!(
@@ -890,37 +908,48 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             }
         ));
     }
-    // The only local rows that may be cited, and the runs with rows but no receipt: the
-    // gate's rules over what was read (`citable_evidence`).
-    let runs: Vec<RunEvidence<'_>> = receipts
-        .iter()
-        .zip(&facts)
-        .map(|(r, facts)| RunEvidence {
-            facts,
-            own_rows: &r.own_rows,
-            runs_beside: &r.runs_beside,
-        })
-        .collect();
-    let (local_rows, runs_without_receipt) = match citable_evidence(&runs, &lines) {
-        Ok(evidence) => evidence,
-        Err(e) => bail!("{e}"),
-    };
-    let req = CiteRequest {
-        lines: &lines,
+    // The gate's rules over what was read: two runs' rows under one id refuse; the runs with
+    // rows but no receipt are named.
+    let sources: Vec<&(PathBuf, Vec<String>)> =
+        receipts.iter().filter_map(|r| r.own.as_ref()).collect();
+    if let Some(e) = crate::cite_stream::edited(&mut own, &sources)? {
+        bail!("{e}");
+    }
+    let runs_without_receipt = offered.without_receipt(
+        facts.iter(),
+        receipts
+            .iter()
+            .flat_map(|r| r.runs_beside.iter().map(String::as_str)),
+    );
+    let req = CiteFacts {
         decision: &decision,
-        expected: &expected,
+        expected,
         writer: Runner::from(args.runner),
         receipts: &facts,
         expires_at: args.expires_at.as_deref(),
         now: crate::freezes::now(),
         waive_same_seed_review: args.waive_same_seed_review,
-        local_rows: &local_rows,
         runs_without_receipt: &runs_without_receipt,
-        spec_reviewed: spec_oracle == seedledger_format::OracleSource::HumanReviewed,
-        roles_authenticated: roles == "authenticated",
+        spec_reviewed: x.oracle == seedledger_format::OracleSource::HumanReviewed,
+        roles_authenticated,
     };
     // The review printed is the one the citation writer ran (the patch's rows at its code).
-    let (outcome, review) = match seedledger_gate::cite(&req) {
+    let cited = match (seedledger_gate::cite_checks(&req), review, known.as_mut()) {
+        (Ok(origin), Some(review), Some(known)) => {
+            known.resolve(&mut own)?;
+            let reviewed = crate::cite_stream::review(
+                &args.expect.witnesses,
+                &starts,
+                &x.roles,
+                review,
+                known,
+            )?;
+            seedledger_gate::cite_written(&req, &origin, reviewed)
+        }
+        (Ok(_), ..) => bail!("the same-seed review was not prepared; this is a bug"),
+        (Err(e), ..) => Err(e),
+    };
+    let (outcome, review) = match cited {
         Ok((citation, review)) => (Ok(write_citation(&store, &citation)?), Some(review)),
         Err(e) if e.is_input_error() => bail!("{e}"),
         Err(CiteError::Review { reason, detail }) => (
@@ -978,48 +1007,17 @@ fn with_neighbours(given: &[PathBuf]) -> Vec<PathBuf> {
     all
 }
 
-/// Reads and closes every receipt given, and cross-checks each with its run's rows. `Err`
-/// when one cannot be read or is not JSON (all are named) or has no patch_id.
+/// Reads and closes every receipt given. `Err` when one cannot be read or is not JSON (all
+/// are named) or has no patch_id. (Each is cross-checked with its run's rows after:
+/// `cite_stream::read_beside`.)
 fn read_receipts(files: &[PathBuf]) -> anyhow::Result<Vec<ReadReceipt>> {
     let mut read = Vec::new();
     let mut errors = Vec::new();
-    for file in files {
+    for (index, file) in files.iter().enumerate() {
         match read_receipt(file) {
             Ok(r) if r.patch_id.is_none() => errors.push(no_patch_id(&r.shown)),
             Ok(mut r) => {
-                match read_beside(file) {
-                    Ok(beside) => {
-                        let own: Vec<&str> = beside.receipt.row_runs();
-                        let patch = beside.receipt.patch_id.clone();
-                        let mut runs = Vec::new();
-                        for line in &beside.lines {
-                            let Ok(row) = &line.row else { continue };
-                            if row.run_id.as_deref().is_some_and(|r| own.contains(&r)) {
-                                r.own_rows.push(row.clone());
-                            } else if row.runner == Runner::Local
-                                && row.patch_id.as_deref() == Some(patch.as_str())
-                                && let Some(other) = &row.run_id
-                                && !other.starts_with("replay-")
-                                && !runs.contains(other)
-                            {
-                                runs.push(other.clone());
-                            }
-                        }
-                        r.runs_beside = runs;
-                        r.part_runs = beside
-                            .receipt
-                            .merge
-                            .iter()
-                            .flat_map(|m| m.parts.iter().map(|p| p.run_id.clone()))
-                            .collect();
-                        r.failing_seeds = beside.receipt.failing_seeds.clone();
-                        r.disagreement = verify_receipt(&beside.receipt, &beside.lines).err();
-                        if r.disagreement.is_some() {
-                            r.own_rows.clear();
-                        }
-                    }
-                    Err(e) => r.disagreement = Some(e),
-                }
+                r.index = index;
                 read.push(r);
             }
             Err(message) => errors.push(message),
@@ -1234,11 +1232,11 @@ fn read(path: &Path, what: &str) -> anyhow::Result<Vec<u8>> {
 
 /// The largest receipt the gate reads (a 10^7-seed plan's receipt is about 190 MB).
 pub const MAX_RECEIPT_BYTES: u64 = 1 << 30;
-/// The largest witness file the gate reads whole (`gate cite`; and a file the streams cannot
-/// vouch for, read again to name its error).
+/// The largest witness file the gate reads whole (a file the streams cannot vouch for, read
+/// again to name its error).
 pub const MAX_WITNESS_BYTES: u64 = 4 << 30;
-/// The largest witness file the gate reads as a stream (`gate decide`, `gate close --verify`,
-/// `gate merge`'s copy): their memory does not grow with the file, so the bound is only a
+/// The largest witness file the gate reads as a stream (`gate decide`, `gate cite`,
+/// `gate close --verify`, `gate merge`'s copy): their memory does not grow with the file, so the bound is only a
 /// guard against a runaway file (a 10^7-seed plan writes 4–6 GB of rows).
 pub const MAX_STREAMED_WITNESS_BYTES: u64 = 1 << 40;
 /// The largest spec file the gate reads.

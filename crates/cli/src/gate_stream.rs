@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 /// How many witness-id fingerprints are held in memory at once (8 bytes each: 32 MiB).
 const FINGERPRINT_BUDGET: usize = 1 << 22;
 /// The read buffer of a witness file.
-const READ_BUFFER: usize = 1 << 20;
+pub(crate) const READ_BUFFER: usize = 1 << 20;
 
 /// A receipt closed from its scan, with its small top-level members (`patch_id`, `run_id`, ...).
 pub struct ScannedReceipt {
@@ -189,7 +189,7 @@ pub fn decide<'a>(
 
 /// Reads every line of every file in order, authenticated by `roles`, into `each`, until it
 /// returns `false`; `starts` gets the index of each file's first line.
-fn stream(
+pub(crate) fn stream(
     files: &[PathBuf],
     roles: &Roles,
     starts: &mut Vec<usize>,
@@ -222,7 +222,7 @@ fn stream(
 
 /// Rule 1's witness-id fingerprints: in memory up to `budget` ([`FINGERPRINT_BUDGET`]), then
 /// in an anonymous temporary file, read back in passes of at most `budget`.
-struct Fingerprints {
+pub(crate) struct Fingerprints {
     budget: usize,
     held: Vec<u64>,
     spilled: Option<BufWriter<std::fs::File>>,
@@ -241,7 +241,7 @@ impl Default for Fingerprints {
 }
 
 impl Fingerprints {
-    fn push(&mut self, fp: u64) -> anyhow::Result<()> {
+    pub(crate) fn push(&mut self, fp: u64) -> anyhow::Result<()> {
         self.count += 1;
         if let Some(out) = &mut self.spilled {
             return out
@@ -264,7 +264,7 @@ impl Fingerprints {
     }
 
     /// The fingerprints seen more than once.
-    fn repeated(self) -> anyhow::Result<BTreeSet<u64>> {
+    pub(crate) fn repeated(self) -> anyhow::Result<BTreeSet<u64>> {
         let Some(out) = self.spilled else {
             let held = &self.held;
             let all = || Ok::<_, std::io::Error>(held.iter().map(|&fp| Ok(fp)));

@@ -24,6 +24,7 @@ mod bench_scale;
 mod bench_shrink;
 mod campaign;
 mod ci;
+mod cite_stream;
 mod freezes;
 mod gate;
 mod gate_json;

@@ -44,18 +44,9 @@ impl Roles {
         })
     }
 
-    /// The lines of one witness file (`bytes`), each remote row not signed by a declared
-    /// remote key turned malformed (`seedledger_gate::authenticate`); unchanged without a
-    /// trust file.
-    pub fn authenticate(&self, bytes: &[u8], lines: Vec<WitnessLine>) -> Vec<WitnessLine> {
-        match &self.trust {
-            Some((_, keys)) => seedledger_gate::authenticate(bytes, lines, keys),
-            None => lines,
-        }
-    }
-
-    /// [`Roles::authenticate`] for one line of a witness file read as a stream (`text`: the
-    /// line's bytes).
+    /// One line of a witness file read as a stream (`text`: the line's bytes): a remote row
+    /// not signed by a declared remote key turned malformed
+    /// (`seedledger_gate::authenticate_line`); unchanged without a trust file.
     pub fn authenticate_line(&self, text: &[u8], line: WitnessLine) -> WitnessLine {
         match &self.trust {
             Some((_, keys)) => seedledger_gate::authenticate_line(Some(text), line, keys),

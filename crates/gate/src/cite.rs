@@ -10,12 +10,20 @@ use crate::close::CloseStatus;
 use crate::decide::{Expected, FreezeDecision};
 use crate::errors::CiteError;
 use crate::freeze::{Current, receipt_retirement};
-use crate::review::{Origin, Review, same_seed_review};
+use crate::review::Review;
+#[cfg(doc)]
+use crate::review::{Origin, same_seed_review};
 use seedledger_format::{
     CITATION_SCHEMA_VERSION, Citation, Runner, SameSeedReview, WitnessLine, WitnessRow,
     format_rfc3339, parse_rfc3339,
 };
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+
+mod stream;
+pub use stream::{
+    CiteReview, CiteReviewFetch, CiteReviewJoin, EditedRowFinder, RowPrints, edited_fingerprints,
+    row_fingerprint,
+};
 
 /// One receipt of the patch, as read by the caller, with what is current for it.
 #[derive(Debug, Clone)]
@@ -83,35 +91,79 @@ pub fn citable_evidence(
             }
         }
     }
-    let known: Vec<&str> = runs
-        .iter()
-        .flat_map(|r| {
-            r.facts
-                .run_id
-                .into_iter()
-                .chain(r.facts.part_runs.iter().map(String::as_str))
-        })
-        .collect();
-    let patch = runs
-        .first()
-        .map(|r| r.facts.patch_id)
-        .filter(|p| !p.is_empty());
-    let mut without: Vec<String> = Vec::new();
-    let offered = offered
-        .iter()
-        .filter_map(|l| l.row.as_ref().ok())
-        .filter(|row| {
-            row.runner == Runner::Local && patch.is_some() && row.patch_id.as_deref() == patch
-        })
-        .filter_map(|row| row.run_id.clone())
-        .filter(|run| !run.starts_with("replay-"));
-    let beside = runs.iter().flat_map(|r| r.runs_beside.iter().cloned());
-    for run in offered.chain(beside) {
-        if !known.contains(&run.as_str()) && !without.contains(&run) {
-            without.push(run);
+    let facts: Vec<&ReceiptFacts<'_>> = runs.iter().map(|r| r.facts).collect();
+    let mut offered_runs = OfferedRuns::new(facts.first().map(|f| f.patch_id));
+    for line in offered {
+        offered_runs.push(line);
+    }
+    let without = offered_runs.without_receipt(
+        facts.iter().copied(),
+        runs.iter()
+            .flat_map(|r| r.runs_beside.iter().map(String::as_str)),
+    );
+    Ok((local_rows, without))
+}
+
+/// The runs of the local rows of the patch offered in the batch (replays aside), in batch
+/// order, each once: the first half of [`citable_evidence`]'s runs without a receipt, as a
+/// fold over the batch's lines.
+#[derive(Debug, Clone, Default)]
+pub struct OfferedRuns {
+    /// The patch (of the first receipt), when it is not empty.
+    patch: Option<String>,
+    runs: Vec<String>,
+    seen: std::collections::HashSet<String>,
+}
+
+impl OfferedRuns {
+    /// `patch`: the first receipt's `patch_id`.
+    pub fn new(patch: Option<&str>) -> OfferedRuns {
+        OfferedRuns {
+            patch: patch.filter(|p| !p.is_empty()).map(str::to_string),
+            ..OfferedRuns::default()
         }
     }
-    Ok((local_rows, without))
+
+    pub fn push(&mut self, line: &WitnessLine) {
+        let Ok(row) = &line.row else { return };
+        if row.runner != Runner::Local
+            || self.patch.is_none()
+            || row.patch_id.as_deref() != self.patch.as_deref()
+        {
+            return;
+        }
+        if let Some(run) = &row.run_id
+            && !run.starts_with("replay-")
+            && !self.seen.contains(run)
+        {
+            self.seen.insert(run.clone());
+            self.runs.push(run.clone());
+        }
+    }
+
+    /// The runs offered, then those of `beside` (the runs lying beside each receipt, in
+    /// receipt order), that none of `receipts` names (by `run_id` or a part's run id), each
+    /// once.
+    pub fn without_receipt<'r, 'f: 'r, 'b>(
+        self,
+        receipts: impl Iterator<Item = &'r ReceiptFacts<'f>>,
+        beside: impl Iterator<Item = &'b str>,
+    ) -> Vec<String> {
+        let known: Vec<&str> = receipts
+            .flat_map(|f| {
+                f.run_id
+                    .into_iter()
+                    .chain(f.part_runs.iter().map(String::as_str))
+            })
+            .collect();
+        let mut without: Vec<String> = Vec::new();
+        for run in self.runs.into_iter().chain(beside.map(str::to_string)) {
+            if !known.contains(&run.as_str()) && !without.contains(&run) {
+                without.push(run);
+            }
+        }
+        without
+    }
 }
 
 /// Everything [`cite`] needs. The caller supplies the clock (`now`) and the policy
@@ -148,6 +200,133 @@ pub struct CiteRequest<'a> {
     pub roles_authenticated: bool,
 }
 
+/// What [`cite_checks`] and [`cite_written`] read: a [`CiteRequest`] without the rows, for a
+/// caller that streams them (the witness batch through [`CiteReview`], the rows of the
+/// receipts' own runs as [`RowPrints`]) instead of holding them. `decision` must be
+/// `decide_freeze`'s over the batch the review is then pushed.
+#[derive(Debug, Clone, Copy)]
+pub struct CiteFacts<'a> {
+    pub decision: &'a FreezeDecision,
+    pub expected: &'a Expected,
+    pub writer: Runner,
+    pub receipts: &'a [ReceiptFacts<'a>],
+    pub expires_at: Option<&'a str>,
+    pub now: i64,
+    pub waive_same_seed_review: bool,
+    pub runs_without_receipt: &'a [String],
+    pub spec_reviewed: bool,
+    pub roles_authenticated: bool,
+}
+
+impl<'a> CiteRequest<'a> {
+    /// The request without its rows.
+    pub fn facts(&self) -> CiteFacts<'a> {
+        CiteFacts {
+            decision: self.decision,
+            expected: self.expected,
+            writer: self.writer,
+            receipts: self.receipts,
+            expires_at: self.expires_at,
+            now: self.now,
+            waive_same_seed_review: self.waive_same_seed_review,
+            runs_without_receipt: self.runs_without_receipt,
+            spec_reviewed: self.spec_reviewed,
+            roles_authenticated: self.roles_authenticated,
+        }
+    }
+}
+
+/// Where the same-seed review of a citation looks: the patch and code identity the cited rows
+/// must carry, and the seeds a pair may be on. Known from the receipts alone, before any row
+/// is read ([`review_origin`]); [`cite_checks`] returns it when every check before the review
+/// holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewOrigin {
+    pub patch_id: String,
+    pub code: String,
+    /// The `code_base` of the eligible receipt (the citation records it).
+    pub code_base: Option<String>,
+    /// The seeds the patch's current eligible receipts of the property (at `code`) failed on.
+    pub seeds: BTreeSet<u64>,
+    /// Runner roles are authenticated (see [`Origin::authenticated`]).
+    pub authenticated: bool,
+    /// The review is waived (see [`same_seed_review`]'s `waive`).
+    pub waive: bool,
+}
+
+/// The patch the receipts name, when they name exactly one (and none is empty).
+fn one_patch<'a>(receipts: &[ReceiptFacts<'a>]) -> Result<&'a str, CiteError> {
+    let mut patches: Vec<&str> = Vec::new();
+    for r in receipts {
+        if r.patch_id.is_empty() {
+            return Err(CiteError::Empty("patch_id"));
+        }
+        if !patches.contains(&r.patch_id) {
+            patches.push(r.patch_id);
+        }
+    }
+    match patches.as_slice() {
+        [] => Err(CiteError::NoReceipts),
+        [one] => Ok(one),
+        many => Err(CiteError::SeveralPatches(
+            many.iter().map(|p| format!("`{p}`")).collect(),
+        )),
+    }
+}
+
+/// The receipts of the cited property that are `freeze_eligible`, and the first of them that
+/// is current (its fixture hash is the expected pin's, its code identity the work tree's).
+fn eligible_receipts<'r, 'a>(
+    receipts: &'r [ReceiptFacts<'a>],
+    expected: &Expected,
+) -> (Vec<&'r ReceiptFacts<'a>>, Option<&'r ReceiptFacts<'a>>) {
+    let mine: Vec<&ReceiptFacts<'_>> = receipts
+        .iter()
+        .filter(|r| r.property_id == expected.property_id && r.status.is_freeze_eligible())
+        .collect();
+    let current_hash = seedledger_format::fixture_hash_from_pin(&expected.pin);
+    let eligible = mine.iter().copied().find(|r| is_current(r, &current_hash));
+    (mine, eligible)
+}
+
+/// Backing a citation needs a positive match: the receipt's fixture hash is the current
+/// pin's and its code identity is the work tree's, both known.
+fn is_current(r: &ReceiptFacts<'_>, current_hash: &str) -> bool {
+    r.fixture_hash == Some(current_hash) && r.code.is_some() && r.code == r.current.code
+}
+
+/// The origin the review would have if [`cite`] reached it: `None` when the receipts name no
+/// single patch or none is a current eligible receipt with a code identity (the citation is
+/// then refused before the review, whatever the rows say). Lets a caller prepare the review
+/// before reading any row.
+pub fn review_origin(
+    receipts: &[ReceiptFacts<'_>],
+    expected: &Expected,
+    authenticated: bool,
+    waive: bool,
+) -> Option<ReviewOrigin> {
+    let patch_id = one_patch(receipts).ok()?;
+    let (mine, eligible) = eligible_receipts(receipts, expected);
+    let eligible = eligible?;
+    let code = eligible.code?;
+    let current_hash = seedledger_format::fixture_hash_from_pin(&expected.pin);
+    // Only receipts of the code the review is held at vouch for seeds: a receipt of other code
+    // would vouch for a seed whose local rows the review does not see.
+    let seeds: BTreeSet<u64> = mine
+        .iter()
+        .filter(|r| is_current(r, &current_hash) && r.code == eligible.code)
+        .flat_map(|r| r.failing_seeds.iter().copied())
+        .collect();
+    Some(ReviewOrigin {
+        patch_id: patch_id.to_string(),
+        code: code.to_string(),
+        code_base: eligible.code_base.map(str::to_string),
+        seeds,
+        authenticated,
+        waive,
+    })
+}
+
 /// Builds the citation, or says why not. Checks, in order: the writer is local; an expiry
 /// is given, is RFC 3339 and lies in the future; the receipts name one patch; the decision
 /// admitted; no current receipt of the patch disagrees with its rows; the patch has no open
@@ -157,7 +336,19 @@ pub struct CiteRequest<'a> {
 ///
 /// On success, also returns the review that was run (with the patch and code as origin), so
 /// that the caller prints the review the citation rests on.
+///
+/// This is the form over rows in memory; a caller that streams them runs [`cite_checks`],
+/// the review as a fold ([`CiteReview`]) and [`cite_written`], as this does.
 pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
+    let facts = req.facts();
+    let origin = cite_checks(&facts)?;
+    let review = review_in_memory(req.lines, req.expected, &origin, req.local_rows, true);
+    cite_written(&facts, &origin, review)
+}
+
+/// Every check of [`cite`] before the same-seed review, in its order; `Ok` is the review's
+/// origin (as [`review_origin`] gives it).
+pub fn cite_checks(req: &CiteFacts<'_>) -> Result<ReviewOrigin, CiteError> {
     if req.writer != Runner::Local {
         return Err(CiteError::NotLocal);
     }
@@ -174,24 +365,7 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
             now: format_rfc3339(req.now),
         });
     }
-    let mut patches: Vec<&str> = Vec::new();
-    for r in req.receipts {
-        if r.patch_id.is_empty() {
-            return Err(CiteError::Empty("patch_id"));
-        }
-        if !patches.contains(&r.patch_id) {
-            patches.push(r.patch_id);
-        }
-    }
-    let patch_id = match patches.as_slice() {
-        [] => return Err(CiteError::NoReceipts),
-        [one] => one.to_string(),
-        many => {
-            return Err(CiteError::SeveralPatches(
-                many.iter().map(|p| format!("`{p}`")).collect(),
-            ));
-        }
-    };
+    let patch_id = one_patch(req.receipts)?.to_string();
     let d = req.decision;
     if !d.admit {
         return Err(CiteError::NotAdmitted(d.reason.clone()));
@@ -251,20 +425,8 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
             files: open.join(", "),
         });
     }
-    let mine: Vec<&ReceiptFacts<'_>> = req
-        .receipts
-        .iter()
-        .filter(|r| r.property_id == property_id && r.status.is_freeze_eligible())
-        .collect();
-    // Backing a citation needs a positive match: the receipt's fixture hash is the current
-    // pin's and its code identity is the work tree's, both known.
-    let current_hash = seedledger_format::fixture_hash_from_pin(&req.expected.pin);
-    let is_current = |r: &ReceiptFacts<'_>| {
-        r.fixture_hash == Some(current_hash.as_str())
-            && r.code.is_some()
-            && r.code == r.current.code
-    };
-    let Some(eligible) = mine.iter().copied().find(|r| is_current(r)) else {
+    let (mine, eligible) = eligible_receipts(req.receipts, req.expected);
+    let Some(eligible) = eligible else {
         if let Some(r) = mine.iter().find(|r| r.code.is_none()) {
             return Err(CiteError::NoCodeIdentity(r.file.to_string()));
         }
@@ -288,39 +450,41 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
             },
         });
     };
+    if eligible.code.is_none() {
+        return Err(CiteError::NoCodeIdentity(eligible.file.to_string()));
+    }
     // The seeds a citation may name: those the patch's current eligible receipts of the
     // property failed on.
-    // Only receipts of the code the review is held at vouch for seeds: a receipt of other code
-    // would vouch for a seed whose local rows the review does not see.
-    let eligible_seeds: Vec<u64> = mine
-        .iter()
-        .filter(|r| is_current(r) && r.code == eligible.code)
-        .flat_map(|r| r.failing_seeds.iter().copied())
-        .collect();
-    let Some(code) = eligible.code else {
-        return Err(CiteError::NoCodeIdentity(eligible.file.to_string()));
-    };
-
-    let review = same_seed_review(
-        req.lines,
+    review_origin(
+        req.receipts,
         req.expected,
-        Some(Origin {
-            patch_id: &patch_id,
-            code,
-            local_rows: Some(req.local_rows),
-            seeds: Some(&eligible_seeds),
-            authenticated: req.roles_authenticated,
-        }),
+        req.roles_authenticated,
         req.waive_same_seed_review,
-    );
+    )
+    .ok_or_else(|| CiteError::NoCodeIdentity(eligible.file.to_string()))
+}
+
+/// The citation, once [`cite_checks`] gave `origin` and the review over the batch (with that
+/// origin) gave `review`: refused with the review's reason, else built.
+pub fn cite_written(
+    req: &CiteFacts<'_>,
+    origin: &ReviewOrigin,
+    review: Review,
+) -> Result<(Citation, Review), CiteError> {
     let pair = review.outcome.clone().map_err(|reason| CiteError::Review {
         reason,
         detail: review.detail.clone(),
     })?;
+    // `cite_checks` parsed the expiry already.
+    let expires = req
+        .expires_at
+        .map(str::trim)
+        .and_then(parse_rfc3339)
+        .unwrap_or(req.now);
     let citation = Citation {
         schema_version: CITATION_SCHEMA_VERSION,
-        patch_id,
-        property_id: property_id.clone(),
+        patch_id: origin.patch_id.clone(),
+        property_id: req.expected.property_id.clone(),
         property_digest: req.expected.digest.clone(),
         fixture_pin: req.expected.pin.clone(),
         bound: req.expected.bound.clone(),
@@ -335,13 +499,72 @@ pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
         } else {
             SameSeedReview::Passed
         },
-        code: code.to_string(),
-        code_base: eligible.code_base.map(str::to_string),
+        code: origin.code.clone(),
+        code_base: origin.code_base.clone(),
         expires_at: format_rfc3339(expires),
         written_at: format_rfc3339(req.now),
     };
     Ok((citation, review))
 }
+
+/// The review of [`cite`] over rows in memory, run as the fold a streaming caller runs:
+/// `local_rows` answers which local rows are citable (by fingerprint, as [`RowPrints`] does
+/// for a caller that keeps them on disk) and which seeds the patch's own runs ran.
+fn review_in_memory(
+    lines: &[WitnessLine],
+    expected: &Expected,
+    origin: &ReviewOrigin,
+    local_rows: &HashMap<String, WitnessRow>,
+    eager: bool,
+) -> Review {
+    let prints = RowPrints::new(local_rows.values().map(row_fingerprint).collect());
+    let known = |row: &WitnessRow| prints.contains(row_fingerprint(row));
+    let mut review = CiteReview::new(expected.clone(), origin.clone());
+    for row in local_rows.values() {
+        if row.property_id == expected.property_id
+            && row.patch_id.as_deref() == Some(origin.patch_id.as_str())
+            && row.code.as_deref() == Some(origin.code.as_str())
+        {
+            review.push_own(row.seed, row.verdict);
+        }
+    }
+    for line in lines {
+        if eager {
+            review.tally_and_join(line, known);
+        } else {
+            review.tally(line);
+        }
+    }
+    let mut fetch = match review.settled() {
+        Some(fetch) => fetch,
+        None => {
+            let mut join = review.join();
+            for line in lines {
+                join.push(line, known);
+            }
+            join.fetch()
+        }
+    };
+    for line in lines {
+        if fetch.done() {
+            break;
+        }
+        fetch.push(line);
+    }
+    fetch.finish()
+}
+
+/// [`cite`] with the review always in its two passes (the equivalence test runs both forms).
+#[cfg(test)]
+fn cite_in_two_passes(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
+    let facts = req.facts();
+    let origin = cite_checks(&facts)?;
+    let review = review_in_memory(req.lines, req.expected, &origin, req.local_rows, false);
+    cite_written(&facts, &origin, review)
+}
+
+#[cfg(test)]
+mod equivalence;
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,9 @@
 //!   budget passes) that switch the freeze path off while a patch has an open receipt.
 //! * [`same_seed_review`] is the separate review a citation needs after an admit: a fail
 //!   and a pass on the same seed, from the cited patch and code.
-//! * [`cite`] builds the citation a local caller may write after an admit and the review.
+//! * [`cite`] builds the citation a local caller may write after an admit and the review;
+//!   [`cite_checks`], [`CiteReview`] and [`cite_written`] are the same in steps, for a caller
+//!   that streams the rows (the citable local rows then kept as [`RowPrints`]).
 //! * [`merge_parts`] combines the part receipts of one property's split plan into one
 //!   receipt of the whole plan, or refuses parts that do not belong together.
 //! * [`citation_state`], [`receipt_retirement`] and [`honour`] say whether a written freeze
@@ -39,7 +41,11 @@ mod test_rng;
 mod verify;
 
 pub use authenticate::{authenticate, authenticate_line, authenticate_row};
-pub use cite::{CiteRequest, ReceiptFacts, RunEvidence, citable_evidence, cite};
+pub use cite::{
+    CiteFacts, CiteRequest, CiteReview, CiteReviewFetch, CiteReviewJoin, EditedRowFinder,
+    OfferedRuns, ReceiptFacts, ReviewOrigin, RowPrints, RunEvidence, citable_evidence, cite,
+    cite_checks, cite_written, edited_fingerprints, review_origin, row_fingerprint,
+};
 pub use close::{
     CloseStatus, Closing, close_ledger, close_ledger_bytes, close_ledger_explained,
     close_ledger_text, close_scan, close_view,

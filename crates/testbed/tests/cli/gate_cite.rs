@@ -1452,3 +1452,59 @@ fn cite_refuses_rows_of_a_run_whose_receipt_is_not_given() {
     );
     assert_eq!(p.store().len(), 1);
 }
+
+/// One run's receipt and rows copied into a second evidence directory: two receipts of one
+/// run refuse (exit 1); the copy's rows edited (a field no receipt records, so each receipt
+/// still agrees with its rows) is the evidence edited (exit 2), whichever form the rows are
+/// read in.
+#[test]
+fn cite_refuses_one_runs_rows_copied_and_edited_beside_another_receipt() {
+    let p = Patch::new();
+    p.receipt("a/r.json", json!({}));
+    p.dir.write_rows(
+        "w.jsonl",
+        &[
+            own_row(&p.dir, "a/r.json", FAILING),
+            p.row("w-remote-9", FAILING, "pass", "remote"),
+        ],
+    );
+    let witnesses = "order_total_nonneg.witness.jsonl";
+    p.dir.write("b/r.json", p.dir.read("a/r.json"));
+    p.dir.write(
+        &format!("b/{witnesses}"),
+        p.dir.read(&format!("a/{witnesses}")),
+    );
+    let run = p.cite(&["a/r.json", "b/r.json"], &["--expires-at", FUTURE]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("citation refused: two receipts name run `run-a-r`: a run has one receipt"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stderr.contains("the evidence was edited"),
+        "{}",
+        run.stderr
+    );
+
+    let rows = p.dir.read(&format!("b/{witnesses}"));
+    let mut lines: Vec<Value> = rows
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let edited = id_of(&lines[1]).to_string();
+    lines[1]["replayed_signature"] = json!("AssertionError");
+    p.dir.write_rows(&format!("b/{witnesses}"), &lines);
+    let run = p.cite(&["a/r.json", "b/r.json"], &["--expires-at", FUTURE]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains(&format!(
+            "error: two runs wrote rows named `{edited}`; witness ids are unique, so the evidence was edited"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(!p.dir.exists(STORE), "nothing written");
+}

@@ -1,0 +1,722 @@
+//! `gate cite` over streams (issue 12: the gate streams): the citable local rows as
+//! fingerprints, the check that no two runs wrote one id, and the same-seed review of a
+//! citation as a fold over the batch. What is kept is bounded by the failing seeds, never by
+//! the passing rows:
+//!
+//! * [`row_fingerprint`]: 128 bits of a row's every field; a local row of the batch is
+//!   citable when its fingerprint is one of the receipts' own rows' ([`RowPrints`]: 16 bytes
+//!   a row, which the caller may keep on disk and answer from there).
+//! * [`edited_fingerprints`] finds, in shares of at most `budget` pairs, the witness ids
+//!   (by [`crate::id_fingerprint`]) that the own rows give two different rows; only then does a
+//!   second pass through [`EditedRowFinder`] name the first row that really differs (so a
+//!   fingerprint collision changes nothing).
+//! * [`CiteReview`] (pass 1: the seeds of the fails that may be cited), [`CiteReviewJoin`]
+//!   (pass 2: per such seed, the index of the first row of each runner and verdict, among
+//!   the cited rows and among the others in scope: about 80 bytes a seed) and
+//!   [`CiteReviewFetch`] (pass 3, stopping as soon as it has them: the at most two rows the
+//!   review names). A caller that can say in pass 1 whether a local row is citable runs the
+//!   join there too, over the seeds a pair may be on ([`CiteReview::tally_and_join`]); pass
+//!   2 is then needed only when a cited fail lies on another seed and no pair was found
+//!   ([`CiteReview::settled`]), or with authenticated roles.
+
+use crate::decide::Expected;
+use crate::errors::CiteError;
+use crate::review::{CitedPair, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review};
+use seedledger_format::{Runner, Verdict, WitnessLine, WitnessRow};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
+
+use super::ReviewOrigin;
+
+/// 128 bits of every field of a row: equal rows have equal fingerprints; rows that differ in
+/// any field have different ones, short of a collision of two independent 64-bit SipHash
+/// states (std's `DefaultHasher::new()`, fixed keys: the same in every process of one build).
+pub fn row_fingerprint(row: &WitnessRow) -> u128 {
+    let mut a = std::collections::hash_map::DefaultHasher::new();
+    let mut b = std::collections::hash_map::DefaultHasher::new();
+    0xa5u8.hash(&mut b);
+    for h in [&mut a, &mut b] {
+        row.witness_id.hash(h);
+        row.property_id.hash(h);
+        row.property_digest.hash(h);
+        row.fixture_pin.hash(h);
+        row.bound.hash(h);
+        row.seed.hash(h);
+        (row.verdict == Verdict::Fail).hash(h);
+        row.signature.hash(h);
+        row.runner.hash(h);
+        row.freeze_writer.hash(h);
+        row.run_id.hash(h);
+        row.patch_id.hash(h);
+        row.code.hash(h);
+        row.replayed_signature.hash(h);
+    }
+    (u128::from(a.finish()) << 64) | u128::from(b.finish())
+}
+
+/// The fingerprints of the citable local rows, in memory, sorted: [`RowPrints::contains`]
+/// says whether a row equal to a given one is among them.
+#[derive(Debug, Clone, Default)]
+pub struct RowPrints(Vec<u128>);
+
+impl RowPrints {
+    pub fn new(mut prints: Vec<u128>) -> RowPrints {
+        prints.sort_unstable();
+        prints.dedup();
+        RowPrints(prints)
+    }
+
+    pub fn contains(&self, print: u128) -> bool {
+        self.0.binary_search(&print).is_ok()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The witness-id fingerprints ([`crate::id_fingerprint`]) that come with more than one row
+/// fingerprint among `count` pairs `(id, row)`: ids two runs may have written differently.
+/// `pass` gives a fresh iterator over all the pairs each time it is called; they are read in
+/// `ceil(count / budget)` passes, each keeping at most about `budget` of them.
+pub fn edited_fingerprints<I, E>(
+    count: u64,
+    budget: usize,
+    mut pass: impl FnMut() -> Result<I, E>,
+) -> Result<BTreeSet<u64>, E>
+where
+    I: Iterator<Item = Result<(u64, u128), E>>,
+{
+    let budget = budget.max(1) as u64;
+    let shares = count.div_ceil(budget).max(1);
+    let mut edited = BTreeSet::new();
+    for share in 0..shares {
+        let mut these: Vec<(u64, u128)> = Vec::new();
+        for pair in pass()? {
+            let pair = pair?;
+            if ((u128::from(pair.0) * u128::from(shares)) >> 64) as u64 == share {
+                these.push(pair);
+            }
+        }
+        these.sort_unstable();
+        these.dedup();
+        for w in these.windows(2) {
+            if w[0].0 == w[1].0 {
+                edited.insert(w[0].0);
+            }
+        }
+    }
+    Ok(edited)
+}
+
+/// The second pass of the check that no two runs wrote one witness id differently: push the
+/// own rows of every citable receipt again, receipt by receipt, in order; the first row whose
+/// id an earlier row (of any of them) has with other content is an error
+/// ([`CiteError::EditedRows`]). Only rows whose id fingerprint is `wanted`
+/// ([`edited_fingerprints`]) are kept.
+#[derive(Debug, Clone)]
+pub struct EditedRowFinder {
+    wanted: BTreeSet<u64>,
+    seen: HashMap<String, WitnessRow>,
+}
+
+impl EditedRowFinder {
+    pub fn new(wanted: BTreeSet<u64>) -> EditedRowFinder {
+        EditedRowFinder {
+            wanted,
+            seen: HashMap::new(),
+        }
+    }
+
+    /// Nothing can be found: no id was written twice differently.
+    pub fn done(&self) -> bool {
+        self.wanted.is_empty()
+    }
+
+    pub fn push(&mut self, row: &WitnessRow) -> Result<(), CiteError> {
+        if !self
+            .wanted
+            .contains(&crate::fold::id_fingerprint(&row.witness_id))
+        {
+            return Ok(());
+        }
+        if let Some(other) = self.seen.insert(row.witness_id.clone(), row.clone())
+            && other != *row
+        {
+            return Err(CiteError::EditedRows(row.witness_id.clone()));
+        }
+        Ok(())
+    }
+}
+
+/// No row (an empty slot).
+const NONE: u64 = u64::MAX;
+
+/// Per failing seed, the index of the first row of each kind (see [`CiteReviewJoin`]).
+const LOCAL_FAIL: usize = 0;
+const LOCAL_PASS: usize = 1;
+const REMOTE_FAIL: usize = 2;
+const REMOTE_PASS: usize = 3;
+/// A remote pass that answers the fail (with authenticated roles: it replayed a failure of
+/// the fails' signature).
+const REMOTE_ANSWER: usize = 4;
+/// A pass in scope that is not a cited row (another patch or code, a local row no run of
+/// the patch wrote), by runner.
+const OTHER_LOCAL_PASS: usize = 5;
+const OTHER_REMOTE_PASS: usize = 6;
+
+/// The same-seed review of a citation (the review [`super::cite`] runs, with an origin) as a
+/// fold: push every line of the batch ([`CiteReview::tally`]) and the seeds and verdicts of
+/// the rows the patch's own runs wrote ([`CiteReview::push_own`]: those of the current
+/// receipts, of the property, patch and code under review), then [`CiteReview::join`].
+///
+/// The batch must be one `decide_freeze` admits (a citation is reviewed only then): its fails
+/// in scope then carry one signature, the one a remote pass must have replayed when roles are
+/// authenticated.
+#[derive(Debug, Clone)]
+pub struct CiteReview {
+    expected: Expected,
+    origin: ReviewOrigin,
+    /// The seeds of the fails in scope of the patch and code (cited or not yet known to be).
+    failing: BTreeSet<u64>,
+    /// The signature of the first of them.
+    signature: Option<String>,
+    /// Per seed a pair may be on: the patch's own runs failed it, passed it.
+    own: BTreeMap<u64, [bool; 2]>,
+    /// The join of the first pass ([`CiteReview::tally_and_join`]), over the seeds a pair may
+    /// be on.
+    eager: Option<Box<CiteReviewJoin>>,
+}
+
+impl CiteReview {
+    pub fn new(expected: Expected, origin: ReviewOrigin) -> CiteReview {
+        CiteReview {
+            expected,
+            origin,
+            failing: BTreeSet::new(),
+            signature: None,
+            own: BTreeMap::new(),
+            eager: None,
+        }
+    }
+
+    /// Where the review looks.
+    pub fn origin(&self) -> &ReviewOrigin {
+        &self.origin
+    }
+
+    /// The row of a line in the review's scope (property id, digest, pin and bound as
+    /// expected; not a minting row).
+    fn in_scope<'l>(&self, line: &'l WitnessLine) -> Option<&'l WitnessRow> {
+        if line.remote_minting {
+            return None;
+        }
+        let r = line.row.as_ref().ok()?;
+        let e = &self.expected;
+        (r.property_id == e.property_id
+            && r.property_digest == e.digest
+            && r.fixture_pin == e.pin
+            && r.bound == e.bound)
+            .then_some(r)
+    }
+
+    /// The row carries the patch and code under review.
+    fn of_origin(&self, r: &WitnessRow) -> bool {
+        r.patch_id.as_deref() == Some(self.origin.patch_id.as_str())
+            && r.code.as_deref() == Some(self.origin.code.as_str())
+    }
+
+    /// The local row whose citability the join asks about (a local row in scope, of the
+    /// patch and code): a caller that answers from disk collects these, in batch order, in
+    /// the first pass.
+    pub fn wants_known<'l>(&self, line: &'l WitnessLine) -> Option<&'l WitnessRow> {
+        self.in_scope(line)
+            .filter(|r| r.runner == Runner::Local && self.of_origin(r))
+    }
+
+    /// First pass: one line of the batch.
+    pub fn tally(&mut self, line: &WitnessLine) {
+        let Some(r) = self.in_scope(line) else {
+            return;
+        };
+        if r.verdict == Verdict::Fail && self.of_origin(r) {
+            self.failing.insert(r.seed);
+            if self.signature.is_none() {
+                self.signature = Some(r.signature.clone());
+            }
+        }
+    }
+
+    /// A row one of the patch's own runs wrote (a current receipt's, of the property, patch
+    /// and code under review), by seed and verdict: a runner must be consistent on a seed
+    /// over these too. Any time before [`CiteReview::join`].
+    pub fn push_own(&mut self, seed: u64, verdict: Verdict) {
+        if self.origin.seeds.contains(&seed) {
+            self.own.entry(seed).or_default()[usize::from(verdict == Verdict::Pass)] = true;
+        }
+    }
+
+    /// The first pass when the caller can already say whether a local row is citable (the
+    /// rows of the receipts' runs held as [`RowPrints`]): [`CiteReview::tally`], and the join
+    /// of [`CiteReviewJoin::push`] over the seeds a pair may be on, so that a review the
+    /// first pass settles needs no second ([`CiteReview::settled`]). Push every line through
+    /// this or every line through [`CiteReview::tally`], not some of each.
+    pub fn tally_and_join(&mut self, line: &WitnessLine, known: impl FnOnce(&WitnessRow) -> bool) {
+        self.tally(line);
+        if self.origin.authenticated {
+            // A remote pass answers only a failure of the fails' signature, which the first
+            // pass may not know yet when it meets the pass: the second pass judges.
+            return;
+        }
+        if self.eager.is_none() {
+            // The seeds a pair may be on and the own rows' verdicts move into the join (and
+            // back, if a second pass is needed): held once.
+            let seeds = std::mem::take(&mut self.origin.seeds);
+            let review = CiteReview {
+                expected: self.expected.clone(),
+                failing: seeds.clone(),
+                origin: ReviewOrigin {
+                    seeds,
+                    ..self.origin.clone()
+                },
+                signature: None,
+                own: std::mem::take(&mut self.own),
+                eager: None,
+            };
+            self.eager = Some(Box::new(review.join()));
+        }
+        if let Some(eager) = &mut self.eager {
+            eager.push(line, known);
+        }
+    }
+
+    /// After a first pass through [`CiteReview::tally_and_join`]: the review's last step
+    /// when that pass settled it (a pair, a waived pair, no cited fail or pass — or any
+    /// outcome, when every cited fail is on a seed a pair may be on), else `None`, and the
+    /// review needs its second pass ([`CiteReview::join`]).
+    pub fn settled(&mut self) -> Option<CiteReviewFetch> {
+        let mut eager = self.eager.take()?;
+        if !eager.outside
+            || matches!(
+                eager.named(),
+                Named::Foreign | Named::Pair { .. } | Named::Waived { .. }
+            )
+        {
+            return Some(eager.fetch());
+        }
+        // Given back for the second pass.
+        self.origin.seeds = std::mem::take(&mut eager.review.origin.seeds);
+        self.own = std::mem::take(&mut eager.review.own);
+        None
+    }
+
+    /// Starts the second pass.
+    pub fn join(mut self) -> CiteReviewJoin {
+        self.eager = None;
+        let seeds: Vec<u64> = std::mem::take(&mut self.failing).into_iter().collect();
+        let first = vec![[NONE; 7]; seeds.len()];
+        CiteReviewJoin {
+            review: self,
+            seeds,
+            first,
+            index: 0,
+            in_scope: 0,
+            fails: 0,
+            passes: 0,
+            first_fail: [NONE; 2],
+            first_pass: [NONE; 2],
+            outside: false,
+        }
+    }
+}
+
+/// The review's second pass: push every line of the batch again, with whether it is a cited
+/// local row (asked only for [`CiteReview::wants_known`]'s rows), then
+/// [`CiteReviewJoin::fetch`].
+#[derive(Debug, Clone)]
+pub struct CiteReviewJoin {
+    review: CiteReview,
+    /// The seeds of [`CiteReview`]'s fails, sorted, and beside each the first index of each
+    /// kind of row on it.
+    seeds: Vec<u64>,
+    first: Vec<[u64; 7]>,
+    index: u64,
+    in_scope: u64,
+    /// The cited rows: fails, passes, and the first fail and pass of each runner.
+    fails: u64,
+    passes: u64,
+    first_fail: [u64; 2],
+    first_pass: [u64; 2],
+    /// A cited fail on a seed that is not among `seeds` (only in the first pass's join, over
+    /// the seeds a pair may be on): the refusal's detail then needs the second pass.
+    outside: bool,
+}
+
+fn runner_index(r: Runner) -> usize {
+    usize::from(r == Runner::Remote)
+}
+
+impl CiteReviewJoin {
+    /// Takes the next line; `known` says whether a local row of the patch and code in scope
+    /// is one of the rows the patch's own (current) runs wrote, equal in every field.
+    pub fn push(&mut self, line: &WitnessLine, known: impl FnOnce(&WitnessRow) -> bool) {
+        let index = self.index;
+        self.index += 1;
+        let Some(r) = self.review.in_scope(line) else {
+            return;
+        };
+        self.in_scope += 1;
+        let cited = self.review.of_origin(r) && (r.runner != Runner::Local || known(r));
+        let at = self.seeds.binary_search(&r.seed).ok();
+        let runner = runner_index(r.runner);
+        let set = |slot: &mut u64| {
+            if *slot == NONE {
+                *slot = index;
+            }
+        };
+        if !cited {
+            if r.verdict == Verdict::Pass
+                && let Some(at) = at
+            {
+                set(&mut self.first[at][OTHER_LOCAL_PASS + runner]);
+            }
+            return;
+        }
+        match r.verdict {
+            Verdict::Fail => {
+                self.fails += 1;
+                set(&mut self.first_fail[runner]);
+            }
+            Verdict::Pass => {
+                self.passes += 1;
+                set(&mut self.first_pass[runner]);
+            }
+        }
+        let Some(at) = at else {
+            self.outside |= r.verdict == Verdict::Fail;
+            return;
+        };
+        let slots = &mut self.first[at];
+        match (r.runner, r.verdict) {
+            (Runner::Local, Verdict::Fail) => set(&mut slots[LOCAL_FAIL]),
+            (Runner::Local, Verdict::Pass) => set(&mut slots[LOCAL_PASS]),
+            (Runner::Remote, Verdict::Fail) => set(&mut slots[REMOTE_FAIL]),
+            (Runner::Remote, Verdict::Pass) => {
+                set(&mut slots[REMOTE_PASS]);
+                if !self.review.origin.authenticated
+                    || r.replayed_signature.is_some()
+                        && r.replayed_signature == self.review.signature
+                {
+                    set(&mut slots[REMOTE_ANSWER]);
+                }
+            }
+        }
+    }
+
+    /// What the review names, by batch index.
+    fn named(&self) -> Named {
+        let slot = |i: u64| (i != NONE).then_some(i);
+        let review = &self.review;
+        if self.fails == 0 || self.passes == 0 {
+            Named::Foreign
+        } else {
+            // The pair: the first fail, in batch order, on a seed a receipt vouches for, whose
+            // runner fails that seed on every row (the patch's own runs' rows counting as
+            // local) while the other runner passes it on every row; with the other runner's
+            // first pass that answers it.
+            let mut pair: Option<(u64, Runner, u64, u64)> = None;
+            for (&seed, first) in self.seeds.iter().zip(&self.first) {
+                if !review.origin.seeds.contains(&seed) {
+                    continue;
+                }
+                let [own_fail, own_pass] = review.own.get(&seed).copied().unwrap_or_default();
+                for failing in [Runner::Local, Runner::Remote] {
+                    let (fail, pass, consistent) = match failing {
+                        Runner::Local => (
+                            first[LOCAL_FAIL],
+                            first[REMOTE_ANSWER],
+                            first[LOCAL_PASS] == NONE && first[REMOTE_FAIL] == NONE && !own_pass,
+                        ),
+                        Runner::Remote => (
+                            first[REMOTE_FAIL],
+                            first[LOCAL_PASS],
+                            first[REMOTE_PASS] == NONE && first[LOCAL_FAIL] == NONE && !own_fail,
+                        ),
+                    };
+                    let (Some(fail), Some(pass)) = (slot(fail), slot(pass)) else {
+                        continue;
+                    };
+                    if consistent && pair.is_none_or(|(_, _, f, _)| fail < f) {
+                        pair = Some((seed, failing, fail, pass));
+                    }
+                }
+            }
+            // With the review waived: the first fail with a pass from the other runner.
+            let across = [(0, 1), (1, 0)]
+                .into_iter()
+                .filter_map(|(x, y)| Some((slot(self.first_fail[x])?, slot(self.first_pass[y])?)))
+                .min();
+            match (pair, across) {
+                (Some((seed, failing, fail, pass)), _) => Named::Pair {
+                    seed,
+                    failing,
+                    fail,
+                    pass,
+                },
+                (None, Some((fail, pass))) if review.origin.waive => Named::Waived { fail, pass },
+                _ => {
+                    // A pass in scope, not cited, from the other runner on a failing seed.
+                    let mut elsewhere: Option<(u64, u64, u64)> = None;
+                    // The first fail with any cited pass on its seed.
+                    let mut same: Option<(u64, u64, Runner, u64, Runner)> = None;
+                    let earliest = |a: u64, b: u64| -> Option<(u64, Runner)> {
+                        match (slot(a), slot(b)) {
+                            (Some(a), Some(b)) if b < a => Some((b, Runner::Remote)),
+                            (Some(a), _) => Some((a, Runner::Local)),
+                            (None, Some(b)) => Some((b, Runner::Remote)),
+                            (None, None) => None,
+                        }
+                    };
+                    for (&seed, first) in self.seeds.iter().zip(&self.first) {
+                        for (fail, other) in [
+                            (first[LOCAL_FAIL], first[OTHER_REMOTE_PASS]),
+                            (first[REMOTE_FAIL], first[OTHER_LOCAL_PASS]),
+                        ] {
+                            if let (Some(f), Some(p)) = (slot(fail), slot(other))
+                                && elsewhere.is_none_or(|(_, g, _)| f < g)
+                            {
+                                elsewhere = Some((seed, f, p));
+                            }
+                        }
+                        if let (Some((f, fr)), Some((p, pr))) = (
+                            earliest(first[LOCAL_FAIL], first[REMOTE_FAIL]),
+                            earliest(first[LOCAL_PASS], first[REMOTE_PASS]),
+                        ) && same.is_none_or(|(_, g, ..)| f < g)
+                        {
+                            same = Some((seed, f, fr, p, pr));
+                        }
+                    }
+                    match (elsewhere, same) {
+                        (Some((seed, _, pass)), _) => Named::Elsewhere { seed, pass },
+                        (None, Some((seed, fail, fr, pass, pr))) => Named::SameRunner {
+                            seed,
+                            fail,
+                            fr,
+                            pass,
+                            pr,
+                        },
+                        (None, None) => Named::Nothing,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Which rows the review names; push the batch a third time into the result.
+    pub fn fetch(self) -> CiteReviewFetch {
+        let outcome = self.named();
+        let mut wanted = BTreeMap::new();
+        match outcome {
+            Named::Pair { fail, pass, .. }
+            | Named::Waived { fail, pass }
+            | Named::SameRunner { fail, pass, .. } => {
+                wanted.insert(fail, None);
+                wanted.insert(pass, None);
+            }
+            Named::Elsewhere { pass, .. } => {
+                wanted.insert(pass, None);
+            }
+            Named::Foreign | Named::Nothing => {}
+        }
+        let failing: Vec<u64> = self
+            .seeds
+            .iter()
+            .zip(&self.first)
+            .filter(|(_, f)| f[LOCAL_FAIL] != NONE || f[REMOTE_FAIL] != NONE)
+            .map(|(&s, _)| s)
+            .collect();
+        let shown: Vec<u64> = failing.iter().take(5).copied().collect();
+        CiteReviewFetch {
+            patch_id: self.review.origin.patch_id,
+            code: self.review.origin.code,
+            in_scope: self.in_scope,
+            fails: self.fails,
+            passes: self.passes,
+            failing_seeds: failing.len(),
+            shown,
+            outcome,
+            wanted,
+            index: 0,
+        }
+    }
+}
+
+/// What the review names, by batch index.
+#[derive(Debug, Clone, Copy)]
+enum Named {
+    /// No cited fail or no cited pass.
+    Foreign,
+    Pair {
+        seed: u64,
+        failing: Runner,
+        fail: u64,
+        pass: u64,
+    },
+    Waived {
+        fail: u64,
+        pass: u64,
+    },
+    /// No pair; a pass on a failing seed comes from another patch or code.
+    Elsewhere {
+        seed: u64,
+        pass: u64,
+    },
+    /// No pair; a fail and a cited pass share a seed, not across consistent runners.
+    SameRunner {
+        seed: u64,
+        fail: u64,
+        fr: Runner,
+        pass: u64,
+        pr: Runner,
+    },
+    Nothing,
+}
+
+/// The review's last step: the (at most two) rows it names, fetched by index in a third
+/// pass that stops as soon as they are in ([`CiteReviewFetch::done`]).
+#[derive(Debug, Clone)]
+pub struct CiteReviewFetch {
+    patch_id: String,
+    code: String,
+    in_scope: u64,
+    fails: u64,
+    passes: u64,
+    failing_seeds: usize,
+    /// The first five failing seeds, sorted.
+    shown: Vec<u64>,
+    outcome: Named,
+    wanted: BTreeMap<u64, Option<WitnessRow>>,
+    index: u64,
+}
+
+impl CiteReviewFetch {
+    /// Every row the review names is in: no more lines are needed.
+    pub fn done(&self) -> bool {
+        self.wanted.values().all(Option::is_some)
+    }
+
+    /// Takes the next line of the batch.
+    pub fn push(&mut self, line: &WitnessLine) {
+        self.push_at(self.index, line);
+    }
+
+    /// Takes the line at `index` in the batch (a caller that skips the lines no row it wants
+    /// is on: see [`CiteReviewFetch::missing`]).
+    pub fn push_at(&mut self, index: u64, line: &WitnessLine) {
+        self.index = index + 1;
+        if let Some(slot) = self.wanted.get_mut(&index)
+            && let Ok(row) = &line.row
+        {
+            *slot = Some(row.clone());
+        }
+    }
+
+    /// The batch indices of the rows still wanted, in order.
+    pub fn missing(&self) -> impl Iterator<Item = u64> + '_ {
+        self.wanted
+            .iter()
+            .filter(|(_, row)| row.is_none())
+            .map(|(&i, _)| i)
+    }
+
+    pub fn finish(self) -> Review {
+        let row = |i: u64| self.wanted.get(&i).and_then(Option::as_ref);
+        let pair = |fail: &WitnessRow, pass: &WitnessRow, seed: Option<u64>| CitedPair {
+            fail_id: fail.witness_id.clone(),
+            pass_id: pass.witness_id.clone(),
+            signature: fail.signature.clone(),
+            seed,
+        };
+        match self.outcome {
+            Named::Foreign => {
+                return Review {
+                    outcome: Err(REASON_FOREIGN_ROWS),
+                    detail: format!(
+                        "of {} rows in scope, {} fail and {} pass rows carry patch_id `{}` and code `{}`",
+                        self.in_scope, self.fails, self.passes, self.patch_id, self.code
+                    ),
+                };
+            }
+            Named::Pair {
+                seed,
+                failing,
+                fail,
+                pass,
+            } => {
+                if let (Some(f), Some(p)) = (row(fail), row(pass)) {
+                    return Review {
+                        outcome: Ok(pair(f, p, Some(seed))),
+                        detail: format!(
+                            "seed {seed}: `{}` ({failing}) failed and `{}` ({}) passed",
+                            f.witness_id, p.witness_id, p.runner
+                        ),
+                    };
+                }
+            }
+            Named::Waived { fail, pass } => {
+                if let (Some(f), Some(p)) = (row(fail), row(pass)) {
+                    return Review {
+                        outcome: Ok(pair(f, p, None)),
+                        detail: format!(
+                            "waived: no fail and pass share a seed; citing `{}` (seed {}) and `{}` (seed {})",
+                            f.witness_id, f.seed, p.witness_id, p.seed
+                        ),
+                    };
+                }
+            }
+            Named::Elsewhere { .. } | Named::SameRunner { .. } | Named::Nothing => {}
+        }
+        let shown: Vec<String> = self.shown.iter().map(u64::to_string).collect();
+        let mut detail = format!(
+            "{} fail rows on {} seeds ({}{}) and {} pass rows, none on a failing seed",
+            self.fails,
+            self.failing_seeds,
+            shown.join(", "),
+            if self.failing_seeds > 5 { ", ..." } else { "" },
+            self.passes
+        );
+        match self.outcome {
+            Named::Elsewhere { seed, pass } => {
+                if let Some(p) = row(pass) {
+                    detail.push_str(&format!(
+                        "; pass `{}` on seed {seed} comes from another patch or code",
+                        p.witness_id
+                    ));
+                }
+            }
+            Named::SameRunner {
+                seed,
+                fail,
+                fr,
+                pass,
+                pr,
+            } => {
+                if let (Some(f), Some(p)) = (row(fail), row(pass)) {
+                    detail.push_str(&format!(
+                        "; on seed {seed} the runners do not disagree consistently (fail `{}` from the {fr} runner, pass `{}` from the {pr} runner): a pair must span the two runners, each of them consistent",
+                        f.witness_id, p.witness_id
+                    ));
+                }
+            }
+            _ => {}
+        }
+        Review {
+            outcome: Err(REASON_NO_SAME_SEED),
+            detail,
+        }
+    }
+}
