@@ -26,7 +26,7 @@
 //! seed of the patch, and what `gate decide` keeps.
 
 use crate::gate::{MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, open_bounded};
-use crate::gate_stream::{Fingerprints, READ_BUFFER, stream};
+use crate::gate_stream::{Fingerprints, Pinned, READ_BUFFER, stream};
 use crate::trust::Roles;
 use anyhow::Context;
 use seedledger_format::{
@@ -455,6 +455,8 @@ pub struct Decided<'a> {
     pub culprit: Option<&'a Path>,
     /// The batch index of each file's first line.
     pub starts: Vec<usize>,
+    /// Each file as the first pass found it: the review's passes must find it so.
+    pub pinned: Pinned,
 }
 
 /// The first pass over the batch (and a second only when a witness id may repeat): decision
@@ -484,7 +486,8 @@ pub fn decide<'a>(
     let mut starts = Vec::with_capacity(files.len());
     let mut lines = 0usize;
     let mut kept: anyhow::Result<()> = Ok(());
-    stream(files, roles, &mut starts, |it| {
+    let mut pinned = Pinned::default();
+    stream(files, roles, &mut pinned, &mut starts, |it| {
         lines += 1;
         if let Some(fp) = state.push(it)
             && kept.is_ok()
@@ -515,7 +518,7 @@ pub fn decide<'a>(
     let mut finder = RepeatFinder::new(wanted, state.rejected_at());
     let mut repeat = None;
     if !finder.done() {
-        stream(files, roles, &mut Vec::new(), |it| {
+        stream(files, roles, &mut pinned, &mut Vec::new(), |it| {
             if let Some(r) = finder.push(it) {
                 repeat = Some(r);
             }
@@ -532,6 +535,7 @@ pub fn decide<'a>(
         lines,
         culprit,
         starts,
+        pinned,
     })
 }
 
@@ -539,6 +543,7 @@ pub fn decide<'a>(
 pub fn review(
     files: &[PathBuf],
     starts: &[usize],
+    pinned: &mut Pinned,
     roles: &Roles,
     mut review: CiteReview,
     known: &mut Known,
@@ -548,7 +553,7 @@ pub fn review(
         None => {
             let mut join = review.join();
             let mut failed: std::io::Result<()> = Ok(());
-            stream(files, roles, &mut Vec::new(), |it: &WitnessLine| {
+            stream(files, roles, pinned, &mut Vec::new(), |it: &WitnessLine| {
                 join.push(it, |row| match known.contains(row) {
                     Ok(yes) => yes,
                     Err(e) => {
@@ -570,7 +575,7 @@ pub fn review(
             continue;
         };
         let shown = path.display();
-        let (file, _) = open_bounded(path, "witness file", MAX_STREAMED_WITNESS_BYTES)?;
+        let (file, _) = pinned.open(path)?;
         let mut reader = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, file));
         let mut index = start;
         while index <= last

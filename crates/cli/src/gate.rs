@@ -887,6 +887,7 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
     x.notes(decided.lines, &decided.decision, decided.culprit);
     let decision = decided.decision;
     let starts = decided.starts;
+    let mut pinned = decided.pinned;
     let expected = &x.expected;
 
     for f in &facts {
@@ -940,6 +941,7 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             let reviewed = crate::cite_stream::review(
                 &args.expect.witnesses,
                 &starts,
+                &mut pinned,
                 &x.roles,
                 review,
                 known,

@@ -128,7 +128,8 @@ pub fn decide<'a>(
     let mut starts = Vec::with_capacity(files.len());
     let mut lines = 0usize;
     let mut kept: anyhow::Result<()> = Ok(());
-    stream(files, roles, &mut starts, |it| {
+    let mut pinned = Pinned::default();
+    stream(files, roles, &mut pinned, &mut starts, |it| {
         lines += 1;
         if let Some(fp) = state.push(it)
             && kept.is_ok()
@@ -150,7 +151,7 @@ pub fn decide<'a>(
         Err(tally)
     };
     if review.is_ok() || !finder.done() {
-        stream(files, roles, &mut Vec::new(), |it| {
+        stream(files, roles, &mut pinned, &mut Vec::new(), |it| {
             if let Some(r) = finder.push(it) {
                 repeat = Some(r);
             }
@@ -165,7 +166,7 @@ pub fn decide<'a>(
             // The rows the review names, by index: read until they are all in.
             let mut fetch = join.fetch();
             if !fetch.done() {
-                stream(files, roles, &mut Vec::new(), |it| {
+                stream(files, roles, &mut pinned, &mut Vec::new(), |it| {
                     fetch.push(it);
                     !fetch.done()
                 })?;
@@ -192,6 +193,7 @@ pub fn decide<'a>(
 pub(crate) fn stream(
     files: &[PathBuf],
     roles: &Roles,
+    pinned: &mut Pinned,
     starts: &mut Vec<usize>,
     mut each: impl FnMut(&WitnessLine) -> bool,
 ) -> anyhow::Result<()> {
@@ -199,7 +201,7 @@ pub(crate) fn stream(
     for path in files {
         starts.push(index);
         let shown = path.display();
-        let (file, _) = open_bounded(path, "witness file", MAX_STREAMED_WITNESS_BYTES)?;
+        let (file, len) = pinned.open(path)?;
         let mut reader = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, file));
         while let Some(it) = reader
             .next_line()
@@ -216,8 +218,68 @@ pub(crate) fn stream(
                 "cannot read witness file `{shown}`: it grew past the {MAX_STREAMED_WITNESS_BYTES} bytes a witness file may have"
             );
         }
+        if reader.bytes_read() != len {
+            bail!(Pinned::changed(path));
+        }
     }
     Ok(())
+}
+
+/// What each witness file was when a command first opened it (device, inode, size,
+/// modification time). The gate reads a batch more than once (a repeated id is confirmed, the
+/// review joins, the rows it names are fetched, by their place in the batch); a file that
+/// another process appends to or replaces between two reads, or while one is under way,
+/// would let one read judge rows another never saw. So every later open must find the file
+/// as it was, and a read to the end must have read exactly its size; else the command stops
+/// and says so.
+#[derive(Debug, Default)]
+pub(crate) struct Pinned(std::collections::HashMap<PathBuf, Stamp>);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+}
+
+impl Pinned {
+    /// Opens witness file `path` as `open_bounded` does, and checks that it is the file it
+    /// was when first opened. Returns the reader and the file's size.
+    pub(crate) fn open(
+        &mut self,
+        path: &Path,
+    ) -> anyhow::Result<(std::io::Take<std::fs::File>, u64)> {
+        use std::os::unix::fs::MetadataExt as _;
+        let (file, _) = open_bounded(path, "witness file", MAX_STREAMED_WITNESS_BYTES)?;
+        let meta = file
+            .get_ref()
+            .metadata()
+            .with_context(|| format!("cannot read witness file `{}`", path.display()))?;
+        let stamp = Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mtime: meta.mtime(),
+            mtime_nsec: meta.mtime_nsec(),
+        };
+        match self.0.get(path) {
+            Some(first) if *first != stamp => bail!(Pinned::changed(path)),
+            Some(_) => {}
+            None => {
+                self.0.insert(path.to_path_buf(), stamp);
+            }
+        }
+        Ok((file, stamp.len))
+    }
+
+    fn changed(path: &Path) -> String {
+        format!(
+            "witness file `{}` changed while the gate read it (it was written to or replaced between two reads): run the gate again once nothing writes to it",
+            path.display()
+        )
+    }
 }
 
 /// Rule 1's witness-id fingerprints: in memory up to `budget` ([`FINGERPRINT_BUDGET`]), then
@@ -297,7 +359,86 @@ impl Fingerprints {
 
 #[cfg(test)]
 mod tests {
-    use super::Fingerprints;
+    use super::{Fingerprints, Pinned, stream};
+    use crate::trust::Roles;
+    use std::io::Write as _;
+
+    const ROW: &str = "{\"witness_id\":\"w1\",\"seed\":1}\n";
+
+    fn append(path: &std::path::Path, text: &str) {
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    }
+
+    /// A file appended to between two reads of one command stops the second read, with a
+    /// message that names the file; an unchanged file reads again as often as asked.
+    #[test]
+    fn a_witness_file_changed_between_two_reads_stops_the_gate() {
+        let dir = tempfile::tempdir().unwrap();
+        let roles = Roles::load(dir.path()).unwrap();
+        let path = dir.path().join("w.witness.jsonl");
+        std::fs::write(&path, ROW.repeat(3)).unwrap();
+        let files = [path.clone()];
+        let mut pinned = Pinned::default();
+        for _ in 0..2 {
+            let mut n = 0;
+            stream(&files, &roles, &mut pinned, &mut Vec::new(), |_| {
+                n += 1;
+                true
+            })
+            .unwrap();
+            assert_eq!(n, 3);
+        }
+        append(&path, ROW);
+        let err = stream(&files, &roles, &mut pinned, &mut Vec::new(), |_| true).unwrap_err();
+        let message = format!("{err:#}");
+        assert!(
+            message.contains("changed while the gate read it"),
+            "{message}"
+        );
+        assert!(message.contains("w.witness.jsonl"), "{message}");
+        // A fresh command reads the file as it is now.
+        let mut n = 0;
+        stream(
+            &files,
+            &roles,
+            &mut Pinned::default(),
+            &mut Vec::new(),
+            |_| {
+                n += 1;
+                true
+            },
+        )
+        .unwrap();
+        assert_eq!(n, 4);
+    }
+
+    /// A file that grows while it is read (a run still appending) is not read as if it had
+    /// been whole: the read ends with the same refusal.
+    #[test]
+    fn a_witness_file_growing_while_read_stops_the_gate() {
+        let dir = tempfile::tempdir().unwrap();
+        let roles = Roles::load(dir.path()).unwrap();
+        let path = dir.path().join("w.witness.jsonl");
+        std::fs::write(&path, ROW.repeat(2)).unwrap();
+        let files = [path.clone()];
+        let mut grown = false;
+        let err = stream(
+            &files,
+            &roles,
+            &mut Pinned::default(),
+            &mut Vec::new(),
+            |_| {
+                if !grown {
+                    append(&path, &ROW.repeat(100_000));
+                    grown = true;
+                }
+                true
+            },
+        )
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("changed while the gate read it"));
+    }
 
     /// Past its budget the fingerprints go to a temporary file and are read back in shares;
     /// a repeat is found wherever it lies, and none is invented.

@@ -550,6 +550,9 @@ pub(crate) struct SinkState {
     /// Bytes appended since writeback was last started.
     unsynced: usize,
     mode: RowMode,
+    /// Where an append of `buf` that failed part way (a full disk, an I/O error) had started:
+    /// the next append of `buf` completes it instead of writing again what reached the file.
+    retry_at: Option<u64>,
 }
 
 /// Writeback of the witness file is started every this many bytes appended (see
@@ -561,16 +564,34 @@ impl SinkState {
     /// Appends the buffered rows (one locked append) and clears the buffer.
     fn append(&mut self) -> io::Result<()> {
         let SinkState {
-            buf, writer, mode, ..
+            buf,
+            writer,
+            mode,
+            retry_at,
+            ..
         } = self;
-        match mode {
-            RowMode::Shared(slot) => {
-                // The offset is recorded before the `write`: dying in the middle of it, the
-                // supervisor still finds exactly what reached the file.
-                writer.append_raw_noting(buf, |at| slot.appending(at))?;
-                slot.appended();
+        if let Some(at) = *retry_at {
+            // An earlier append of these rows failed part way: what of them reached the file
+            // is kept, only the rest is written (no row twice).
+            writer.complete_append(Some(at), buf)?;
+        } else {
+            let mut started = None;
+            // The offset is recorded before the `write`: dying in the middle of it, the
+            // supervisor still finds exactly what reached the file.
+            let res = writer.append_raw_noting(buf, |at| {
+                started = Some(at);
+                if let RowMode::Shared(slot) = mode {
+                    slot.appending(at);
+                }
+            });
+            if let Err(e) = res {
+                *retry_at = started;
+                return Err(e);
             }
-            RowMode::Batched | RowMode::EachRow => writer.append_raw(buf)?,
+        }
+        *retry_at = None;
+        if let RowMode::Shared(slot) = mode {
+            slot.appended();
         }
         self.appended();
         Ok(())
@@ -630,6 +651,7 @@ impl RowSink {
                 writer,
                 unsynced: 0,
                 mode,
+                retry_at: None,
             }),
         })
     }

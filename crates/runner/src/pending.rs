@@ -221,7 +221,10 @@ impl PendingRows {
     }
 
     /// The supervisor's side, once the worker is gone: the rows of every claimed slot that
-    /// holds any (runs that had not appended all their rows), in slot order.
+    /// holds any (runs that had not appended all their rows), in slot order. Call it only
+    /// when no run writes the slots any more (the worker process has exited, or, in one
+    /// process, every run that claimed a slot has ended): it reads the slots' bytes as they
+    /// are, and a run still copying a row into them would race with it.
     pub fn pending(&self) -> Vec<Pending> {
         use std::os::unix::ffi::OsStrExt;
         (0..self.slots)

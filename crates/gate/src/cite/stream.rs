@@ -29,11 +29,26 @@ use std::hash::{Hash, Hasher};
 use super::ReviewOrigin;
 
 /// 128 bits of every field of a row: equal rows have equal fingerprints; rows that differ in
-/// any field have different ones, short of a collision of two independent 64-bit SipHash
-/// states (std's `DefaultHasher::new()`, fixed keys: the same in every process of one build).
+/// any field have different ones, short of a collision of two 64-bit SipHash states.
+///
+/// A fingerprint stands for a row when the review asks whether a local row is one of the
+/// receipts' own, so its keys are secret: drawn at random once per process (std's
+/// `RandomState`), never the fixed keys of `DefaultHasher::new()`, with which anyone could
+/// search offline for an edited row that hashes like a genuine one. Fingerprints are
+/// therefore comparable within one process only, which is all they are used for (they are
+/// never written anywhere another process reads).
 pub fn row_fingerprint(row: &WitnessRow) -> u128 {
-    let mut a = std::collections::hash_map::DefaultHasher::new();
-    let mut b = std::collections::hash_map::DefaultHasher::new();
+    use std::hash::BuildHasher as _;
+    static KEYS: std::sync::OnceLock<[std::collections::hash_map::RandomState; 2]> =
+        std::sync::OnceLock::new();
+    let [ka, kb] = KEYS.get_or_init(|| {
+        [
+            std::collections::hash_map::RandomState::new(),
+            std::collections::hash_map::RandomState::new(),
+        ]
+    });
+    let mut a = ka.build_hasher();
+    let mut b = kb.build_hasher();
     0xa5u8.hash(&mut b);
     for h in [&mut a, &mut b] {
         row.witness_id.hash(h);
