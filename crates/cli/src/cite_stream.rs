@@ -102,6 +102,21 @@ impl OwnRecord {
 const TEMP: &str = "cannot write the fingerprints of the receipts' rows to a temporary file";
 const TEMP_READ: &str = "cannot read back the fingerprints of the receipts' rows";
 
+/// Reads a file from `at` on by position (`pread`), leaving the descriptor's offset alone.
+struct ReadAt {
+    file: File,
+    at: u64,
+}
+
+impl std::io::Read for ReadAt {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt as _;
+        let n = self.file.read_at(buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
 /// The rows of the citable receipts' runs, as records in an anonymous temporary file.
 pub struct OwnRows {
     out: BufWriter<File>,
@@ -149,8 +164,12 @@ impl OwnRows {
         &mut self,
     ) -> anyhow::Result<impl Iterator<Item = std::io::Result<OwnRecord>> + use<>> {
         self.out.flush().context(TEMP)?;
-        let mut file = self.out.get_ref().try_clone().context(TEMP_READ)?;
-        file.seek(SeekFrom::Start(0)).context(TEMP_READ)?;
+        // Read by position: a cloned descriptor shares the file offset the writer appends
+        // at, which a seek here would move.
+        let file = ReadAt {
+            file: self.out.get_ref().try_clone().context(TEMP_READ)?,
+            at: 0,
+        };
         let mut reader =
             BufReader::with_capacity(READ_BUFFER, file).take(self.count * RECORD as u64);
         Ok(std::iter::from_fn(move || {
@@ -612,6 +631,25 @@ mod tests {
             code: Some("diff:c0de".to_string()),
             replayed_signature: None,
         }
+    }
+
+    /// Reading the records back (even in part) does not move where the next ones are
+    /// written: records pushed after a read follow the earlier ones.
+    #[test]
+    fn records_pushed_after_a_read_follow_the_earlier_ones() {
+        // More records than one read buffer holds, so that the first read stops inside.
+        let n = (READ_BUFFER / RECORD) as u64 * 2;
+        let mut own = OwnRows::new().unwrap();
+        for seed in 0..n {
+            own.push(0, &row("w", seed, Verdict::Pass)).unwrap();
+        }
+        let first = own.records().unwrap().next().unwrap().unwrap();
+        assert_eq!(first.seed, 0);
+        for seed in n..n + 2 {
+            own.push(1, &row("w", seed, Verdict::Fail)).unwrap();
+        }
+        let seeds: Vec<u64> = own.records().unwrap().map(|r| r.unwrap().seed).collect();
+        assert_eq!(seeds, (0..n + 2).collect::<Vec<u64>>());
     }
 
     /// The records read back are the rows written (less the ones truncated away); the rows

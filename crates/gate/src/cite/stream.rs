@@ -270,6 +270,11 @@ impl CiteReview {
     /// and code under review), by seed and verdict: a runner must be consistent on a seed
     /// over these too. Any time before [`CiteReview::join`].
     pub fn push_own(&mut self, seed: u64, verdict: Verdict) {
+        if let Some(eager) = &mut self.eager {
+            // The first pass's join holds the seeds and the own rows' verdicts now.
+            eager.review.push_own(seed, verdict);
+            return;
+        }
         if self.origin.seeds.contains(&seed) {
             self.own.entry(seed).or_default()[usize::from(verdict == Verdict::Pass)] = true;
         }
