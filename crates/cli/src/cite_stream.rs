@@ -26,7 +26,7 @@
 //! seed of the patch, and what `gate decide` keeps.
 
 use crate::gate::{MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, open_bounded};
-use crate::gate_stream::{Fingerprints, Pinned, READ_BUFFER, stream};
+use crate::gate_stream::{Fingerprints, Pinned, READ_BUFFER, all_readable, culprit, stream};
 use crate::trust::Roles;
 use anyhow::Context;
 use seedledger_format::{
@@ -488,18 +488,7 @@ pub fn decide<'a>(
     offered: &mut OfferedRuns,
     mut review: Option<(&mut CiteReview, &mut Known)>,
 ) -> anyhow::Result<Decided<'a>> {
-    let mut unreadable = Vec::new();
-    for file in files {
-        if let Err(e) = open_bounded(file, "witness file", MAX_STREAMED_WITNESS_BYTES) {
-            unreadable.push(format!("{e:#}"));
-        }
-    }
-    if let Some(last) = unreadable.pop() {
-        for message in unreadable {
-            errln!("error: {message}");
-        }
-        anyhow::bail!(last);
-    }
+    all_readable(files)?;
     let mut state = DecideState::new(expected.clone());
     let mut fingerprints = Fingerprints::default();
     let mut starts = Vec::with_capacity(files.len());
@@ -545,10 +534,7 @@ pub fn decide<'a>(
         })?;
     }
     let decision = state.finish(repeat);
-    let culprit = decision.rejected_row.and_then(|index| {
-        let file = starts.iter().rposition(|&start| start <= index)?;
-        files.get(file).map(PathBuf::as_path)
-    });
+    let culprit = culprit(files, &starts, decision.rejected_row);
     Ok(Decided {
         decision,
         lines,

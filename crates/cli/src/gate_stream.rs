@@ -108,18 +108,7 @@ pub fn decide<'a>(
     expected: &Expected,
     roles: &Roles,
 ) -> anyhow::Result<Decided<'a>> {
-    let mut unreadable = Vec::new();
-    for file in files {
-        if let Err(e) = open_bounded(file, "witness file", MAX_STREAMED_WITNESS_BYTES) {
-            unreadable.push(format!("{e:#}"));
-        }
-    }
-    if let Some(last) = unreadable.pop() {
-        for message in unreadable {
-            errln!("error: {message}");
-        }
-        bail!(last);
-    }
+    all_readable(files)?;
 
     let mut state = DecideState::new(expected.clone());
     let mut tally = ReviewTally::new(expected.clone());
@@ -176,16 +165,43 @@ pub fn decide<'a>(
         Err(tally) => tally.finish(),
     };
     let decision = state.finish(repeat);
-    let culprit = decision.rejected_row.and_then(|index| {
-        let file = starts.iter().rposition(|&start| start <= index)?;
-        files.get(file).map(PathBuf::as_path)
-    });
+    let culprit = culprit(files, &starts, decision.rejected_row);
     Ok(Decided {
         decision,
         review,
         lines,
         culprit,
     })
+}
+
+/// Checks that every witness file of a batch can be read before any is: all that cannot
+/// are named (the last in the error, the others on stderr).
+pub(crate) fn all_readable(files: &[PathBuf]) -> anyhow::Result<()> {
+    let mut unreadable = Vec::new();
+    for file in files {
+        if let Err(e) = open_bounded(file, "witness file", MAX_STREAMED_WITNESS_BYTES) {
+            unreadable.push(format!("{e:#}"));
+        }
+    }
+    if let Some(last) = unreadable.pop() {
+        for message in unreadable {
+            errln!("error: {message}");
+        }
+        bail!(last);
+    }
+    Ok(())
+}
+
+/// The file of the batch's row at `row` (`starts`: the batch index of each file's first
+/// line): the file a rule-1 refusal names.
+pub(crate) fn culprit<'a>(
+    files: &'a [PathBuf],
+    starts: &[usize],
+    row: Option<usize>,
+) -> Option<&'a Path> {
+    let row = row?;
+    let file = starts.iter().rposition(|&start| start <= row)?;
+    files.get(file).map(PathBuf::as_path)
 }
 
 /// Reads every line of every file in order, authenticated by `roles`, into `each`, until it
