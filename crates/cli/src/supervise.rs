@@ -22,7 +22,8 @@
 //! by descriptor (hidden `--pending-rows-fd`, the runner's `PendingRows`), and the
 //! supervisor appends them first, under the witness file's lock and checked against its
 //! end (a batch the worker died in the middle of is completed, never doubled). Where there
-//! is no such mapping (not Linux), the worker appends each row as its trial finishes.
+//! is no such mapping (it cannot be created or mapped), the worker appends each row as its
+//! trial finishes.
 //!
 //! Exit status: as an unsupervised run for a run that ends normally; 1 when a property's trial
 //! (or shrink) ended the process — a crash is a failed property; 2 when the worker died
@@ -147,8 +148,8 @@ fn run_worker(
             emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
         });
     // The rows not yet appended live in the mapping the supervisor shares, which it appends
-    // itself if this process dies: rows go in 64 KiB batches. Without one (no memfd, or it
-    // cannot be mapped) each row is appended as its trial finishes, which keeps the same
+    // itself if this process dies: rows go in 64 KiB batches. Without one (it could not be
+    // created or mapped) each row is appended as its trial finishes, which keeps the same
     // promise at a few microseconds a trial.
     if let Some(rows) = pending_rows.and_then(|fd| PendingRows::from_fd(fd).ok()) {
         control = control.pending_rows(Arc::new(rows));
@@ -319,7 +320,7 @@ fn supervise(
     };
     let handle = signals.handle();
     // One slot per run that may be under way at once (see the runner's `PendingRows`).
-    // Without it (not Linux) the worker appends each row as its trial finishes.
+    // Without it (it cannot be created) the worker appends each row as its trial finishes.
     let pending = PendingRows::create(jobs.clamp(1, selected.len().max(1))).ok();
     let mut command = Command::new(&exe);
     command

@@ -5,7 +5,8 @@
 //! signal) would lose the rows of the finished trials still in its buffer; a supervisor
 //! that then appends the crashed trial's row after them would leave a gap. So under
 //! supervision each run's buffer is mirrored into a memory mapping the supervisor shares
-//! (a `memfd` it creates and hands to the worker by descriptor; Linux only):
+//! (a `memfd` on Linux, an unlinked temporary file on other Unix systems, that it creates
+//! and hands to the worker by descriptor):
 //!
 //! * the mapping holds one slot per run that may be under way at once; a run claims a free
 //!   slot and writes there its run id and witness file's path;
@@ -98,30 +99,33 @@ pub struct Pending {
 impl PendingRows {
     /// A new shared mapping with room for `runs` runs at once (the supervisor's side; the
     /// descriptor, [`PendingRows::fd`], is closed on exec: pass it on explicitly).
-    /// `Unsupported` where there is no `memfd` (not Linux).
     pub fn create(runs: usize) -> std::io::Result<PendingRows> {
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::FromRawFd;
-            // SAFETY: a NUL-terminated name; the call returns a new descriptor or -1.
-            let fd = unsafe { libc::memfd_create(c"seedledger-rows".as_ptr(), libc::MFD_CLOEXEC) };
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // SAFETY: `fd` was just created and is owned by nobody else.
-            let file = unsafe { File::from_raw_fd(fd) };
-            let slots = runs.clamp(1, MAX_SLOTS);
-            file.set_len((slots * SLOT) as u64)?;
-            PendingRows::map(file)
+        let file = PendingRows::shared_file()?;
+        let slots = runs.clamp(1, MAX_SLOTS);
+        file.set_len((slots * SLOT) as u64)?;
+        PendingRows::map(file)
+    }
+
+    /// The file behind the mapping, close-on-exec. Linux: a `memfd` (memory only, no name
+    /// anywhere).
+    #[cfg(target_os = "linux")]
+    fn shared_file() -> std::io::Result<File> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: a NUL-terminated name; the call returns a new descriptor or -1.
+        let fd = unsafe { libc::memfd_create(c"seedledger-rows".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
         }
-        #[cfg(not(target_os = "linux"))]
-        {
-            let _ = runs;
-            Err(std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "no memfd on this system",
-            ))
-        }
+        // SAFETY: `fd` was just created and is owned by nobody else.
+        Ok(unsafe { File::from_raw_fd(fd) })
+    }
+
+    /// The file behind the mapping, close-on-exec. Other Unix systems: a temporary file
+    /// unlinked at once (`tempfile::tempfile`), which lives as long as a descriptor or a
+    /// mapping of it does.
+    #[cfg(not(target_os = "linux"))]
+    fn shared_file() -> std::io::Result<File> {
+        tempfile::tempfile()
     }
 
     /// The worker's side: the mapping behind descriptor `fd`, which the supervisor created
@@ -337,9 +341,22 @@ mod tests {
 
     #[test]
     fn rows_of_a_slot_are_read_back_and_completed_once() {
+        slots_read_back_and_complete_once(PendingRows::create(2).unwrap());
+    }
+
+    /// The same over an unlinked temporary file, the mapping other Unix systems get.
+    #[test]
+    fn rows_of_a_slot_in_a_temporary_file_are_read_back_and_completed_once() {
+        let file = tempfile::tempfile().unwrap();
+        file.set_len((2 * SLOT) as u64).unwrap();
+        slots_read_back_and_complete_once(PendingRows::map(file).unwrap());
+    }
+
+    #[allow(clippy::unwrap_used)] // a test's helper (clippy allows unwrap in `#[test]` only)
+    fn slots_read_back_and_complete_once(rows: PendingRows) {
         let dir = tempfile::tempdir().unwrap();
         let witness = dir.path().join("w.jsonl");
-        let rows = Arc::new(PendingRows::create(2).unwrap());
+        let rows = Arc::new(rows);
         let mut a = rows.claim("run-a", &witness).unwrap();
         let mut b = rows.claim("run-b", &witness).unwrap();
         assert!(rows.claim("run-c", &witness).is_none(), "two slots only");

@@ -353,8 +353,8 @@ fn mean_lengths(samples: u64) -> Result<[f64; 5], String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rows {
     /// As `prop run`'s worker writes them: 64 KiB batches, each row also committed to the
-    /// mapping its supervisor shares (`RunControl::pending_rows`; where there is no memfd,
-    /// one locked append per row, which is what `prop run` then does).
+    /// mapping its supervisor shares (`RunControl::pending_rows`; where the mapping cannot be
+    /// made, one locked append per row, which is what `prop run` then does).
     PropRun,
     /// A library caller's `run_property`: 64 KiB batches, nothing shared.
     Batched,
@@ -597,7 +597,7 @@ impl Bench {
                 ),
                 (
                     format!(
-                        "  per-row appends instead (no memfd), extra, seeds {DEFAULT_BASE_SEED}..={n}"
+                        "  per-row appends instead (no mapping), extra, seeds {DEFAULT_BASE_SEED}..={n}"
                     ),
                     each_row_ns,
                 ),
