@@ -1005,4 +1005,85 @@ mod tests {
         );
         assert_eq!(f.row(3, None).unwrap().witness_id, "w-run\"1-3");
     }
+
+    /// A batch whose append fails part way (a file-size limit: a short `write`, then
+    /// `EFBIG`, as a full disk would) is completed by the next append — `finish` — and no
+    /// row is written twice. Run in a child process: the limit is the process's.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_batch_cut_by_a_write_error_is_completed_not_doubled() {
+        const CHILD: &str = "SEEDLEDGER_TEST_CUT_APPEND";
+        if let Some(dir) = std::env::var_os(CHILD) {
+            cut_append_in_this_process(Path::new(&dir));
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "ledger::tests::a_batch_cut_by_a_write_error_is_completed_not_doubled",
+                "--test-threads",
+                "1",
+            ])
+            .env(CHILD, dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success(), "{status}");
+        let written = std::fs::read(dir.path().join("w.jsonl")).unwrap();
+        let expected = std::fs::read(dir.path().join("expected")).unwrap();
+        assert!(written.len() > 100_000, "the limit was passed");
+        assert_eq!(
+            String::from_utf8_lossy(&written),
+            String::from_utf8_lossy(&expected)
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[allow(clippy::unwrap_used)] // a test's helper (clippy allows unwrap in `#[test]` only)
+    fn cut_append_in_this_process(dir: &Path) {
+        let path = dir.join("w.jsonl");
+        let (digest, pin) = ("d".repeat(64), "p".repeat(64));
+        let cx = RowContext {
+            run_id: "run-1",
+            property_id: "p",
+            digest: &digest,
+            pin: &pin,
+            bound: "b",
+            runner: Runner::Local,
+            patch_id: "local",
+            code: None,
+            signer: None,
+            replayed_signature: None,
+        };
+        let sink = RowSink::open(&path, WitnessFormatter::new(&cx), RowMode::Batched).unwrap();
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: plain system calls on this (child) process's own limits and signals.
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            assert_eq!(libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit), 0);
+        }
+        let before = limit;
+        limit.rlim_cur = 100_000;
+        // SAFETY: as above.
+        unsafe { assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &limit), 0) };
+        let mut all = Vec::new();
+        let mut failed = false;
+        for seed in 1..=2000u64 {
+            WitnessFormatter::new(&cx).push_row(&mut all, seed, None);
+            if sink.push(seed, None).is_err() {
+                failed = true;
+                break;
+            }
+        }
+        assert!(failed, "an append passed the limit");
+        let cut = std::fs::metadata(&path).unwrap().len();
+        assert_eq!(cut, 100_000, "the failed append wrote part of its batch");
+        // SAFETY: as above (back to the limit the process had).
+        unsafe { assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &before), 0) };
+        sink.finish().unwrap();
+        std::fs::write(dir.join("expected"), &all).unwrap();
+    }
 }
