@@ -5,7 +5,9 @@
 //! some with seeds from 10^7, 10^15 or near 2^64 (longer attempted-seed entries, stored
 //! with wider single instructions, see the runner's `ledger.rs`), some with the seeds of
 //! each property on 2 or 4 workers (`--seed-jobs`) — and
-//! sends SIGKILL to the whole group after a random delay,
+//! sends SIGKILL to the whole group after a random delay — or, in one round in three, to the
+//! supervised run process alone, the supervisor living on to append the rows the run process
+//! had not and its crash row —
 //! and then reads every receipt the round left:
 //!
 //! * it parses (valid JSON with its decision fields) — the receipt is valid at every instant;
@@ -13,7 +15,11 @@
 //! * it agrees with its run's witness rows (`verify_receipt`: the rows are a prefix of the
 //!   attempted seeds for an open receipt, exactly them for a closed one);
 //! * it closes `freeze_eligible` only when its run really finished, shrinking included
-//!   (`stopped_early: false`, `shrink_status: done`).
+//!   (`stopped_early: false`, `shrink_status: done`);
+//! * after a kill of the run process alone, its run's rows cover every attempted seed but
+//!   the trial under way (with `--seed-jobs`: but the trials not yet committed, at most
+//!   `seedledger_runner::SEED_JOBS_WINDOW` plus the workers): the supervisor lost no row of
+//!   a committed trial.
 //!
 //! Deterministic in its choices (a seed), not in its timing: the kill instants land wherever
 //! the machine happens to be. Exit 0 when every receipt of every round passed, 1 otherwise.
@@ -156,6 +162,7 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
     let span = u64::try_from(full.as_millis()).unwrap_or(u64::MAX).max(1);
     let mut statuses: BTreeMap<&'static str, u64> = BTreeMap::new();
     let (mut receipts, mut problems, mut finished_first) = (0u64, 0u64, 0u64);
+    let mut workers_killed = 0u64;
     for round in 0..args.kills {
         let out = args.work.join(format!("round-{round}"));
         let _ = std::fs::remove_dir_all(&out);
@@ -167,6 +174,7 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
             base_seed: BASE_SEEDS[choices.below(BASE_SEEDS.len() as u64) as usize],
             seed_jobs: [1, 1, 2, 4][choices.below(4) as usize],
         };
+        let worker_only = choices.below(3) == 0;
         let mut child = match start(&out, bug, shrink, isolate, plan) {
             Ok(child) => child,
             Err(e) => {
@@ -178,19 +186,45 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
         if matches!(child.try_wait(), Ok(Some(_))) {
             finished_first += 1;
         }
+        // The run process alone, when it is there (not yet started, or gone: the group).
+        let worker_killed = worker_only && kill_worker(&child);
+        if worker_killed {
+            workers_killed += 1;
+            let waited = Instant::now();
+            while matches!(child.try_wait(), Ok(None)) && waited.elapsed() < SUPERVISOR_GRACE {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if matches!(child.try_wait(), Ok(None)) {
+                problems += 1;
+                errln!(
+                    "FAIL round {round}: the supervisor had not ended {} s after its run process was killed",
+                    SUPERVISOR_GRACE.as_secs()
+                );
+            }
+        }
         kill_group(&mut child);
         let _ = child.wait();
         // A round killed before its directory existed left nothing to read.
         for file in crate::prop::receipt_files(&out).unwrap_or_default() {
             receipts += 1;
-            match check(&file) {
+            let recovered = if worker_killed {
+                check_recovered(&file, plan.seed_jobs)
+            } else {
+                Ok(())
+            };
+            match recovered.and_then(|()| check(&file)) {
                 Ok(status) => *statuses.entry(status.as_str()).or_default() += 1,
                 Err(why) => {
                     problems += 1;
                     errln!(
-                        "FAIL round {round} (bug {bug}, shrink {shrink}, isolate {isolate}, base seed {}, seed jobs {}, killed after {} ms): `{}`: {why}",
+                        "FAIL round {round} (bug {bug}, shrink {shrink}, isolate {isolate}, base seed {}, seed jobs {}, {} killed after {} ms): `{}`: {why}",
                         plan.base_seed,
                         plan.seed_jobs,
+                        if worker_killed {
+                            "run process"
+                        } else {
+                            "group"
+                        },
                         delay.as_millis(),
                         file.display()
                     );
@@ -200,7 +234,7 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
     }
     let shown: Vec<String> = statuses.iter().map(|(s, n)| format!("{s} {n}")).collect();
     outln!(
-        "campaign kill: {} rounds ({finished_first} finished before the kill), {receipts} receipts: {problems} problems; statuses: {}",
+        "campaign kill: {} rounds ({finished_first} finished before the kill, {workers_killed} killed in the run process alone), {receipts} receipts: {problems} problems; statuses: {}",
         args.kills,
         shown.join(", ")
     );
@@ -226,6 +260,77 @@ fn kill_group(child: &mut std::process::Child) {
         }
     }
     let _ = child.kill();
+}
+
+/// How long a supervisor may take to append what its killed run process left and end.
+const SUPERVISOR_GRACE: Duration = Duration::from_secs(60);
+
+/// SIGKILL to the supervised run process of `prop run` (the supervisor's child started with
+/// `--supervised-worker`) alone. False when there is none to kill.
+fn kill_worker(supervisor: &std::process::Child) -> bool {
+    let Ok(found) = Command::new("pgrep")
+        .args([
+            "-P",
+            &supervisor.id().to_string(),
+            "-f",
+            // (the pattern without its dashes: pgrep would read them as an option)
+            "supervised-worker",
+        ])
+        .stderr(Stdio::null())
+        .output()
+    else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&found.stdout);
+    let Some(pid) = text.split_whitespace().next() else {
+        return false;
+    };
+    Command::new("kill")
+        .args(["-KILL", pid])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// After a kill of the run process alone: the rows of the receipt's run cover its attempted
+/// seeds but the trial under way (the supervisor appended the rows of every committed one;
+/// when the culprit is certain it also wrote the crash row). With `--seed-jobs`, outcomes are
+/// committed in plan order, so the trials that finished ahead of an earlier one still
+/// running die uncommitted: up to the window and the workers.
+fn check_recovered(file: &Path, seed_jobs: usize) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read: {e}"))?;
+    let receipt = Receipt::parse(&text).map_err(|e| format!("not a receipt: {e}"))?;
+    if !receipt.stopped_early {
+        return Ok(());
+    }
+    let rows_file = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
+    let rows = std::fs::read(&rows_file).unwrap_or_default();
+    let lines = witness_lines_from_bytes(seedledger_format::complete_lines(&rows));
+    let of_run = lines
+        .iter()
+        .filter(|l| {
+            l.row
+                .as_ref()
+                .is_ok_and(|r| r.run_id.is_some() && r.run_id == receipt.run_id)
+        })
+        .count();
+    let discarded = receipt
+        .verdicts
+        .as_deref()
+        .map_or(0, |v| v.bytes().filter(|&b| b == b'd').count());
+    let attempted = receipt.attempted_seeds.len();
+    let uncommitted = if seed_jobs > 1 {
+        seedledger_runner::SEED_JOBS_WINDOW + seed_jobs
+    } else {
+        1
+    };
+    if of_run + discarded + uncommitted < attempted {
+        return Err(format!(
+            "the run process was killed alone, yet its run has {of_run} rows for {attempted} attempted seeds ({discarded} discarded, at most {uncommitted} uncommitted): rows of committed trials were lost"
+        ));
+    }
+    Ok(())
 }
 
 /// The checks of one receipt (see the module docs); `Ok` is its status.

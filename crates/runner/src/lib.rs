@@ -47,6 +47,10 @@ pub use generators::{
 pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
 pub use minimize::{FindConfig, FindError, Minimal, ReplayError, find_minimal, replay_choices};
 pub use pending::{Pending, PendingRows};
+/// How many seeds a `--seed-jobs` worker may run ahead of the first uncommitted one: outcomes
+/// are committed (rows written) in plan order, so a run process that dies may leave up to
+/// this many finished trials without a row (still listed as attempted).
+pub const SEED_JOBS_WINDOW: usize = trials::WINDOW;
 pub use plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, MAX_PLAN, PlanError, cases, parse_seeds};
 pub use property::{
     ByVariant, ErrorVariant, Fixture, PropError, PropErrorKind, PropFn, PropResult, Property,
