@@ -911,6 +911,23 @@ mod tests {
         assert_eq!(v["planned_seeds"], serde_json::json!([]));
     }
 
+    /// The rows of run `run-1` of property `p`, as the sink tests write them.
+    #[cfg(target_os = "linux")]
+    fn run_1_rows() -> RowContext<'static> {
+        RowContext {
+            run_id: "run-1",
+            property_id: "p",
+            digest: "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            pin: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp",
+            bound: "b",
+            runner: Runner::Local,
+            patch_id: "local",
+            code: None,
+            signer: None,
+            replayed_signature: None,
+        }
+    }
+
     /// Rows shared with a supervisor: at every moment, the witness file followed by the
     /// slot's rows is every row pushed, in order (what the supervisor would recover); the
     /// file gets them in 64 KiB batches; `finish` leaves the slot empty and free.
@@ -919,19 +936,7 @@ mod tests {
     fn shared_rows_are_the_file_plus_the_slot_at_every_row() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("w.jsonl");
-        let (digest, pin) = ("d".repeat(64), "p".repeat(64));
-        let cx = RowContext {
-            run_id: "run-1",
-            property_id: "p",
-            digest: &digest,
-            pin: &pin,
-            bound: "b",
-            runner: Runner::Local,
-            patch_id: "local",
-            code: None,
-            signer: None,
-            replayed_signature: None,
-        };
+        let cx = run_1_rows();
         let pending = std::sync::Arc::new(crate::pending::PendingRows::create(1).unwrap());
         let slot = pending.claim("run-1", &path).unwrap();
         let sink = RowSink::open(&path, WitnessFormatter::new(&cx), RowMode::Shared(slot)).unwrap();
@@ -1042,19 +1047,7 @@ mod tests {
     #[allow(clippy::unwrap_used)] // a test's helper (clippy allows unwrap in `#[test]` only)
     fn cut_append_in_this_process(dir: &Path) {
         let path = dir.join("w.jsonl");
-        let (digest, pin) = ("d".repeat(64), "p".repeat(64));
-        let cx = RowContext {
-            run_id: "run-1",
-            property_id: "p",
-            digest: &digest,
-            pin: &pin,
-            bound: "b",
-            runner: Runner::Local,
-            patch_id: "local",
-            code: None,
-            signer: None,
-            replayed_signature: None,
-        };
+        let cx = run_1_rows();
         let sink = RowSink::open(&path, WitnessFormatter::new(&cx), RowMode::Batched).unwrap();
         let mut limit = libc::rlimit {
             rlim_cur: 0,
