@@ -17,13 +17,13 @@
 //! in: the supervisor reads its receipt (open, `stopped_early: true`: the last attempted seed
 //! is the trial that was running, see the runner's `ledger.rs`) and its witness rows, and
 //! appends the missing row of the crashed trial (`crash:<SIGNAL>` or `exit:<status>`) when
-//! the culprit is certain. The worker appends rows in 64 KiB batches; the rows of finished
-//! trials it had not appended yet are in a memory mapping the supervisor created and passed
-//! by descriptor (hidden `--pending-rows-fd`, the runner's `PendingRows`), and the
-//! supervisor appends them first, under the witness file's lock and checked against its
-//! end (a batch the worker died in the middle of is completed, never doubled). Where there
-//! is no such mapping (it cannot be created or mapped), the worker appends each row as its
-//! trial finishes.
+//! the culprit is certain. The worker does not write its rows: it copies them into a memory
+//! mapping the supervisor created and passed by descriptor (hidden `--pending-rows-fd`, the
+//! runner's `PendingRows`), and a thread of the supervisor (the runner's `Drainer`) appends
+//! them to the witness file while the trials go on. When the worker is gone, the drainer
+//! appends what the mapping still holds and syncs, before any crash row is judged or
+//! written. Where there is no such mapping (it cannot be created or mapped, or the thread
+//! cannot start), the worker appends each row as its trial finishes.
 //!
 //! Exit status: as an unsupervised run for a run that ends normally; 1 when a property's trial
 //! (or shrink) ended the process — a crash is a failed property; 2 when the worker died
@@ -321,7 +321,11 @@ fn supervise(
     let handle = signals.handle();
     // One slot per run that may be under way at once (see the runner's `PendingRows`).
     // Without it (it cannot be created) the worker appends each row as its trial finishes.
-    let pending = PendingRows::create(jobs.clamp(1, selected.len().max(1))).ok();
+    // Its drainer thread appends the rows the worker copies into it.
+    let pending = PendingRows::create(jobs.clamp(1, selected.len().max(1)))
+        .ok()
+        .map(Arc::new)
+        .and_then(|rows| Some((rows.drainer().ok()?, rows)));
     let mut command = Command::new(&exe);
     command
         .args(std::env::args_os().skip(1))
@@ -330,8 +334,8 @@ fn supervise(
         .args(progress.then_some("--progress-events"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped());
-    if let Some(pending) = &pending {
-        let fd = pending.fd();
+    if let Some((_, rows)) = &pending {
+        let fd = rows.fd();
         command.arg("--pending-rows-fd").arg(fd.to_string());
         // SAFETY: between fork and exec only fcntl(2), which is async-signal-safe: the
         // mapping's descriptor (close-on-exec here) is kept open across the worker's exec.
@@ -454,19 +458,15 @@ fn supervise(
         return outcome;
     };
 
-    // The worker is gone: first the rows of finished trials it had not appended yet (kept
-    // in the shared mapping), so that every finished trial has its row before any crash row
-    // is judged or written.
-    let unappended = pending
-        .as_ref()
-        .map(PendingRows::pending)
-        .unwrap_or_default();
-    let mut lost_rows: Vec<(String, String)> = Vec::new();
-    for rows in &unappended {
-        if let Err(e) = PendingRows::recover(rows) {
-            lost_rows.push((rows.run_id.clone(), e.to_string()));
-        }
-    }
+    // The worker is gone: first the rows of finished trials still in the shared mapping
+    // are appended and synced, so that every finished trial has its row before any crash
+    // row is judged or written.
+    let lost_rows: Vec<(String, String)> = pending
+        .map(|(drainer, _)| drainer.finish())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|lost| (lost.run_id, lost.error))
+        .collect();
     // The runs the worker died in.
     let several = seen.in_flight.len() > 1;
     let crashes: Vec<Crash> = seen

@@ -209,11 +209,13 @@ impl RunControl {
         self
     }
 
-    /// Keeps each run's rows not yet appended in a slot of `rows`, a mapping its supervisor
-    /// shares ([`crate::PendingRows`]), and appends them in 64 KiB batches: a process that
-    /// dies in a trial loses no row of a finished trial as long as the supervisor lives to
-    /// append them ([`crate::PendingRows::recover`]). A run that finds no free slot appends
-    /// each row as its trial finishes (as [`RunControl::row_per_trial`]).
+    /// Hands each run's rows to the supervisor: they are copied into a slot of `rows`, a
+    /// mapping the supervisor shares ([`crate::PendingRows`]), whose [`crate::Drainer`]
+    /// thread appends them to the witness file, so the trials never wait for the file. A
+    /// process that dies in a trial loses no row of a finished trial as long as the
+    /// supervisor lives to append them. A run that finds no free slot (or no drainer
+    /// serving `rows`) appends each row as its trial finishes (as
+    /// [`RunControl::row_per_trial`]).
     pub fn pending_rows(mut self, rows: Arc<crate::pending::PendingRows>) -> Self {
         self.pending_rows = Some(rows);
         self

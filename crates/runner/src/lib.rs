@@ -46,7 +46,7 @@ pub use generators::{
 };
 pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
 pub use minimize::{FindConfig, FindError, Minimal, ReplayError, find_minimal, replay_choices};
-pub use pending::{Pending, PendingRows};
+pub use pending::{Drainer, LostRows, PendingRows};
 /// How many seeds a `--seed-jobs` worker may run ahead of the first uncommitted one: outcomes
 /// are committed (rows written) in plan order, so a run process that dies may leave up to
 /// this many finished trials without a row (still listed as attempted).

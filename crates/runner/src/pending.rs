@@ -1,53 +1,82 @@
-//! Witness rows a run has not appended yet, kept where its supervisor can read them.
+//! Witness rows handed to the supervisor, which appends them on its own thread.
 //!
-//! A run appends its witness rows in 64 KiB batches (see `ledger.rs`). A process that dies
-//! in a trial (`std::process::exit`, `abort`, a stack overflow, a failed allocation, a
-//! signal) would lose the rows of the finished trials still in its buffer; a supervisor
-//! that then appends the crashed trial's row after them would leave a gap. So under
-//! supervision each run's buffer is mirrored into a memory mapping the supervisor shares
-//! (a `memfd` on Linux, an unlinked temporary file on other Unix systems, that it creates
-//! and hands to the worker by descriptor):
+//! Under `prop run` a trial's row is not written by the process that runs the trials. The
+//! supervisor creates a memory mapping (a `memfd` on Linux, an unlinked temporary file on
+//! other Unix systems) and hands it to the worker by descriptor; each run copies its rows
+//! into a ring there, and the supervisor's [`Drainer`] thread appends them to the witness
+//! file. On a machine with a core to spare the trials then never wait for the file: a row
+//! costs the run one copy into shared memory, and formatting it (about 60 ns), instead of
+//! the `write` of its bytes into the page cache and their writeback (about 400 ns).
 //!
-//! * the mapping holds one slot per run that may be under way at once; a run claims a free
-//!   slot and writes there its run id and witness file's path;
-//! * each finished trial's row is copied into the slot's data and the slot's committed
-//!   length is published after it (a release store): the worker's stores land in the shared
-//!   page, which outlives the process however it ends;
-//! * a batch append records, under the witness file's lock and before its `write`, the file
-//!   offset it starts at; once the `write` returned, the committed length goes to 0 and the
-//!   offset is cleared;
-//! * when the worker is gone, the supervisor takes every claimed slot with rows in it and,
-//!   under the witness file's lock, appends what of them is not in the file
-//!   ([`seedledger_format::JsonLinesWriter::complete_append`]: the file from the recorded
-//!   offset is compared with the rows, so a batch the worker died in the middle of is
-//!   completed, never doubled) — before it writes the crashed trial's row.
+//! * The mapping starts with a page of global words (whether a drainer serves it), then one
+//!   slot per run that may be under way at once: a page of header words (state, a claim
+//!   counter, the ring's counters, an error), the run id and witness file path, and a ring
+//!   of [`RING`] bytes.
+//! * A run claims a free slot ([`PendingRows::claim`], only while a drainer serves the
+//!   mapping) and writes there its run id and witness file path.
+//! * Each finished trial's row is copied into the ring at `written % RING`, then `written`
+//!   (the bytes ever copied into this slot) is published with a release store. The
+//!   worker's stores land in the shared pages, which outlive the process however it ends.
+//!   A row that does not fit waits until the drainer has consumed enough.
+//! * The drainer loads `written` (acquire), appends the bytes from `consumed` to it under
+//!   the witness file's lock, then publishes `consumed`. When a run asks for its rows to be
+//!   durable (`flush`: the end of the run, before its receipt is finished), the drainer
+//!   syncs the file and publishes `synced`; the run waits for it.
+//! * The counters only grow, across the runs that use a slot one after another: a run gives
+//!   its slot back only once everything it copied is consumed, so the bytes between
+//!   `consumed` and `written` always belong to the run that holds the slot.
+//! * When the worker process is gone (whatever ended it), the supervisor stops the drainer
+//!   ([`Drainer::finish`]): it appends everything the rings still hold and syncs, before the
+//!   supervisor writes any crash row. Every finished trial's row that reached the ring is in
+//!   the file, once, in order.
 //!
-//! What the supervisor trusts is the worker's own memory: a property that scribbles on the
+//! A `kill -9` of the supervisor and the worker together loses what the rings held (at most
+//! [`RING`] bytes a run, about 2,500 rows); the receipt stays exact, and the rows present
+//! are the first rows in order. A failed append (a full disk) is reported to the run, which
+//! fails with the error; its later rows are dropped.
+//!
+//! What the drainer trusts is the worker's own memory: a property that scribbles on the
 //! mapping could forge rows, as it could write the witness file itself. The reading is
 //! bounds-checked and never panics.
 
 use std::fs::File;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
-/// Bytes of a slot's header: state, length, append offset, the run id and the path.
+/// Bytes of the mapping's global header.
+const GLOBAL: usize = 4096;
+/// Bytes of a slot's header: its words, the run id and the path.
 const HEADER: usize = 4096;
-/// Room for rows in a slot: a batch is appended once 63 KiB are buffered, so this holds a
-/// full batch and any row up to 192 KiB after it (a longer row is appended with the batch
-/// at once, see `ledger.rs`).
-pub(crate) const ROOM: usize = 256 << 10;
-const SLOT: usize = HEADER + ROOM;
+/// Bytes of a slot's ring of rows.
+pub(crate) const RING: usize = 1 << 20;
+const SLOT: usize = HEADER + RING;
 /// At most this many slots (runs of properties at once).
 const MAX_SLOTS: usize = 1024;
 
-// Header words (u64 each).
+// Global words (u64 each).
+/// 1 while a drainer serves the mapping.
+const DRAINER: usize = 0;
+
+// Slot header words (u64 each).
 const STATE: usize = 0;
-const LEN: usize = 8;
-const AT: usize = 16;
-const RUN_ID_LEN: usize = 24;
-const PATH_LEN: usize = 32;
-const RUN_ID: usize = 64;
+/// Incremented by every claim: tells the drainer that the slot changed hands.
+const CLAIMS: usize = 8;
+/// Bytes ever copied into the ring (the worker's).
+const WRITTEN: usize = 16;
+/// Bytes ever appended to witness files from the ring (the drainer's).
+const CONSUMED: usize = 24;
+/// Bytes ever synced (the drainer's).
+const SYNCED: usize = 32;
+/// Bytes the run asked to have synced (the worker's).
+const FLUSH: usize = 40;
+/// 0, or why the drainer cannot append this run's rows (see [`error_code`]).
+const ERROR: usize = 48;
+const RUN_ID_LEN: usize = 56;
+const PATH_LEN: usize = 64;
+const RUN_ID: usize = 128;
 const MAX_RUN_ID: usize = 256;
 const PATH: usize = RUN_ID + MAX_RUN_ID;
 const MAX_PATH: usize = HEADER - PATH;
@@ -55,13 +84,19 @@ const MAX_PATH: usize = HEADER - PATH;
 const FREE: u64 = 0;
 const CLAIMING: u64 = 1;
 const CLAIMED: u64 = 2;
-/// No append under way.
-const NONE: u64 = u64::MAX;
 
-/// The shared mapping of pending rows (see the module's documentation): created by the
-/// supervisor ([`PendingRows::create`]), opened by the worker from the descriptor it
-/// inherits ([`PendingRows::from_fd`]), read by the supervisor once the worker is gone
-/// ([`PendingRows::recover`]).
+/// `ERROR` for counters that make no sense (the mapping was written by something else).
+const CORRUPT: u64 = u64::MAX;
+/// `ERROR` for an error without an OS error code.
+const OTHER: u64 = u64::MAX - 1;
+
+/// Witness files are asked to start writeback every this many bytes appended (as a run's
+/// own appends do, see `ledger.rs`).
+const WRITEBACK_EVERY: u64 = 8 << 20;
+
+/// The shared mapping of rows (see the module's documentation): created by the supervisor
+/// ([`PendingRows::create`]), served by its [`Drainer`], opened by the worker from the
+/// descriptor it inherits ([`PendingRows::from_fd`]).
 pub struct PendingRows {
     file: File,
     _map: memmap2::MmapMut,
@@ -69,9 +104,9 @@ pub struct PendingRows {
     slots: usize,
 }
 
-// SAFETY: the mapping lives as long as `_map`; header words are only accessed as atomics,
-// and a slot's data only by the one run that claimed it (under its row sink's lock) or by
-// the supervisor after the worker process is gone.
+// SAFETY: the mapping lives as long as `_map`; header words are only accessed as atomics;
+// ring bytes between `consumed` and `written` are only read (by the drainer), the rest only
+// written by the one run that holds the slot.
 unsafe impl Send for PendingRows {}
 // SAFETY: as above.
 unsafe impl Sync for PendingRows {}
@@ -84,37 +119,34 @@ impl std::fmt::Debug for PendingRows {
     }
 }
 
-/// The rows one run had not appended when its process died, as its slot tells them.
+/// The rows of a run that the drainer could not append.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pending {
+pub struct LostRows {
     pub run_id: String,
     pub witness_path: PathBuf,
-    /// The offset of the witness file an append of these rows had started at (`None`: no
-    /// append was under way).
-    pub appending_at: Option<u64>,
-    /// The rows, whole lines.
-    pub rows: Vec<u8>,
+    pub error: String,
 }
 
 impl PendingRows {
     /// A new shared mapping with room for `runs` runs at once (the supervisor's side; the
-    /// descriptor, [`PendingRows::fd`], is closed on exec: pass it on explicitly).
-    pub fn create(runs: usize) -> std::io::Result<PendingRows> {
+    /// descriptor, [`PendingRows::fd`], is closed on exec: pass it on explicitly). No run
+    /// uses it until a [`Drainer`] serves it ([`PendingRows::drainer`]).
+    pub fn create(runs: usize) -> io::Result<PendingRows> {
         let file = PendingRows::shared_file()?;
         let slots = runs.clamp(1, MAX_SLOTS);
-        file.set_len((slots * SLOT) as u64)?;
+        file.set_len((GLOBAL + slots * SLOT) as u64)?;
         PendingRows::map(file)
     }
 
     /// The file behind the mapping, close-on-exec. Linux: a `memfd` (memory only, no name
     /// anywhere).
     #[cfg(target_os = "linux")]
-    fn shared_file() -> std::io::Result<File> {
+    fn shared_file() -> io::Result<File> {
         use std::os::fd::FromRawFd;
         // SAFETY: a NUL-terminated name; the call returns a new descriptor or -1.
         let fd = unsafe { libc::memfd_create(c"seedledger-rows".as_ptr(), libc::MFD_CLOEXEC) };
         if fd < 0 {
-            return Err(std::io::Error::last_os_error());
+            return Err(io::Error::last_os_error());
         }
         // SAFETY: `fd` was just created and is owned by nobody else.
         Ok(unsafe { File::from_raw_fd(fd) })
@@ -124,18 +156,18 @@ impl PendingRows {
     /// unlinked at once (`tempfile::tempfile`), which lives as long as a descriptor or a
     /// mapping of it does.
     #[cfg(not(target_os = "linux"))]
-    fn shared_file() -> std::io::Result<File> {
+    fn shared_file() -> io::Result<File> {
         tempfile::tempfile()
     }
 
     /// The worker's side: the mapping behind descriptor `fd`, which the supervisor created
     /// with [`PendingRows::create`] and this process inherited. Takes the descriptor (and
     /// marks it close-on-exec, so that processes this one starts do not hold it).
-    pub fn from_fd(fd: i32) -> std::io::Result<PendingRows> {
+    pub fn from_fd(fd: i32) -> io::Result<PendingRows> {
         use std::os::fd::FromRawFd;
         // SAFETY: fcntl on any number is harmless; an invalid one fails with EBADF.
         if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
-            return Err(std::io::Error::last_os_error());
+            return Err(io::Error::last_os_error());
         }
         // SAFETY: the descriptor is open (fcntl succeeded) and given to this process for
         // this use alone.
@@ -143,16 +175,17 @@ impl PendingRows {
         PendingRows::map(file)
     }
 
-    fn map(file: File) -> std::io::Result<PendingRows> {
+    fn map(file: File) -> io::Result<PendingRows> {
         let len = file.metadata()?.len();
         let Some(slots) = usize::try_from(len)
             .ok()
+            .and_then(|l| l.checked_sub(GLOBAL))
             .filter(|&l| l > 0 && l % SLOT == 0)
             .map(|l| l / SLOT)
             .filter(|&s| s <= MAX_SLOTS)
         else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
                 format!("a pending-rows mapping of {len} bytes is not whole slots"),
             ));
         };
@@ -174,25 +207,44 @@ impl PendingRows {
         self.file.as_raw_fd()
     }
 
+    fn global(&self, at: usize) -> &AtomicU64 {
+        debug_assert!(at + 8 <= GLOBAL);
+        // SAFETY: in bounds of the mapping, 8-aligned (the mapping is page-aligned).
+        unsafe { &*(self.base.add(at).cast::<AtomicU64>()) }
+    }
+
     fn word(&self, slot: usize, at: usize) -> &AtomicU64 {
         debug_assert!(slot < self.slots && at + 8 <= HEADER);
         // SAFETY: in bounds of the mapping (slot < slots, header word), 8-aligned (the
-        // mapping is page-aligned, SLOT and `at` are multiples of 8).
-        unsafe { &*(self.base.add(slot * SLOT + at).cast::<AtomicU64>()) }
+        // mapping is page-aligned, GLOBAL, SLOT and `at` are multiples of 8).
+        unsafe { &*(self.base.add(GLOBAL + slot * SLOT + at).cast::<AtomicU64>()) }
+    }
+
+    fn slot_ptr(&self, slot: usize, at: usize) -> *mut u8 {
+        assert!(slot < self.slots && at <= SLOT);
+        // SAFETY: in bounds of the mapping (checked above).
+        unsafe { self.base.add(GLOBAL + slot * SLOT + at) }
     }
 
     fn bytes(&self, slot: usize, at: usize, len: usize) -> &[u8] {
-        assert!(slot < self.slots && at + len <= SLOT);
-        // SAFETY: in bounds (checked above); read after the writer is gone or by the writer.
-        unsafe { std::slice::from_raw_parts(self.base.add(slot * SLOT + at), len) }
+        assert!(at + len <= SLOT);
+        // SAFETY: in bounds (checked here and in `slot_ptr`); these bytes are not written
+        // while read (a header field written before the slot was published, or ring bytes
+        // between `consumed` and `written`).
+        unsafe { std::slice::from_raw_parts(self.slot_ptr(slot, at), len) }
     }
 
-    /// Claims a free slot for run `run_id` writing `witness_path` (`None`: no slot free, or
-    /// an id or path too long to record — the run then appends each row as it comes).
+    fn served(&self) -> bool {
+        self.global(DRAINER).load(Ordering::Acquire) == 1
+    }
+
+    /// Claims a free slot for run `run_id` writing `witness_path`. `None` when no drainer
+    /// serves the mapping, no slot is free, or the id or path is too long to record (the
+    /// run then appends its rows itself).
     pub(crate) fn claim(self: &Arc<Self>, run_id: &str, witness_path: &Path) -> Option<Slot> {
         use std::os::unix::ffi::OsStrExt;
         let path = witness_path.as_os_str().as_bytes();
-        if run_id.len() > MAX_RUN_ID || path.len() > MAX_PATH {
+        if run_id.len() > MAX_RUN_ID || path.len() > MAX_PATH || !self.served() {
             return None;
         }
         let slot = (0..self.slots).find(|&i| {
@@ -200,138 +252,408 @@ impl PendingRows {
                 .compare_exchange(FREE, CLAIMING, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
         })?;
-        let at = slot * SLOT;
+        let written = self.word(slot, WRITTEN).load(Ordering::Acquire);
+        if self.word(slot, CONSUMED).load(Ordering::Acquire) != written {
+            // Rows of an earlier run that were never appended (its drainer stopped): the
+            // slot cannot be used without appending them to this run's file.
+            self.word(slot, STATE).store(FREE, Ordering::Release);
+            return None;
+        }
         // SAFETY: this slot is ours (claimed above); both copies stay inside its header.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 run_id.as_ptr(),
-                self.base.add(at + RUN_ID),
+                self.slot_ptr(slot, RUN_ID),
                 run_id.len(),
             );
-            std::ptr::copy_nonoverlapping(path.as_ptr(), self.base.add(at + PATH), path.len());
+            std::ptr::copy_nonoverlapping(path.as_ptr(), self.slot_ptr(slot, PATH), path.len());
         }
         self.word(slot, RUN_ID_LEN)
             .store(run_id.len() as u64, Ordering::Relaxed);
         self.word(slot, PATH_LEN)
             .store(path.len() as u64, Ordering::Relaxed);
-        self.word(slot, LEN).store(0, Ordering::Relaxed);
-        self.word(slot, AT).store(NONE, Ordering::Relaxed);
+        self.word(slot, ERROR).store(0, Ordering::Relaxed);
+        self.word(slot, CLAIMS).fetch_add(1, Ordering::Relaxed);
         self.word(slot, STATE).store(CLAIMED, Ordering::Release);
         Some(Slot {
             rows: Arc::clone(self),
             slot,
-            len: 0,
+            written,
         })
     }
 
-    /// The supervisor's side, once the worker is gone: the rows of every claimed slot that
-    /// holds any (runs that had not appended all their rows), in slot order. Call it only
-    /// when no run writes the slots any more (the worker process has exited, or, in one
-    /// process, every run that claimed a slot has ended): it reads the slots' bytes as they
-    /// are, and a run still copying a row into them would race with it.
-    pub fn pending(&self) -> Vec<Pending> {
-        use std::os::unix::ffi::OsStrExt;
-        (0..self.slots)
-            .filter(|&i| self.word(i, STATE).load(Ordering::Acquire) == CLAIMED)
-            .filter_map(|i| {
-                let len = usize::try_from(self.word(i, LEN).load(Ordering::Acquire)).ok()?;
-                let id_len = usize::try_from(self.word(i, RUN_ID_LEN).load(Ordering::Relaxed))
-                    .ok()
-                    .filter(|&l| l <= MAX_RUN_ID)?;
-                let path_len = usize::try_from(self.word(i, PATH_LEN).load(Ordering::Relaxed))
-                    .ok()
-                    .filter(|&l| l <= MAX_PATH)?;
-                if len == 0 || len > ROOM {
-                    return None;
-                }
-                let rows = self.bytes(i, HEADER, len);
-                // Whole lines only (the committed length always ends one).
-                let whole = rows.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-                let at = self.word(i, AT).load(Ordering::Acquire);
-                Some(Pending {
-                    run_id: String::from_utf8_lossy(self.bytes(i, RUN_ID, id_len)).into_owned(),
-                    witness_path: PathBuf::from(std::ffi::OsStr::from_bytes(
-                        self.bytes(i, PATH, path_len),
-                    )),
-                    appending_at: (at != NONE).then_some(at),
-                    rows: rows[..whole].to_vec(),
-                })
-                .filter(|p| !p.rows.is_empty())
-            })
-            .collect()
+    /// Starts the thread that appends the runs' rows (the supervisor's side; one per
+    /// mapping). Runs claim slots only from now on.
+    pub fn drainer(self: &Arc<Self>) -> io::Result<Drainer> {
+        let stop = Arc::new(AtomicBool::new(false));
+        self.global(DRAINER).store(1, Ordering::Release);
+        let thread = std::thread::Builder::new()
+            .name("seedledger-rows".into())
+            .spawn({
+                let (rows, stop) = (Arc::clone(self), Arc::clone(&stop));
+                move || Draining::new(&rows).run(&stop)
+            });
+        match thread {
+            Ok(thread) => Ok(Drainer {
+                stop,
+                thread: Some(thread),
+            }),
+            Err(e) => {
+                self.global(DRAINER).store(0, Ordering::Release);
+                Err(e)
+            }
+        }
     }
 
-    /// Appends to its witness file what of `pending` is not there yet (under the file's
-    /// lock, comparing the file from the recorded append offset with the rows: nothing is
-    /// lost, nothing doubled) and syncs it. Returns the number of rows written.
-    pub fn recover(pending: &Pending) -> std::io::Result<usize> {
-        let mut writer = seedledger_format::JsonLinesWriter::open(&pending.witness_path)?;
-        let written = writer.complete_append(pending.appending_at, &pending.rows)?;
-        writer.sync()?;
-        let tail = &pending.rows[pending.rows.len() - written as usize..];
-        Ok(tail.iter().filter(|&&b| b == b'\n').count())
+    fn run_id(&self, slot: usize) -> String {
+        let len = (self.word(slot, RUN_ID_LEN).load(Ordering::Relaxed) as usize).min(MAX_RUN_ID);
+        String::from_utf8_lossy(self.bytes(slot, RUN_ID, len)).into_owned()
+    }
+
+    fn witness_path(&self, slot: usize) -> PathBuf {
+        use std::os::unix::ffi::OsStrExt;
+        let len = (self.word(slot, PATH_LEN).load(Ordering::Relaxed) as usize).min(MAX_PATH);
+        PathBuf::from(std::ffi::OsStr::from_bytes(self.bytes(slot, PATH, len)))
     }
 }
 
-/// One run's slot in the mapping (released when dropped).
+/// The `ERROR` word for `e`.
+fn error_code(e: &io::Error) -> u64 {
+    e.raw_os_error()
+        .and_then(|c| u64::try_from(c).ok())
+        .map_or(OTHER, |c| c + 1)
+}
+
+/// The error an `ERROR` word stands for, as the run reports it.
+fn error_of(code: u64) -> io::Error {
+    let why = match code {
+        CORRUPT => "the mapping it shares with this run is corrupt".to_string(),
+        OTHER => "an error".to_string(),
+        c => io::Error::from_raw_os_error(i32::try_from(c - 1).unwrap_or(0)).to_string(),
+    };
+    io::Error::other(format!(
+        "the supervisor could not append this run's witness rows: {why}"
+    ))
+}
+
+/// One run's slot in the mapping (given back, once its rows are appended, when dropped).
 pub(crate) struct Slot {
     rows: Arc<PendingRows>,
     slot: usize,
-    /// The committed length (what the slot's `LEN` says).
-    len: usize,
+    /// Bytes ever copied into the ring (what the slot's `WRITTEN` says).
+    written: u64,
 }
 
 impl std::fmt::Debug for Slot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Slot")
             .field("slot", &self.slot)
-            .field("len", &self.len)
+            .field("written", &self.written)
             .finish()
     }
 }
 
 impl Slot {
-    /// Copies `row` (whole lines) after the committed rows and commits it; false (nothing
-    /// copied) when it does not fit.
+    fn word(&self, at: usize) -> &AtomicU64 {
+        self.rows.word(self.slot, at)
+    }
+
+    fn error(&self) -> Option<io::Error> {
+        match self.word(ERROR).load(Ordering::Acquire) {
+            0 => None,
+            code => Some(error_of(code)),
+        }
+    }
+
+    /// Waits until `done` holds. Fails with the drainer's error for this run, or when no
+    /// drainer serves the mapping any more.
+    fn wait(&self, done: impl Fn(&Slot) -> bool) -> io::Result<()> {
+        let mut rounds = 0u32;
+        loop {
+            if done(self) {
+                return Ok(());
+            }
+            if let Some(e) = self.error() {
+                return Err(e);
+            }
+            if !self.rows.served() {
+                return if done(self) {
+                    Ok(())
+                } else {
+                    Err(io::Error::other(
+                        "the supervisor stopped appending this run's witness rows",
+                    ))
+                };
+            }
+            rounds += 1;
+            if rounds < 64 {
+                std::hint::spin_loop();
+            } else if rounds < 96 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    }
+
+    /// Copies `row` (whole lines) into the ring and publishes it; `Ok(false)` (nothing
+    /// copied) when it is longer than the ring. Waits while the ring is full. Fails with
+    /// the drainer's error for this run.
     #[inline]
-    pub(crate) fn push(&mut self, row: &[u8]) -> bool {
-        if row.len() > ROOM - self.len {
-            return false;
+    pub(crate) fn push(&mut self, row: &[u8]) -> io::Result<bool> {
+        if row.len() > RING {
+            return Ok(false);
         }
-        // SAFETY: inside this slot's data (checked above); the slot is this run's alone.
+        let need = row.len() as u64;
+        let fits = |s: &Slot| {
+            let consumed = s.word(CONSUMED).load(Ordering::Acquire);
+            s.written.saturating_sub(consumed) + need <= RING as u64
+        };
+        if !fits(self) || self.word(ERROR).load(Ordering::Relaxed) != 0 {
+            self.wait(fits)?;
+            if let Some(e) = self.error() {
+                return Err(e);
+            }
+        }
+        let pos = (self.written % RING as u64) as usize;
+        let first = row.len().min(RING - pos);
+        // SAFETY: both copies stay inside this slot's ring (pos + first <= RING, the rest
+        // from 0); these bytes are free (consumed), and the slot is this run's alone.
         unsafe {
-            std::ptr::copy_nonoverlapping(
-                row.as_ptr(),
-                self.rows.base.add(self.slot * SLOT + HEADER + self.len),
-                row.len(),
-            );
+            let ring = self.rows.slot_ptr(self.slot, HEADER);
+            std::ptr::copy_nonoverlapping(row.as_ptr(), ring.add(pos), first);
+            std::ptr::copy_nonoverlapping(row.as_ptr().add(first), ring, row.len() - first);
         }
-        self.len += row.len();
-        self.rows
-            .word(self.slot, LEN)
-            .store(self.len as u64, Ordering::Release);
-        true
+        self.written += need;
+        self.word(WRITTEN).store(self.written, Ordering::Release);
+        Ok(true)
     }
 
-    /// An append of the committed rows starts at offset `at` of the witness file.
-    pub(crate) fn appending(&self, at: u64) {
-        self.rows.word(self.slot, AT).store(at, Ordering::Release);
+    /// Waits until every row copied into the ring is appended (not necessarily synced).
+    pub(crate) fn drained(&self) -> io::Result<()> {
+        let written = self.written;
+        self.wait(|s| s.word(CONSUMED).load(Ordering::Acquire) >= written)
     }
 
-    /// The committed rows are in the witness file: the slot is empty again.
-    pub(crate) fn appended(&mut self) {
-        self.len = 0;
-        self.rows.word(self.slot, LEN).store(0, Ordering::Release);
-        self.rows.word(self.slot, AT).store(NONE, Ordering::Release);
+    /// Asks for every row copied into the ring to be appended and synced, and waits for it.
+    pub(crate) fn flush(&self) -> io::Result<()> {
+        let written = self.written;
+        self.word(FLUSH).fetch_max(written, Ordering::AcqRel);
+        self.wait(|s| s.word(SYNCED).load(Ordering::Acquire) >= written)
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.appended();
+        // Given back only once its rows are appended: the next run's rows must not follow
+        // them into another file. (If they cannot be, the slot stays unusable.)
+        let _ = self.drained();
+        self.word(STATE).store(FREE, Ordering::Release);
+    }
+}
+
+/// The supervisor's thread that appends the rows runs copy into a [`PendingRows`] mapping.
+/// [`Drainer::finish`] stops it once no process writes the mapping any more.
+#[derive(Debug)]
+pub struct Drainer {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Vec<LostRows>>>,
+}
+
+impl Drainer {
+    /// Appends everything the rings still hold, syncs the files written to, stops the thread
+    /// and returns the runs whose rows could not all be appended. Call it once the worker
+    /// process has exited (or, in one process, every run that claimed a slot has ended).
+    pub fn finish(mut self) -> Vec<LostRows> {
+        self.stop_thread()
+    }
+
+    fn stop_thread(&mut self) -> Vec<LostRows> {
+        self.stop.store(true, Ordering::Release);
+        self.thread
+            .take()
+            .map(|t| t.join().unwrap_or_default())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Drainer {
+    fn drop(&mut self) {
+        self.stop_thread();
+    }
+}
+
+/// The drainer thread's state: the witness file each slot's current run appends to.
+struct Draining<'a> {
+    rows: &'a PendingRows,
+    open: Vec<Option<Open>>,
+    lost: Vec<LostRows>,
+    /// Two pieces of a ring that wraps, joined for one append.
+    joined: Vec<u8>,
+}
+
+struct Open {
+    /// The slot's `CLAIMS` when the file was opened (the run it belongs to).
+    claims: u64,
+    writer: seedledger_format::JsonLinesWriter,
+    /// Appended since writeback was last started.
+    unstarted: u64,
+    /// Appended since the last sync.
+    unsynced: bool,
+}
+
+impl<'a> Draining<'a> {
+    fn new(rows: &'a PendingRows) -> Draining<'a> {
+        Draining {
+            rows,
+            open: (0..rows.slots).map(|_| None).collect(),
+            lost: Vec::new(),
+            joined: Vec::new(),
+        }
+    }
+
+    fn run(mut self, stop: &AtomicBool) -> Vec<LostRows> {
+        let mut idle = 0u32;
+        loop {
+            let stopping = stop.load(Ordering::Acquire);
+            let mut busy = false;
+            for slot in 0..self.rows.slots {
+                busy |= self.serve(slot);
+            }
+            if busy {
+                idle = 0;
+                continue;
+            }
+            if stopping {
+                break;
+            }
+            idle = idle.saturating_add(1);
+            std::thread::sleep(Duration::from_micros(if idle < 20 { 20 } else { 200 }));
+        }
+        // The worker is gone: what was appended is synced before any crash row follows it.
+        for slot in 0..self.rows.slots {
+            if let Some(open) = self.open[slot].take()
+                && open.unsynced
+                && let Err(e) = open.writer.sync()
+            {
+                self.lose(slot, &e);
+            }
+        }
+        self.rows.global(DRAINER).store(0, Ordering::Release);
+        self.lost
+    }
+
+    /// Appends what slot `slot`'s ring holds and syncs when asked; true if it did anything.
+    fn serve(&mut self, slot: usize) -> bool {
+        let rows = self.rows;
+        if rows.word(slot, STATE).load(Ordering::Acquire) != CLAIMED {
+            return false;
+        }
+        let claims = rows.word(slot, CLAIMS).load(Ordering::Acquire);
+        let written = rows.word(slot, WRITTEN).load(Ordering::Acquire);
+        let consumed = rows.word(slot, CONSUMED).load(Ordering::Relaxed);
+        let flush = rows.word(slot, FLUSH).load(Ordering::Acquire);
+        // Rows published by a run that claimed the slot after `claims` was read make the
+        // counter read again newer (acquire on `written`): serve them next round.
+        if rows.word(slot, CLAIMS).load(Ordering::Acquire) != claims
+            || rows.word(slot, STATE).load(Ordering::Acquire) != CLAIMED
+        {
+            return false;
+        }
+        if rows.word(slot, ERROR).load(Ordering::Relaxed) != 0 {
+            // This run's rows cannot be appended: dropped, so that it never waits for room.
+            if written > consumed {
+                rows.word(slot, CONSUMED).store(written, Ordering::Release);
+                return true;
+            }
+            return false;
+        }
+        if written < consumed || written - consumed > RING as u64 {
+            rows.word(slot, ERROR).store(CORRUPT, Ordering::Release);
+            self.note_lost(slot, "the mapping it shares with the run is corrupt".into());
+            return true;
+        }
+        let mut busy = false;
+        if written > consumed {
+            busy = true;
+            if let Err(e) = self.append(slot, claims, consumed, written) {
+                self.lose(slot, &e);
+                return true;
+            }
+            rows.word(slot, CONSUMED).store(written, Ordering::Release);
+        }
+        let synced = rows.word(slot, SYNCED).load(Ordering::Relaxed);
+        if flush > synced && written >= flush {
+            busy = true;
+            if let Some(open) = self.open[slot].as_mut().filter(|o| o.claims == claims)
+                && open.unsynced
+            {
+                if let Err(e) = open.writer.sync() {
+                    self.lose(slot, &e);
+                    return true;
+                }
+                open.unsynced = false;
+            }
+            rows.word(slot, SYNCED).store(written, Ordering::Release);
+        }
+        busy
+    }
+
+    /// Appends ring bytes `consumed..written` of `slot` to its run's witness file.
+    fn append(&mut self, slot: usize, claims: u64, consumed: u64, written: u64) -> io::Result<()> {
+        let rows = self.rows;
+        if self.open[slot].as_ref().is_none_or(|o| o.claims != claims) {
+            // A new run in this slot: the previous run's file was synced when it flushed.
+            let writer = seedledger_format::JsonLinesWriter::open(&rows.witness_path(slot))?;
+            self.open[slot] = Some(Open {
+                claims,
+                writer,
+                unstarted: 0,
+                unsynced: false,
+            });
+        }
+        let pos = (consumed % RING as u64) as usize;
+        let len = (written - consumed) as usize;
+        let bytes = if pos + len <= RING {
+            rows.bytes(slot, HEADER + pos, len)
+        } else {
+            self.joined.clear();
+            self.joined
+                .extend_from_slice(rows.bytes(slot, HEADER + pos, RING - pos));
+            self.joined
+                .extend_from_slice(rows.bytes(slot, HEADER, len - (RING - pos)));
+            &self.joined
+        };
+        let Some(open) = self.open[slot].as_mut() else {
+            return Ok(());
+        };
+        open.writer.append_raw(bytes)?;
+        open.unsynced = true;
+        open.unstarted += len as u64;
+        if open.unstarted >= WRITEBACK_EVERY {
+            open.writer.start_writeback();
+            open.unstarted = 0;
+        }
+        Ok(())
+    }
+
+    /// Records that `slot`'s run loses its rows from here on, and tells the run.
+    fn lose(&mut self, slot: usize, e: &io::Error) {
         self.rows
-            .word(self.slot, STATE)
-            .store(FREE, Ordering::Release);
+            .word(slot, ERROR)
+            .store(error_code(e), Ordering::Release);
+        self.note_lost(slot, e.to_string());
+    }
+
+    fn note_lost(&mut self, slot: usize, error: String) {
+        let run_id = self.rows.run_id(slot);
+        if !self.lost.iter().any(|l| l.run_id == run_id) {
+            self.lost.push(LostRows {
+                run_id,
+                witness_path: self.rows.witness_path(slot),
+                error,
+            });
+        }
     }
 }
 
@@ -339,58 +661,118 @@ impl Drop for Slot {
 mod tests {
     use super::*;
 
+    fn row(n: usize, pad: usize) -> Vec<u8> {
+        format!("{{\"n\":{n},\"pad\":\"{}\"}}\n", "x".repeat(pad)).into_bytes()
+    }
+
     #[test]
-    fn rows_of_a_slot_are_read_back_and_completed_once() {
-        slots_read_back_and_complete_once(PendingRows::create(2).unwrap());
+    fn rows_go_through_the_ring_in_order_and_are_synced_on_flush() {
+        rows_go_through_the_ring(PendingRows::create(2).unwrap());
     }
 
     /// The same over an unlinked temporary file, the mapping other Unix systems get.
     #[test]
-    fn rows_of_a_slot_in_a_temporary_file_are_read_back_and_completed_once() {
+    fn rows_go_through_a_ring_in_a_temporary_file() {
         let file = tempfile::tempfile().unwrap();
-        file.set_len((2 * SLOT) as u64).unwrap();
-        slots_read_back_and_complete_once(PendingRows::map(file).unwrap());
+        file.set_len((GLOBAL + 2 * SLOT) as u64).unwrap();
+        rows_go_through_the_ring(PendingRows::map(file).unwrap());
     }
 
     #[allow(clippy::unwrap_used)] // a test's helper (clippy allows unwrap in `#[test]` only)
-    fn slots_read_back_and_complete_once(rows: PendingRows) {
+    fn rows_go_through_the_ring(rows: PendingRows) {
         let dir = tempfile::tempdir().unwrap();
-        let witness = dir.path().join("w.jsonl");
+        let (a_path, b_path) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
         let rows = Arc::new(rows);
-        let mut a = rows.claim("run-a", &witness).unwrap();
-        let mut b = rows.claim("run-b", &witness).unwrap();
-        assert!(rows.claim("run-c", &witness).is_none(), "two slots only");
-        assert!(a.push(b"{\"n\":1}\n"));
-        assert!(a.push(b"{\"n\":2}\n"));
-        assert!(!a.push(&vec![b'x'; ROOM]));
-        assert!(b.push(b"{\"n\":9}\n"));
-        b.appended();
+        assert!(rows.claim("run-a", &a_path).is_none(), "no drainer yet");
+        let drainer = rows.drainer().unwrap();
         // The worker's side through its own mapping of the same descriptor.
-        let dup = unsafe { libc::dup(rows.fd()) };
-        let worker = PendingRows::from_fd(dup).unwrap();
-        let pending = worker.pending();
-        assert_eq!(
-            pending,
-            vec![Pending {
-                run_id: "run-a".into(),
-                witness_path: witness.clone(),
-                appending_at: None,
-                rows: b"{\"n\":1}\n{\"n\":2}\n".to_vec(),
-            }]
-        );
-        std::fs::write(&witness, "{\"n\":0}\n{\"n\":1}\n{\"n\"").unwrap();
-        a.appending(8);
-        let pending = rows.pending();
-        assert_eq!(pending[0].appending_at, Some(8));
-        assert_eq!(PendingRows::recover(&pending[0]).unwrap(), 1);
-        assert_eq!(
-            std::fs::read_to_string(&witness).unwrap(),
-            "{\"n\":0}\n{\"n\":1}\n{\"n\":2}\n"
-        );
-        // Recovering again writes nothing.
-        assert_eq!(PendingRows::recover(&pending[0]).unwrap(), 0);
+        let worker = Arc::new(PendingRows::from_fd(unsafe { libc::dup(rows.fd()) }).unwrap());
+        let mut a = worker.claim("run-a", &a_path).unwrap();
+        let mut b = worker.claim("run-b", &b_path).unwrap();
+        assert!(worker.claim("run-c", &a_path).is_none(), "two slots only");
+        let (mut want_a, mut want_b) = (Vec::new(), Vec::new());
+        // Rows of varied lengths, 5 MiB in all: the ring wraps and fills many times over.
+        for n in 0..40_000 {
+            let r = row(n, (n * 37) % 200);
+            assert!(a.push(&r).unwrap());
+            want_a.extend_from_slice(&r);
+            if n % 3 == 0 {
+                assert!(b.push(&r).unwrap());
+                want_b.extend_from_slice(&r);
+            }
+        }
+        assert!(!a.push(&vec![b'x'; RING + 1]).unwrap(), "longer than the ring");
+        a.flush().unwrap();
+        assert_eq!(std::fs::read(&a_path).unwrap(), want_a);
         drop(a);
-        assert!(rows.pending().is_empty());
-        assert!(rows.claim("run-c", &witness).is_some());
+        // The slot is free again, and the next run's rows go to its own file.
+        let mut c = worker.claim("run-c", &b_path.with_extension("c")).unwrap();
+        assert!(c.push(&row(1, 3)).unwrap());
+        drop(c);
+        assert_eq!(
+            std::fs::read(b_path.with_extension("c")).unwrap(),
+            row(1, 3)
+        );
+        // Run b "dies" with rows in its ring: finish appends them.
+        let lost = drainer.finish();
+        assert!(lost.is_empty(), "{lost:?}");
+        assert_eq!(std::fs::read(&b_path).unwrap(), want_b);
+        assert!(!rows.served());
+        // No drainer any more: a run waiting for one is told, not left waiting.
+        assert!(b.push(&row(2, 0)).unwrap());
+        assert!(b.flush().is_err());
+        std::mem::forget(b);
+    }
+
+    /// An append that fails (here: the witness path is a directory) is reported to the run
+    /// and to the supervisor; the run's later rows are dropped, never block it.
+    #[test]
+    fn a_failed_append_is_reported_to_the_run_and_the_supervisor() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = Arc::new(PendingRows::create(1).unwrap());
+        let drainer = rows.drainer().unwrap();
+        let mut a = rows.claim("run-a", dir.path()).unwrap();
+        let mut failed = None;
+        for n in 0..100_000 {
+            if let Err(e) = a.push(&row(n, 100)) {
+                failed = Some(e);
+                break;
+            }
+        }
+        let failed = failed.or_else(|| a.flush().err()).expect("the run is told");
+        assert!(
+            failed
+                .to_string()
+                .starts_with("the supervisor could not append this run's witness rows: "),
+            "{failed}"
+        );
+        std::mem::forget(a);
+        let lost = drainer.finish();
+        assert_eq!(lost.len(), 1);
+        assert_eq!(lost[0].run_id, "run-a");
+    }
+
+    /// Counters that make no sense (something scribbled on the mapping) fail the run: the
+    /// drainer appends nothing and does not panic.
+    #[test]
+    fn a_scribbled_ring_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.jsonl");
+        let rows = Arc::new(PendingRows::create(1).unwrap());
+        let drainer = rows.drainer().unwrap();
+        let mut a = rows.claim("run-a", &path).unwrap();
+        rows.word(0, WRITTEN)
+            .store(RING as u64 * 3, Ordering::Release);
+        for _ in 0..5000 {
+            if rows.word(0, ERROR).load(Ordering::Acquire) != 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let e = a.push(&row(1, 1)).unwrap_err();
+        assert!(e.to_string().contains("corrupt"), "{e}");
+        drop(a);
+        assert_eq!(drainer.finish().len(), 1);
+        assert!(std::fs::read(&path).unwrap_or_default().is_empty());
     }
 }

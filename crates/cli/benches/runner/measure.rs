@@ -352,9 +352,10 @@ fn mean_lengths(samples: u64) -> Result<[f64; 5], String> {
 /// How the witness rows of an evidence run reach the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rows {
-    /// As `prop run`'s worker writes them: 64 KiB batches, each row also committed to the
-    /// mapping its supervisor shares (`RunControl::pending_rows`; where the mapping cannot be
-    /// made, one locked append per row, which is what `prop run` then does).
+    /// As `prop run`'s worker hands them over: each row copied into the mapping its
+    /// supervisor shares, whose drainer thread appends them (`RunControl::pending_rows`;
+    /// where the mapping cannot be made, one locked append per row, which is what
+    /// `prop run` then does).
     PropRun,
     /// A library caller's `run_property`: 64 KiB batches, nothing shared.
     Batched,
@@ -470,13 +471,17 @@ impl Bench {
         } else {
             RunControl::new()
         };
-        // The worker's control as `supervise.rs` builds it (the supervisor creates the
-        // mapping, once per `prop run`: its cost is in the run's fixed cost here).
+        // The worker's control as `supervise.rs` builds it, and the supervisor's drainer
+        // thread that appends the rows (the mapping is created once per `prop run`: its
+        // cost is in the run's fixed cost here).
+        let mut drainer = None;
         match rows {
             Rows::PropRun => {
                 control = control.row_per_trial(true);
                 if let Ok(pending) = PendingRows::create(1) {
-                    control = control.pending_rows(std::sync::Arc::new(pending));
+                    let pending = std::sync::Arc::new(pending);
+                    drainer = pending.drainer().ok();
+                    control = control.pending_rows(pending);
                 }
             }
             Rows::Batched => {}
@@ -484,6 +489,11 @@ impl Bench {
         }
         let summary = seedledger_runner::run_property_with(&workload.property, &config, &control)
             .map_err(|e| format!("seedledger run_property: {e}"))?;
+        if let Some(lost) = drainer.map(seedledger_runner::Drainer::finish)
+            && !lost.is_empty()
+        {
+            return Err(format!("seedledger run_property: rows lost: {lost:?}"));
+        }
         let elapsed = started.elapsed();
         if !summary.passed() {
             return Err(format!(
