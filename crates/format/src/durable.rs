@@ -230,6 +230,25 @@ impl JsonLinesWriter {
         }
     }
 
+    /// Whether `path` still names the file this writer appends to (the same device and
+    /// inode): false once it was removed or replaced after it was opened (what is appended
+    /// then goes to a file nobody will read). Always true where that cannot be told.
+    pub fn is_at(&self, path: &Path) -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            match (self.file.metadata(), std::fs::symlink_metadata(path)) {
+                (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+                _ => false,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = path;
+            true
+        }
+    }
+
     /// Flushes the file to stable storage.
     pub fn sync(&self) -> io::Result<()> {
         self.file.sync_data()

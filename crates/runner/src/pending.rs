@@ -530,13 +530,30 @@ impl<'a> Draining<'a> {
             idle = idle.saturating_add(1);
             std::thread::sleep(Duration::from_micros(if idle < 20 { 20 } else { 200 }));
         }
-        // The worker is gone: what was appended is synced before any crash row follows it.
+        // The worker is gone: what was appended is synced before any crash row follows it,
+        // and a run that never ended must find its rows where it left them (a file removed
+        // or replaced under it lost them).
         for slot in 0..self.rows.slots {
-            if let Some(open) = self.open[slot].take()
-                && open.unsynced
+            let Some(open) = self.open[slot].take() else {
+                continue;
+            };
+            if open.unsynced
                 && let Err(e) = open.writer.sync()
             {
                 self.lose(slot, &e);
+            }
+            let path = self.rows.witness_path(slot);
+            if self.rows.word(slot, STATE).load(Ordering::Acquire) == CLAIMED
+                && self.rows.word(slot, CLAIMS).load(Ordering::Acquire) == open.claims
+                && !open.writer.is_at(&path)
+            {
+                self.lose(
+                    slot,
+                    &io::Error::other(format!(
+                        "`{}` is no longer the file they were appended to (it was removed or replaced during the run)",
+                        path.display()
+                    )),
+                );
             }
         }
         self.rows.global(DRAINER).store(0, Ordering::Release);
