@@ -50,8 +50,13 @@ use std::time::Duration;
 const GLOBAL: usize = 4096;
 /// Bytes of a slot's header: its words, the run id and the path.
 const HEADER: usize = 4096;
-/// Bytes of a slot's ring of rows.
-pub(crate) const RING: usize = 1 << 20;
+/// Bytes of a slot's ring of rows: about 5,000 rows, a few milliseconds of the cheapest
+/// trials, so that the drainer can sleep between batches.
+pub(crate) const RING: usize = 2 << 20;
+/// The drainer appends a ring's rows once this many bytes wait (as a run appending its own
+/// rows does, in 64 KiB batches), or when the run asks for them (`flush`), or when the
+/// worker is gone.
+const BATCH: u64 = 63 << 10;
 const SLOT: usize = HEADER + RING;
 /// At most this many slots (runs of properties at once).
 const MAX_SLOTS: usize = 1024;
@@ -429,9 +434,11 @@ impl Slot {
         Ok(true)
     }
 
-    /// Waits until every row copied into the ring is appended (not necessarily synced).
+    /// Asks for every row copied into the ring to be appended (and synced), and waits until
+    /// it is appended.
     pub(crate) fn drained(&self) -> io::Result<()> {
         let written = self.written;
+        self.word(FLUSH).fetch_max(written, Ordering::AcqRel);
         self.wait(|s| s.word(CONSUMED).load(Ordering::Acquire) >= written)
     }
 
@@ -518,7 +525,7 @@ impl<'a> Draining<'a> {
             let stopping = stop.load(Ordering::Acquire);
             let mut busy = false;
             for slot in 0..self.rows.slots {
-                busy |= self.serve(slot);
+                busy |= self.serve(slot, stopping);
             }
             if busy {
                 idle = 0;
@@ -527,8 +534,10 @@ impl<'a> Draining<'a> {
             if stopping {
                 break;
             }
+            // Short sleeps at first (a run waiting for its flush), then one per 64 KiB batch
+            // of the cheapest trials.
             idle = idle.saturating_add(1);
-            std::thread::sleep(Duration::from_micros(if idle < 20 { 20 } else { 200 }));
+            std::thread::sleep(Duration::from_micros(if idle < 20 { 20 } else { 250 }));
         }
         // The worker is gone: what was appended is synced before any crash row follows it,
         // and a run that never ended must find its rows where it left them (a file removed
@@ -560,8 +569,9 @@ impl<'a> Draining<'a> {
         self.lost
     }
 
-    /// Appends what slot `slot`'s ring holds and syncs when asked; true if it did anything.
-    fn serve(&mut self, slot: usize) -> bool {
+    /// Appends what slot `slot`'s ring holds (once a batch is there, or when asked, or
+    /// `stopping`) and syncs when asked; true if it did anything.
+    fn serve(&mut self, slot: usize, stopping: bool) -> bool {
         let rows = self.rows;
         if rows.word(slot, STATE).load(Ordering::Acquire) != CLAIMED {
             return false;
@@ -591,7 +601,9 @@ impl<'a> Draining<'a> {
             return true;
         }
         let mut busy = false;
-        if written > consumed {
+        if written > consumed
+            && (written - consumed >= BATCH || flush > consumed || stopping)
+        {
             busy = true;
             if let Err(e) = self.append(slot, claims, consumed, written) {
                 self.lose(slot, &e);
@@ -600,7 +612,8 @@ impl<'a> Draining<'a> {
             rows.word(slot, CONSUMED).store(written, Ordering::Release);
         }
         let synced = rows.word(slot, SYNCED).load(Ordering::Relaxed);
-        if flush > synced && written >= flush {
+        let consumed = rows.word(slot, CONSUMED).load(Ordering::Relaxed);
+        if flush > synced && consumed >= flush {
             busy = true;
             if let Some(open) = self.open[slot].as_mut().filter(|o| o.claims == claims)
                 && open.unsynced
@@ -611,7 +624,7 @@ impl<'a> Draining<'a> {
                 }
                 open.unsynced = false;
             }
-            rows.word(slot, SYNCED).store(written, Ordering::Release);
+            rows.word(slot, SYNCED).store(consumed, Ordering::Release);
         }
         busy
     }
