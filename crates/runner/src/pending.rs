@@ -520,6 +520,15 @@ impl<'a> Draining<'a> {
     }
 
     fn run(mut self, stop: &AtomicBool) -> Vec<LostRows> {
+        /// Tells the runs that no drainer serves the mapping any more however this thread
+        /// ends (a panic included), so that none waits for it.
+        struct Unserved<'a>(&'a PendingRows);
+        impl Drop for Unserved<'_> {
+            fn drop(&mut self) {
+                self.0.global(DRAINER).store(0, Ordering::Release);
+            }
+        }
+        let _unserved = Unserved(self.rows);
         let mut idle = 0u32;
         loop {
             let stopping = stop.load(Ordering::Acquire);
@@ -565,7 +574,6 @@ impl<'a> Draining<'a> {
                 );
             }
         }
-        self.rows.global(DRAINER).store(0, Ordering::Release);
         self.lost
     }
 
