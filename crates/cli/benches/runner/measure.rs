@@ -512,8 +512,9 @@ impl Bench {
         let large = LARGE_BASE_SEED..LARGE_BASE_SEED + n;
         let ns = |d: Duration| d.as_nanos() as f64;
         // Paired inside each round: [small seeds, large seeds, crash-safe receipt updates,
-        // the progress hook reporting, rows shared with the supervisor (over a library
-        // caller's batches), one locked append per row (over prop run's way)], nanoseconds per
+        // the progress hook reporting, rows appended by the supervisor's drainer thread (over
+        // a library caller's batches, appended by the run), one locked append per row (over
+        // prop run's way)], nanoseconds per
         // trial, the run's fixed cost (spec, files, final fsync) out.
         let mut marginal = [
             Vec::new(),
@@ -601,7 +602,7 @@ impl Bench {
                 ),
                 (
                     format!(
-                        "  of which rows shared with the supervisor, seeds {DEFAULT_BASE_SEED}..={n}"
+                        "  rows appended by the supervisor's thread, over by the run (< 0: saved), seeds {DEFAULT_BASE_SEED}..={n}"
                     ),
                     shared_ns,
                 ),
