@@ -543,10 +543,16 @@ impl<'a> Draining<'a> {
             if stopping {
                 break;
             }
-            // Short sleeps at first (a run waiting for its flush), then one per 64 KiB batch
-            // of the cheapest trials.
+            // Short sleeps at first (a run waiting for its flush), then about one per 64 KiB
+            // batch of the cheapest trials, then (nothing to do for a quarter of a second:
+            // slow trials) 1 ms, still well inside the time the cheapest trials take to fill a
+            // ring.
             idle = idle.saturating_add(1);
-            std::thread::sleep(Duration::from_micros(if idle < 20 { 20 } else { 250 }));
+            std::thread::sleep(Duration::from_micros(match idle {
+                0..20 => 20,
+                20..1000 => 250,
+                _ => 1000,
+            }));
         }
         // The worker is gone: what was appended is synced before any crash row follows it,
         // and a run that never ended must find its rows where it left them (a file removed
@@ -609,9 +615,7 @@ impl<'a> Draining<'a> {
             return true;
         }
         let mut busy = false;
-        if written > consumed
-            && (written - consumed >= BATCH || flush > consumed || stopping)
-        {
+        if written > consumed && (written - consumed >= BATCH || flush > consumed || stopping) {
             busy = true;
             if let Err(e) = self.append(slot, claims, consumed, written) {
                 self.lose(slot, &e);
@@ -739,7 +743,10 @@ mod tests {
                 want_b.extend_from_slice(&r);
             }
         }
-        assert!(!a.push(&vec![b'x'; RING + 1]).unwrap(), "longer than the ring");
+        assert!(
+            !a.push(&vec![b'x'; RING + 1]).unwrap(),
+            "longer than the ring"
+        );
         a.flush().unwrap();
         assert_eq!(std::fs::read(&a_path).unwrap(), want_a);
         drop(a);
