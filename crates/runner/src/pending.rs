@@ -43,7 +43,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Bytes of the mapping's global header.
@@ -64,6 +64,12 @@ const MAX_SLOTS: usize = 1024;
 // Global words (u64 each).
 /// 1 while a drainer serves the mapping.
 const DRAINER: usize = 0;
+/// A 32-bit counter a run increments (and a futex wake) when it waits for the drainer, so
+/// that a sleeping drainer wakes at once.
+const DOORBELL: usize = 8;
+/// The drainer's shortest and longest sleep between looks at the rings.
+const MIN_NAP: Duration = Duration::from_micros(50);
+const MAX_NAP: Duration = Duration::from_millis(2);
 
 // Slot header words (u64 each).
 const STATE: usize = 0;
@@ -239,6 +245,18 @@ impl PendingRows {
         unsafe { std::slice::from_raw_parts(self.slot_ptr(slot, at), len) }
     }
 
+    fn doorbell(&self) -> &AtomicU32 {
+        // SAFETY: in bounds of the mapping, 4-aligned (the mapping is page-aligned).
+        unsafe { &*(self.base.add(DOORBELL).cast::<AtomicU32>()) }
+    }
+
+    /// Wakes the drainer if it sleeps.
+    fn ring_doorbell(&self) {
+        let bell = self.doorbell();
+        bell.fetch_add(1, Ordering::Release);
+        futex_wake(bell);
+    }
+
     fn served(&self) -> bool {
         self.global(DRAINER).load(Ordering::Acquire) == 1
     }
@@ -296,10 +314,21 @@ impl PendingRows {
             .name("seedledger-rows".into())
             .spawn({
                 let (rows, stop) = (Arc::clone(self), Arc::clone(&stop));
-                move || Draining::new(&rows).run(&stop)
+                move || {
+                    // A thread that never preempts the trials when it wakes (Linux:
+                    // `SCHED_BATCH`): on a busy machine it waits for its turn instead.
+                    #[cfg(target_os = "linux")]
+                    // SAFETY: changes this thread's policy only (pid 0: the caller).
+                    unsafe {
+                        let param = libc::sched_param { sched_priority: 0 };
+                        libc::sched_setscheduler(0, libc::SCHED_BATCH, &raw const param);
+                    }
+                    Draining::new(&rows).run(&stop)
+                }
             });
         match thread {
             Ok(thread) => Ok(Drainer {
+                rows: Some(Arc::clone(self)),
                 stop,
                 thread: Some(thread),
             }),
@@ -321,6 +350,44 @@ impl PendingRows {
         PathBuf::from(std::ffi::OsStr::from_bytes(self.bytes(slot, PATH, len)))
     }
 }
+
+/// Sleeps up to `nap`, or until `word` is no longer `seen` (Linux: `FUTEX_WAIT`, shared
+/// between processes; elsewhere a plain sleep).
+#[cfg(target_os = "linux")]
+fn futex_wait(word: &AtomicU32, seen: u32, nap: Duration) {
+    let ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: libc::c_long::try_from(nap.as_nanos().min(999_999_999)).unwrap_or(1_000_000),
+    };
+    // SAFETY: an aligned u32 inside a live mapping; FUTEX_WAIT only reads it, and returns at
+    // once when it is not `seen` (no lost wake-up), on a wake, or after `ts`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            seen,
+            &raw const ts,
+        );
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn futex_wait(_: &AtomicU32, _: u32, nap: Duration) {
+    std::thread::sleep(nap);
+}
+
+/// Wakes a [`futex_wait`] on `word`.
+#[cfg(target_os = "linux")]
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: an aligned u32 inside a live mapping; FUTEX_WAKE touches no memory.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn futex_wake(_: &AtomicU32) {}
 
 /// The `ERROR` word for `e`.
 fn error_code(e: &io::Error) -> u64 {
@@ -373,6 +440,9 @@ impl Slot {
     /// Waits until `done` holds. Fails with the drainer's error for this run, or when no
     /// drainer serves the mapping any more.
     fn wait(&self, done: impl Fn(&Slot) -> bool) -> io::Result<()> {
+        if !done(self) {
+            self.rows.ring_doorbell();
+        }
         let mut rounds = 0u32;
         loop {
             if done(self) {
@@ -463,6 +533,7 @@ impl Drop for Slot {
 /// [`Drainer::finish`] stops it once no process writes the mapping any more.
 #[derive(Debug)]
 pub struct Drainer {
+    rows: Option<Arc<PendingRows>>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<Vec<LostRows>>>,
 }
@@ -477,6 +548,9 @@ impl Drainer {
 
     fn stop_thread(&mut self) -> Vec<LostRows> {
         self.stop.store(true, Ordering::Release);
+        if let Some(rows) = &self.rows {
+            rows.ring_doorbell();
+        }
         self.thread
             .take()
             .map(|t| t.join().unwrap_or_default())
@@ -529,30 +603,37 @@ impl<'a> Draining<'a> {
             }
         }
         let _unserved = Unserved(self.rows);
-        let mut idle = 0u32;
+        let mut nap = MIN_NAP;
         loop {
+            let bell = self.rows.doorbell().load(Ordering::Acquire);
             let stopping = stop.load(Ordering::Acquire);
             let mut busy = false;
             for slot in 0..self.rows.slots {
                 busy |= self.serve(slot, stopping);
             }
             if busy {
-                idle = 0;
                 continue;
             }
             if stopping {
                 break;
             }
-            // Short sleeps at first (a run waiting for its flush), then about one per 64 KiB
-            // batch of the cheapest trials, then (nothing to do for a quarter of a second:
-            // slow trials) 1 ms, still well inside the time the cheapest trials take to fill a
-            // ring.
-            idle = idle.saturating_add(1);
-            std::thread::sleep(Duration::from_micros(match idle {
-                0..20 => 20,
-                20..1000 => 250,
-                _ => 1000,
-            }));
+            // Sleep about as long as a batch takes to arrive: shorter when half a batch came
+            // during the last sleep, longer when not an eighth did. A run that waits for the
+            // drainer rings the doorbell, which ends the sleep at once.
+            let waiting = (0..self.rows.slots)
+                .filter(|&i| self.rows.word(i, STATE).load(Ordering::Acquire) == CLAIMED)
+                .map(|i| {
+                    let w = self.rows.word(i, WRITTEN).load(Ordering::Acquire);
+                    w.saturating_sub(self.rows.word(i, CONSUMED).load(Ordering::Relaxed))
+                })
+                .max()
+                .unwrap_or(0);
+            if waiting >= BATCH / 2 {
+                nap = (nap / 2).max(MIN_NAP);
+            } else if waiting < BATCH / 8 {
+                nap = (nap * 2).min(MAX_NAP);
+            }
+            futex_wait(self.rows.doorbell(), bell, nap);
         }
         // The worker is gone: what was appended is synced before any crash row follows it,
         // and a run that never ended must find its rows where it left them (a file removed
