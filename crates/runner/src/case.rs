@@ -14,7 +14,7 @@
 //! three unwind out of the property (without running the panic hook) and are caught by the
 //! executor.
 
-use crate::rng::SeedRng;
+use crate::rng::{Scheme, SeedRng};
 use std::cell::Cell;
 
 /// What a recording test case does, told as it happens to the [`set_journal`] observer of
@@ -99,6 +99,7 @@ enum Source {
 #[derive(Debug)]
 struct RandomState {
     rng: SeedRng,
+    scheme: Scheme,
     bits: u64,
     bits_left: u32,
     recent: [u64; 8],
@@ -106,6 +107,17 @@ struct RandomState {
 }
 
 impl RandomState {
+    fn new(scheme: Scheme, seed: u64) -> RandomState {
+        RandomState {
+            rng: SeedRng::new(seed),
+            scheme,
+            bits: 0,
+            bits_left: 0,
+            recent: [0; 8],
+            n_recent: 0,
+        }
+    }
+
     #[inline(always)]
     fn take_bits(&mut self, n: u32) -> u64 {
         if self.bits_left < n {
@@ -124,7 +136,52 @@ impl RandomState {
         self.n_recent += 1;
     }
 
-    /// A recently drawn index, if the one picked fits under `max`.
+    /// An index in `0..=max`, biased toward edges and repeats as the scheme says (see the
+    /// module docs). The scheme is one predictable branch per draw.
+    #[inline(always)]
+    fn biased(&mut self, max: u64) -> u64 {
+        let index = match self.scheme {
+            Scheme::V2 => self.biased_v2(max),
+            Scheme::V1 => self.biased_v1(max),
+        };
+        self.remember(index);
+        index
+    }
+
+    /// `chacha8-v2`'s biased index (see the module docs): five control bits, one word `x`
+    /// (the uniform value's first word), every candidate computed and one selected without a
+    /// data-dependent branch; the stream is consumed the same way whatever is selected.
+    #[inline(always)]
+    fn biased_v2(&mut self, max: u64) -> u64 {
+        let control = self.take_bits(5);
+        let x = self.rng.next_u64();
+        let uniform = self.rng.upto_from(x, max);
+        let n = self.n_recent.min(8) as u64;
+        // A recent index: slot `x[32..62] * n >> 30` of the `n` filled.
+        let slot = (((x >> 32) & 0x3fff_ffff) * n) >> 30;
+        let recent = self.recent[(slot & 7) as usize];
+        let delta = 1 + (x >> 62);
+        let small = ((x & 0xffff_ffff) * (max.min(255) + 1)) >> 32;
+        let candidates = [
+            0,
+            max.min(1),
+            max,
+            small,
+            recent,
+            recent.saturating_add(delta).min(max),
+            recent.saturating_sub(delta),
+            uniform,
+        ];
+        let kind = (control >> 2) as usize;
+        // Uniform (index 7) unless special (both low bits 0) and, for kinds 4..=6, a recent
+        // index exists under `max`: all as masks, so nothing here is a branch.
+        let usable = (kind < 4) | ((n != 0) & (recent <= max));
+        let special = (control & 3 == 0) & usable;
+        let pick = kind | (7 & (special as usize).wrapping_sub(1));
+        candidates[pick]
+    }
+
+    /// A recently drawn index, if the one picked fits under `max` (`chacha8-v1`).
     fn recent_one(&mut self, max: u64) -> Option<u64> {
         let n = self.n_recent.min(8);
         (n > 0)
@@ -132,21 +189,19 @@ impl RandomState {
             .filter(|&r| r <= max)
     }
 
-    /// An index in `0..=max`, biased: one draw in four is special (0, 1, the maximum, a small
+    /// `chacha8-v1`'s biased index: one draw in four is special (0, 1, the maximum, a small
     /// index, a repeat of a recent index, or a recent index plus or minus 1..=4); the rest
     /// are uniform.
     #[inline(always)]
-    fn biased(&mut self, max: u64) -> u64 {
-        let index = if self.take_bits(2) != 0 {
+    fn biased_v1(&mut self, max: u64) -> u64 {
+        if self.take_bits(2) != 0 {
             self.rng.upto(max)
         } else {
             self.special(max)
-        };
-        self.remember(index);
-        index
+        }
     }
 
-    /// The special quarter of [`RandomState::biased`], kept out of line so the common path
+    /// The special quarter of [`RandomState::biased_v1`], kept out of line so the common path
     /// stays small enough to inline into every draw.
     #[cold]
     #[inline(never)]
@@ -199,21 +254,28 @@ pub struct Record {
 }
 
 impl TestCase {
-    /// A test case drawing from `seed`'s stream, recording nothing (the fast path).
+    /// A test case drawing from `seed`'s stream under the default scheme
+    /// ([`Scheme::DEFAULT`], the one new runs use), recording nothing (the fast path).
     pub fn random(seed: u64) -> TestCase {
-        TestCase::new(Source::Random(RandomState {
-            rng: SeedRng::new(seed),
-            bits: 0,
-            bits_left: 0,
-            recent: [0; 8],
-            n_recent: 0,
-        }))
+        TestCase::random_with(Scheme::DEFAULT, seed)
     }
 
-    /// A test case drawing from `seed`'s stream and recording every choice, span and
-    /// top-level draw: the same input as [`TestCase::random`] for the same seed.
+    /// A test case drawing from `seed`'s stream under `scheme`, recording nothing.
+    pub fn random_with(scheme: Scheme, seed: u64) -> TestCase {
+        TestCase::new(Source::Random(RandomState::new(scheme, seed)))
+    }
+
+    /// A test case drawing from `seed`'s stream under the default scheme and recording every
+    /// choice, span and top-level draw: the same input as [`TestCase::random`] for the same
+    /// seed.
     pub fn recording(seed: u64) -> TestCase {
-        let mut tc = TestCase::random(seed);
+        TestCase::recording_with(Scheme::DEFAULT, seed)
+    }
+
+    /// [`TestCase::recording`] under `scheme`: the same input as
+    /// [`TestCase::random_with`]`(scheme, seed)`.
+    pub fn recording_with(scheme: Scheme, seed: u64) -> TestCase {
+        let mut tc = TestCase::random_with(scheme, seed);
         tc.record = true;
         tc.capture = true;
         tc

@@ -24,6 +24,9 @@ struct Args {
     /// A smoke test: at most 200 cases and 2 rounds (figures meaningless).
     #[arg(long)]
     quick: bool,
+    /// Print only the generation table (ns per drawn value, both rng schemes).
+    #[arg(long)]
+    generation: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -52,6 +55,18 @@ fn main() -> ExitCode {
         rounds: args.rounds,
         quick: args.quick,
     };
+    if args.generation {
+        let n = if args.quick { args.cases.min(200) } else { args.cases };
+        let _ = writeln!(
+            std::io::stdout(),
+            "generation, ns per drawn u64 (the cost of starting the case subtracted), median of {} rounds:",
+            args.rounds
+        );
+        for (what, ns) in measure::generation_costs(n.max(1), args.rounds.max(1)) {
+            let _ = writeln!(std::io::stdout(), "  {what:<52} {ns:>8.1}");
+        }
+        return ExitCode::SUCCESS;
+    }
     let mut progress = |what: &str| {
         let _ = writeln!(std::io::stderr(), "bench runner: {what}");
     };

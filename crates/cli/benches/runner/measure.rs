@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use seedledger_runner::{
     DEFAULT_BASE_SEED, Fixture, PendingRows, PropResult, Property, RunConfig, RunControl, Runner,
-    ShrinkConfig, TestCase, any_int, execute, vec,
+    Scheme, ShrinkConfig, TestCase, any_int, execute, vec,
 };
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -455,6 +455,7 @@ impl Bench {
             patch_id: "bench".into(),
             runner: Runner::Local,
             seeds: seeds.collect(),
+            rng: seedledger_runner::Scheme::DEFAULT,
             shrink: Some(ShrinkConfig::default()),
             durable,
             trial_timeout: None,
@@ -680,10 +681,12 @@ fn same_values(seeds: Range<u64>, work: u32, scratch: &mut Vec<u64>) -> Result<u
 
 /// Nanoseconds per drawn value: each way of drawing `k` values per case, minus the cost of
 /// starting the case (keying its stream), over `n` cases, median of `rounds`.
-fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64)> {
+pub fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64)> {
     const K: usize = MAX_LEN;
     type Way = fn(u64) -> usize;
-    let ways: [(&'static str, Way, Way); 5] = [
+    // The two schemes' `any_int` and `vec` side by side: `chacha8-v2` is the default (what a
+    // new run draws), `chacha8-v1` what old receipts' seeds mean.
+    let ways: [(&'static str, Way, Way); 8] = [
         (
             "ChaCha8 next_u64, by hand (no TestCase)",
             |seed| {
@@ -708,24 +711,60 @@ fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64)> {
             },
         ),
         (
-            "TestCase: draw(&any_int::<u64>())",
-            |seed| black_box(TestCase::random(seed)).n_choices(),
+            "TestCase: draw(&any_int::<u64>()), chacha8-v1",
+            |seed| black_box(TestCase::random_with(Scheme::V1, seed)).n_choices(),
             |seed| {
-                let mut tc = TestCase::random(seed);
+                let mut tc = TestCase::random_with(Scheme::V1, seed);
                 let mut out = Vec::with_capacity(K);
                 out.extend((0..K).map(|_| tc.draw(&any_int::<u64>())));
                 black_box(out).len()
             },
         ),
         (
-            "TestCase: vec(any_int::<u64>(), 100), exact length",
-            |seed| black_box(TestCase::random(seed)).n_choices(),
-            |seed| black_box(TestCase::random(seed).draw(&vec(any_int::<u64>(), K))).len(),
+            "TestCase: draw(&any_int::<u64>()), chacha8-v2",
+            |seed| black_box(TestCase::random_with(Scheme::V2, seed)).n_choices(),
+            |seed| {
+                let mut tc = TestCase::random_with(Scheme::V2, seed);
+                let mut out = Vec::with_capacity(K);
+                out.extend((0..K).map(|_| tc.draw(&any_int::<u64>())));
+                black_box(out).len()
+            },
         ),
         (
-            "TestCase: vec(any_int::<u64>(), 0..=100)",
-            |seed| black_box(TestCase::random(seed)).n_choices(),
-            |seed| black_box(TestCase::random(seed).draw(&vec(any_int::<u64>(), 0..=K))).len(),
+            "TestCase: vec(any_int::<u64>(), 100), exact, v1",
+            |seed| black_box(TestCase::random_with(Scheme::V1, seed)).n_choices(),
+            |seed| {
+                black_box(TestCase::random_with(Scheme::V1, seed).draw(&vec(any_int::<u64>(), K)))
+                    .len()
+            },
+        ),
+        (
+            "TestCase: vec(any_int::<u64>(), 100), exact, v2",
+            |seed| black_box(TestCase::random_with(Scheme::V2, seed)).n_choices(),
+            |seed| {
+                black_box(TestCase::random_with(Scheme::V2, seed).draw(&vec(any_int::<u64>(), K)))
+                    .len()
+            },
+        ),
+        (
+            "TestCase: vec(any_int::<u64>(), 0..=100), v1",
+            |seed| black_box(TestCase::random_with(Scheme::V1, seed)).n_choices(),
+            |seed| {
+                black_box(
+                    TestCase::random_with(Scheme::V1, seed).draw(&vec(any_int::<u64>(), 0..=K)),
+                )
+                .len()
+            },
+        ),
+        (
+            "TestCase: vec(any_int::<u64>(), 0..=100), v2",
+            |seed| black_box(TestCase::random_with(Scheme::V2, seed)).n_choices(),
+            |seed| {
+                black_box(
+                    TestCase::random_with(Scheme::V2, seed).draw(&vec(any_int::<u64>(), 0..=K)),
+                )
+                .len()
+            },
         ),
     ];
     ways.iter()
