@@ -8,6 +8,39 @@
 //! of the main run. Both random modes consume the random stream identically, so a seed means
 //! the same input with and without recording.
 //!
+//! # The biased choice, per scheme
+//!
+//! Every random-mode case keeps a *bit buffer* (bits of a stream word, taken from the low end;
+//! a take of `k` bits when fewer than `k` are left drops them and draws a new word) and the
+//! last 8 indices its biased choices returned (`recent`, a ring; `n = min(choices so far, 8)`
+//! of them filled). Uniform choices ([`TestCase::uniform_choice`]), hidden collection sizes,
+//! weighted choices and float plans are the same in both schemes. [`TestCase::choice`]`(max)`
+//! draws:
+//!
+//! **`chacha8-v1`.** Take 2 bits; if not both 0 (3 in 4), the index is uniform in `0..=max`.
+//! Otherwise take 3 more bits, the kind: 0 → 0; 1 → `min(1, max)`; 2 → `max`; 3 → uniform in
+//! `0..=min(max, 255)`; 4 → a recent index (uniform among the `n` filled, one more draw), else
+//! uniform; 5 → that recent index plus `1 + below(4)`, at most `max`, else uniform; 6 → the
+//! recent index minus `1 + below(4)`, at least 0, else uniform; 7 → uniform. "Else uniform":
+//! when `n == 0` or the recent index picked is above `max`. How many words a choice consumes
+//! depends on what it returns.
+//!
+//! **`chacha8-v2`.** Take 5 control bits `c`, then draw one word `x`; the uniform value `u` is
+//! `upto(max)` with `x` as its first word (Lemire, more words only on a rejection). From `x`:
+//! `delta = 1 + x[62..64]` (1..=4); `slot = x[32..62] * n >> 30` (one of the `n` filled
+//! slots); `r = recent[slot]`; `small = min(x[0..8] >> x[56..59], max)` (log-uniform: in
+//! `0..2^k` for `k` = 1..=8 equally likely). If `c[0..2] == 0` (1 in 4), the kind `c[2..5]`
+//! selects: 0 → 0; 1 → `min(1, max)`; 2 → `max`; 3 → `small`; 4 → `r`; 5 → `min(r +
+//! delta, max)` (saturating); 6 → `r - delta` (saturating at 0); 7 → `max - delta`
+//! (saturating at 0); kinds 4..=6 give `u` when `n == 0` or `r > max`. Otherwise the index is
+//! `u`. Every candidate is computed and one is selected by index, so the choice has no
+//! data-dependent branch, and every choice consumes 5 buffer bits and the words of `u`
+//! whatever it returns. Against v1 it keeps the rate (1 in 4) and the kinds, with two
+//! changes the bug-finding corpus (`tests/bug_corpus.rs`) asked for: v1's kind 7 (a second
+//! uniform) is the near-top edge `max - 1..=4` (v1 never drew `i64::MAX`, index `max - 2`),
+//! and the small index is log-uniform instead of uniform in `0..=255` (v1 drew the value 2 of
+//! a `u32` once in 10^4 draws).
+//!
 //! A replay that asks for more choices than it holds stops with [`Stop::Overrun`]; a recorded
 //! value above the bound now asked for stops with [`Stop::Invalid`]; a precondition that does
 //! not hold ([`TestCase::assume`], a filter that gives up) stops with [`Stop::Discard`]. All
@@ -157,11 +190,13 @@ impl RandomState {
         let x = self.rng.next_u64();
         let uniform = self.rng.upto_from(x, max);
         let n = self.n_recent.min(8) as u64;
-        // A recent index: slot `x[32..62] * n >> 30` of the `n` filled.
+        // One of the `n` filled recent slots: `x[32..62] * n >> 30`.
         let slot = (((x >> 32) & 0x3fff_ffff) * n) >> 30;
         let recent = self.recent[(slot & 7) as usize];
+        // 1..=4 from `x[62..64]`.
         let delta = 1 + (x >> 62);
-        let small = ((x & 0xffff_ffff) * (max.min(255) + 1)) >> 32;
+        // Log-uniform small: `x[0..8] >> x[56..59]`, in `0..2^k` for k = 1..=8 equally likely.
+        let small = ((x & 0xff) >> ((x >> 56) & 7)).min(max);
         let candidates = [
             0,
             max.min(1),
@@ -170,15 +205,16 @@ impl RandomState {
             recent,
             recent.saturating_add(delta).min(max),
             recent.saturating_sub(delta),
+            max.saturating_sub(delta),
             uniform,
         ];
         let kind = (control >> 2) as usize;
-        // Uniform (index 7) unless special (both low bits 0) and, for kinds 4..=6, a recent
-        // index exists under `max`: all as masks, so nothing here is a branch.
-        let usable = (kind < 4) | ((n != 0) & (recent <= max));
+        // Special when both low bits are 0; kinds 4..=6 need a recent index under `max`.
+        // Otherwise the uniform value (index 8). All as masks: nothing here is a branch.
+        let usable = (kind < 4) | (kind == 7) | ((n != 0) & (recent <= max));
         let special = (control & 3 == 0) & usable;
-        let pick = kind | (7 & (special as usize).wrapping_sub(1));
-        candidates[pick]
+        let uniform_mask = (special as usize).wrapping_sub(1);
+        candidates[(kind & !uniform_mask) | (8 & uniform_mask)]
     }
 
     /// A recently drawn index, if the one picked fits under `max` (`chacha8-v1`).

@@ -59,12 +59,11 @@ fn main() -> ExitCode {
         let n = if args.quick { args.cases.min(200) } else { args.cases };
         let _ = writeln!(
             std::io::stdout(),
-            "generation, ns per drawn u64 (the cost of starting the case subtracted), median of {} rounds:",
+            "generation, ns per drawn u64 (the cost of starting the case subtracted), median (min) of {} rounds:",
             args.rounds
         );
-        for (what, ns) in measure::generation_costs(n.max(1), args.rounds.max(1)) {
-            let _ = writeln!(std::io::stdout(), "  {what:<52} {ns:>8.1}");
-        }
+        let table = measure::generation_costs(n.max(1), args.rounds.max(1));
+        let _ = std::io::stdout().write_all(measure::render_generation(&table).as_bytes());
         return ExitCode::SUCCESS;
     }
     let mut progress = |what: &str| {

@@ -198,7 +198,8 @@ pub struct Table {
 #[derive(Debug, Clone)]
 pub struct Breakdown {
     /// (what, nanoseconds per element).
-    pub generation: Vec<(&'static str, f64)>,
+    /// Per way of drawing: ns per value, median and minimum of the rounds.
+    pub generation: Vec<(&'static str, f64, f64)>,
     /// What a run with evidence costs whatever its length (a run of one seed).
     pub fixed_run_ns: f64,
     /// (what, nanoseconds per trial), the fixed cost taken out.
@@ -681,7 +682,7 @@ fn same_values(seeds: Range<u64>, work: u32, scratch: &mut Vec<u64>) -> Result<u
 
 /// Nanoseconds per drawn value: each way of drawing `k` values per case, minus the cost of
 /// starting the case (keying its stream), over `n` cases, median of `rounds`.
-pub fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64)> {
+pub fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64, f64)> {
     const K: usize = MAX_LEN;
     type Way = fn(u64) -> usize;
     // The two schemes' `any_int` and `vec` side by side: `chacha8-v2` is the default (what a
@@ -782,7 +783,7 @@ pub fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64)> {
                 );
             }
             per.sort_by(f64::total_cmp);
-            (name, per[per.len() / 2])
+            (name, per[per.len() / 2], per[0])
         })
         .collect()
 }
@@ -873,12 +874,10 @@ impl Report {
         let _ = writeln!(s);
         let _ = writeln!(
             s,
-            "generation, ns per drawn u64 (the cost of starting the case subtracted), median of {} rounds:",
+            "generation, ns per drawn u64 (the cost of starting the case subtracted), median (min) of {} rounds:",
             self.rounds
         );
-        for (what, ns) in &self.breakdown.generation {
-            let _ = writeln!(s, "  {what:<52} {ns:>8.1}");
-        }
+        s.push_str(&render_generation(&self.breakdown.generation));
         let _ = writeln!(
             s,
             "evidence as prop run's worker writes it, ns per trial (run_property - execute - a run's fixed cost, cheap property, {} seeds), median of {} rounds:",
@@ -899,6 +898,22 @@ impl Report {
         }
         s
     }
+}
+
+/// The generation table's lines, each way with its ratio to the uniform draw (the second
+/// line), median and min: what the edge bias of each scheme costs over a plain draw.
+pub fn render_generation(generation: &[(&'static str, f64, f64)]) -> String {
+    let mut s = String::new();
+    let (uniform_median, uniform_min) = generation.get(1).map_or((1.0, 1.0), |g| (g.1, g.2));
+    for (what, median, min) in generation {
+        let _ = writeln!(
+            s,
+            "  {what:<52} {median:>6.1} ({min:>4.1})   x uniform {:>5.2} ({:.2})",
+            median / uniform_median,
+            min / uniform_min
+        );
+    }
+    s
 }
 
 fn spread(x: Spread) -> String {
