@@ -107,10 +107,14 @@ fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
             .count()
     });
     // The first trial starts this thread's worker; the timed runs reuse it.
-    if let Err(e) = isolated.run_trial(property, &fixture, &TrialInput::Random {
+    if let Err(e) = isolated.run_trial(
+        property,
+        &fixture,
+        &TrialInput::Random {
             seed: 0,
             rng: Scheme::DEFAULT,
-        }) {
+        },
+    ) {
         errln!("error: {e}");
         return ExitStatus::Error;
     }
@@ -118,10 +122,14 @@ fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
     let through_worker = time(args.repeat, || {
         (1..=n)
             .filter(|&seed| {
-                match isolated.run_trial(property, &fixture, &TrialInput::Random {
+                match isolated.run_trial(
+                    property,
+                    &fixture,
+                    &TrialInput::Random {
                         seed,
                         rng: Scheme::DEFAULT,
-                    }) {
+                    },
+                ) {
                     Ok(e) => e.outcome != Outcome::Pass,
                     Err(e) => {
                         failed = Some(e);
@@ -140,10 +148,14 @@ fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
         let trial = std::thread::scope(|s| {
             s.spawn(|| {
                 let fixture = Fixture::new(bytes);
-                isolated.run_trial(property, &fixture, &TrialInput::Random {
+                isolated.run_trial(
+                    property,
+                    &fixture,
+                    &TrialInput::Random {
                         seed,
                         rng: Scheme::DEFAULT,
-                    })
+                    },
+                )
             })
             .join()
         });

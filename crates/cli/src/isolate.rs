@@ -217,8 +217,10 @@ impl Worker {
     }
 
     fn trial(&mut self, input: &TrialInput, timeout: Option<Duration>) -> Result<Trial, String> {
-        self.quiet
-            .store(!matches!(input, TrialInput::Random { .. }), Ordering::SeqCst);
+        self.quiet.store(
+            !matches!(input, TrialInput::Random { .. }),
+            Ordering::SeqCst,
+        );
         let request = match input {
             TrialInput::Random { seed, rng } => json!({ "random": seed, "rng": rng.name() }),
             TrialInput::Recording { seed, rng } => {

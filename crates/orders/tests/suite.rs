@@ -244,9 +244,9 @@ fn planted_bugs_fail_the_right_property_with_a_named_seed() {
                 replayed_signature: None,
             },
             &ReplayInput::Seed {
-            seed,
-            rng: seedledger_runner::Scheme::DEFAULT,
-        },
+                seed,
+                rng: seedledger_runner::Scheme::DEFAULT,
+            },
         )
         .unwrap();
         assert_eq!(

@@ -140,7 +140,11 @@ where
     let mut discarded = 0;
     let mut found = None;
     for &seed in &config.seeds {
-        match execute(&property, &mut TestCase::random_with(config.rng, seed), &fixture) {
+        match execute(
+            &property,
+            &mut TestCase::random_with(config.rng, seed),
+            &fixture,
+        ) {
             Outcome::Fail(failure) => {
                 found = Some((seed, failure));
                 break;
@@ -155,7 +159,11 @@ where
             discarded,
         });
     };
-    let original = evaluate(&property, TestCase::recording_with(config.rng, seed), &fixture);
+    let original = evaluate(
+        &property,
+        TestCase::recording_with(config.rng, seed),
+        &fixture,
+    );
     if original.outcome.failure().map(|f| &f.signature) != Some(&failure.signature) {
         return Err(FindError::NotReproduced {
             seed,

@@ -56,7 +56,10 @@ fn first_values_of_seeds_are_pinned() {
 #[test]
 fn recording_does_not_change_what_a_seed_means() {
     let g = vec((int(-50..=50i32), string()), 0..=10);
-    for (scheme, seed) in Scheme::ALL.into_iter().flat_map(|s| (0..200u64).map(move |n| (s, n))) {
+    for (scheme, seed) in Scheme::ALL
+        .into_iter()
+        .flat_map(|s| (0..200u64).map(move |n| (s, n)))
+    {
         let fast = TestCase::random_with(scheme, seed).draw(&g);
         let mut rec = TestCase::recording_with(scheme, seed);
         let recorded = rec.draw(&g);

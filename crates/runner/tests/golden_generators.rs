@@ -14,9 +14,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::{
-    Arbitrary, BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, Scheme, Stop,
-    TestCase, any, any_f32, any_f64, any_int, boolean, btree_map, btree_set, char_any, char_in,
-    f32_in, f64_in, from_fn, int, just, one_of, option, recursive, recursive_tree, select, string,
+    Arbitrary, BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, Scheme, Stop, TestCase,
+    any, any_f32, any_f64, any_int, boolean, btree_map, btree_set, char_any, char_in, f32_in,
+    f64_in, from_fn, int, just, one_of, option, recursive, recursive_tree, select, string,
     string_matching, string_of, unit_f64, vec, vec_of, weighted,
 };
 use std::fmt::Write as _;

@@ -56,7 +56,11 @@ fn main() -> ExitCode {
         quick: args.quick,
     };
     if args.generation {
-        let n = if args.quick { args.cases.min(200) } else { args.cases };
+        let n = if args.quick {
+            args.cases.min(200)
+        } else {
+            args.cases
+        };
         let _ = writeln!(
             std::io::stdout(),
             "generation, ns per drawn u64 (the cost of starting the case subtracted), median (min) of {} rounds:",

@@ -110,7 +110,6 @@ pub fn same_values(seeds: std::ops::Range<u64>, max_len: usize) -> Option<u64> {
     let mut scratch = Vec::new();
     seeds.into_iter().find(|&seed| {
         input(seed, max_len as u64, &mut scratch);
-        TestCase::random_with(Scheme::V1, seed).draw(&vec(any_int::<u64>(), 0..=max_len))
-            != scratch
+        TestCase::random_with(Scheme::V1, seed).draw(&vec(any_int::<u64>(), 0..=max_len)) != scratch
     })
 }

@@ -797,19 +797,34 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
     let id = "order_total_nonneg";
     let run = |out: &str, extra: &[&str]| {
         let mut args = vec![
-            "prop", "run", "--property", id, "--cases", "200", "--out", out,
+            "prop",
+            "run",
+            "--property",
+            id,
+            "--cases",
+            "200",
+            "--out",
+            out,
         ];
         args.extend_from_slice(extra);
         let run = root.run(&args);
         assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-        let path = root.path().join(out).join("local").join(format!("{id}.receipt.json"));
+        let path = root
+            .path()
+            .join(out)
+            .join("local")
+            .join(format!("{id}.receipt.json"));
         let receipt = Receipt::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
         (path, receipt)
     };
     let (v1_path, v1) = run("v1", &["--rng", "chacha8-v1"]);
     let (_, v2) = run("v2", &[]);
     assert_eq!(v1.rng.as_deref(), Some("chacha8-v1"));
-    assert_eq!(v2.rng.as_deref(), Some("chacha8-v2"), "new runs use chacha8-v2");
+    assert_eq!(
+        v2.rng.as_deref(),
+        Some("chacha8-v2"),
+        "new runs use chacha8-v2"
+    );
     // The two schemes mean different inputs: some seed fails under v1 only.
     let v1_only: Vec<u64> = v1
         .failing_seeds
@@ -817,7 +832,12 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
         .copied()
         .filter(|s| !v2.failing_seeds.contains(s))
         .collect();
-    assert!(!v1_only.is_empty(), "{:?} {:?}", v1.failing_seeds, v2.failing_seeds);
+    assert!(
+        !v1_only.is_empty(),
+        "{:?} {:?}",
+        v1.failing_seeds,
+        v2.failing_seeds
+    );
     // An isolated run (each trial in a worker process) means the same inputs.
     let (_, isolated) = run("v1-isolated", &["--rng", "chacha8-v1", "--isolate"]);
     assert_eq!(isolated.failing_seeds, v1.failing_seeds);
@@ -842,18 +862,35 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
     let seed = v1.failing_seed.unwrap().to_string();
     let by_seed = |extra: &[&str]| {
         let mut args = vec![
-            "prop", "replay", "--property", id, "--seed", &seed, "--out", "v1", "--format",
+            "prop",
+            "replay",
+            "--property",
+            id,
+            "--seed",
+            &seed,
+            "--out",
+            "v1",
+            "--format",
             "json",
         ];
         args.extend_from_slice(extra);
         root.run(&args)
     };
     assert_eq!(input_of(&by_seed(&[])), original);
-    assert_eq!(input_of(&by_seed(&["--no-receipt", "--rng", "chacha8-v1"])), original);
+    assert_eq!(
+        input_of(&by_seed(&["--no-receipt", "--rng", "chacha8-v1"])),
+        original
+    );
     // A seed failing under v1 only passes when replayed under v2.
     let other = v1_only[0].to_string();
     let replay = root.run(&[
-        "prop", "replay", "--property", id, "--seed", &other, "--no-receipt",
+        "prop",
+        "replay",
+        "--property",
+        id,
+        "--seed",
+        &other,
+        "--no-receipt",
     ]);
     assert_eq!(replay.code, 0, "{}{}", replay.stdout, replay.stderr);
     // --rng names another scheme than the receipt found: that receipt is not used.
@@ -866,9 +903,21 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
 
     // The remote runner replays every failing seed under the receipt's scheme: each fails again.
     let reproduce = root.run(&[
-        "prop", "reproduce", "v1", "--out", "remote", "--runner", "remote", "--format", "json",
+        "prop",
+        "reproduce",
+        "v1",
+        "--out",
+        "remote",
+        "--runner",
+        "remote",
+        "--format",
+        "json",
     ]);
-    assert_eq!(reproduce.code, 1, "{}{}", reproduce.stdout, reproduce.stderr);
+    assert_eq!(
+        reproduce.code, 1,
+        "{}{}",
+        reproduce.stdout, reproduce.stderr
+    );
     let line: Value = serde_json::from_str(reproduce.stdout.trim()).unwrap();
     let again: Vec<u64> = line["failed_again"]
         .as_array()
@@ -908,5 +957,9 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
     // And on the command line.
     let bad = root.run(&["prop", "run", "--property", id, "--rng", "chacha9"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
-    assert!(bad.stderr.contains("unknown rng scheme `chacha9`"), "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("unknown rng scheme `chacha9`"),
+        "{}",
+        bad.stderr
+    );
 }
