@@ -3,7 +3,7 @@
 //! generation. Any change to a generator's encoding or distribution — drawing `option`
 //! biased, swapping two `char_any` ranks, `unit_f64` drawn uniformly, `FILTER_TRIES` 32 -> 31 —
 //! changes this file's output and fails the test: such a change needs a new RNG scheme name
-//! (`RNG_SCHEME`), never a silent change of what recorded seeds mean.
+//! (a new `Scheme`), never a silent change of what recorded seeds mean.
 //!
 //! Each scheme has its expected text: `crates/runner/test_data/golden_generators.txt` for
 //! `chacha8-v1` (frozen: its lines never change) and `golden_generators_v2.txt` for
