@@ -834,13 +834,13 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         Err(e) => return error(e),
     };
     // What a seed means: the receipt's scheme when replaying a run's seed, else --rng or the
-    // default.
-    let rng = match &receipt {
-        Some((path, r)) => match receipt_scheme(path, r) {
-            Ok(rng) => rng,
-            Err(e) => return error(e),
-        },
-        None => args.rng.unwrap_or_default(),
+    // default (a minimal input is choices: it needs no scheme).
+    let seed_input = |seed: u64| match &receipt {
+        Some((path, r)) => receipt_scheme(path, r).map(|rng| ReplayInput::Seed { seed, rng }),
+        None => Ok(ReplayInput::Seed {
+            seed,
+            rng: args.rng.unwrap_or_default(),
+        }),
     };
     let input = match (&receipt, args.minimal, args.seed) {
         (Some((path, r)), true, seed) => {
@@ -876,9 +876,15 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
                 }
             }
         }
-        (_, false, Some(seed)) => ReplayInput::Seed { seed, rng },
+        (_, false, Some(seed)) => match seed_input(seed) {
+            Ok(input) => input,
+            Err(e) => return error(e),
+        },
         (Some((path, r)), false, None) => match r.failing_seed {
-            Some(seed) => ReplayInput::Seed { seed, rng },
+            Some(seed) => match seed_input(seed) {
+                Ok(input) => input,
+                Err(e) => return error(e),
+            },
             None => {
                 return error(format_args!(
                     "receipt `{}` has no failing seed; pass --seed N",

@@ -954,6 +954,14 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
             run.stderr
         );
     }
+    // A minimal input is choices, not a seed: it replays whatever the scheme.
+    let minimal = root.run(&["prop", "replay", "--receipt", v1_file, "--minimal"]);
+    assert_eq!(minimal.code, 1, "{}{}", minimal.stdout, minimal.stderr);
+    assert!(
+        minimal.stdout.contains("minimal input of seed"),
+        "{}",
+        minimal.stdout
+    );
     // And on the command line.
     let bad = root.run(&["prop", "run", "--property", id, "--rng", "chacha9"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
