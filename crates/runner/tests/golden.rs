@@ -54,6 +54,22 @@ fn first_values_of_seeds_are_pinned() {
 }
 
 #[test]
+fn first_values_of_seeds_are_pinned_under_v2() {
+    let g = (
+        int(-1000..=1000i64),
+        vec(int(0..=9u8), 0..=6),
+        any_int::<u64>(),
+        boolean(),
+        string_of_len(),
+    );
+    let got: Vec<String> = [0u64, 1, 1101, 1102, u64::MAX]
+        .iter()
+        .map(|&s| format!("{:?}", TestCase::random_with(Scheme::V2, s).draw(&g)))
+        .collect();
+    insta_like(&got.join("\n"), GOLDEN_VALUES_V2);
+}
+
+#[test]
 fn recording_does_not_change_what_a_seed_means() {
     let g = vec((int(-50..=50i32), string()), 0..=10);
     for (scheme, seed) in Scheme::ALL
@@ -79,6 +95,13 @@ fn insta_like(got: &str, want: &str) {
 }
 
 const GOLDEN_WORDS: &str = "[[6182224123804511820, 12981062262824435276, 8686750407166444519], [18216133326304080645, 1925358401669858430, 7771150273654428072], [13466711416305979613, 16787941170346512548, 13110711925579962351], [14679808621527011627, 3450837470387494418, 8186585329043908892]]";
+const GOLDEN_VALUES_V2: &str = r#"
+(-2, [9, 4, 6], 7734517021461264244, false, "ovpi")
+(-104, [], 7771150273654428072, true, "")
+(911, [9, 9, 3, 9], 11662553443126212919, false, "")
+(720, [8, 7, 0], 1442, false, "rg")
+(-187, [9], 0, true, "xbf")
+"#;
 const GOLDEN_VALUES: &str = r#"
 (-90, [9, 4, 6], 7734517021461264244, false, "ovpi")
 (-104, [0], 4762203419463506972, true, "ag")
