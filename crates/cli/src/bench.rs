@@ -76,7 +76,7 @@ pub fn run(cmd: BenchCommand, suite: &[Property]) -> ExitStatus {
 }
 
 fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
-    use seedledger_runner::{TrialExecutor, TrialInput};
+    use seedledger_runner::{Scheme, TrialExecutor, TrialInput};
     let Some(property) = suite.iter().find(|p| p.id == args.property) else {
         errln!("error: unknown property `{}`", args.property);
         return ExitStatus::Error;
@@ -107,7 +107,14 @@ fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
             .count()
     });
     // The first trial starts this thread's worker; the timed runs reuse it.
-    if let Err(e) = isolated.run_trial(property, &fixture, &TrialInput::Random(0)) {
+    if let Err(e) = isolated.run_trial(
+        property,
+        &fixture,
+        &TrialInput::Random {
+            seed: 0,
+            rng: Scheme::DEFAULT,
+        },
+    ) {
         errln!("error: {e}");
         return ExitStatus::Error;
     }
@@ -115,7 +122,14 @@ fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
     let through_worker = time(args.repeat, || {
         (1..=n)
             .filter(|&seed| {
-                match isolated.run_trial(property, &fixture, &TrialInput::Random(seed)) {
+                match isolated.run_trial(
+                    property,
+                    &fixture,
+                    &TrialInput::Random {
+                        seed,
+                        rng: Scheme::DEFAULT,
+                    },
+                ) {
                     Ok(e) => e.outcome != Outcome::Pass,
                     Err(e) => {
                         failed = Some(e);
@@ -134,7 +148,14 @@ fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
         let trial = std::thread::scope(|s| {
             s.spawn(|| {
                 let fixture = Fixture::new(bytes);
-                isolated.run_trial(property, &fixture, &TrialInput::Random(seed))
+                isolated.run_trial(
+                    property,
+                    &fixture,
+                    &TrialInput::Random {
+                        seed,
+                        rng: Scheme::DEFAULT,
+                    },
+                )
             })
             .join()
         });

@@ -13,7 +13,8 @@
 //! The protocol (every worker line starts with [`MARKER`]; other lines are the property's
 //! own output, passed through):
 //! * parent -> worker: first `<n>\n` and the fixture's `n` bytes, then one JSON request per
-//!   line: `{"random": SEED}`, `{"recording": SEED}` or `{"replay": [CHOICES], "capture": B}`;
+//!   line: `{"random": SEED, "rng": SCHEME}`, `{"recording": SEED, "rng": SCHEME}` (the
+//!   run's scheme name, `chacha8-v2`; a request without a known scheme is refused) or `{"replay": [CHOICES], "capture": B}`;
 //! * worker -> parent: `ready`, then per trial the journal of a recording trial (`j c VALUE
 //!   MAX`, `j s DEPTH LABEL`, `j e`: each choice and sub-draw as it happens, so that a trial
 //!   that dies leaves its choices and spans behind) and one `r {JSON}` reply: `outcome`
@@ -216,11 +217,15 @@ impl Worker {
     }
 
     fn trial(&mut self, input: &TrialInput, timeout: Option<Duration>) -> Result<Trial, String> {
-        self.quiet
-            .store(!matches!(input, TrialInput::Random(_)), Ordering::SeqCst);
+        self.quiet.store(
+            !matches!(input, TrialInput::Random { .. }),
+            Ordering::SeqCst,
+        );
         let request = match input {
-            TrialInput::Random(seed) => json!({ "random": seed }),
-            TrialInput::Recording(seed) => json!({ "recording": seed }),
+            TrialInput::Random { seed, rng } => json!({ "random": seed, "rng": rng.name() }),
+            TrialInput::Recording { seed, rng } => {
+                json!({ "recording": seed, "rng": rng.name() })
+            }
             TrialInput::Replay { choices, capture } => {
                 json!({ "replay": choices, "capture": capture })
             }
@@ -611,11 +616,12 @@ pub fn worker(property: &Property, parent: u32) -> ExitStatus {
 
 fn parse_request(line: &str) -> Option<TrialInput> {
     let v: Value = serde_json::from_str(line).ok()?;
+    let rng = || seedledger_runner::Scheme::parse(v["rng"].as_str()?).ok();
     if let Some(seed) = v["random"].as_u64() {
-        return Some(TrialInput::Random(seed));
+        return Some(TrialInput::Random { seed, rng: rng()? });
     }
     if let Some(seed) = v["recording"].as_u64() {
-        return Some(TrialInput::Recording(seed));
+        return Some(TrialInput::Recording { seed, rng: rng()? });
     }
     let choices = v["replay"]
         .as_array()?

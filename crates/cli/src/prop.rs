@@ -4,7 +4,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use seedledger_format::{ExitStatus, Receipt, Runner};
 use seedledger_runner::{
     DEFAULT_BASE_SEED, DEFAULT_CASES, Outcome, Property, ReplayInput, ReplayTarget, RunConfig,
-    ShrinkConfig,
+    Scheme, ShrinkConfig,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -125,6 +125,12 @@ pub struct RunArgs {
     /// of a property into one receipt of the whole plan (see README "Running a big plan").
     #[arg(long, value_name = "KIND:M/N", value_parser = parse_partition)]
     partition: Option<seedledger_format::Partition>,
+    /// The seed -> input scheme, recorded in receipts as `rng`: what each seed means. New
+    /// plans use the default; `chacha8-v1` re-runs a plan first run under it (a receipt
+    /// without `rng`, or with `rng: chacha8-v1`) so that its seeds mean the same inputs.
+    /// (`prop replay` and `prop reproduce` take the scheme from the receipt by themselves.)
+    #[arg(long, value_name = "SCHEME", default_value = Scheme::DEFAULT.name(), value_parser = parse_scheme)]
+    rng: Scheme,
     /// The patch under test, recorded in receipts.
     #[arg(long, env = "SEEDLEDGER_PATCH_ID", default_value = "local")]
     patch_id: String,
@@ -234,6 +240,12 @@ pub struct ReplayArgs {
     /// minimal input shown).
     #[arg(long, conflicts_with = "receipt")]
     no_receipt: bool,
+    /// With --property/--seed, the scheme the seed means its input under [default: the
+    /// `rng` of the run's receipt found for this seed (a receipt without `rng` is
+    /// `chacha8-v1`), else the default scheme]. A found receipt of another scheme is not
+    /// used. With --receipt the receipt's `rng` is used.
+    #[arg(long, value_name = "SCHEME", conflicts_with = "receipt", value_parser = parse_scheme)]
+    rng: Option<Scheme>,
     /// Runner role recorded in the witness row. A remote runner signs every row (`sig`)
     /// with the secret key in $SEEDLEDGER_RUNNER_KEY when it is set; a local one never signs.
     #[arg(long, value_enum, default_value = "local")]
@@ -343,6 +355,17 @@ fn find<'a>(suite: &'a [Property], id: &str) -> Result<&'a Property, String> {
     })
 }
 
+fn parse_scheme(text: &str) -> Result<Scheme, String> {
+    Scheme::parse(text).map_err(|e| e.to_string())
+}
+
+/// The scheme a receipt's seeds mean their inputs under (its `rng`; none: `chacha8-v1`), or
+/// an error naming the file and the field.
+pub(crate) fn receipt_scheme(path: &Path, receipt: &Receipt) -> Result<Scheme, String> {
+    Scheme::of_receipt(receipt.rng.as_deref())
+        .map_err(|e| format!("receipt `{}`: field `rng`: {e}", path.display()))
+}
+
 fn parse_partition(text: &str) -> Result<seedledger_format::Partition, String> {
     seedledger_format::Partition::parse(text).map_err(|e| e.to_string())
 }
@@ -444,6 +467,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         patch_id: args.patch_id.clone(),
         runner: args.runner.into(),
         seeds,
+        rng: args.rng,
         shrink: (!args.no_shrink).then_some(ShrinkConfig {
             max_evaluations: args.shrink_max_evaluations,
             max_time: shrink_max_time,
@@ -777,7 +801,17 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
                 Err(e) => return error(e),
             };
             match std::fs::read_to_string(&path).map(|t| Receipt::parse(&t)) {
-                Ok(Ok(r)) if r.planned_seeds.contains(&seed) => Some((path, r)),
+                Ok(Ok(r)) if r.planned_seeds.contains(&seed) => match args.rng {
+                    Some(rng) if Scheme::of_receipt(r.rng.as_deref()) != Ok(rng) => {
+                        errln!(
+                            "note: not using receipt `{}`: its run is under rng scheme `{}`, not --rng {rng}",
+                            path.display(),
+                            r.rng.as_deref().unwrap_or(Scheme::V1.name())
+                        );
+                        None
+                    }
+                    _ => Some((path, r)),
+                },
                 Ok(Err(e)) => {
                     errln!(
                         "warning: ignoring unreadable receipt `{}`: {e}",
@@ -798,6 +832,15 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
     let property = match find(suite, &property_id) {
         Ok(p) => p,
         Err(e) => return error(e),
+    };
+    // What a seed means: the receipt's scheme when replaying a run's seed, else --rng or the
+    // default (a minimal input is choices: it needs no scheme).
+    let seed_input = |seed: u64| match &receipt {
+        Some((path, r)) => receipt_scheme(path, r).map(|rng| ReplayInput::Seed { seed, rng }),
+        None => Ok(ReplayInput::Seed {
+            seed,
+            rng: args.rng.unwrap_or_default(),
+        }),
     };
     let input = match (&receipt, args.minimal, args.seed) {
         (Some((path, r)), true, seed) => {
@@ -833,9 +876,15 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
                 }
             }
         }
-        (_, false, Some(seed)) => ReplayInput::Seed(seed),
+        (_, false, Some(seed)) => match seed_input(seed) {
+            Ok(input) => input,
+            Err(e) => return error(e),
+        },
         (Some((path, r)), false, None) => match r.failing_seed {
-            Some(seed) => ReplayInput::Seed(seed),
+            Some(seed) => match seed_input(seed) {
+                Ok(input) => input,
+                Err(e) => return error(e),
+            },
             None => {
                 return error(format_args!(
                     "receipt `{}` has no failing seed; pass --seed N",
@@ -909,7 +958,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         }
     };
     let what = match &input {
-        ReplayInput::Seed(seed) => format!("seed {seed}"),
+        ReplayInput::Seed { seed, .. } => format!("seed {seed}"),
         ReplayInput::Choices { seed, choices } => {
             format!("minimal input of seed {seed} ({} choices)", choices.len())
         }
@@ -948,7 +997,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
             }
         }
         let replayed_seed = match &input {
-            ReplayInput::Seed(seed) | ReplayInput::Choices { seed, .. } => *seed,
+            ReplayInput::Seed { seed, .. } | ReplayInput::Choices { seed, .. } => *seed,
         };
         if let Some((path, r)) = &receipt
             && let Some(shrink) = r.shrink_of(replayed_seed)
@@ -1049,6 +1098,16 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
         if receipt.failing_seeds.is_empty() {
             continue;
         }
+        // Each seed is replayed under the scheme of the run that failed it: the same seed
+        // must mean the same input on both runners.
+        let rng = match receipt_scheme(&file, &receipt) {
+            Ok(rng) => rng,
+            Err(e) => {
+                status = ExitStatus::Error;
+                errln!("error: {e}");
+                continue;
+            }
+        };
         let property = match find(suite, &receipt.property_id) {
             Ok(p) => p,
             Err(e) => {
@@ -1118,7 +1177,12 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
                 signer: signer.as_ref(),
                 replayed_signature: replayed.get(&seed).map(String::as_str),
             };
-            match seedledger_runner::replay(property, &root, &target, &ReplayInput::Seed(seed)) {
+            match seedledger_runner::replay(
+                property,
+                &root,
+                &target,
+                &ReplayInput::Seed { seed, rng },
+            ) {
                 Ok(result) => match &result.outcome {
                     Outcome::Fail(f) => again.push((seed, f.signature.clone())),
                     Outcome::Pass => passed.push(seed),

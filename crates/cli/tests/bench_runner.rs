@@ -36,6 +36,11 @@ fn the_hand_written_replica_draws_the_same_values_as_the_generators() {
             None,
             "max {max_len}"
         );
+        assert_eq!(
+            replica::same_values_v2(0..20_000, max_len),
+            None,
+            "chacha8-v2, max {max_len}"
+        );
     }
 }
 

@@ -59,6 +59,7 @@ impl Root {
             patch_id: "agent-1842".into(),
             runner: Runner::Local,
             seeds,
+            rng: seedledger_runner::Scheme::DEFAULT,
             shrink: Some(ShrinkConfig {
                 max_evaluations: 2_000,
                 max_time: Duration::from_secs(20),
@@ -242,7 +243,10 @@ fn planted_bugs_fail_the_right_property_with_a_named_seed() {
                 signer: None,
                 replayed_signature: None,
             },
-            &ReplayInput::Seed(seed),
+            &ReplayInput::Seed {
+                seed,
+                rng: seedledger_runner::Scheme::DEFAULT,
+            },
         )
         .unwrap();
         assert_eq!(
@@ -416,7 +420,10 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
             signer: None,
             replayed_signature: None,
         },
-        &ReplayInput::Seed(seed),
+        &ReplayInput::Seed {
+            seed,
+            rng: seedledger_runner::Scheme::DEFAULT,
+        },
     )
     .unwrap();
     let b = replay(
@@ -431,7 +438,10 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
             signer: None,
             replayed_signature: None,
         },
-        &ReplayInput::Seed(seed),
+        &ReplayInput::Seed {
+            seed,
+            rng: seedledger_runner::Scheme::DEFAULT,
+        },
     )
     .unwrap();
     assert_eq!(a.drawn, b.drawn);
@@ -488,7 +498,10 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
             signer: None,
             replayed_signature: None,
         },
-        &ReplayInput::Seed(seed),
+        &ReplayInput::Seed {
+            seed,
+            rng: seedledger_runner::Scheme::DEFAULT,
+        },
     );
     assert!(
         matches!(
@@ -554,7 +567,10 @@ fn a_flaky_failure_goes_from_run_to_replay_to_an_admitted_freeze() {
             signer: None,
             replayed_signature: None,
         },
-        &ReplayInput::Seed(1101),
+        &ReplayInput::Seed {
+            seed: 1101,
+            rng: seedledger_runner::Scheme::DEFAULT,
+        },
     )
     .unwrap();
     assert_eq!(remote.outcome, Outcome::Pass);

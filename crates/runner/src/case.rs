@@ -8,13 +8,46 @@
 //! of the main run. Both random modes consume the random stream identically, so a seed means
 //! the same input with and without recording.
 //!
+//! # The biased choice, per scheme
+//!
+//! Every random-mode case keeps a *bit buffer* (bits of a stream word, taken from the low end;
+//! a take of `k` bits when fewer than `k` are left drops them and draws a new word) and the
+//! last 8 indices its biased choices returned (`recent`, a ring; `n = min(choices so far, 8)`
+//! of them filled). Uniform choices ([`TestCase::uniform_choice`]), hidden collection sizes,
+//! weighted choices and float plans are the same in both schemes. [`TestCase::choice`]`(max)`
+//! draws:
+//!
+//! **`chacha8-v1`.** Take 2 bits; if not both 0 (3 in 4), the index is uniform in `0..=max`.
+//! Otherwise take 3 more bits, the kind: 0 → 0; 1 → `min(1, max)`; 2 → `max`; 3 → uniform in
+//! `0..=min(max, 255)`; 4 → a recent index (uniform among the `n` filled, one more draw), else
+//! uniform; 5 → that recent index plus `1 + below(4)`, at most `max`, else uniform; 6 → the
+//! recent index minus `1 + below(4)`, at least 0, else uniform; 7 → uniform. "Else uniform":
+//! when `n == 0` or the recent index picked is above `max`. How many words a choice consumes
+//! depends on what it returns.
+//!
+//! **`chacha8-v2`.** Take 5 control bits `c`, then draw one word `x`; the uniform value `u` is
+//! `upto(max)` with `x` as its first word (Lemire, more words only on a rejection). From `x`:
+//! `delta = 1 + x[62..64]` (1..=4); `slot = x[32..62] * n >> 30` (one of the `n` filled
+//! slots); `r = recent[slot]`; `small = min(x[0..8] >> x[56..59], max)` (log-uniform: in
+//! `0..2^k` for `k` = 1..=8 equally likely). If `c[0..2] == 0` (1 in 4), the kind `c[2..5]`
+//! selects: 0 → 0; 1 → `min(1, max)`; 2 → `max`; 3 → `small`; 4 → `r`; 5 → `min(r +
+//! delta, max)` (saturating); 6 → `r - delta` (saturating at 0); 7 → `max - delta`
+//! (saturating at 0); kinds 4..=6 give `u` when `n == 0` or `r > max`. Otherwise the index is
+//! `u`. Every candidate is computed and one is selected by index, so the choice has no
+//! data-dependent branch, and every choice consumes 5 buffer bits and the words of `u`
+//! whatever it returns. Against v1 it keeps the rate (1 in 4) and the kinds, with two
+//! changes the bug-finding corpus (`tests/bug_corpus.rs`) asked for: v1's kind 7 (a second
+//! uniform) is the near-top edge `max - 1..=4` (v1 never drew `i64::MAX`, index `max - 2`),
+//! and the small index is log-uniform instead of uniform in `0..=255` (v1 drew the value 2 of
+//! a `u32` once in 10^4 draws).
+//!
 //! A replay that asks for more choices than it holds stops with [`Stop::Overrun`]; a recorded
 //! value above the bound now asked for stops with [`Stop::Invalid`]; a precondition that does
 //! not hold ([`TestCase::assume`], a filter that gives up) stops with [`Stop::Discard`]. All
 //! three unwind out of the property (without running the panic hook) and are caught by the
 //! executor.
 
-use crate::rng::SeedRng;
+use crate::rng::{Scheme, SeedRng};
 use std::cell::Cell;
 
 /// What a recording test case does, told as it happens to the [`set_journal`] observer of
@@ -99,6 +132,7 @@ enum Source {
 #[derive(Debug)]
 struct RandomState {
     rng: SeedRng,
+    scheme: Scheme,
     bits: u64,
     bits_left: u32,
     recent: [u64; 8],
@@ -106,6 +140,17 @@ struct RandomState {
 }
 
 impl RandomState {
+    fn new(scheme: Scheme, seed: u64) -> RandomState {
+        RandomState {
+            rng: SeedRng::new(seed),
+            scheme,
+            bits: 0,
+            bits_left: 0,
+            recent: [0; 8],
+            n_recent: 0,
+        }
+    }
+
     #[inline(always)]
     fn take_bits(&mut self, n: u32) -> u64 {
         if self.bits_left < n {
@@ -124,7 +169,55 @@ impl RandomState {
         self.n_recent += 1;
     }
 
-    /// A recently drawn index, if the one picked fits under `max`.
+    /// An index in `0..=max`, biased toward edges and repeats as the scheme says (see the
+    /// module docs). The scheme is one predictable branch per draw.
+    #[inline(always)]
+    fn biased(&mut self, max: u64) -> u64 {
+        let index = match self.scheme {
+            Scheme::V2 => self.biased_v2(max),
+            Scheme::V1 => self.biased_v1(max),
+        };
+        self.remember(index);
+        index
+    }
+
+    /// `chacha8-v2`'s biased index (see the module docs): five control bits, one word `x`
+    /// (the uniform value's first word), every candidate computed and one selected without a
+    /// data-dependent branch; the stream is consumed the same way whatever is selected.
+    #[inline(always)]
+    fn biased_v2(&mut self, max: u64) -> u64 {
+        let control = self.take_bits(5);
+        let x = self.rng.next_u64();
+        let uniform = self.rng.upto_from(x, max);
+        let n = self.n_recent.min(8) as u64;
+        // One of the `n` filled recent slots: `x[32..62] * n >> 30`.
+        let slot = (((x >> 32) & 0x3fff_ffff) * n) >> 30;
+        let recent = self.recent[(slot & 7) as usize];
+        // 1..=4 from `x[62..64]`.
+        let delta = 1 + (x >> 62);
+        // Log-uniform small: `x[0..8] >> x[56..59]`, in `0..2^k` for k = 1..=8 equally likely.
+        let small = ((x & 0xff) >> ((x >> 56) & 7)).min(max);
+        let candidates = [
+            0,
+            max.min(1),
+            max,
+            small,
+            recent,
+            recent.saturating_add(delta).min(max),
+            recent.saturating_sub(delta),
+            max.saturating_sub(delta),
+            uniform,
+        ];
+        let kind = (control >> 2) as usize;
+        // Special when both low bits are 0; kinds 4..=6 need a recent index under `max`.
+        // Otherwise the uniform value (index 8). All as masks: nothing here is a branch.
+        let usable = (kind < 4) | (kind == 7) | ((n != 0) & (recent <= max));
+        let special = (control & 3 == 0) & usable;
+        let uniform_mask = (special as usize).wrapping_sub(1);
+        candidates[(kind & !uniform_mask) | (8 & uniform_mask)]
+    }
+
+    /// A recently drawn index, if the one picked fits under `max` (`chacha8-v1`).
     fn recent_one(&mut self, max: u64) -> Option<u64> {
         let n = self.n_recent.min(8);
         (n > 0)
@@ -132,21 +225,19 @@ impl RandomState {
             .filter(|&r| r <= max)
     }
 
-    /// An index in `0..=max`, biased: one draw in four is special (0, 1, the maximum, a small
+    /// `chacha8-v1`'s biased index: one draw in four is special (0, 1, the maximum, a small
     /// index, a repeat of a recent index, or a recent index plus or minus 1..=4); the rest
     /// are uniform.
     #[inline(always)]
-    fn biased(&mut self, max: u64) -> u64 {
-        let index = if self.take_bits(2) != 0 {
+    fn biased_v1(&mut self, max: u64) -> u64 {
+        if self.take_bits(2) != 0 {
             self.rng.upto(max)
         } else {
             self.special(max)
-        };
-        self.remember(index);
-        index
+        }
     }
 
-    /// The special quarter of [`RandomState::biased`], kept out of line so the common path
+    /// The special quarter of [`RandomState::biased_v1`], kept out of line so the common path
     /// stays small enough to inline into every draw.
     #[cold]
     #[inline(never)]
@@ -199,21 +290,28 @@ pub struct Record {
 }
 
 impl TestCase {
-    /// A test case drawing from `seed`'s stream, recording nothing (the fast path).
+    /// A test case drawing from `seed`'s stream under the default scheme
+    /// ([`Scheme::DEFAULT`], the one new runs use), recording nothing (the fast path).
     pub fn random(seed: u64) -> TestCase {
-        TestCase::new(Source::Random(RandomState {
-            rng: SeedRng::new(seed),
-            bits: 0,
-            bits_left: 0,
-            recent: [0; 8],
-            n_recent: 0,
-        }))
+        TestCase::random_with(Scheme::DEFAULT, seed)
     }
 
-    /// A test case drawing from `seed`'s stream and recording every choice, span and
-    /// top-level draw: the same input as [`TestCase::random`] for the same seed.
+    /// A test case drawing from `seed`'s stream under `scheme`, recording nothing.
+    pub fn random_with(scheme: Scheme, seed: u64) -> TestCase {
+        TestCase::new(Source::Random(RandomState::new(scheme, seed)))
+    }
+
+    /// A test case drawing from `seed`'s stream under the default scheme and recording every
+    /// choice, span and top-level draw: the same input as [`TestCase::random`] for the same
+    /// seed.
     pub fn recording(seed: u64) -> TestCase {
-        let mut tc = TestCase::random(seed);
+        TestCase::recording_with(Scheme::DEFAULT, seed)
+    }
+
+    /// [`TestCase::recording`] under `scheme`: the same input as
+    /// [`TestCase::random_with`]`(scheme, seed)`.
+    pub fn recording_with(scheme: Scheme, seed: u64) -> TestCase {
+        let mut tc = TestCase::random_with(scheme, seed);
         tc.record = true;
         tc.capture = true;
         tc

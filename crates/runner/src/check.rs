@@ -92,6 +92,7 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
         patch_id: std::env::var("SEEDLEDGER_PATCH_ID").unwrap_or_else(|_| "local".to_string()),
         runner: Runner::Local,
         seeds,
+        rng: crate::rng::Scheme::DEFAULT,
         shrink: Some(ShrinkConfig::default()),
         durable: true,
         trial_timeout: None,

@@ -16,6 +16,7 @@
 use crate::case::TestCase;
 use crate::exec::{Evaluation, Outcome, evaluate, execute};
 use crate::property::{Fixture, Property};
+use crate::rng::Scheme;
 use std::cell::RefCell;
 use std::path::Path;
 use std::sync::Arc;
@@ -25,10 +26,12 @@ use std::time::{Duration, Instant};
 /// The input of one trial, as a run asks for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TrialInput {
-    /// A seed of the main run: `TestCase::random` (nothing recorded).
-    Random(u64),
-    /// The re-run of a failing seed: `TestCase::recording` (choices, spans, draws recorded).
-    Recording(u64),
+    /// A seed of the main run under the run's scheme: `TestCase::random_with` (nothing
+    /// recorded).
+    Random { seed: u64, rng: Scheme },
+    /// The re-run of a failing seed under the run's scheme: `TestCase::recording_with`
+    /// (choices, spans, draws recorded).
+    Recording { seed: u64, rng: Scheme },
     /// A shrink candidate or a minimal input: `TestCase::replay(choices, capture)`.
     Replay { choices: Vec<u64>, capture: bool },
 }
@@ -37,8 +40,8 @@ impl TrialInput {
     /// The test case this input means.
     pub fn test_case(&self) -> TestCase {
         match self {
-            TrialInput::Random(seed) => TestCase::random(*seed),
-            TrialInput::Recording(seed) => TestCase::recording(*seed),
+            TrialInput::Random { seed, rng } => TestCase::random_with(*rng, *seed),
+            TrialInput::Recording { seed, rng } => TestCase::recording_with(*rng, *seed),
             TrialInput::Replay { choices, capture } => TestCase::replay(choices.clone(), *capture),
         }
     }
@@ -321,18 +324,23 @@ impl RunControl {
         }
     }
 
-    /// One trial of the main run on `seed`: in this thread (the fast path, nothing
-    /// recorded), or through the executor.
+    /// One trial of the main run on `seed` under `rng`: in this thread (the fast path,
+    /// nothing recorded), or through the executor.
     pub(crate) fn trial(
         &self,
         property: &Property,
         fixture: &Fixture,
         seed: u64,
+        rng: Scheme,
     ) -> Result<Outcome, crate::RunError> {
         match &self.executor {
-            None => Ok(execute(property, &mut TestCase::random(seed), fixture)),
+            None => Ok(execute(
+                property,
+                &mut TestCase::random_with(rng, seed),
+                fixture,
+            )),
             Some(executor) => executor
-                .run_trial(property, fixture, &TrialInput::Random(seed))
+                .run_trial(property, fixture, &TrialInput::Random { seed, rng })
                 .map(|evaluation| evaluation.outcome)
                 .map_err(|message| crate::RunError::Executor {
                     property: property.id.to_string(),

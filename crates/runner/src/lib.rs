@@ -56,7 +56,7 @@ pub use property::{
     ByVariant, ErrorVariant, Fixture, PropError, PropErrorKind, PropFn, PropResult, Property,
 };
 pub use register::{DuplicateProperty, Registration, registered, registered_in};
-pub use rng::{RNG_SCHEME, SeedRng};
+pub use rng::{RNG_SCHEME, Scheme, SeedRng, UnknownScheme};
 pub use run::{
     LoadedSpec, MAX_FAILURE_RECORDS, MAX_SHRUNK_MODES, ReplayInput, ReplayResult, ReplayTarget,
     RunConfig, RunSummary, TOOL, discarded_in, evidence_paths, load_fixture, load_spec, replay,

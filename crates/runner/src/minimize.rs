@@ -30,6 +30,7 @@ use crate::exec::{Failure, Outcome, evaluate, execute};
 use crate::generators::Gen;
 use crate::plan::{DEFAULT_BASE_SEED, DEFAULT_CASES};
 use crate::property::{Fixture, PropResult, Property};
+use crate::rng::Scheme;
 use crate::shrink::{ShrinkConfig, shrink_twice};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -39,6 +40,8 @@ use std::sync::Arc;
 pub struct FindConfig {
     /// The seeds tried, in order, until one fails.
     pub seeds: Vec<u64>,
+    /// What each seed means ([`Scheme::DEFAULT`] unless set).
+    pub rng: Scheme,
     /// The budget of each of the two shrink passes.
     pub shrink: ShrinkConfig,
 }
@@ -48,6 +51,7 @@ impl Default for FindConfig {
     fn default() -> FindConfig {
         FindConfig {
             seeds: (DEFAULT_BASE_SEED..DEFAULT_BASE_SEED + DEFAULT_CASES).collect(),
+            rng: Scheme::DEFAULT,
             shrink: ShrinkConfig::default(),
         }
     }
@@ -136,7 +140,11 @@ where
     let mut discarded = 0;
     let mut found = None;
     for &seed in &config.seeds {
-        match execute(&property, &mut TestCase::random(seed), &fixture) {
+        match execute(
+            &property,
+            &mut TestCase::random_with(config.rng, seed),
+            &fixture,
+        ) {
             Outcome::Fail(failure) => {
                 found = Some((seed, failure));
                 break;
@@ -151,7 +159,11 @@ where
             discarded,
         });
     };
-    let original = evaluate(&property, TestCase::recording(seed), &fixture);
+    let original = evaluate(
+        &property,
+        TestCase::recording_with(config.rng, seed),
+        &fixture,
+    );
     if original.outcome.failure().map(|f| &f.signature) != Some(&failure.signature) {
         return Err(FindError::NotReproduced {
             seed,

@@ -1,25 +1,96 @@
-//! The seed -> random stream scheme, `chacha8-v1`, and the integer arithmetic built on its
-//! raw words. Every value a seed means is derived here by our own code, never by a `rand`
-//! distribution whose algorithm a version bump could change.
+//! The seed -> random stream schemes, `chacha8-v1` and `chacha8-v2`, and the integer
+//! arithmetic built on their raw words. Every value a seed means is derived here (and in
+//! `case.rs`) by our own code, never by a `rand` distribution whose algorithm a version bump
+//! could change.
 //!
-//! # Scheme `chacha8-v1`
+//! A scheme names the whole map from a seed to an input: the stream below, and how
+//! `case.rs` turns it into choices. Both schemes share the stream and the ranges; they differ
+//! only in the biased choice (`TestCase::choice`, what every integer, char and element index
+//! draws through), described in `case.rs`. A receipt records the scheme of its run as `rng`
+//! (a receipt without `rng` is `chacha8-v1`, the only scheme before `chacha8-v2`), and every
+//! replay of its seeds uses that scheme. New runs use [`Scheme::DEFAULT`], `chacha8-v2`.
+//!
+//! # The stream (both schemes)
 //!
 //! * The stream is ChaCha with 8 rounds (`rand_chacha::ChaCha8Rng`, stream 0, word position
 //!   0) keyed with 32 bytes: the seed as 8 little-endian bytes, followed by the 24 ASCII bytes
-//!   `seedledger/chacha8/v1\0\0\0`.
+//!   `seedledger/chacha8/v1\0\0\0` (`chacha8-v2` keeps this key: the same seed, the same
+//!   words).
 //! * Words are read with `next_u64` (two consecutive little-endian 32-bit outputs).
 //! * A uniform integer in `0..n` is Lemire's multiply-shift with rejection: `m = x * n`
 //!   (128-bit); reject while `low64(m) < (2^64 - n) mod n`; the value is `high64(m)`.
 //!   `0..=u64::MAX` is the raw word.
 //!
-//! Golden tests (`tests/golden.rs`) pin the first words and first generated values of several
-//! seeds, so a change in what a seed means fails CI.
+//! Golden tests (`tests/golden.rs`, `tests/golden_generators.rs`) pin the first words and
+//! first generated values of several seeds under each scheme, so a change in what a seed
+//! means fails CI.
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 
-/// The name of the scheme, recorded in receipts as `rng`.
-pub const RNG_SCHEME: &str = "chacha8-v1";
+/// The name of the scheme new runs use ([`Scheme::DEFAULT`]), recorded in receipts as `rng`.
+pub const RNG_SCHEME: &str = Scheme::DEFAULT.name();
+
+/// A seed -> input scheme: what a seed means. See the module docs and `case.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Scheme {
+    /// `chacha8-v1`: the first scheme; every receipt without `rng` is under it.
+    V1,
+    /// `chacha8-v2`: v1's stream with a branch-free biased choice (the default).
+    #[default]
+    V2,
+}
+
+/// A scheme name no scheme of this build has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown rng scheme `{name}` (known: chacha8-v1, chacha8-v2)")]
+pub struct UnknownScheme {
+    pub name: String,
+}
+
+impl Scheme {
+    /// The scheme new runs use.
+    pub const DEFAULT: Scheme = Scheme::V2;
+    /// Every scheme, oldest first.
+    pub const ALL: [Scheme; 2] = [Scheme::V1, Scheme::V2];
+
+    /// The name receipts record (`rng`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Scheme::V1 => "chacha8-v1",
+            Scheme::V2 => "chacha8-v2",
+        }
+    }
+
+    /// The scheme called `name`.
+    pub fn parse(name: &str) -> Result<Scheme, UnknownScheme> {
+        Scheme::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| UnknownScheme {
+                name: name.to_string(),
+            })
+    }
+
+    /// The scheme of a receipt from its `rng` field: absent means `chacha8-v1` (receipts
+    /// were written before the field named a choice).
+    pub fn of_receipt(rng: Option<&str>) -> Result<Scheme, UnknownScheme> {
+        rng.map_or(Ok(Scheme::V1), Scheme::parse)
+    }
+}
+
+impl std::fmt::Display for Scheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Scheme {
+    type Err = UnknownScheme;
+    fn from_str(name: &str) -> Result<Scheme, UnknownScheme> {
+        Scheme::parse(name)
+    }
+}
 
 const KEY_SUFFIX: &[u8; 24] = b"seedledger/chacha8/v1\0\0\0";
 
@@ -57,8 +128,26 @@ impl SeedRng {
     /// A uniform integer in `0..n`; `n` must be positive.
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
+        let first = self.next_u64();
+        self.below_from(first, n)
+    }
+
+    /// [`SeedRng::upto`] whose first word is `first`, already drawn: the value `upto` gives
+    /// when `first` is the next word (more words are drawn only on a rejection).
+    #[inline]
+    pub(crate) fn upto_from(&mut self, first: u64, max: u64) -> u64 {
+        if max == u64::MAX {
+            first
+        } else {
+            self.below_from(first, max + 1)
+        }
+    }
+
+    /// [`SeedRng::below`] whose first word is `first`, already drawn.
+    #[inline]
+    pub(crate) fn below_from(&mut self, first: u64, n: u64) -> u64 {
         debug_assert!(n > 0);
-        let mut m = u128::from(self.next_u64()) * u128::from(n);
+        let mut m = u128::from(first) * u128::from(n);
         if (m as u64) < n {
             let threshold = n.wrapping_neg() % n;
             while (m as u64) < threshold {

@@ -26,7 +26,7 @@ use crate::errors::RunError;
 use crate::exec::{Failure, Outcome, evaluate};
 use crate::ledger::{OpenReceipt, RowContext, RowSink, WitnessFormatter};
 use crate::property::{Fixture, Property};
-use crate::rng::RNG_SCHEME;
+use crate::rng::Scheme;
 use crate::shrink::{ShrinkConfig, shrink_twice};
 use seedledger_format::{
     JsonLinesWriter, RECEIPT_SCHEMA_VERSION, Receipt, Runner, ShrinkPassRecord, ShrinkRecord,
@@ -58,6 +58,9 @@ pub struct RunConfig {
     pub patch_id: String,
     pub runner: Runner,
     pub seeds: Vec<u64>,
+    /// What each seed means (recorded in the receipt as `rng`): [`Scheme::DEFAULT`] for a new
+    /// run; an older scheme to re-run a plan as it was first run.
+    pub rng: Scheme,
     /// `None`: do not shrink (the receipt then says `shrink_stable: false`).
     pub shrink: Option<ShrinkConfig>,
     /// Write the receipt's attempted seeds as each trial starts (crash safety). Only
@@ -320,7 +323,7 @@ pub fn run_property_with(
         oracle_source: crate::committed::effective_oracle(spec.spec.oracle_source, spec_committed),
         schema_version: Some(RECEIPT_SCHEMA_VERSION),
         tool: Some(TOOL.to_string()),
-        rng: Some(RNG_SCHEME.to_string()),
+        rng: Some(config.rng.name().to_string()),
         property_digest: Some(spec.digest.clone()),
         bound: Some(spec.spec.bound.clone()),
         spec_path: Some(spec.rel_path.display().to_string()),
@@ -422,6 +425,7 @@ pub fn run_property_with(
         property,
         run_id: &run_id,
         seeds: &config.seeds,
+        rng: config.rng,
         patch_id: &config.patch_id,
         control,
         sink: &sink,
@@ -483,7 +487,7 @@ pub fn run_property_with(
     if let Some(shrink) = shrinking
         && !control.stop_requested()
     {
-        let records = shrink_modes(property, &fixture, &to_shrink, shrink, control)?;
+        let records = shrink_modes(property, &fixture, &to_shrink, shrink, control, config.rng)?;
         if !control.stop_requested() {
             for record in &records {
                 if let Some(mode) = receipt
@@ -523,6 +527,7 @@ fn shrink_modes(
     to_shrink: &[(u64, Failure)],
     config: &ShrinkConfig,
     control: &RunControl,
+    rng: Scheme,
 ) -> Result<Vec<ShrinkRecord>, RunError> {
     let watch = control.watch_shrinking();
     let mut records = Vec::with_capacity(to_shrink.len());
@@ -531,7 +536,7 @@ fn shrink_modes(
             break;
         }
         crate::watchdog::set_seed(*seed, true);
-        records.push(shrink_seed(property, fixture, *seed, failure, config));
+        records.push(shrink_seed(property, fixture, *seed, rng, failure, config));
         if let Some(message) = watch.take_error() {
             return Err(RunError::Executor {
                 property: property.id.to_string(),
@@ -603,18 +608,20 @@ pub fn run_properties_with(
     });
 }
 
-/// Re-runs the failing seed recording its choices, then shrinks that input twice.
+/// Re-runs the failing seed (under the run's scheme) recording its choices, then shrinks
+/// that input twice.
 fn shrink_seed(
     property: &Property,
     fixture: &Fixture,
     seed: u64,
+    rng: Scheme,
     failure: &Failure,
     config: &ShrinkConfig,
 ) -> ShrinkRecord {
     let original = crate::control::evaluate_watched(
         property,
         fixture,
-        crate::control::TrialInput::Recording(seed),
+        crate::control::TrialInput::Recording { seed, rng },
     );
     let original_input = original.record.drawn.join(", ");
     let reproduced = original
@@ -688,8 +695,9 @@ fn shrink_seed(
 /// What to replay.
 #[derive(Debug, Clone)]
 pub enum ReplayInput {
-    /// The input seed `N` generates (appends a witness row).
-    Seed(u64),
+    /// The input seed `seed` generates under scheme `rng` (appends a witness row): a
+    /// receipt's seed replays under the receipt's `rng` ([`Scheme::of_receipt`]).
+    Seed { seed: u64, rng: Scheme },
     /// A recorded choice sequence, such as a receipt's minimal input (no witness row: the
     /// input is not a planned seed's).
     Choices { seed: u64, choices: Vec<u64> },
@@ -757,7 +765,7 @@ pub fn replay(
     }
     let fixture = Fixture::new(bytes);
     let (tc, seed) = match input {
-        ReplayInput::Seed(seed) => (TestCase::recording(*seed), Some(*seed)),
+        ReplayInput::Seed { seed, rng } => (TestCase::recording_with(*rng, *seed), Some(*seed)),
         ReplayInput::Choices { choices, .. } => (TestCase::replay(choices.clone(), true), None),
     };
     let evaluation = evaluate(property, tc, &fixture);

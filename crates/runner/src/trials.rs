@@ -68,6 +68,8 @@ pub(crate) struct TrialRun<'a> {
     /// The run's id, for the progress observer.
     pub run_id: &'a str,
     pub seeds: &'a [u64],
+    /// The run's scheme: what each seed means.
+    pub rng: crate::rng::Scheme,
     pub patch_id: &'a str,
     pub control: &'a RunControl,
     pub sink: &'a Arc<RowSink>,
@@ -233,7 +235,7 @@ impl TrialRun<'_> {
                 (index, seed)
             };
             crate::watchdog::set_seed(seed, false);
-            let outcome = self.control.trial(self.property, fixture, seed);
+            let outcome = self.control.trial(self.property, fixture, seed, self.rng);
             let mut s = self.lock(shared);
             match outcome {
                 Ok(outcome) => {

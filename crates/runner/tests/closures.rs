@@ -38,6 +38,7 @@ impl Scratch {
             patch_id: "p".into(),
             runner: Runner::Local,
             seeds,
+            rng: seedledger_runner::Scheme::DEFAULT,
             shrink: Some(ShrinkConfig {
                 max_evaluations: 2_000,
                 max_time: Duration::from_secs(20),

@@ -79,6 +79,7 @@ impl Scratch {
             patch_id: "p".into(),
             runner: Runner::Local,
             seeds,
+            rng: seedledger_runner::Scheme::DEFAULT,
             shrink,
             durable: true,
             trial_timeout: None,

@@ -1,12 +1,27 @@
-//! Golden values: what the first seeds mean. A change here changes what every recorded seed
-//! means, so it must come with a new RNG scheme name (`RNG_SCHEME`) and receipt note.
+//! Golden values: what the first seeds mean, under each scheme. A change here changes what
+//! every recorded seed means, so it must come with a new RNG scheme name (`Scheme`) and
+//! receipt note; the lines of an existing scheme never change.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use seedledger_runner::{Gen, RNG_SCHEME, SeedRng, TestCase, any_int, boolean, int, string, vec};
+use seedledger_runner::{
+    Gen, RNG_SCHEME, Scheme, SeedRng, TestCase, any_int, boolean, int, string, vec,
+};
 
 #[test]
 fn scheme_name_is_pinned() {
-    assert_eq!(RNG_SCHEME, "chacha8-v1");
+    assert_eq!(Scheme::V1.name(), "chacha8-v1");
+    assert_eq!(Scheme::V2.name(), "chacha8-v2");
+    assert_eq!(RNG_SCHEME, "chacha8-v2", "new runs use chacha8-v2");
+    assert_eq!(Scheme::DEFAULT, Scheme::V2);
+    assert_eq!(Scheme::parse("chacha8-v1"), Ok(Scheme::V1));
+    assert_eq!(Scheme::parse("chacha8-v2"), Ok(Scheme::V2));
+    assert_eq!(
+        Scheme::parse("chacha8-v3").unwrap_err().to_string(),
+        "unknown rng scheme `chacha8-v3` (known: chacha8-v1, chacha8-v2)"
+    );
+    // A receipt without `rng` was written under the only scheme there was.
+    assert_eq!(Scheme::of_receipt(None), Ok(Scheme::V1));
+    assert_eq!(Scheme::of_receipt(Some("chacha8-v2")), Ok(Scheme::V2));
 }
 
 #[test]
@@ -33,17 +48,36 @@ fn first_values_of_seeds_are_pinned() {
     );
     let got: Vec<String> = [0u64, 1, 1101, 1102, u64::MAX]
         .iter()
-        .map(|&s| format!("{:?}", TestCase::random(s).draw(&g)))
+        .map(|&s| format!("{:?}", TestCase::random_with(Scheme::V1, s).draw(&g)))
         .collect();
     insta_like(&got.join("\n"), GOLDEN_VALUES);
 }
 
 #[test]
+fn first_values_of_seeds_are_pinned_under_v2() {
+    let g = (
+        int(-1000..=1000i64),
+        vec(int(0..=9u8), 0..=6),
+        any_int::<u64>(),
+        boolean(),
+        string_of_len(),
+    );
+    let got: Vec<String> = [0u64, 1, 1101, 1102, u64::MAX]
+        .iter()
+        .map(|&s| format!("{:?}", TestCase::random_with(Scheme::V2, s).draw(&g)))
+        .collect();
+    insta_like(&got.join("\n"), GOLDEN_VALUES_V2);
+}
+
+#[test]
 fn recording_does_not_change_what_a_seed_means() {
     let g = vec((int(-50..=50i32), string()), 0..=10);
-    for seed in 0..200u64 {
-        let fast = TestCase::random(seed).draw(&g);
-        let mut rec = TestCase::recording(seed);
+    for (scheme, seed) in Scheme::ALL
+        .into_iter()
+        .flat_map(|s| (0..200u64).map(move |n| (s, n)))
+    {
+        let fast = TestCase::random_with(scheme, seed).draw(&g);
+        let mut rec = TestCase::recording_with(scheme, seed);
         let recorded = rec.draw(&g);
         assert_eq!(fast, recorded, "seed {seed}");
         let record = rec.into_record();
@@ -61,6 +95,13 @@ fn insta_like(got: &str, want: &str) {
 }
 
 const GOLDEN_WORDS: &str = "[[6182224123804511820, 12981062262824435276, 8686750407166444519], [18216133326304080645, 1925358401669858430, 7771150273654428072], [13466711416305979613, 16787941170346512548, 13110711925579962351], [14679808621527011627, 3450837470387494418, 8186585329043908892]]";
+const GOLDEN_VALUES_V2: &str = r#"
+(-2, [9, 4, 6], 7734517021461264244, false, "ovpi")
+(-104, [], 7771150273654428072, true, "")
+(911, [9, 9, 3, 9], 11662553443126212919, false, "")
+(720, [8, 7, 0], 1442, false, "rg")
+(-187, [9], 0, true, "xbf")
+"#;
 const GOLDEN_VALUES: &str = r#"
 (-90, [9, 4, 6], 7734517021461264244, false, "ovpi")
 (-104, [0], 4762203419463506972, true, "ag")
@@ -79,14 +120,14 @@ fn pointer_sized_and_map_generators_are_portable() {
         btree_map(int(0..=3u8), boolean(), 0..=6),
     );
     for seed in 0..300u64 {
-        let (u, i, r, m) = TestCase::random(seed).draw(&g);
+        let (u, i, r, m) = TestCase::random_with(Scheme::V1, seed).draw(&g);
         assert!(u as u64 <= u64::from(u32::MAX));
         assert!(i64::from(i32::MIN) <= i as i64 && i as i64 <= i64::from(i32::MAX));
         assert!((3..=9).contains(&r));
         assert!(m.len() <= 4 && m.keys().all(|k| *k <= 3));
     }
     let first: Vec<String> = (0..3u64)
-        .map(|s| format!("{:?}", TestCase::random(s).draw(&g)))
+        .map(|s| format!("{:?}", TestCase::random_with(Scheme::V1, s).draw(&g)))
         .collect();
     insta_like(&first.join("\n"), GOLDEN_PORTABLE);
 }

@@ -3,18 +3,20 @@
 //! generation. Any change to a generator's encoding or distribution — drawing `option`
 //! biased, swapping two `char_any` ranks, `unit_f64` drawn uniformly, `FILTER_TRIES` 32 -> 31 —
 //! changes this file's output and fails the test: such a change needs a new RNG scheme name
-//! (`RNG_SCHEME`), never a silent change of what recorded seeds mean.
+//! (a new `Scheme`), never a silent change of what recorded seeds mean.
 //!
-//! The expected text is `crates/runner/test_data/golden_generators.txt`. After a deliberate
-//! change of meaning (with a new scheme name), regenerate it with
-//! `SEEDLEDGER_BLESS=1 cargo test -p seedledger-runner --test golden_generators` and review
-//! the diff.
+//! Each scheme has its expected text: `crates/runner/test_data/golden_generators.txt` for
+//! `chacha8-v1` (frozen: its lines never change) and `golden_generators_v2.txt` for
+//! `chacha8-v2`. After a deliberate change of meaning (with a new scheme name), write the new
+//! scheme's file with
+//! `SEEDLEDGER_BLESS=1 cargo test -p seedledger-runner --test golden_generators` (it never
+//! rewrites the file of a scheme that exists) and review it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::{
-    Arbitrary, BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, RNG_SCHEME, Stop,
-    TestCase, any, any_f32, any_f64, any_int, boolean, btree_map, btree_set, char_any, char_in,
-    f32_in, f64_in, from_fn, int, just, one_of, option, recursive, recursive_tree, select, string,
+    Arbitrary, BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen, MAX_CHOICES, Scheme, Stop, TestCase,
+    any, any_f32, any_f64, any_int, boolean, btree_map, btree_set, char_any, char_in, f32_in,
+    f64_in, from_fn, int, just, one_of, option, recursive, recursive_tree, select, string,
     string_matching, string_of, unit_f64, vec, vec_of, weighted,
 };
 use std::fmt::Write as _;
@@ -26,24 +28,39 @@ const SEEDS: [u64; 6] = [0, 1, 1101, 1102, 1 << 63, u64::MAX];
 /// (a bias, two ranks swapped) that the few seeds shown happen to miss shows up there.
 const BULK: u64 = 2000;
 
+/// The golden text being written, and the scheme it is about.
+struct Out {
+    text: String,
+    scheme: Scheme,
+}
+
+impl std::fmt::Write for Out {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.text.push_str(s);
+        Ok(())
+    }
+}
+
 /// One line per seed of [`SEEDS`] (the value, then the recorded choices), then the SHA-256 of
-/// the same lines for seeds `0..BULK`. Every seed is also drawn on the main run's fast path
-/// (`TestCase::random`, nothing recorded), which must give the same value: the file pins both.
-fn pin<G: Gen>(out: &mut String, name: &str, g: &G) {
+/// the same lines for seeds `0..BULK`, under `out.scheme`. Every seed is also drawn on the main
+/// run's fast path (`TestCase::random_with`, nothing recorded), which must give the same value:
+/// the file pins both.
+fn pin<G: Gen>(out: &mut Out, name: &str, g: &G) {
+    let scheme = out.scheme;
     let line = |seed: u64| {
-        let mut tc = TestCase::recording(seed);
+        let mut tc = TestCase::recording_with(scheme, seed);
         let value = outcome(|| tc.draw(g));
         let choices = tc.into_record().choices;
-        let fast = outcome(|| TestCase::random(seed).draw(g));
+        let fast = outcome(|| TestCase::random_with(scheme, seed).draw(g));
         assert_eq!(
             fast, value,
-            "{name}, seed {seed}: the fast path draws another value than the recording"
+            "{name}, seed {seed}, {scheme}: the fast path draws another value than the recording"
         );
         format!("{seed}: {value} <- {choices:?}\n")
     };
     let _ = writeln!(out, "## {name}");
     for seed in SEEDS {
-        out.push_str(&line(seed));
+        out.text.push_str(&line(seed));
     }
     let bulk: String = (0..BULK).map(line).collect();
     let _ = writeln!(
@@ -66,7 +83,7 @@ fn outcome<T: std::fmt::Debug>(draw: impl FnOnce() -> T) -> String {
 }
 
 /// The value each of the choices `0..n` stands for, replayed alone: the encoding itself.
-fn encoding<G: Gen>(out: &mut String, name: &str, g: &G, n: u64) {
+fn encoding<G: Gen>(out: &mut Out, name: &str, g: &G, n: u64) {
     let _ = writeln!(out, "## encoding of {name}, choices 0..{n}");
     let values: Vec<String> = (0..n)
         .map(|c| {
@@ -103,11 +120,14 @@ enum Shape {
     Rect(i8, i8),
 }
 
-fn golden() -> String {
-    let mut out = String::new();
+fn golden(scheme: Scheme) -> String {
+    let mut out = Out {
+        text: String::new(),
+        scheme,
+    };
     let _ = writeln!(
         out,
-        "# constants\nRNG_SCHEME = {RNG_SCHEME}\nFILTER_TRIES = {FILTER_TRIES}\nDEFAULT_MAX_SIZE = {DEFAULT_MAX_SIZE}\nMAX_CHOICES = {MAX_CHOICES}"
+        "# constants\nRNG_SCHEME = {scheme}\nFILTER_TRIES = {FILTER_TRIES}\nDEFAULT_MAX_SIZE = {DEFAULT_MAX_SIZE}\nMAX_CHOICES = {MAX_CHOICES}"
     );
     pin(&mut out, "int(-1000..=1000i64)", &int(-1000..=1000i64));
     pin(&mut out, "int(5..=9u8)", &int(5..=9u8));
@@ -263,20 +283,19 @@ fn golden() -> String {
         let g = string_matching(pattern).expect("a supported pattern");
         pin(&mut out, &format!("string_matching({pattern:?})"), &g);
     }
-    out
+    out.text
 }
 
-#[test]
-fn every_generator_means_what_it_meant() {
-    let got = golden();
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/test_data/golden_generators.txt"
-    );
-    if std::env::var_os("SEEDLEDGER_BLESS").is_some() {
-        std::fs::write(path, &got).unwrap();
+/// Compares [`golden`] of `scheme` with its file `test_data/NAME`; with `SEEDLEDGER_BLESS`
+/// set, first writes the file when it does not exist yet (an existing scheme's file is never
+/// rewritten: what its seeds mean is fixed).
+fn check_golden(scheme: Scheme, name: &str) {
+    let got = golden(scheme);
+    let path = format!("{}/test_data/{name}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("SEEDLEDGER_BLESS").is_some() && !std::path::Path::new(&path).exists() {
+        std::fs::write(&path, &got).unwrap();
     }
-    let want = std::fs::read_to_string(path).unwrap();
+    let want = std::fs::read_to_string(&path).unwrap();
     if got != want {
         let first = got
             .lines()
@@ -284,10 +303,20 @@ fn every_generator_means_what_it_meant() {
             .position(|(a, b)| a != b)
             .unwrap_or(got.lines().count().min(want.lines().count()));
         panic!(
-            "what a seed means changed at line {} of test_data/golden_generators.txt:\n  want: {}\n  got:  {}",
+            "what a seed means under {scheme} changed at line {} of test_data/{name}:\n  want: {}\n  got:  {}",
             first + 1,
             want.lines().nth(first).unwrap_or("<end>"),
             got.lines().nth(first).unwrap_or("<end>")
         );
     }
+}
+
+#[test]
+fn every_generator_means_what_it_meant() {
+    check_golden(Scheme::V1, "golden_generators.txt");
+}
+
+#[test]
+fn every_generator_means_what_it_means_under_v2() {
+    check_golden(Scheme::V2, "golden_generators_v2.txt");
 }

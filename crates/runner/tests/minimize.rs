@@ -18,6 +18,7 @@ struct Point {
 fn config(seeds: std::ops::RangeInclusive<u64>) -> FindConfig {
     FindConfig {
         seeds: seeds.collect(),
+        rng: seedledger_runner::Scheme::DEFAULT,
         shrink: ShrinkConfig {
             max_evaluations: 5_000,
             max_time: Duration::from_secs(60),

@@ -62,6 +62,7 @@ fn config(root: &std::path::Path, out: &str, seeds: Vec<u64>) -> RunConfig {
         patch_id: "p".into(),
         runner: Runner::Local,
         seeds,
+        rng: seedledger_runner::Scheme::DEFAULT,
         shrink: Some(ShrinkConfig::default()),
         durable: true,
         trial_timeout: None,

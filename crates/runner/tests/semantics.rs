@@ -37,6 +37,7 @@ impl Scratch {
             patch_id: "p".into(),
             runner: Runner::Local,
             seeds: seeds.collect(),
+            rng: seedledger_runner::Scheme::DEFAULT,
             shrink: Some(ShrinkConfig {
                 max_evaluations: 5_000,
                 max_time: Duration::from_secs(60),
@@ -183,7 +184,11 @@ fn a_discard_is_its_own_outcome_in_every_mode() {
     let property = Property::new("odd_below_50", odd_below_50);
     let fixture = Fixture::new(Vec::new());
     let even = (1..=40).find(|s| x_of(*s).is_multiple_of(2)).unwrap();
-    for input in [TrialInput::Random(even), TrialInput::Recording(even)] {
+    let rng = seedledger_runner::Scheme::DEFAULT;
+    for input in [
+        TrialInput::Random { seed: even, rng },
+        TrialInput::Recording { seed: even, rng },
+    ] {
         assert_eq!(
             input.evaluate_here(&property, &fixture).outcome,
             Outcome::Discard,

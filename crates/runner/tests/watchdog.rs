@@ -57,6 +57,7 @@ fn child_config(seeds: Vec<u64>, shrink: Option<ShrinkConfig>) -> Option<RunConf
         patch_id: "p".into(),
         runner: Runner::Local,
         seeds,
+        rng: seedledger_runner::Scheme::DEFAULT,
         shrink,
         durable: true,
         // Far above what an ordinary trial here takes (at most a few ms) even on a loaded

@@ -24,6 +24,9 @@ struct Args {
     /// A smoke test: at most 200 cases and 2 rounds (figures meaningless).
     #[arg(long)]
     quick: bool,
+    /// Print only the generation table (ns per drawn value, both rng schemes).
+    #[arg(long)]
+    generation: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -52,6 +55,21 @@ fn main() -> ExitCode {
         rounds: args.rounds,
         quick: args.quick,
     };
+    if args.generation {
+        let n = if args.quick {
+            args.cases.min(200)
+        } else {
+            args.cases
+        };
+        let _ = writeln!(
+            std::io::stdout(),
+            "generation, ns per drawn u64 (the cost of starting the case subtracted), median (min) of {} rounds:",
+            args.rounds
+        );
+        let table = measure::generation_costs(n.max(1), args.rounds.max(1));
+        let _ = std::io::stdout().write_all(measure::render_generation(&table).as_bytes());
+        return ExitCode::SUCCESS;
+    }
     let mut progress = |what: &str| {
         let _ = writeln!(std::io::stderr(), "bench runner: {what}");
     };

@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use seedledger_runner::{
     DEFAULT_BASE_SEED, Fixture, PendingRows, PropResult, Property, RunConfig, RunControl, Runner,
-    ShrinkConfig, TestCase, any_int, execute, vec,
+    Scheme, ShrinkConfig, TestCase, any_int, execute, vec,
 };
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -198,7 +198,8 @@ pub struct Table {
 #[derive(Debug, Clone)]
 pub struct Breakdown {
     /// (what, nanoseconds per element).
-    pub generation: Vec<(&'static str, f64)>,
+    /// Per way of drawing: ns per value, median and minimum of the rounds.
+    pub generation: Vec<(&'static str, f64, f64)>,
     /// What a run with evidence costs whatever its length (a run of one seed).
     pub fixed_run_ns: f64,
     /// (what, nanoseconds per trial), the fixed cost taken out.
@@ -222,6 +223,11 @@ pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, 
     if let Some(seed) = crate::replica::same_values(0..n.min(20_000), MAX_LEN) {
         return Err(format!(
             "the hand-written replica disagrees with the generators on seed {seed}"
+        ));
+    }
+    if let Some(seed) = crate::replica::same_values_v2(0..n.min(20_000), MAX_LEN) {
+        return Err(format!(
+            "the hand-written chacha8-v2 replica disagrees with the generators on seed {seed}"
         ));
     }
     let bench = Bench::new()?;
@@ -456,6 +462,7 @@ impl Bench {
             patch_id: "bench".into(),
             runner: Runner::Local,
             seeds: seeds.collect(),
+            rng: seedledger_runner::Scheme::DEFAULT,
             shrink: Some(ShrinkConfig::default()),
             durable,
             trial_timeout: None,
@@ -691,10 +698,12 @@ fn same_values(seeds: Range<u64>, work: u32, scratch: &mut Vec<u64>) -> Result<u
 
 /// Nanoseconds per drawn value: each way of drawing `k` values per case, minus the cost of
 /// starting the case (keying its stream), over `n` cases, median of `rounds`.
-fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64)> {
+pub fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64, f64)> {
     const K: usize = MAX_LEN;
     type Way = fn(u64) -> usize;
-    let ways: [(&'static str, Way, Way); 5] = [
+    // The two schemes' `any_int` and `vec` side by side: `chacha8-v2` is the default (what a
+    // new run draws), `chacha8-v1` what old receipts' seeds mean.
+    let ways: [(&'static str, Way, Way); 8] = [
         (
             "ChaCha8 next_u64, by hand (no TestCase)",
             |seed| {
@@ -719,24 +728,60 @@ fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64)> {
             },
         ),
         (
-            "TestCase: draw(&any_int::<u64>())",
-            |seed| black_box(TestCase::random(seed)).n_choices(),
+            "TestCase: draw(&any_int::<u64>()), chacha8-v1",
+            |seed| black_box(TestCase::random_with(Scheme::V1, seed)).n_choices(),
             |seed| {
-                let mut tc = TestCase::random(seed);
+                let mut tc = TestCase::random_with(Scheme::V1, seed);
                 let mut out = Vec::with_capacity(K);
                 out.extend((0..K).map(|_| tc.draw(&any_int::<u64>())));
                 black_box(out).len()
             },
         ),
         (
-            "TestCase: vec(any_int::<u64>(), 100), exact length",
-            |seed| black_box(TestCase::random(seed)).n_choices(),
-            |seed| black_box(TestCase::random(seed).draw(&vec(any_int::<u64>(), K))).len(),
+            "TestCase: draw(&any_int::<u64>()), chacha8-v2",
+            |seed| black_box(TestCase::random_with(Scheme::V2, seed)).n_choices(),
+            |seed| {
+                let mut tc = TestCase::random_with(Scheme::V2, seed);
+                let mut out = Vec::with_capacity(K);
+                out.extend((0..K).map(|_| tc.draw(&any_int::<u64>())));
+                black_box(out).len()
+            },
         ),
         (
-            "TestCase: vec(any_int::<u64>(), 0..=100)",
-            |seed| black_box(TestCase::random(seed)).n_choices(),
-            |seed| black_box(TestCase::random(seed).draw(&vec(any_int::<u64>(), 0..=K))).len(),
+            "TestCase: vec(any_int::<u64>(), 100), exact, v1",
+            |seed| black_box(TestCase::random_with(Scheme::V1, seed)).n_choices(),
+            |seed| {
+                black_box(TestCase::random_with(Scheme::V1, seed).draw(&vec(any_int::<u64>(), K)))
+                    .len()
+            },
+        ),
+        (
+            "TestCase: vec(any_int::<u64>(), 100), exact, v2",
+            |seed| black_box(TestCase::random_with(Scheme::V2, seed)).n_choices(),
+            |seed| {
+                black_box(TestCase::random_with(Scheme::V2, seed).draw(&vec(any_int::<u64>(), K)))
+                    .len()
+            },
+        ),
+        (
+            "TestCase: vec(any_int::<u64>(), 0..=100), v1",
+            |seed| black_box(TestCase::random_with(Scheme::V1, seed)).n_choices(),
+            |seed| {
+                black_box(
+                    TestCase::random_with(Scheme::V1, seed).draw(&vec(any_int::<u64>(), 0..=K)),
+                )
+                .len()
+            },
+        ),
+        (
+            "TestCase: vec(any_int::<u64>(), 0..=100), v2",
+            |seed| black_box(TestCase::random_with(Scheme::V2, seed)).n_choices(),
+            |seed| {
+                black_box(
+                    TestCase::random_with(Scheme::V2, seed).draw(&vec(any_int::<u64>(), 0..=K)),
+                )
+                .len()
+            },
         ),
     ];
     ways.iter()
@@ -754,7 +799,7 @@ fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64)> {
                 );
             }
             per.sort_by(f64::total_cmp);
-            (name, per[per.len() / 2])
+            (name, per[per.len() / 2], per[0])
         })
         .collect()
 }
@@ -845,12 +890,10 @@ impl Report {
         let _ = writeln!(s);
         let _ = writeln!(
             s,
-            "generation, ns per drawn u64 (the cost of starting the case subtracted), median of {} rounds:",
+            "generation, ns per drawn u64 (the cost of starting the case subtracted), median (min) of {} rounds:",
             self.rounds
         );
-        for (what, ns) in &self.breakdown.generation {
-            let _ = writeln!(s, "  {what:<52} {ns:>8.1}");
-        }
+        s.push_str(&render_generation(&self.breakdown.generation));
         let _ = writeln!(
             s,
             "evidence as prop run's worker writes it, ns per trial (run_property - execute - a run's fixed cost, cheap property, {} seeds), median of {} rounds:",
@@ -871,6 +914,22 @@ impl Report {
         }
         s
     }
+}
+
+/// The generation table's lines, each way with its ratio to the uniform draw (the second
+/// line), median and min: what the edge bias of each scheme costs over a plain draw.
+pub fn render_generation(generation: &[(&'static str, f64, f64)]) -> String {
+    let mut s = String::new();
+    let (uniform_median, uniform_min) = generation.get(1).map_or((1.0, 1.0), |g| (g.1, g.2));
+    for (what, median, min) in generation {
+        let _ = writeln!(
+            s,
+            "  {what:<52} {median:>6.1} ({min:>4.1})   x uniform {:>5.2} ({:.2})",
+            median / uniform_median,
+            min / uniform_min
+        );
+    }
+    s
 }
 
 fn spread(x: Spread) -> String {

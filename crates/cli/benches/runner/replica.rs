@@ -4,10 +4,13 @@
 //! `catch_unwind`). [`same_values`] checks, seed by seed, that it really generates what the
 //! framework does: the one check of what a seed means that does not go through the
 //! implementation (the bench refuses to run without it, and `tests/bench_runner.rs` runs it).
+//! [`Replica::any_u64_v2`] and [`same_values_v2`] do the same for `chacha8-v2`, written from
+//! its description in `case.rs`'s module docs (plainly, with branches: a reference, not a
+//! fast path).
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
-use seedledger_runner::{TestCase, any_int, vec};
+use seedledger_runner::{Scheme, TestCase, any_int, vec};
 
 pub struct Replica {
     rng: ChaCha8Rng,
@@ -86,6 +89,35 @@ impl Replica {
         v
     }
 
+    /// A full-range `u64` under `chacha8-v2`: 5 control bits, then one word `x`, the uniform
+    /// value (the range is the whole word); one time in four (control bits 0..2 both 0) the
+    /// kind (bits 2..5) picks an edge computed from `x` instead.
+    pub fn any_u64_v2(&mut self) -> u64 {
+        let control = self.take_bits(5);
+        let x = self.rng.next_u64();
+        let n = self.n_recent.min(8) as u64;
+        let recent = self.recent[((((x >> 32) & ((1 << 30) - 1)) * n) >> 30) as usize];
+        let delta = 1 + (x >> 62);
+        let v = if control & 3 != 0 {
+            x
+        } else {
+            match control >> 2 {
+                0 => 0,
+                1 => 1,
+                2 => u64::MAX,
+                3 => (x & 0xff) >> ((x >> 56) & 7),
+                4 if n > 0 => recent,
+                5 if n > 0 => recent.saturating_add(delta),
+                6 if n > 0 => recent.saturating_sub(delta),
+                7 => u64::MAX - delta,
+                _ => x,
+            }
+        };
+        self.recent[self.n_recent % 8] = v;
+        self.n_recent += 1;
+        v
+    }
+
     /// A length in `0..=max` (`max` > 3), drawn as a collection's hidden size: one time in
     /// eight 0, one in eight `0..=3`, else uniform.
     pub fn len(&mut self, max: u64) -> usize {
@@ -105,11 +137,29 @@ pub fn input(seed: u64, max_len: u64, out: &mut Vec<u64>) {
     out.extend((0..len).map(|_| r.any_u64()));
 }
 
+/// Seed `seed`'s `Vec<u64>` of length `0..=max_len` under `chacha8-v2`, into `out`.
+pub fn input_v2(seed: u64, max_len: u64, out: &mut Vec<u64>) {
+    let mut r = Replica::new(seed);
+    let len = r.len(max_len);
+    out.clear();
+    out.extend((0..len).map(|_| r.any_u64_v2()));
+}
+
+/// The first seed on which the `chacha8-v2` replica and the framework disagree (there must be
+/// none).
+pub fn same_values_v2(seeds: std::ops::Range<u64>, max_len: usize) -> Option<u64> {
+    let mut scratch = Vec::new();
+    seeds.into_iter().find(|&seed| {
+        input_v2(seed, max_len as u64, &mut scratch);
+        TestCase::random_with(Scheme::V2, seed).draw(&vec(any_int::<u64>(), 0..=max_len)) != scratch
+    })
+}
+
 /// The first seed on which the replica and the framework disagree (there must be none).
 pub fn same_values(seeds: std::ops::Range<u64>, max_len: usize) -> Option<u64> {
     let mut scratch = Vec::new();
     seeds.into_iter().find(|&seed| {
         input(seed, max_len as u64, &mut scratch);
-        TestCase::random(seed).draw(&vec(any_int::<u64>(), 0..=max_len)) != scratch
+        TestCase::random_with(Scheme::V1, seed).draw(&vec(any_int::<u64>(), 0..=max_len)) != scratch
     })
 }

@@ -701,7 +701,7 @@ fn a_merged_receipt_is_decided_and_cited_like_a_single_run() {
                 "--property",
                 property,
                 "--seeds",
-                "1101..=1104",
+                "1170..=1173",
                 "--patch-id",
                 "pr-7",
                 "--base",
@@ -780,7 +780,7 @@ fn a_merged_receipt_is_decided_and_cited_like_a_single_run() {
         "{}",
         cite.stdout
     );
-    assert!(cite.stdout.contains("` on seed 1102\n"), "{}", cite.stdout);
+    assert!(cite.stdout.contains("` on seed 1171\n"), "{}", cite.stdout);
     assert!(
         cite.stdout.contains("citation written: "),
         "{}",

@@ -783,3 +783,191 @@ fn an_unregistered_spec_and_a_missing_spec_say_how_to_fix_them() {
         missing.stderr
     );
 }
+
+/// What a seed means depends on the run's rng scheme, recorded in its receipt (`rng`): a run
+/// under `--rng chacha8-v1` records it, and every way of turning its seeds into inputs again —
+/// `prop replay --receipt`, `prop replay --property --seed` (finding the run's receipt),
+/// `prop reproduce` on the remote runner, an isolated run — uses that scheme, so the same
+/// seed is the same input everywhere. A receipt without `rng` is v1; an unknown scheme is
+/// refused, naming the file and the field.
+#[test]
+fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
+    let root = Root::new();
+    root.plant_negative_price();
+    let id = "order_total_nonneg";
+    let run = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "prop",
+            "run",
+            "--property",
+            id,
+            "--cases",
+            "200",
+            "--out",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        let run = root.run(&args);
+        assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+        let path = root
+            .path()
+            .join(out)
+            .join("local")
+            .join(format!("{id}.receipt.json"));
+        let receipt = Receipt::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        (path, receipt)
+    };
+    let (v1_path, v1) = run("v1", &["--rng", "chacha8-v1"]);
+    let (_, v2) = run("v2", &[]);
+    assert_eq!(v1.rng.as_deref(), Some("chacha8-v1"));
+    assert_eq!(
+        v2.rng.as_deref(),
+        Some("chacha8-v2"),
+        "new runs use chacha8-v2"
+    );
+    // The two schemes mean different inputs: some seed fails under v1 only.
+    let v1_only: Vec<u64> = v1
+        .failing_seeds
+        .iter()
+        .copied()
+        .filter(|s| !v2.failing_seeds.contains(s))
+        .collect();
+    assert!(
+        !v1_only.is_empty(),
+        "{:?} {:?}",
+        v1.failing_seeds,
+        v2.failing_seeds
+    );
+    // An isolated run (each trial in a worker process) means the same inputs.
+    let (_, isolated) = run("v1-isolated", &["--rng", "chacha8-v1", "--isolate"]);
+    assert_eq!(isolated.failing_seeds, v1.failing_seeds);
+
+    let original = v1.shrink.as_ref().unwrap().original_input.clone();
+    let input_of = |replay: &crate::support::Run| {
+        assert_eq!(replay.code, 1, "{}{}", replay.stdout, replay.stderr);
+        let v: Value = serde_json::from_str(replay.stdout.trim()).unwrap();
+        v["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let v1_file = v1_path.to_str().unwrap();
+    // From the receipt.
+    let replay = root.run(&["prop", "replay", "--receipt", v1_file, "--format", "json"]);
+    assert_eq!(input_of(&replay), original);
+    // From the seed, the run's receipt found in --out.
+    let seed = v1.failing_seed.unwrap().to_string();
+    let by_seed = |extra: &[&str]| {
+        let mut args = vec![
+            "prop",
+            "replay",
+            "--property",
+            id,
+            "--seed",
+            &seed,
+            "--out",
+            "v1",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        root.run(&args)
+    };
+    assert_eq!(input_of(&by_seed(&[])), original);
+    assert_eq!(
+        input_of(&by_seed(&["--no-receipt", "--rng", "chacha8-v1"])),
+        original
+    );
+    // A seed failing under v1 only passes when replayed under v2.
+    let other = v1_only[0].to_string();
+    let replay = root.run(&[
+        "prop",
+        "replay",
+        "--property",
+        id,
+        "--seed",
+        &other,
+        "--no-receipt",
+    ]);
+    assert_eq!(replay.code, 0, "{}{}", replay.stdout, replay.stderr);
+    // --rng names another scheme than the receipt found: that receipt is not used.
+    let replay = by_seed(&["--rng", "chacha8-v2"]);
+    assert!(
+        replay.stderr.contains("not using receipt") && replay.stderr.contains("chacha8-v1"),
+        "{}",
+        replay.stderr
+    );
+
+    // The remote runner replays every failing seed under the receipt's scheme: each fails again.
+    let reproduce = root.run(&[
+        "prop",
+        "reproduce",
+        "v1",
+        "--out",
+        "remote",
+        "--runner",
+        "remote",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        reproduce.code, 1,
+        "{}{}",
+        reproduce.stdout, reproduce.stderr
+    );
+    let line: Value = serde_json::from_str(reproduce.stdout.trim()).unwrap();
+    let again: Vec<u64> = line["failed_again"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect();
+    assert_eq!(again, v1.failing_seeds, "{line}");
+    assert_eq!(line["passed"], serde_json::json!([]), "{line}");
+
+    // A receipt without `rng` (written before the field) is chacha8-v1.
+    let mut raw: Value = serde_json::from_str(&std::fs::read_to_string(&v1_path).unwrap()).unwrap();
+    raw.as_object_mut().unwrap().remove("rng");
+    std::fs::write(&v1_path, serde_json::to_string_pretty(&raw).unwrap()).unwrap();
+    let replay = root.run(&["prop", "replay", "--receipt", v1_file, "--format", "json"]);
+    assert_eq!(input_of(&replay), original);
+
+    // An unknown scheme: refused (exit 2), naming the file and the field.
+    raw["rng"] = Value::from("chacha8-v9");
+    std::fs::write(&v1_path, serde_json::to_string_pretty(&raw).unwrap()).unwrap();
+    let replay = root.run(&["prop", "replay", "--receipt", v1_file]);
+    assert_eq!(replay.code, 2, "{}{}", replay.stdout, replay.stderr);
+    for run in [
+        &replay,
+        &root.run(&["prop", "reproduce", "v1", "--out", "remote2"]),
+    ] {
+        assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains(&format!(
+                "receipt `{}`: field `rng`: unknown rng scheme `chacha8-v9` (known: chacha8-v1, chacha8-v2)",
+                v1_path.display()
+            )) || run.stderr.contains("field `rng`: unknown rng scheme `chacha8-v9`"),
+            "{}",
+            run.stderr
+        );
+    }
+    // A minimal input is choices, not a seed: it replays whatever the scheme.
+    let minimal = root.run(&["prop", "replay", "--receipt", v1_file, "--minimal"]);
+    assert_eq!(minimal.code, 1, "{}{}", minimal.stdout, minimal.stderr);
+    assert!(
+        minimal.stdout.contains("minimal input of seed"),
+        "{}",
+        minimal.stdout
+    );
+    // And on the command line.
+    let bad = root.run(&["prop", "run", "--property", id, "--rng", "chacha9"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("unknown rng scheme `chacha9`"),
+        "{}",
+        bad.stderr
+    );
+}

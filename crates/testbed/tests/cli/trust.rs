@@ -8,7 +8,7 @@ use serde_json::Value;
 
 const PROPERTY: &str = "order_receipt_roundtrip";
 const PATCH: &str = "pr-7";
-/// The environment-dependent failure of the example domain: seed 1102 of 1101..=1104 fails
+/// The environment-dependent failure of the example domain: seed 1171 of 1170..=1173 fails
 /// with a German locale and passes without it.
 const LOCAL_ONLY: (&str, &str) = ("ORDERS_LOCALE", "de_DE");
 const KEY_ENV: &str = "SEEDLEDGER_RUNNER_KEY";
@@ -27,7 +27,7 @@ fn generate(root: &Root, extra: &[&str]) -> String {
     out.stdout.trim_end().to_string()
 }
 
-/// The local run: seed 1102 fails, into `local/pr-7/`.
+/// The local run: seed 1171 fails, into `local/pr-7/`.
 fn local_run(root: &Root) {
     let out = run(
         root,
@@ -37,7 +37,7 @@ fn local_run(root: &Root) {
             "--property",
             PROPERTY,
             "--seeds",
-            "1101..=1104",
+            "1170..=1173",
             "--patch-id",
             PATCH,
             "--out",
@@ -211,7 +211,7 @@ fn signed_remote_rows_are_admitted_and_a_relabelled_local_row_is_refused() {
 
     // Before any key is declared the issue's forgery works, and the gate says why it can:
     // roles are unauthenticated.
-    let forged = relabel(&root, &witness_file("local"), "forged/local.jsonl", 1101);
+    let forged = relabel(&root, &witness_file("local"), "forged/local.jsonl", 1170);
     let (out, json) = decide(&root, &["forged/local.jsonl"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(json["reason"], "stable signature across opposite verdicts");
@@ -231,7 +231,7 @@ fn signed_remote_rows_are_admitted_and_a_relabelled_local_row_is_refused() {
     let signed = rows(&root, &witness_file("remote"));
     assert_eq!(signed.len(), 1, "one failing seed replayed");
     assert_eq!(signed[0]["runner"], "remote");
-    assert_eq!(signed[0]["seed"], 1102);
+    assert_eq!(signed[0]["seed"], 1171);
     assert!(
         is_hex(signed[0]["sig"].as_str().unwrap(), 128),
         "{}",
@@ -278,7 +278,7 @@ fn signed_remote_rows_are_admitted_and_a_relabelled_local_row_is_refused() {
 
     // A signed remote row edited after signing (fail -> pass, by text) is malformed too.
     let text = std::fs::read_to_string(root.path().join(&remote)).unwrap();
-    let flipped = text.replace(r#""seed":1102"#, r#""seed":1101"#);
+    let flipped = text.replace(r#""seed":1171"#, r#""seed":1170"#);
     assert_ne!(flipped, text);
     std::fs::write(root.path().join("forged/remote.jsonl"), flipped).unwrap();
     let (out, json) = decide(&root, &[&local, "forged/remote.jsonl"]);
@@ -345,7 +345,7 @@ fn a_remote_seed_replay_signs_its_row_and_a_bad_secret_is_an_error() {
                 "--property",
                 PROPERTY,
                 "--seed",
-                "1101",
+                "1170",
                 "--runner",
                 runner,
                 "--no-receipt",
@@ -513,7 +513,7 @@ fn a_remote_prop_run_signs_every_row_and_a_local_run_none() {
                 "--property",
                 PROPERTY,
                 "--seeds",
-                "1101..=1104",
+                "1170..=1173",
                 "--runner",
                 runner,
                 "--out",
