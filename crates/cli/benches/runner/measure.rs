@@ -683,11 +683,12 @@ fn floor(seeds: Range<u64>, work: u32, scratch: &mut Vec<u64>) -> Result<u64, St
     Ok(elements)
 }
 
-/// The floor with seedledger's values (the replica), same loop. Returns the elements drawn.
+/// The floor with seedledger's values (the replica of the default scheme, `chacha8-v2`),
+/// same loop. Returns the elements drawn.
 fn same_values(seeds: Range<u64>, work: u32, scratch: &mut Vec<u64>) -> Result<u64, String> {
     let mut elements = 0;
     for seed in seeds {
-        crate::replica::input(seed, MAX_LEN as u64, scratch);
+        crate::replica::input_v2(seed, MAX_LEN as u64, scratch);
         if !holds(scratch, work) {
             return Err(format!("replica: seed {seed} failed"));
         }
