@@ -326,7 +326,7 @@ mod tests {
         assert_eq!(v["minimal_input"], serde_json::Value::Null);
         assert_eq!(
             v["replay"][0],
-            "cargo xtask prop replay --property p --seed 2 --patch-id agent-7"
+            "cargo xtask prop replay --property p --seed 2 --patch-id agent-7 --rng chacha8-v1"
         );
         assert_eq!(v["failure_modes"][0]["first_seed"], 2);
         let error: serde_json::Value =

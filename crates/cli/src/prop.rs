@@ -803,12 +803,13 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
             match std::fs::read_to_string(&path).map(|t| Receipt::parse(&t)) {
                 Ok(Ok(r)) if r.planned_seeds.contains(&seed) => match args.rng {
                     Some(rng) if Scheme::of_receipt(r.rng.as_deref()) != Ok(rng) => {
-                        errln!(
-                            "note: not using receipt `{}`: its run is under rng scheme `{}`, not --rng {rng}",
+                        // Its witness file is where this replay's row would go: rows of two
+                        // schemes there would be two inputs under one seed.
+                        return error(format_args!(
+                            "receipt `{}` ran seed {seed} under rng scheme `{}`, not --rng {rng}: a row of this replay would mix two schemes in that run's witness file (replay with --out DIR elsewhere, or without --rng)",
                             path.display(),
                             r.rng.as_deref().unwrap_or(Scheme::V1.name())
-                        );
-                        None
+                        ));
                     }
                     _ => Some((path, r)),
                 },

@@ -6,7 +6,7 @@ use crate::freezes::{Judged, why_not};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use seedledger_format::Citation;
 use seedledger_gate::Honour;
-use seedledger_runner::RunSummary;
+use seedledger_runner::{RunSummary, Scheme};
 use std::fmt::Write as _;
 use std::path::{Component, Path};
 use std::time::Duration;
@@ -211,12 +211,13 @@ pub fn replay_command(summary: &RunSummary, seed: u64) -> String {
         &summary.root,
         &summary.receipt.patch_id,
         seed,
+        Scheme::of_receipt(summary.receipt.rng.as_deref()).unwrap_or_default(),
     )
 }
 
 /// [`replay_command`] from its parts (for a run that has no final receipt).
-pub fn replay_command_for(id: &str, root: &Path, patch_id: &str, seed: u64) -> String {
-    seedledger_runner::replay_seed_command(id, Some(root), patch_id, seed)
+pub fn replay_command_for(id: &str, root: &Path, patch_id: &str, seed: u64, rng: Scheme) -> String {
+    seedledger_runner::replay_seed_command(id, Some(root), patch_id, seed, rng)
 }
 
 /// `6, 20, 37, 48, 53 and 21 more`.
@@ -735,14 +736,17 @@ mod tests {
         s.receipt_path = PathBuf::from("elsewhere/local/p_bad.receipt.json");
         assert_eq!(
             replay_command(&s, 7),
-            "cargo xtask prop replay --property p_bad --seed 7"
+            "cargo xtask prop replay --property p_bad --seed 7 --rng chacha8-v1"
         );
         s.receipt.patch_id = "pr 7".into();
         s.root = PathBuf::from("/tmp/my root");
         assert_eq!(
             replay_command(&s, 7),
-            "cargo xtask prop replay --property p_bad --seed 7 --root '/tmp/my root' --patch-id 'pr 7'"
+            "cargo xtask prop replay --property p_bad --seed 7 --root '/tmp/my root' --patch-id 'pr 7' --rng chacha8-v1"
         );
+        // The run's scheme, never the build's default: a receipt under v2 says so.
+        s.receipt.rng = Some("chacha8-v2".into());
+        assert!(replay_command(&s, 7).ends_with(" --rng chacha8-v2"));
     }
 
     /// `fail(id)` with an active citation of its failure mode in the store.
@@ -1110,7 +1114,7 @@ mod tests {
             message,
             "6 of 8 seeds failed: 2, 3, 5, 6, 7 and 1 more [assert:quote.total >= 0]; \
              minimal input (seed 2): Order { lines: [MUG] }; \
-             replay: cargo xtask prop replay --property p_bad --seed 2 --patch-id agent-7"
+             replay: cargo xtask prop replay --property p_bad --seed 2 --patch-id agent-7 --rng chacha8-v1"
         );
         assert!(description.contains("quote = -2"), "{description}");
         assert!(
@@ -1162,7 +1166,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4, "{text}");
         assert!(lines[0].starts_with(
-            "::error file=crates/orders/src/lib.rs,line=42,title=seedledger p_bad::6 of 8 seeds failed: 2, 3, 5, 6, 7 and 1 more [assert:quote.total >= 0]%0Aassertion failed: quote.total >= 0%0Aquote = -2%0Areplay: cargo xtask prop replay --property p_bad --seed 2 --patch-id agent-7%0Areceipt: "
+            "::error file=crates/orders/src/lib.rs,line=42,title=seedledger p_bad::6 of 8 seeds failed: 2, 3, 5, 6, 7 and 1 more [assert:quote.total >= 0]%0Aassertion failed: quote.total >= 0%0Aquote = -2%0Areplay: cargo xtask prop replay --property p_bad --seed 2 --patch-id agent-7 --rng chacha8-v1%0Areceipt: "
         ), "{}", lines[0]);
         assert!(lines[1].starts_with("::error title=seedledger p_far::6 of 8"));
         assert!(
@@ -1193,7 +1197,7 @@ mod tests {
                 "| property | status | seeds | failing seeds | replay |",
                 "|---|---|---|---|---|",
                 "| `p_ok` | pass | 8/8 |  |  |",
-                "| `p_bad` | **fail** | 8/8 | 6: 2, 3, 5, 6, 7 and 1 more | `cargo xtask prop replay --property p_bad --seed 2 --patch-id agent-7` |",
+                "| `p_bad` | **fail** | 8/8 | 6: 2, 3, 5, 6, 7 and 1 more | `cargo xtask prop replay --property p_bad --seed 2 --patch-id agent-7 --rng chacha8-v1` |",
                 "| `p_changed` | **invalid** | 8/8 |  |  |",
                 "| `p_err` | **error** | — |  |  |",
             ]

@@ -941,8 +941,9 @@ impl Crash {
             }
         };
         let message = format!("{message}{}", note.unwrap_or(""));
-        let replay =
-            seed.map(|s| crate::report::replay_command_for(id, &config.root, &config.patch_id, s));
+        let replay = seed.map(|s| {
+            crate::report::replay_command_for(id, &config.root, &config.patch_id, s, config.rng)
+        });
         match format {
             Format::Human => {
                 errln!("CRASH {id}  {counts}: {message}");

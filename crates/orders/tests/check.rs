@@ -68,7 +68,7 @@ fn a_planted_bug_fails_the_test_with_seeds_and_a_replay_command() {
     );
     assert!(
         message
-            .contains("replay: cargo xtask prop replay --property order_total_nonneg --seed 1\n"),
+            .contains("replay: cargo xtask prop replay --property order_total_nonneg --seed 1 --rng chacha8-v2\n"),
         "{message}"
     );
     let panicked =

@@ -197,7 +197,13 @@ fn failure_summary(summary: &RunSummary) -> String {
     if let Some(seed) = r.failing_seeds.first() {
         out.push_str(&format!(
             "  replay: {}\n",
-            crate::run::replay_seed_command(&r.property_id, None, &r.patch_id, *seed)
+            crate::run::replay_seed_command(
+                &r.property_id,
+                None,
+                &r.patch_id,
+                *seed,
+                crate::rng::Scheme::of_receipt(r.rng.as_deref()).unwrap_or_default(),
+            )
         ));
     }
     out.push_str(&format!("  receipt: {}", summary.receipt_path.display()));

@@ -233,15 +233,18 @@ pub fn replay_receipt_command(receipt: &Path, root: &Path) -> String {
 }
 
 /// `cargo xtask prop replay --property ID --seed N`, with `--root ROOT` when a root other than
-/// the current directory is given and `--patch-id PATCH` unless the patch is `local`, each
-/// word quoted for a POSIX shell when it needs to be: the command that replays one seed from
-/// the workspace root, whatever directory the evidence was copied to (a seed is the whole
-/// input; the replay finds the run's receipt in the default layout by itself).
+/// the current directory is given and `--patch-id PATCH` unless the patch is `local`, then
+/// `--rng SCHEME` (always: the seed means its input under the run's scheme, whatever the
+/// default of the build that replays it), each word quoted for a POSIX shell when it needs
+/// to be: the command that replays one seed from the workspace root, whatever directory the
+/// evidence was copied to (a seed and its scheme are the whole input; the replay finds the
+/// run's receipt in the default layout by itself).
 pub fn replay_seed_command(
     property_id: &str,
     root: Option<&Path>,
     patch_id: &str,
     seed: u64,
+    rng: Scheme,
 ) -> String {
     let mut command = format!(
         "cargo xtask prop replay --property {} --seed {seed}",
@@ -256,6 +259,7 @@ pub fn replay_seed_command(
     if patch_id != "local" {
         command.push_str(&format!(" --patch-id {}", shell_word(patch_id)));
     }
+    command.push_str(&format!(" --rng {rng}"));
     command
 }
 

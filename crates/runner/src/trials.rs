@@ -334,6 +334,7 @@ impl TrialRun<'_> {
                         None,
                         self.patch_id,
                         seed,
+                        self.rng,
                     )),
                     shrink: None,
                 });

@@ -583,7 +583,7 @@ fn replay_commands_name_no_evidence_path_only_a_root_and_patch_that_differ() {
             .take(replays.len())
             .map(|seed| {
                 format!(
-                    "cargo xtask prop replay --property order_total_nonneg --seed {seed}{suffix}"
+                    "cargo xtask prop replay --property order_total_nonneg --seed {seed}{suffix} --rng chacha8-v2"
                 )
             })
             .collect();
@@ -825,6 +825,12 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
         Some("chacha8-v2"),
         "new runs use chacha8-v2"
     );
+    // The replay commands a run stores (and prints) name its scheme: whatever receipt a
+    // replay finds (or none), and whatever the default of the build that runs it.
+    for (receipt, name) in [(&v1, "chacha8-v1"), (&v2, "chacha8-v2")] {
+        let replay = receipt.failure_modes[0].replay.as_deref().unwrap();
+        assert!(replay.ends_with(&format!(" --rng {name}")), "{replay}");
+    }
     // The two schemes mean different inputs: some seed fails under v1 only.
     let v1_only: Vec<u64> = v1
         .failing_seeds
@@ -893,13 +899,28 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
         "--no-receipt",
     ]);
     assert_eq!(replay.code, 0, "{}{}", replay.stdout, replay.stderr);
-    // --rng names another scheme than the receipt found: that receipt is not used.
+    // --rng names another scheme than the receipt found: refused, since the row would land
+    // in that run's witness file beside rows of the other scheme.
+    let rows_of_v1 = || {
+        std::fs::read(
+            root.path()
+                .join("v1/local")
+                .join(format!("{id}.witness.jsonl")),
+        )
+        .unwrap()
+    };
+    let rows_before = rows_of_v1();
     let replay = by_seed(&["--rng", "chacha8-v2"]);
+    assert_eq!(replay.code, 2, "{}{}", replay.stdout, replay.stderr);
     assert!(
-        replay.stderr.contains("not using receipt") && replay.stderr.contains("chacha8-v1"),
+        replay
+            .stderr
+            .contains("under rng scheme `chacha8-v1`, not --rng chacha8-v2")
+            && replay.stderr.contains("would mix two schemes"),
         "{}",
         replay.stderr
     );
+    assert!(rows_of_v1() == rows_before, "no row written");
 
     // The remote runner replays every failing seed under the receipt's scheme: each fails again.
     let reproduce = root.run(&[
