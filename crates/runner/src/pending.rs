@@ -31,7 +31,7 @@
 //!   the file, once, in order.
 //!
 //! A `kill -9` of the supervisor and the worker together loses what the rings held (at most
-//! [`RING`] bytes a run, about 2,500 rows); the receipt stays exact, and the rows present
+//! [`RING`] bytes a run, about 5,000 rows); the receipt stays exact, and the rows present
 //! are the first rows in order. A failed append (a full disk) is reported to the run, which
 //! fails with the error; its later rows are dropped.
 //!
@@ -67,6 +67,10 @@ const DRAINER: usize = 0;
 /// A 32-bit counter a run increments (and a futex wake) when it waits for the drainer, so
 /// that a sleeping drainer wakes at once.
 const DOORBELL: usize = 8;
+/// The process id of the drainer's process: a run in another process waiting for it stops
+/// waiting once that process is no longer its parent (the supervisor is gone, on a system
+/// that does not kill the worker with it).
+const DRAINER_PID: usize = 16;
 /// The drainer's shortest and longest sleep between looks at the rings.
 const MIN_NAP: Duration = Duration::from_micros(50);
 const MAX_NAP: Duration = Duration::from_millis(2);
@@ -257,6 +261,14 @@ impl PendingRows {
         futex_wake(bell);
     }
 
+    /// Whether the drainer's process still lives, as far as this process can tell: its own,
+    /// or its parent (the supervisor that created the mapping).
+    fn drainer_alive(&self) -> bool {
+        let pid = self.global(DRAINER_PID).load(Ordering::Acquire);
+        // SAFETY: getppid(2) cannot fail and touches no memory.
+        pid == u64::from(std::process::id()) || pid == unsafe { libc::getppid() } as u64
+    }
+
     fn served(&self) -> bool {
         self.global(DRAINER).load(Ordering::Acquire) == 1
     }
@@ -270,18 +282,19 @@ impl PendingRows {
         if run_id.len() > MAX_RUN_ID || path.len() > MAX_PATH || !self.served() {
             return None;
         }
-        let slot = (0..self.slots).find(|&i| {
+        let (slot, written) = (0..self.slots).find_map(|i| {
             self.word(i, STATE)
                 .compare_exchange(FREE, CLAIMING, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
+                .ok()?;
+            let written = self.word(i, WRITTEN).load(Ordering::Acquire);
+            if self.word(i, CONSUMED).load(Ordering::Acquire) != written {
+                // Rows of an earlier run that were never appended (its drainer stopped): the
+                // slot cannot be used without appending them to this run's file.
+                self.word(i, STATE).store(FREE, Ordering::Release);
+                return None;
+            }
+            Some((i, written))
         })?;
-        let written = self.word(slot, WRITTEN).load(Ordering::Acquire);
-        if self.word(slot, CONSUMED).load(Ordering::Acquire) != written {
-            // Rows of an earlier run that were never appended (its drainer stopped): the
-            // slot cannot be used without appending them to this run's file.
-            self.word(slot, STATE).store(FREE, Ordering::Release);
-            return None;
-        }
         // SAFETY: this slot is ours (claimed above); both copies stay inside its header.
         unsafe {
             std::ptr::copy_nonoverlapping(
@@ -309,6 +322,8 @@ impl PendingRows {
     /// mapping). Runs claim slots only from now on.
     pub fn drainer(self: &Arc<Self>) -> io::Result<Drainer> {
         let stop = Arc::new(AtomicBool::new(false));
+        self.global(DRAINER_PID)
+            .store(u64::from(std::process::id()), Ordering::Release);
         self.global(DRAINER).store(1, Ordering::Release);
         let thread = std::thread::Builder::new()
             .name("seedledger-rows".into())
@@ -451,7 +466,7 @@ impl Slot {
             if let Some(e) = self.error() {
                 return Err(e);
             }
-            if !self.rows.served() {
+            if !self.rows.served() || (rounds >= 96 && !self.rows.drainer_alive()) {
                 return if done(self) {
                     Ok(())
                 } else {
@@ -522,9 +537,10 @@ impl Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        // Given back only once its rows are appended: the next run's rows must not follow
-        // them into another file. (If they cannot be, the slot stays unusable.)
-        let _ = self.drained();
+        // Given back only once its rows are appended and synced: the next run's rows must
+        // not follow them into another file, and no error of this run's file may reach the
+        // next run. (If they cannot be, the slot stays unusable.)
+        let _ = self.flush();
         self.word(STATE).store(FREE, Ordering::Release);
     }
 }
@@ -551,10 +567,25 @@ impl Drainer {
         if let Some(rows) = &self.rows {
             rows.ring_doorbell();
         }
-        self.thread
-            .take()
-            .map(|t| t.join().unwrap_or_default())
-            .unwrap_or_default()
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(lost)) => lost,
+            // The thread panicked: every run with rows still in its ring lost them.
+            Some(Err(_)) => self.rows.as_ref().map_or_else(Vec::new, |rows| {
+                (0..rows.slots)
+                    .filter(|&i| {
+                        rows.word(i, STATE).load(Ordering::Acquire) == CLAIMED
+                            && rows.word(i, WRITTEN).load(Ordering::Acquire)
+                                > rows.word(i, CONSUMED).load(Ordering::Acquire)
+                    })
+                    .map(|i| LostRows {
+                        run_id: rows.run_id(i),
+                        witness_path: rows.witness_path(i),
+                        error: "the supervisor's thread that appends rows failed".into(),
+                    })
+                    .collect()
+            }),
+            None => Vec::new(),
+        }
     }
 }
 
@@ -638,8 +669,13 @@ impl<'a> Draining<'a> {
         // The worker is gone: what was appended is synced before any crash row follows it,
         // and a run that never ended must find its rows where it left them (a file removed
         // or replaced under it lost them).
+        // (Runs that ended gave their slot back only once synced: only a slot's current run
+        // may have rows unsynced.)
         for slot in 0..self.rows.slots {
-            let Some(open) = self.open[slot].take() else {
+            let Some(open) = self.open[slot].take().filter(|o| {
+                self.rows.word(slot, STATE).load(Ordering::Acquire) == CLAIMED
+                    && self.rows.word(slot, CLAIMS).load(Ordering::Acquire) == o.claims
+            }) else {
                 continue;
             };
             if open.unsynced
@@ -648,10 +684,7 @@ impl<'a> Draining<'a> {
                 self.lose(slot, &e);
             }
             let path = self.rows.witness_path(slot);
-            if self.rows.word(slot, STATE).load(Ordering::Acquire) == CLAIMED
-                && self.rows.word(slot, CLAIMS).load(Ordering::Acquire) == open.claims
-                && !open.writer.is_at(&path)
-            {
+            if !open.writer.is_at(&path) {
                 self.lose(
                     slot,
                     &io::Error::other(format!(
@@ -876,6 +909,39 @@ mod tests {
         let lost = drainer.finish();
         assert_eq!(lost.len(), 1);
         assert_eq!(lost[0].run_id, "run-a");
+    }
+
+    /// A slot left with rows nobody appended (its drainer stopped) is passed over; the next
+    /// free slot is claimed.
+    #[test]
+    fn a_slot_with_unappended_rows_is_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = Arc::new(PendingRows::create(2).unwrap());
+        rows.word(0, WRITTEN).store(10, Ordering::Release);
+        let drainer = rows.drainer().unwrap();
+        let a = rows.claim("run-a", &dir.path().join("a.jsonl")).unwrap();
+        assert_eq!(a.slot, 1);
+        assert!(rows.claim("run-b", &dir.path().join("b.jsonl")).is_none());
+        drop(a);
+        assert!(drainer.finish().is_empty());
+    }
+
+    /// A supervisor that died without a word (no `PR_SET_PDEATHSIG` to take the worker with
+    /// it): its process is no longer the run's parent, and a run waiting for it stops waiting.
+    #[test]
+    fn a_run_stops_waiting_for_a_drainer_whose_process_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = Arc::new(PendingRows::create(1).unwrap());
+        // As a drainer leaves the mapping when its process is killed: still "served", by a
+        // process that is neither this one nor its parent.
+        rows.global(DRAINER).store(1, Ordering::Release);
+        rows.global(DRAINER_PID)
+            .store(u64::from(u32::MAX), Ordering::Release);
+        let mut a = rows.claim("run-a", &dir.path().join("a.jsonl")).unwrap();
+        assert!(a.push(&row(1, 1)).unwrap());
+        let e = a.flush().unwrap_err();
+        assert!(e.to_string().contains("stopped appending"), "{e}");
+        std::mem::forget(a);
     }
 
     /// Counters that make no sense (something scribbled on the mapping) fail the run: the
