@@ -357,10 +357,9 @@ pub fn read_beside(
         let witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
         let (reader, _) =
             open_bounded(&witnesses, "witness file", MAX_STREAMED_WITNESS_BYTES).ok()?;
-        let mut lines = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, reader))
-            .complete_lines_only();
-        while let Some(it) = lines.next_line().ok()? {
-            push(&it);
+        let mut lines = WitnessLineReader::new(reader).complete_lines_only();
+        while let Some(it) = lines.next_ref().ok()? {
+            push(it);
             let Ok(row) = &it.row else { continue };
             if row.run_id.as_ref().is_some_and(|r| runs.contains(r)) {
                 if row.verdict == Verdict::Fail {
@@ -450,10 +449,9 @@ pub fn edited(
     for (witnesses, runs) in sources {
         let shown = witnesses.display();
         let (file, _) = open_bounded(witnesses, "witness file", MAX_STREAMED_WITNESS_BYTES)?;
-        let mut lines = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, file))
-            .complete_lines_only();
+        let mut lines = WitnessLineReader::new(file).complete_lines_only();
         while let Some(it) = lines
-            .next_line()
+            .next_ref()
             .with_context(|| format!("cannot read witness file `{shown}`"))?
         {
             if let Ok(row) = &it.row
@@ -581,14 +579,14 @@ pub fn review(
         };
         let shown = path.display();
         let (file, _) = pinned.open(path)?;
-        let mut reader = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, file));
+        let mut reader = WitnessLineReader::new(file);
         let mut index = start;
         while index <= last
-            && let Some(it) = reader
-                .next_line()
+            && let Some((it, text)) = reader
+                .next_with_text()
                 .with_context(|| format!("cannot read witness file `{shown}`"))?
         {
-            fetch.push_at(index, &roles.authenticate_line(reader.text(), it));
+            fetch.push_at(index, &roles.authenticate_ref(text, it));
             index += 1;
         }
     }

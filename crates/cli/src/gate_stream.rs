@@ -70,10 +70,9 @@ pub fn verify_beside(file: &Path) -> Option<String> {
         witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
         let (reader, _) =
             open_bounded(&witnesses, "witness file", MAX_STREAMED_WITNESS_BYTES).ok()?;
-        let mut lines = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, reader))
-            .complete_lines_only();
-        while let Some(it) = lines.next_line().ok()? {
-            push(&it);
+        let mut lines = WitnessLineReader::new(reader).complete_lines_only();
+        while let Some(it) = lines.next_ref().ok()? {
+            push(it);
         }
         (lines.bytes_read() <= MAX_STREAMED_WITNESS_BYTES).then_some(())
     })?;
@@ -218,12 +217,12 @@ pub(crate) fn stream(
         starts.push(index);
         let shown = path.display();
         let (file, len) = pinned.open(path)?;
-        let mut reader = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, file));
-        while let Some(it) = reader
-            .next_line()
+        let mut reader = WitnessLineReader::new(file);
+        while let Some((it, text)) = reader
+            .next_with_text()
             .with_context(|| format!("cannot read witness file `{shown}`"))?
         {
-            let it = roles.authenticate_line(reader.text(), it);
+            let it = roles.authenticate_ref(text, it);
             index += 1;
             if !each(&it) {
                 return Ok(());
