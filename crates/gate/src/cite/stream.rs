@@ -380,7 +380,12 @@ impl CiteReview {
             // pass may not know yet when it meets the pass: the second pass judges.
             return;
         }
-        if self.eager.is_none() {
+        self.eager_join().push(line, known);
+    }
+
+    /// The first pass's join, started at the first line.
+    fn eager_join(&mut self) -> &mut CiteReviewJoin {
+        self.eager.get_or_insert_with(|| {
             // The seeds a pair may be on and the own rows' verdicts move into the join (and
             // back, if a second pass is needed): held once.
             let seeds = std::mem::take(&mut self.origin.seeds);
@@ -395,10 +400,57 @@ impl CiteReview {
                 own: std::mem::take(&mut self.own),
                 eager: None,
             };
-            self.eager = Some(Box::new(review.join()));
+            Box::new(review.join())
+        })
+    }
+
+    /// The first pass of [`CiteReview::tally_and_join`] for a caller that can say whether a
+    /// local row is citable only after the pass (the rows of the receipts' runs looked up
+    /// from disk): the line is tallied and joined, except the answer for a row whose
+    /// citability the join asks ([`CiteReview::wants_known`], returned): the caller notes
+    /// what it returns and, after the pass and before [`CiteReview::settled`], gives every
+    /// noted row's answer to [`CiteReview::answer`], in the order noted. The join then holds
+    /// what [`CiteReview::tally_and_join`] would have. Push every line through this or every
+    /// line through one of the others, not some of each.
+    pub fn tally_and_defer<'l>(
+        &mut self,
+        line: &'l WitnessLine,
+    ) -> Option<(Deferred, &'l WitnessRow)> {
+        let asked = self.wants_known(line);
+        let (Some(r), false) = (asked, self.origin.authenticated) else {
+            // `tally_and_join` asks nothing of this line (or, with authenticated roles, only
+            // tallies it: the second pass judges, and the answers are not needed before).
+            self.tally_and_join(line, |_| false);
+            return asked.map(|r| {
+                let deferred = Deferred {
+                    index: NONE,
+                    seed: r.seed,
+                    verdict: r.verdict,
+                };
+                (deferred, r)
+            });
+        };
+        self.tally(line);
+        let eager = self.eager_join();
+        let index = eager.index;
+        // What `CiteReviewJoin::push` does before it asks (the row is in scope).
+        eager.index += 1;
+        eager.in_scope += 1;
+        let deferred = Deferred {
+            index,
+            seed: r.seed,
+            verdict: r.verdict,
+        };
+        Some((deferred, r))
+    }
+
+    /// The answer for a row [`CiteReview::tally_and_defer`] returned: whether it is citable.
+    pub fn answer(&mut self, row: Deferred, cited: bool) {
+        if row.index == NONE {
+            return;
         }
         if let Some(eager) = &mut self.eager {
-            eager.push(line, known);
+            eager.record(row.index, row.seed, Runner::Local, row.verdict, None, cited);
         }
     }
 
@@ -442,6 +494,15 @@ impl CiteReview {
     }
 }
 
+/// A local row whose citability [`CiteReview::tally_and_defer`] asks for later: where it is
+/// in the batch, its seed and verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deferred {
+    pub index: u64,
+    pub seed: u64,
+    pub verdict: Verdict,
+}
+
 /// The review's second pass: push every line of the batch again, with whether it is a cited
 /// local row (asked only for [`CiteReview::wants_known`]'s rows), then
 /// [`CiteReviewJoin::fetch`].
@@ -479,22 +540,42 @@ impl CiteReviewJoin {
         };
         self.in_scope += 1;
         let cited = self.review.of_origin(r) && (r.runner != Runner::Local || known(r));
-        let at = self.seeds.binary_search(&r.seed).ok();
-        let runner = runner_index(r.runner);
+        self.record(
+            index,
+            r.seed,
+            r.runner,
+            r.verdict,
+            r.replayed_signature.as_deref(),
+            cited,
+        );
+    }
+
+    /// A row in scope at `index`, cited or not. Each slot keeps the least index recorded in
+    /// it, so rows may come out of order (the answers [`CiteReview::answer`] gives late).
+    fn record(
+        &mut self,
+        index: u64,
+        seed: u64,
+        runner: Runner,
+        verdict: Verdict,
+        replayed_signature: Option<&str>,
+        cited: bool,
+    ) {
+        let at = self.seeds.binary_search(&seed).ok();
+        let r_runner = runner;
+        let runner = runner_index(runner);
         let set = |slot: &mut u64| {
-            if *slot == NONE {
-                *slot = index;
-            }
+            *slot = (*slot).min(index);
         };
         if !cited {
-            if r.verdict == Verdict::Pass
+            if verdict == Verdict::Pass
                 && let Some(at) = at
             {
                 set(&mut self.first[at][OTHER_LOCAL_PASS + runner]);
             }
             return;
         }
-        match r.verdict {
+        match verdict {
             Verdict::Fail => {
                 self.fails += 1;
                 set(&mut self.first_fail[runner]);
@@ -505,19 +586,19 @@ impl CiteReviewJoin {
             }
         }
         let Some(at) = at else {
-            self.outside |= r.verdict == Verdict::Fail;
+            self.outside |= verdict == Verdict::Fail;
             return;
         };
         let slots = &mut self.first[at];
-        match (r.runner, r.verdict) {
+        match (r_runner, verdict) {
             (Runner::Local, Verdict::Fail) => set(&mut slots[LOCAL_FAIL]),
             (Runner::Local, Verdict::Pass) => set(&mut slots[LOCAL_PASS]),
             (Runner::Remote, Verdict::Fail) => set(&mut slots[REMOTE_FAIL]),
             (Runner::Remote, Verdict::Pass) => {
                 set(&mut slots[REMOTE_PASS]);
                 if !self.review.origin.authenticated
-                    || r.replayed_signature.is_some()
-                        && r.replayed_signature == self.review.signature
+                    || replayed_signature.is_some()
+                        && replayed_signature == self.review.signature.as_deref()
                 {
                     set(&mut slots[REMOTE_ANSWER]);
                 }
