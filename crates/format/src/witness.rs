@@ -271,6 +271,14 @@ impl WitnessLine {
     }
 }
 
+/// The seed of a witness line, from its bytes alone, when they can tell (printable ASCII
+/// without a backslash, `"seed": <integer>`); else `None`. When it says `Some(seed)`, the
+/// line is either not a row or a row of that seed: a reader that needs only the rows of some
+/// seeds may pass over a line whose seed is not one of them without reading it.
+pub fn witness_line_seed(bytes: &[u8]) -> Option<u64> {
+    canonical::plain_seed(bytes)
+}
+
 /// [`parse_witness_line`] into `out`, reusing its strings where it can: `false` when the line
 /// is blank (`out` then holds nothing meaningful).
 fn parse_witness_line_into(line: usize, bytes: &[u8], out: &mut WitnessLine) -> bool {
@@ -447,30 +455,7 @@ impl<R: std::io::Read> WitnessLineReader<R> {
     /// [`WitnessLineReader::next_ref`] with the line's bytes (without the line ending), as
     /// [`WitnessLineReader::text`] gives them.
     pub fn next_with_text(&mut self) -> std::io::Result<Option<(&WitnessLine, &[u8])>> {
-        loop {
-            let Some((range, complete)) = self.raw_line()? else {
-                return Ok(None);
-            };
-            self.line += 1;
-            let mut end = range.end;
-            if complete {
-                self.bytes += (range.end - range.start) as u64 + 1;
-                if end > range.start && self.buf[end - 1] == b'\r' {
-                    end -= 1;
-                }
-            } else {
-                self.bytes += (range.end - range.start) as u64;
-                if self.complete_only
-                    && serde_json::from_slice::<Value>(&self.buf[range.clone()]).is_err()
-                {
-                    return Ok(None);
-                }
-            }
-            self.text = range.start..end;
-            if parse_witness_line_into(self.line, &self.buf[range.start..end], &mut self.current) {
-                return Ok(Some((&self.current, &self.buf[range.start..end])));
-            }
-        }
+        Ok(self.next_unless(|_| false)?.flatten())
     }
 
     /// The next line's bytes in `buf` (without its `\n`), and whether it ended with one.
@@ -517,6 +502,47 @@ impl<R: std::io::Read> WitnessLineReader<R> {
             }
             self.end += n;
         }
+    }
+
+    /// [`WitnessLineReader::next_with_text`], except that a line whose bytes `skip` refuses
+    /// is passed over unread: `Some(None)` (it is counted, numbered and its bytes are
+    /// [`WitnessLineReader::text`]). `skip` must refuse only lines that are not blank.
+    pub fn next_unless(
+        &mut self,
+        mut skip: impl FnMut(&[u8]) -> bool,
+    ) -> std::io::Result<Option<Option<(&WitnessLine, &[u8])>>> {
+        let skipped = loop {
+            let Some((range, complete)) = self.raw_line()? else {
+                return Ok(None);
+            };
+            self.line += 1;
+            let mut end = range.end;
+            if complete {
+                self.bytes += (range.end - range.start) as u64 + 1;
+                if end > range.start && self.buf[end - 1] == b'\r' {
+                    end -= 1;
+                }
+            } else {
+                self.bytes += (range.end - range.start) as u64;
+                if self.complete_only
+                    && serde_json::from_slice::<Value>(&self.buf[range.clone()]).is_err()
+                {
+                    return Ok(None);
+                }
+            }
+            self.text = range.start..end;
+            let bytes = &self.buf[range.start..end];
+            if skip(bytes) {
+                break true;
+            }
+            if parse_witness_line_into(self.line, bytes, &mut self.current) {
+                break false;
+            }
+        };
+        if skipped {
+            return Ok(Some(None));
+        }
+        Ok(Some(Some((&self.current, &self.buf[self.text.clone()]))))
     }
 
     /// The bytes of the line [`WitnessLineReader::next_line`] returned last, without the

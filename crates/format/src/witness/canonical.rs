@@ -305,3 +305,34 @@ fn scan(line: &[u8], row: &mut WitnessRow) -> Option<()> {
     }
     Some(())
 }
+
+/// Whether `line` is printable ASCII without a backslash (so no string in it holds an
+/// escape, and a `"` always opens or closes a string).
+fn plain(line: &[u8]) -> bool {
+    !line.iter().fold(false, |bad, &b| {
+        bad | !(0x20..0x7f).contains(&b) | (b == b'\\')
+    })
+}
+
+/// The seed of a line, from its bytes alone, when they can tell: the line is [`plain`] and
+/// its first `"seed"` is followed by spaces, a `:`, spaces and an integer within `u64` (no
+/// fraction or exponent). Then the line is either not a row (its reading fails) or a row of
+/// that seed: in a plain line a `"seed"` followed by `:` is the key `seed` unless the line is
+/// not JSON, and a second `seed` key makes it not a row.
+pub(super) fn plain_seed(line: &[u8]) -> Option<u64> {
+    if !plain(line) {
+        return None;
+    }
+    let at = memchr::memmem::find(line, b"\"seed\"")?;
+    let mut c = Cursor {
+        b: line,
+        text: "",
+        i: at + 6,
+    };
+    while c.eat(b' ') {}
+    if !c.eat(b':') {
+        return None;
+    }
+    while c.eat(b' ') {}
+    c.u64()
+}

@@ -314,3 +314,78 @@ fn the_reader_reads_as_the_whole_text_is_read_whatever_the_size_of_its_reads() {
         );
     }
 }
+
+#[test]
+fn a_seed_told_from_the_bytes_is_the_row_s_seed_or_the_line_is_no_row() {
+    let mut rng = Rng(0x5eed_0000_0000_0007);
+    let mut told = 0;
+    for n in 0..60_000 {
+        let bytes = line(&mut rng);
+        let Some(seed) = witness_line_seed(&bytes) else {
+            continue;
+        };
+        told += 1;
+        if let Some(WitnessLine { row: Ok(row), .. }) = parse_witness_line_exactly(n + 1, &bytes) {
+            assert_eq!(row.seed, seed, "{}", String::from_utf8_lossy(&bytes));
+        }
+    }
+    assert!(told > 10_000, "{told}");
+    // A line whose reading finds another seed is never told one.
+    for line in [
+        r#"{"bound":"seed","seed":5}"#,
+        r#"{"x":"a","seed": 5 ,"y":1}"#,
+        r#"{"seed":"5"}"#,
+        r#"{"seed":5.0}"#,
+        r#"{"seed":-5}"#,
+        r#"{"seed":18446744073709551616}"#,
+        r#"{"a":"\"seed\":5","seed":6}"#,
+    ] {
+        let told = witness_line_seed(line.as_bytes());
+        let read = parse_witness_line_exactly(1, line.as_bytes())
+            .and_then(|l| l.row.ok())
+            .map(|r| r.seed);
+        assert!(told.is_none() || read.is_none() || told == read, "{line}");
+    }
+}
+
+#[test]
+fn a_reader_passes_over_the_lines_it_is_told_to_skip_and_counts_them() {
+    let mut rng = Rng(0xfeed_0000_0000_0009);
+    for round in 0..200 {
+        let mut text = Vec::new();
+        for _ in 0..rng.below(40) {
+            text.extend(line(&mut rng));
+            text.extend_from_slice(rng.pick(&["\n", "\r\n", "\n\n"]).as_bytes());
+        }
+        let block = [1, 5, 100, 4096][round % 4];
+        let mut all = Vec::new();
+        let mut reader = WitnessLineReader::new(text.as_slice()).with_block(block);
+        while let Some(it) = reader.next_line().unwrap() {
+            all.push(it);
+        }
+        let skip = |b: &[u8]| witness_line_seed(b).is_some_and(|s| s % 3 != 0);
+        let mut reader = WitnessLineReader::new(text.as_slice()).with_block(block);
+        let mut kept = Vec::new();
+        let mut count = 0;
+        while let Some(it) = reader.next_unless(skip).unwrap() {
+            count += 1;
+            if let Some((it, bytes)) = it {
+                assert!(!skip(bytes));
+                kept.push(it.clone());
+            }
+        }
+        assert_eq!(count, all.len(), "every line counted, skipped or not");
+        let unskipped: Vec<WitnessLine> = all
+            .into_iter()
+            .filter(|it| {
+                let bytes = text
+                    .split(|&b| b == b'\n')
+                    .nth(it.line - 1)
+                    .unwrap_or_default();
+                let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+                !skip(bytes)
+            })
+            .collect();
+        assert_eq!(kept, unskipped);
+    }
+}
