@@ -375,6 +375,9 @@ pub fn parse_witness_line_exactly(line: usize, bytes: &[u8]) -> Option<WitnessLi
     })
 }
 
+/// A line read and its bytes (without the line ending).
+pub type LineAndText<'a> = (&'a WitnessLine, &'a [u8]);
+
 /// Reads a witness file one line at a time, in bounded memory (a read buffer of
 /// [`WitnessLineReader::BUFFER`] bytes, or one line's when a line is longer), giving the
 /// same [`WitnessLine`]s as [`parse_witness_lines`] over the whole file's text: lines end at
@@ -510,7 +513,7 @@ impl<R: std::io::Read> WitnessLineReader<R> {
     pub fn next_unless(
         &mut self,
         mut skip: impl FnMut(&[u8]) -> bool,
-    ) -> std::io::Result<Option<Option<(&WitnessLine, &[u8])>>> {
+    ) -> std::io::Result<Option<Option<LineAndText<'_>>>> {
         let skipped = loop {
             let Some((range, complete)) = self.raw_line()? else {
                 return Ok(None);

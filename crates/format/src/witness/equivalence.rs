@@ -285,7 +285,7 @@ fn the_reader_reads_as_the_whole_text_is_read_whatever_the_size_of_its_reads() {
                 .split(|&b| b == b'\n')
                 .nth(it.line - 1)
                 .unwrap_or_default();
-            let terminated = it.line <= text.split(|&b| b == b'\n').count() - 1;
+            let terminated = it.line < text.split(|&b| b == b'\n').count();
             let line = match line.strip_suffix(b"\r") {
                 Some(l) if terminated => l,
                 _ => line,
