@@ -405,13 +405,19 @@ pub struct WitnessLineReader<R> {
     line: usize,
     bytes: u64,
     complete_only: bool,
-    /// The size of a read ([`WitnessLineReader::BUFFER`]; smaller in tests).
+    /// The size of the next read: from [`WitnessLineReader::FIRST_READ`], doubled after
+    /// each read that fills it, up to `max_block` ([`WitnessLineReader::BUFFER`]; smaller in
+    /// tests), so that a small input costs a small buffer.
     block: usize,
+    max_block: usize,
 }
 
 impl<R: std::io::Read> WitnessLineReader<R> {
-    /// The size of a read (and of the buffer, unless a line is longer).
+    /// The size of a read (and of the buffer, unless a line is longer), once a file has
+    /// proved big.
     pub const BUFFER: usize = 1 << 21;
+    /// The size of the first read.
+    pub const FIRST_READ: usize = 1 << 16;
 
     pub fn new(reader: R) -> WitnessLineReader<R> {
         WitnessLineReader {
@@ -426,14 +432,16 @@ impl<R: std::io::Read> WitnessLineReader<R> {
             line: 0,
             bytes: 0,
             complete_only: false,
-            block: Self::BUFFER,
+            block: Self::FIRST_READ,
+            max_block: Self::BUFFER,
         }
     }
 
     /// Reads of `block` bytes (at least 1) instead of [`WitnessLineReader::BUFFER`].
     #[cfg(test)]
     fn with_block(mut self, block: usize) -> WitnessLineReader<R> {
-        self.block = block.max(1);
+        self.max_block = block.max(1);
+        self.block = self.block.min(self.max_block);
         self
     }
 
@@ -502,6 +510,8 @@ impl<R: std::io::Read> WitnessLineReader<R> {
             };
             if n == 0 {
                 self.eof = true;
+            } else if n == self.block {
+                self.block = (self.block * 2).min(self.max_block);
             }
             self.end += n;
         }
