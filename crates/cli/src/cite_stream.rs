@@ -12,14 +12,15 @@
 //!   records back in shares of at most [`PAIR_BUDGET`], and only when an id comes with two
 //!   different rows re-reads those runs' rows to name the first;
 //! * the batch ([`decide`], [`review`]): decision 2 and the runs offered in a first pass,
-//!   which also tallies the seeds the review may need and — when the citable rows can be told
-//!   in memory and roles are not authenticated — joins on the seeds a pair may be on, so
-//!   that a cited pair, too few cited rows, or a refusal whose cited fails are all on such
-//!   seeds needs no second pass; else the review's join
-//!   in a second pass (a local row is citable when its fingerprint is one of the records':
-//!   [`Known`], in memory up to [`PRINT_BUDGET`] fingerprints, else answered share by share
-//!   from disk); a last pass, stopped as soon as it has them, fetches the rows the review
-//!   names.
+//!   which also tallies the seeds the review may need and — when roles are not
+//!   authenticated — joins on the seeds a pair may be on, so that a cited pair, too few
+//!   cited rows, or a refusal whose cited fails are all on such seeds needs no second pass;
+//!   else the review's join in a second pass. A local row is citable when its fingerprint is
+//!   one of the records' ([`Known`]): in memory up to [`PRINT_BUDGET`] fingerprints, else
+//!   answered share by share from disk after the first pass, which notes the rows it asks
+//!   about and defers their answers (`CiteReview::tally_and_defer`,
+//!   [`Known::answer_deferred`]). A last pass, stopped as soon as it has them, fetches the
+//!   rows the review names.
 //!
 //! Memory: the fingerprints of the rows of the receipts' runs while the citable ones are
 //! looked up (16 bytes a row, at most [`PRINT_BUDGET`] of them), about 80 bytes per failing
