@@ -12,14 +12,15 @@
 //!   records back in shares of at most [`PAIR_BUDGET`], and only when an id comes with two
 //!   different rows re-reads those runs' rows to name the first;
 //! * the batch ([`decide`], [`review`]): decision 2 and the runs offered in a first pass,
-//!   which also tallies the seeds the review may need and — when the citable rows can be told
-//!   in memory and roles are not authenticated — joins on the seeds a pair may be on, so
-//!   that a cited pair, too few cited rows, or a refusal whose cited fails are all on such
-//!   seeds needs no second pass; else the review's join
-//!   in a second pass (a local row is citable when its fingerprint is one of the records':
-//!   [`Known`], in memory up to [`PRINT_BUDGET`] fingerprints, else answered share by share
-//!   from disk); a last pass, stopped as soon as it has them, fetches the rows the review
-//!   names.
+//!   which also tallies the seeds the review may need and — when roles are not
+//!   authenticated — joins on the seeds a pair may be on, so that a cited pair, too few
+//!   cited rows, or a refusal whose cited fails are all on such seeds needs no second pass;
+//!   else the review's join in a second pass. A local row is citable when its fingerprint is
+//!   one of the records' ([`Known`]): in memory up to [`PRINT_BUDGET`] fingerprints, else
+//!   answered share by share from disk after the first pass, which notes the rows it asks
+//!   about and defers their answers (`CiteReview::tally_and_defer`,
+//!   [`Known::answer_deferred`]). A last pass, stopped as soon as it has them, fetches the
+//!   rows the review names.
 //!
 //! Memory: the fingerprints of the rows of the receipts' runs while the citable ones are
 //! looked up (16 bytes a row, at most [`PRINT_BUDGET`] of them), about 80 bytes per failing
@@ -33,9 +34,9 @@ use seedledger_format::{
     LedgerScan, Receipt, Runner, Verdict, Wanted, WitnessLine, WitnessLineReader, WitnessRow,
 };
 use seedledger_gate::{
-    CiteError, CiteReview, DecideState, EditedRowFinder, Expected, FreezeDecision, OfferedRuns,
-    RepeatFinder, Review, RowPrints, agree_as_streams, edited_fingerprints, id_fingerprint,
-    row_fingerprint, verify_receipt,
+    CiteError, CiteReview, DecideState, Deferred, EditedRowFinder, Expected, FreezeDecision,
+    OfferedRuns, RepeatFinder, Review, RowPrints, agree_as_streams, edited_fingerprints,
+    id_fingerprint, row_fingerprint, verify_receipt,
 };
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -227,10 +228,16 @@ pub enum Known {
 
 pub struct Shares {
     shares: u64,
+    /// The rows asked about, in order: each one's fingerprint and what the review's first
+    /// pass deferred ([`QUERY`] bytes).
     queries: Queries,
     /// Per share, the answers for its queries in order (one byte each).
     answers: Vec<BufReader<File>>,
 }
+
+/// A query's record: the row's fingerprint (16 bytes), then its `Deferred` (batch index 8,
+/// seed 8, verdict 1).
+const QUERY: usize = 16 + 8 + 8 + 1;
 
 /// The fingerprints asked about, in order, in a temporary file.
 pub struct Queries {
@@ -252,14 +259,63 @@ fn share_of(print: u128, shares: u64) -> usize {
 }
 
 impl Known {
-    /// First pass: a row whose citability the second pass will ask.
-    pub fn note(&mut self, row: &WitnessRow) -> anyhow::Result<()> {
+    /// First pass: a row whose citability the review asks (`CiteReview::tally_and_defer`).
+    pub fn note(&mut self, row: &WitnessRow, deferred: Deferred) -> anyhow::Result<()> {
         if let Known::Shares(s) = self {
             s.queries.count += 1;
-            s.queries
-                .out
-                .write_all(&row_fingerprint(row).to_le_bytes())
-                .context(TEMP)?;
+            let mut b = [0u8; QUERY];
+            b[0..16].copy_from_slice(&row_fingerprint(row).to_le_bytes());
+            b[16..24].copy_from_slice(&deferred.index.to_le_bytes());
+            b[24..32].copy_from_slice(&deferred.seed.to_le_bytes());
+            b[32] = u8::from(deferred.verdict == Verdict::Fail);
+            s.queries.out.write_all(&b).context(TEMP)?;
+        }
+        Ok(())
+    }
+
+    /// After [`Known::resolve`]: gives the review the answers its first pass deferred, in the
+    /// order noted, then rewinds the answers for a second pass.
+    pub fn answer_deferred(&mut self, review: &mut CiteReview) -> anyhow::Result<()> {
+        self.each_deferred(|deferred, cited| review.answer(deferred, cited))
+    }
+
+    /// Each noted row's `Deferred` and answer, in the order noted (for a [`Known::Shares`]
+    /// after [`Known::resolve`]); the answers are then rewound for the second pass.
+    fn each_deferred(&mut self, mut each: impl FnMut(Deferred, bool)) -> anyhow::Result<()> {
+        let Known::Shares(s) = self else {
+            return Ok(());
+        };
+        let mut queries = s.queries.out.get_ref().try_clone().context(TEMP_READ)?;
+        queries.seek(SeekFrom::Start(0)).context(TEMP_READ)?;
+        let mut queries = BufReader::with_capacity(READ_BUFFER, queries);
+        let word = |b: &[u8]| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(b);
+            u64::from_le_bytes(w)
+        };
+        for _ in 0..s.queries.count {
+            let mut b = [0u8; QUERY];
+            queries.read_exact(&mut b).context(TEMP_READ)?;
+            let mut print = [0u8; 16];
+            print.copy_from_slice(&b[0..16]);
+            let share = share_of(u128::from_le_bytes(print), s.shares);
+            let mut answer = [0u8; 1];
+            s.answers[share]
+                .read_exact(&mut answer)
+                .context(TEMP_READ)?;
+            let deferred = Deferred {
+                index: word(&b[16..24]),
+                seed: word(&b[24..32]),
+                verdict: if b[32] == 1 {
+                    Verdict::Fail
+                } else {
+                    Verdict::Pass
+                },
+            };
+            each(deferred, answer[0] == 1);
+        }
+        for answers in &mut s.answers {
+            answers.seek(SeekFrom::Start(0)).context(TEMP_READ)?;
         }
         Ok(())
     }
@@ -287,9 +343,11 @@ impl Known {
             let mut out =
                 BufWriter::with_capacity(READ_BUFFER, tempfile::tempfile().context(TEMP)?);
             for _ in 0..s.queries.count {
-                let mut b = [0u8; 16];
+                let mut b = [0u8; QUERY];
                 queries.read_exact(&mut b).context(TEMP_READ)?;
-                let print = u128::from_le_bytes(b);
+                let mut print = [0u8; 16];
+                print.copy_from_slice(&b[0..16]);
+                let print = u128::from_le_bytes(print);
                 if share_of(print, s.shares) as u64 == share {
                     out.write_all(&[u8::from(prints.contains(print))])
                         .context(TEMP)?;
@@ -357,10 +415,9 @@ pub fn read_beside(
         let witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
         let (reader, _) =
             open_bounded(&witnesses, "witness file", MAX_STREAMED_WITNESS_BYTES).ok()?;
-        let mut lines = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, reader))
-            .complete_lines_only();
-        while let Some(it) = lines.next_line().ok()? {
-            push(&it);
+        let mut lines = WitnessLineReader::new(reader).complete_lines_only();
+        while let Some(it) = lines.next_ref().ok()? {
+            push(it);
             let Ok(row) = &it.row else { continue };
             if row.run_id.as_ref().is_some_and(|r| runs.contains(r)) {
                 if row.verdict == Verdict::Fail {
@@ -450,10 +507,9 @@ pub fn edited(
     for (witnesses, runs) in sources {
         let shown = witnesses.display();
         let (file, _) = open_bounded(witnesses, "witness file", MAX_STREAMED_WITNESS_BYTES)?;
-        let mut lines = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, file))
-            .complete_lines_only();
+        let mut lines = WitnessLineReader::new(file).complete_lines_only();
         while let Some(it) = lines
-            .next_line()
+            .next_ref()
             .with_context(|| format!("cannot read witness file `{shown}`"))?
         {
             if let Ok(row) = &it.row
@@ -509,12 +565,13 @@ pub fn decide<'a>(
             Some((review, Known::Memory(prints))) => {
                 review.tally_and_join(it, |row| prints.contains(row_fingerprint(row)));
             }
+            // Else they are looked up after the pass: the join takes the answers then
+            // (`Known::answer_deferred`), and a review it settles needs no second pass either.
             Some((review, known)) => {
-                review.tally(it);
-                if let Some(row) = review.wants_known(it)
+                if let Some((deferred, row)) = review.tally_and_defer(it)
                     && kept.is_ok()
                 {
-                    kept = known.note(row);
+                    kept = known.note(row, deferred);
                 }
             }
             None => {}
@@ -553,6 +610,7 @@ pub fn review(
     mut review: CiteReview,
     known: &mut Known,
 ) -> anyhow::Result<Review> {
+    known.answer_deferred(&mut review)?;
     let mut fetch = match review.settled() {
         Some(fetch) => fetch,
         None => {
@@ -581,14 +639,14 @@ pub fn review(
         };
         let shown = path.display();
         let (file, _) = pinned.open(path)?;
-        let mut reader = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, file));
+        let mut reader = WitnessLineReader::new(file);
         let mut index = start;
         while index <= last
-            && let Some(it) = reader
-                .next_line()
+            && let Some((it, text)) = reader
+                .next_with_text()
                 .with_context(|| format!("cannot read witness file `{shown}`"))?
         {
-            fetch.push_at(index, &roles.authenticate_line(reader.text(), it));
+            fetch.push_at(index, &roles.authenticate_ref(text, it));
             index += 1;
         }
     }
@@ -697,10 +755,25 @@ mod tests {
                 budget < 36,
                 "budget {budget}"
             );
-            for r in &asked {
-                known.note(r).unwrap();
+            let deferred = |i: usize| Deferred {
+                index: i as u64 * 3,
+                seed: i as u64 + 100,
+                verdict: asked[i].verdict,
+            };
+            for (i, r) in asked.iter().enumerate() {
+                known.note(r, deferred(i)).unwrap();
             }
             known.resolve(&mut own).unwrap();
+            // The answers the first pass deferred, in order, then again for a second pass.
+            let mut answered = Vec::new();
+            known
+                .each_deferred(|d, cited| answered.push((d, cited)))
+                .unwrap();
+            if budget < 36 {
+                let want: Vec<(Deferred, bool)> =
+                    (0..asked.len()).map(|i| (deferred(i), expect[i])).collect();
+                assert_eq!(answered, want, "budget {budget}");
+            }
             let got: Vec<bool> = asked.iter().map(|r| known.contains(r).unwrap()).collect();
             assert_eq!(got, expect, "budget {budget}");
         }

@@ -13,7 +13,7 @@
 use crate::gate::{MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, open_bounded};
 use crate::trust::Roles;
 use anyhow::{Context, bail};
-use seedledger_format::{LedgerScan, Wanted, WitnessLine, WitnessLineReader};
+use seedledger_format::{LedgerScan, Wanted, WitnessLine, WitnessLineReader, witness_line_seed};
 use seedledger_gate::{
     Closing, DecideState, Expected, FreezeDecision, RepeatFinder, Review, ReviewJoin, ReviewTally,
     agree_as_streams, close_scan, repeated_fingerprints,
@@ -70,10 +70,9 @@ pub fn verify_beside(file: &Path) -> Option<String> {
         witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
         let (reader, _) =
             open_bounded(&witnesses, "witness file", MAX_STREAMED_WITNESS_BYTES).ok()?;
-        let mut lines = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, reader))
-            .complete_lines_only();
-        while let Some(it) = lines.next_line().ok()? {
-            push(&it);
+        let mut lines = WitnessLineReader::new(reader).complete_lines_only();
+        while let Some(it) = lines.next_ref().ok()? {
+            push(it);
         }
         (lines.bytes_read() <= MAX_STREAMED_WITNESS_BYTES).then_some(())
     })?;
@@ -139,7 +138,23 @@ pub fn decide<'a>(
     } else {
         Err(tally)
     };
-    if review.is_ok() || !finder.done() {
+    if let (Ok(join), true) = (&mut review, finder.done()) {
+        // The join alone: a line whose bytes tell a seed it does not want is passed over.
+        let wanted = join.seeds().to_vec();
+        stream_unless(
+            files,
+            roles,
+            &mut pinned,
+            |seed| wanted.binary_search(&seed).is_err(),
+            |it| {
+                match it {
+                    Some(it) => join.push(it),
+                    None => join.skip(),
+                }
+                true
+            },
+        )?;
+    } else if review.is_ok() || !finder.done() {
         stream(files, roles, &mut pinned, &mut Vec::new(), |it| {
             if let Some(r) = finder.push(it) {
                 repeat = Some(r);
@@ -218,14 +233,52 @@ pub(crate) fn stream(
         starts.push(index);
         let shown = path.display();
         let (file, len) = pinned.open(path)?;
-        let mut reader = WitnessLineReader::new(BufReader::with_capacity(READ_BUFFER, file));
-        while let Some(it) = reader
-            .next_line()
+        let mut reader = WitnessLineReader::new(file);
+        while let Some((it, text)) = reader
+            .next_with_text()
             .with_context(|| format!("cannot read witness file `{shown}`"))?
         {
-            let it = roles.authenticate_line(reader.text(), it);
+            let it = roles.authenticate_ref(text, it);
             index += 1;
             if !each(&it) {
+                return Ok(());
+            }
+        }
+        if reader.bytes_read() > MAX_STREAMED_WITNESS_BYTES {
+            bail!(
+                "cannot read witness file `{shown}`: it grew past the {MAX_STREAMED_WITNESS_BYTES} bytes a witness file may have"
+            );
+        }
+        if reader.bytes_read() != len {
+            bail!(Pinned::changed(path));
+        }
+    }
+    Ok(())
+}
+
+/// [`stream`] for a fold that needs only the rows of some seeds: a line whose bytes tell a
+/// seed (`seedledger_format::witness_line_seed`) that `skip` refuses is passed to `each` as
+/// `None`, unread (not authenticated either: it is no row of a seed wanted).
+pub(crate) fn stream_unless(
+    files: &[PathBuf],
+    roles: &Roles,
+    pinned: &mut Pinned,
+    skip: impl Fn(u64) -> bool,
+    mut each: impl FnMut(Option<&WitnessLine>) -> bool,
+) -> anyhow::Result<()> {
+    for path in files {
+        let shown = path.display();
+        let (file, len) = pinned.open(path)?;
+        let mut reader = WitnessLineReader::new(file);
+        while let Some(it) = reader
+            .next_unless(|bytes| witness_line_seed(bytes).is_some_and(&skip))
+            .with_context(|| format!("cannot read witness file `{shown}`"))?
+        {
+            let go_on = match it {
+                Some((it, text)) => each(Some(&roles.authenticate_ref(text, it))),
+                None => each(None),
+            };
+            if !go_on {
                 return Ok(());
             }
         }

@@ -44,13 +44,20 @@ impl Roles {
         })
     }
 
-    /// One line of a witness file read as a stream (`text`: the line's bytes): a remote row
-    /// not signed by a declared remote key turned malformed
-    /// (`seedledger_gate::authenticate_line`); unchanged without a trust file.
-    pub fn authenticate_line(&self, text: &[u8], line: WitnessLine) -> WitnessLine {
+    /// The line as `seedledger_gate::authenticate_line` admits it under the trust file
+    /// (`text`: its bytes), or the line itself when roles are not authenticated.
+    pub fn authenticate_ref<'a>(
+        &self,
+        text: &[u8],
+        line: &'a WitnessLine,
+    ) -> std::borrow::Cow<'a, WitnessLine> {
         match &self.trust {
-            Some((_, keys)) => seedledger_gate::authenticate_line(Some(text), line, keys),
-            None => line,
+            Some((_, keys)) => std::borrow::Cow::Owned(seedledger_gate::authenticate_line(
+                Some(text),
+                line.clone(),
+                keys,
+            )),
+            None => std::borrow::Cow::Borrowed(line),
         }
     }
 

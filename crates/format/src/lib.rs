@@ -58,5 +58,5 @@ pub use trust::{
 };
 pub use witness::{
     Runner, Verdict, WitnessLine, WitnessLineReader, WitnessRow, parse_witness_line,
-    parse_witness_line_exactly, parse_witness_lines,
+    parse_witness_line_exactly, parse_witness_lines, witness_line_seed,
 };

@@ -1,5 +1,8 @@
 //! Witness rows: one JSON object per line, one line per trial (SPEC: Witness row).
 
+mod canonical;
+#[cfg(test)]
+mod equivalence;
 mod fast;
 
 use crate::errors::ParseError;
@@ -237,18 +240,82 @@ pub fn parse_witness_lines(text: &str) -> Vec<WitnessLine> {
 /// without the line ending. `None` when the line is blank. A line that is not valid UTF-8 is
 /// kept as a line that is not JSON (`invalid UTF-8`), with no id.
 pub fn parse_witness_line(line: usize, bytes: &[u8]) -> Option<WitnessLine> {
-    // The rows a runner writes take the fast path; everything else is read exactly.
+    let mut out = WitnessLine::empty();
+    parse_witness_line_into(line, bytes, &mut out).then_some(out)
+}
+
+impl WitnessLine {
+    /// A line to read into ([`parse_witness_line_into`]).
+    fn empty() -> WitnessLine {
+        WitnessLine {
+            line: 0,
+            witness_id: None,
+            remote_minting: false,
+            row: Ok(WitnessRow {
+                witness_id: String::new(),
+                property_id: String::new(),
+                property_digest: String::new(),
+                fixture_pin: String::new(),
+                bound: String::new(),
+                seed: 0,
+                verdict: Verdict::Pass,
+                signature: String::new(),
+                runner: Runner::Local,
+                freeze_writer: false,
+                run_id: None,
+                patch_id: None,
+                code: None,
+                replayed_signature: None,
+            }),
+        }
+    }
+}
+
+/// The seed of a witness line, from its bytes alone, when they can tell (printable ASCII
+/// without a backslash, `"seed": <integer>`); else `None`. When it says `Some(seed)`, the
+/// line is either not a row or a row of that seed: a reader that needs only the rows of some
+/// seeds may pass over a line whose seed is not one of them without reading it.
+pub fn witness_line_seed(bytes: &[u8]) -> Option<u64> {
+    canonical::plain_seed(bytes)
+}
+
+/// [`parse_witness_line`] into `out`, reusing its strings where it can: `false` when the line
+/// is blank (`out` then holds nothing meaningful).
+fn parse_witness_line_into(line: usize, bytes: &[u8], out: &mut WitnessLine) -> bool {
+    // The rows a runner writes take the fast paths: the scanner of flat rows first, then
+    // the serde reading straight into typed fields; everything else is read exactly.
+    if let Ok(row) = &mut out.row
+        && canonical::row_into(bytes, row)
+    {
+        match &mut out.witness_id {
+            Some(id) => {
+                id.clear();
+                id.push_str(&row.witness_id);
+            }
+            None => out.witness_id = Some(row.witness_id.clone()),
+        }
+        out.line = line;
+        out.remote_minting = row.runner == Runner::Remote && row.freeze_writer;
+        return true;
+    }
     if let Ok(l) = std::str::from_utf8(bytes)
         && let Some(row) = fast::row(l)
     {
-        return Some(WitnessLine {
+        *out = WitnessLine {
             line,
             witness_id: Some(row.witness_id.clone()),
             remote_minting: row.runner == Runner::Remote && row.freeze_writer,
             row: Ok(row),
-        });
+        };
+        return true;
     }
-    parse_witness_line_exactly(line, bytes)
+    match parse_witness_line_exactly(line, bytes) {
+        Some(it) => {
+            *out = it;
+            true
+        }
+        None => false,
+    }
 }
 
 /// [`parse_witness_line`] without its fast path: every line through a JSON value.
@@ -308,33 +375,74 @@ pub fn parse_witness_line_exactly(line: usize, bytes: &[u8]) -> Option<WitnessLi
     })
 }
 
-/// Reads a witness file one line at a time, in bounded memory (one line's bytes), giving the
+/// A line read and its bytes (without the line ending).
+pub type LineAndText<'a> = (&'a WitnessLine, &'a [u8]);
+
+/// Reads a witness file one line at a time, in bounded memory (a read buffer of
+/// [`WitnessLineReader::BUFFER`] bytes, or one line's when a line is longer), giving the
 /// same [`WitnessLine`]s as [`parse_witness_lines`] over the whole file's text: lines end at
 /// `\n` (a `\r` before it is dropped), blank lines are skipped and numbered, a line that is
 /// not UTF-8 is a line that is not JSON.
+///
+/// The file is read in big blocks and each line is read where it lies in the buffer (no
+/// copy); [`WitnessLineReader::next_ref`] also reuses the previous line's strings, so a
+/// stream of rows allocates nothing per row.
 ///
 /// With [`WitnessLineReader::complete_lines_only`], a last line without its `\n` that is not
 /// JSON (a torn append) is left out, as [`crate::complete_lines`] leaves it out of the bytes.
 pub struct WitnessLineReader<R> {
     reader: R,
     buf: Vec<u8>,
+    /// The unread bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
+    /// How far `buf[start..]` is known to hold no `\n`.
+    scanned: usize,
+    eof: bool,
     /// The current line's content within `buf` (without the line ending).
-    text_len: usize,
+    text: std::ops::Range<usize>,
+    current: WitnessLine,
     line: usize,
     bytes: u64,
     complete_only: bool,
+    /// The size of the next read: from [`WitnessLineReader::FIRST_READ`], doubled after
+    /// each read that fills it, up to `max_block` ([`WitnessLineReader::BUFFER`]; smaller in
+    /// tests), so that a small input costs a small buffer.
+    block: usize,
+    max_block: usize,
 }
 
-impl<R: std::io::BufRead> WitnessLineReader<R> {
+impl<R: std::io::Read> WitnessLineReader<R> {
+    /// The size of a read (and of the buffer, unless a line is longer), once a file has
+    /// proved big.
+    pub const BUFFER: usize = 1 << 21;
+    /// The size of the first read.
+    pub const FIRST_READ: usize = 1 << 16;
+
     pub fn new(reader: R) -> WitnessLineReader<R> {
         WitnessLineReader {
             reader,
             buf: Vec::new(),
-            text_len: 0,
+            start: 0,
+            end: 0,
+            scanned: 0,
+            eof: false,
+            text: 0..0,
+            current: WitnessLine::empty(),
             line: 0,
             bytes: 0,
             complete_only: false,
+            block: Self::FIRST_READ,
+            max_block: Self::BUFFER,
         }
+    }
+
+    /// Reads of `block` bytes (at least 1) instead of [`WitnessLineReader::BUFFER`].
+    #[cfg(test)]
+    fn with_block(mut self, block: usize) -> WitnessLineReader<R> {
+        self.max_block = block.max(1);
+        self.block = self.block.min(self.max_block);
+        self
     }
 
     /// Leave out a torn last line (see the type's docs).
@@ -345,34 +453,115 @@ impl<R: std::io::BufRead> WitnessLineReader<R> {
 
     /// The next non-blank line, `None` at the end of the input.
     pub fn next_line(&mut self) -> std::io::Result<Option<WitnessLine>> {
+        Ok(self.next_ref()?.cloned())
+    }
+
+    /// The next non-blank line, `None` at the end of the input, as
+    /// [`WitnessLineReader::next_line`] but borrowed (valid until the next call), its
+    /// strings reused from line to line.
+    pub fn next_ref(&mut self) -> std::io::Result<Option<&WitnessLine>> {
+        Ok(self.next_with_text()?.map(|(it, _)| it))
+    }
+
+    /// [`WitnessLineReader::next_ref`] with the line's bytes (without the line ending), as
+    /// [`WitnessLineReader::text`] gives them.
+    pub fn next_with_text(&mut self) -> std::io::Result<Option<(&WitnessLine, &[u8])>> {
+        Ok(self.next_unless(|_| false)?.flatten())
+    }
+
+    /// The next line's bytes in `buf` (without its `\n`), and whether it ended with one.
+    fn raw_line(&mut self) -> std::io::Result<Option<(std::ops::Range<usize>, bool)>> {
         loop {
-            self.buf.clear();
-            let n = self.reader.read_until(b'\n', &mut self.buf)?;
-            if n == 0 {
-                return Ok(None);
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.start + self.scanned..self.end]) {
+                let at = self.start + self.scanned + i;
+                let range = self.start..at;
+                self.start = at + 1;
+                self.scanned = 0;
+                return Ok(Some((range, true)));
             }
-            self.bytes += n as u64;
+            self.scanned = self.end - self.start;
+            if self.eof {
+                if self.start == self.end {
+                    return Ok(None);
+                }
+                let range = self.start..self.end;
+                self.start = self.end;
+                self.scanned = 0;
+                return Ok(Some((range, false)));
+            }
+            // Keep the unread bytes, at the front, and read more after them.
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            // Room for a read of `block` bytes after the partial line (the buffer grows only
+            // with the longest line).
+            if self.buf.len() < self.end + self.block {
+                self.buf.resize(self.end + self.block, 0);
+            }
+            let n = loop {
+                match self
+                    .reader
+                    .read(&mut self.buf[self.end..self.end + self.block])
+                {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            };
+            if n == 0 {
+                self.eof = true;
+            } else if n == self.block {
+                self.block = (self.block * 2).min(self.max_block);
+            }
+            self.end += n;
+        }
+    }
+
+    /// [`WitnessLineReader::next_with_text`], except that a line whose bytes `skip` refuses
+    /// is passed over unread: `Some(None)` (it is counted, numbered and its bytes are
+    /// [`WitnessLineReader::text`]). `skip` must refuse only lines that are not blank.
+    pub fn next_unless(
+        &mut self,
+        mut skip: impl FnMut(&[u8]) -> bool,
+    ) -> std::io::Result<Option<Option<LineAndText<'_>>>> {
+        let skipped = loop {
+            let Some((range, complete)) = self.raw_line()? else {
+                return Ok(None);
+            };
             self.line += 1;
-            let mut end = self.buf.len();
-            if self.buf[end - 1] == b'\n' {
-                end -= 1;
-                if end > 0 && self.buf[end - 1] == b'\r' {
+            let mut end = range.end;
+            if complete {
+                self.bytes += (range.end - range.start) as u64 + 1;
+                if end > range.start && self.buf[end - 1] == b'\r' {
                     end -= 1;
                 }
-            } else if self.complete_only && serde_json::from_slice::<Value>(&self.buf).is_err() {
-                return Ok(None);
+            } else {
+                self.bytes += (range.end - range.start) as u64;
+                if self.complete_only
+                    && serde_json::from_slice::<Value>(&self.buf[range.clone()]).is_err()
+                {
+                    return Ok(None);
+                }
             }
-            self.text_len = end;
-            if let Some(it) = parse_witness_line(self.line, &self.buf[..end]) {
-                return Ok(Some(it));
+            self.text = range.start..end;
+            let bytes = &self.buf[range.start..end];
+            if skip(bytes) {
+                break true;
             }
+            if parse_witness_line_into(self.line, bytes, &mut self.current) {
+                break false;
+            }
+        };
+        if skipped {
+            return Ok(Some(None));
         }
+        Ok(Some(Some((&self.current, &self.buf[self.text.clone()]))))
     }
 
     /// The bytes of the line [`WitnessLineReader::next_line`] returned last, without the
     /// line ending.
     pub fn text(&self) -> &[u8] {
-        &self.buf[..self.text_len]
+        &self.buf[self.text.clone()]
     }
 
     /// How many bytes were read so far.

@@ -21,8 +21,8 @@ use std::collections::{BTreeSet, HashMap};
 
 mod stream;
 pub use stream::{
-    CiteReview, CiteReviewFetch, CiteReviewJoin, EditedRowFinder, RowPrints, edited_fingerprints,
-    row_fingerprint,
+    CiteReview, CiteReviewFetch, CiteReviewJoin, Deferred, EditedRowFinder, RowPrints,
+    edited_fingerprints, row_fingerprint,
 };
 
 /// One receipt of the patch, as read by the caller, with what is current for it.
@@ -342,7 +342,13 @@ pub fn review_origin(
 pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
     let facts = req.facts();
     let origin = cite_checks(&facts)?;
-    let review = review_in_memory(req.lines, req.expected, &origin, req.local_rows, true);
+    let review = review_in_memory(
+        req.lines,
+        req.expected,
+        &origin,
+        req.local_rows,
+        FirstPass::Join,
+    );
     cite_written(&facts, &origin, review)
 }
 
@@ -507,6 +513,19 @@ pub fn cite_written(
     Ok((citation, review))
 }
 
+/// How [`review_in_memory`]'s first pass joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FirstPass {
+    /// [`CiteReview::tally_and_join`].
+    Join,
+    /// [`CiteReview::tally_and_defer`], the answers given after the pass.
+    #[cfg_attr(not(test), allow(dead_code))]
+    Defer,
+    /// [`CiteReview::tally`]: the join in a second pass.
+    #[cfg_attr(not(test), allow(dead_code))]
+    Tally,
+}
+
 /// The review of [`cite`] over rows in memory, run as the fold a streaming caller runs:
 /// `local_rows` answers which local rows are citable (by fingerprint, as [`RowPrints`] does
 /// for a caller that keeps them on disk) and which seeds the patch's own runs ran.
@@ -515,7 +534,7 @@ fn review_in_memory(
     expected: &Expected,
     origin: &ReviewOrigin,
     local_rows: &HashMap<String, WitnessRow>,
-    eager: bool,
+    first: FirstPass,
 ) -> Review {
     let prints = RowPrints::new(local_rows.values().map(row_fingerprint).collect());
     let known = |row: &WitnessRow| prints.contains(row_fingerprint(row));
@@ -528,12 +547,20 @@ fn review_in_memory(
             review.push_own(row.seed, row.verdict);
         }
     }
+    let mut deferred = Vec::new();
     for line in lines {
-        if eager {
-            review.tally_and_join(line, known);
-        } else {
-            review.tally(line);
+        match first {
+            FirstPass::Join => review.tally_and_join(line, known),
+            FirstPass::Defer => {
+                if let Some((row, r)) = review.tally_and_defer(line) {
+                    deferred.push((row, known(r)));
+                }
+            }
+            FirstPass::Tally => review.tally(line),
         }
+    }
+    for (row, cited) in deferred {
+        review.answer(row, cited);
     }
     let mut fetch = match review.settled() {
         Some(fetch) => fetch,
@@ -559,7 +586,29 @@ fn review_in_memory(
 fn cite_in_two_passes(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
     let facts = req.facts();
     let origin = cite_checks(&facts)?;
-    let review = review_in_memory(req.lines, req.expected, &origin, req.local_rows, false);
+    let review = review_in_memory(
+        req.lines,
+        req.expected,
+        &origin,
+        req.local_rows,
+        FirstPass::Tally,
+    );
+    cite_written(&facts, &origin, review)
+}
+
+/// [`cite`] with the first pass's answers deferred to its end (as a caller that looks the
+/// citable rows up on disk runs it; the equivalence test runs this form too).
+#[cfg(test)]
+fn cite_deferred(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
+    let facts = req.facts();
+    let origin = cite_checks(&facts)?;
+    let review = review_in_memory(
+        req.lines,
+        req.expected,
+        &origin,
+        req.local_rows,
+        FirstPass::Defer,
+    );
     cite_written(&facts, &origin, review)
 }
 

@@ -489,6 +489,24 @@ impl ReviewTally {
 const RUNNERS: [Runner; 2] = [Runner::Local, Runner::Remote];
 
 impl ReviewJoin {
+    /// Whether a row of `seed` can matter to the join: a caller may pass over a line it
+    /// knows is no row of such a seed (`seedledger_format::witness_line_seed`) with
+    /// [`ReviewJoin::skip`] instead of reading it.
+    pub fn wants(&self, seed: u64) -> bool {
+        self.seeds.binary_search(&seed).is_ok()
+    }
+
+    /// The seeds it [`ReviewJoin::wants`], sorted.
+    pub fn seeds(&self) -> &[u64] {
+        &self.seeds
+    }
+
+    /// The next line, passed over unread: it is not a row of a seed the join
+    /// [`ReviewJoin::wants`].
+    pub fn skip(&mut self) {
+        self.index += 1;
+    }
+
     pub fn push(&mut self, it: &WitnessLine) {
         let index = self.index;
         self.index += 1;

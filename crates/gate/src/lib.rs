@@ -42,7 +42,7 @@ mod verify;
 
 pub use authenticate::{authenticate, authenticate_line, authenticate_row};
 pub use cite::{
-    CiteFacts, CiteRequest, CiteReview, CiteReviewFetch, CiteReviewJoin, EditedRowFinder,
+    CiteFacts, CiteRequest, CiteReview, CiteReviewFetch, CiteReviewJoin, Deferred, EditedRowFinder,
     OfferedRuns, ReceiptFacts, ReviewOrigin, RowPrints, RunEvidence, citable_evidence, cite,
     cite_checks, cite_written, edited_fingerprints, review_origin, row_fingerprint,
 };

@@ -6,8 +6,8 @@
 //! always, `gate cite`.
 
 use seedledger_format::{
-    Judged, JudgedHasher, JudgedParts, LedgerScan, PlanParts, Receipt, SeedsHasher, Verdict,
-    Wanted, WitnessLine, WitnessRow, fixture_hash_from_pin,
+    FIXTURE_HASH_PREFIX, Judged, JudgedHasher, JudgedParts, LedgerScan, PlanParts, Receipt,
+    SeedsHasher, Verdict, Wanted, WitnessLine, WitnessRow, fixture_hash_from_pin,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -402,12 +402,13 @@ impl<'r> RunRows<'r> {
             },
         };
         let r = self.receipt;
-        self.differs |= row.witness_id != format!("{run}-{}", row.seed)
+        // (Compared without building the id and the hash per row.)
+        self.differs |= !is_run_seed_id(&row.witness_id, run, row.seed)
             || row.property_id != r.property_id
             || row.patch_id.as_deref() != Some(r.patch_id.as_str())
             || row.code.as_deref() != r.code.as_deref()
             || r.property_digest.as_deref() != Some(row.property_digest.as_str())
-            || fixture_hash_from_pin(&row.fixture_pin) != r.fixture_hash
+            || r.fixture_hash.strip_prefix(FIXTURE_HASH_PREFIX) != Some(row.fixture_pin.as_str())
             || r.bound.as_deref() != Some(row.bound.as_str())
             || r.runner.is_some_and(|runner| runner != row.runner)
             || self.discarded.binary_search(&row.seed).is_ok();
@@ -727,6 +728,25 @@ fn first_difference(attempted: &[u64], rows: &[u64]) -> String {
     }
 }
 
+/// `id == format!("{run}-{seed}")`, without building it.
+fn is_run_seed_id(id: &str, run: &str, seed: u64) -> bool {
+    let Some(digits) = id.strip_prefix(run).and_then(|d| d.strip_prefix('-')) else {
+        return false;
+    };
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    let mut n = seed;
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    digits.as_bytes() == &buf[at..]
+}
+
 #[cfg(test)]
 mod equivalence;
 
@@ -734,6 +754,32 @@ mod equivalence;
 mod tests {
     use super::*;
     use seedledger_format::{FailureMode, Runner, WitnessRow, parse_witness_lines};
+
+    /// The id check without `format!` says what the comparison with `format!` says.
+    #[test]
+    fn a_run_seed_id_is_checked_as_format_builds_it() {
+        for seed in [0, 1, 9, 10, 99, 100, 12345, u64::MAX - 1, u64::MAX] {
+            for run in ["", "r", "local-1f-2-0", "a-"] {
+                let id = format!("{run}-{seed}");
+                assert!(super::is_run_seed_id(&id, run, seed), "{id}");
+                for other in [
+                    format!("{run}-0{seed}"),
+                    format!("{run}-{seed}0"),
+                    format!("{run}{seed}"),
+                    format!("{run}-{}", seed.wrapping_add(1)),
+                    format!("x{run}-{seed}"),
+                    format!("{run}-{seed} "),
+                    format!("{run}-+{seed}"),
+                ] {
+                    assert_eq!(
+                        super::is_run_seed_id(&other, run, seed),
+                        other == id,
+                        "{other}"
+                    );
+                }
+            }
+        }
+    }
 
     fn row(seed: u64, fail: bool, run: &str) -> WitnessRow {
         WitnessRow {

@@ -600,6 +600,7 @@ fn cite_in_steps_agrees_with_the_former_cite() {
             old,
             "case {case_no}: in two passes"
         );
+        assert_eq!(cite_deferred(&req), old, "case {case_no}: answers deferred");
         // What the reasons are, so that the draw is seen to reach each of them.
         let kind = match &old {
             Ok((_, r)) if r.outcome.as_ref().is_ok_and(|p| p.seed.is_some()) => "cited".to_string(),

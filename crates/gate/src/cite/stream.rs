@@ -24,7 +24,7 @@ use crate::errors::CiteError;
 use crate::review::{CitedPair, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review};
 use seedledger_format::{Runner, Verdict, WitnessLine, WitnessRow};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher as _, Hash, Hasher};
 
 use super::ReviewOrigin;
 
@@ -37,60 +37,148 @@ use super::ReviewOrigin;
 /// search offline for an edited row that hashes like a genuine one. Fingerprints are
 /// therefore comparable within one process only, which is all they are used for (they are
 /// never written anywhere another process reads).
+///
+/// The fields the rows of one run share (property, digest, pin, bound, run, patch, code:
+/// most of a row's bytes) enter through their own 128-bit fingerprint, computed again only
+/// when they differ from the previous row's (per thread); the row's own fields and that
+/// fingerprint then make the row's.
 pub fn row_fingerprint(row: &WitnessRow) -> u128 {
-    use std::hash::BuildHasher as _;
-    static KEYS: std::sync::OnceLock<[std::collections::hash_map::RandomState; 2]> =
-        std::sync::OnceLock::new();
-    let [ka, kb] = KEYS.get_or_init(|| {
-        [
-            std::collections::hash_map::RandomState::new(),
-            std::collections::hash_map::RandomState::new(),
-        ]
-    });
+    let [ka, kb] = fingerprint_keys();
+    let (ca, cb) = context_fingerprint(row);
     let mut a = ka.build_hasher();
     let mut b = kb.build_hasher();
     0xa5u8.hash(&mut b);
     for h in [&mut a, &mut b] {
+        1u8.hash(h);
         row.witness_id.hash(h);
-        row.property_id.hash(h);
-        row.property_digest.hash(h);
-        row.fixture_pin.hash(h);
-        row.bound.hash(h);
         row.seed.hash(h);
         (row.verdict == Verdict::Fail).hash(h);
         row.signature.hash(h);
         row.runner.hash(h);
         row.freeze_writer.hash(h);
-        row.run_id.hash(h);
-        row.patch_id.hash(h);
-        row.code.hash(h);
         row.replayed_signature.hash(h);
+        ca.hash(h);
+        cb.hash(h);
     }
     (u128::from(a.finish()) << 64) | u128::from(b.finish())
 }
 
+fn fingerprint_keys() -> &'static [std::collections::hash_map::RandomState; 2] {
+    static KEYS: std::sync::OnceLock<[std::collections::hash_map::RandomState; 2]> =
+        std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        [
+            std::collections::hash_map::RandomState::new(),
+            std::collections::hash_map::RandomState::new(),
+        ]
+    })
+}
+
+/// The fields of a row its run's other rows share, and their fingerprint.
+struct Context {
+    text: [String; 4],
+    extensions: [Option<String>; 3],
+    print: (u64, u64),
+}
+
+/// The fingerprint of the fields of `row` that its run's rows share (see
+/// [`row_fingerprint`]).
+fn context_fingerprint(row: &WitnessRow) -> (u64, u64) {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<Context>> = const { std::cell::RefCell::new(None) };
+    }
+    let text = [
+        &row.property_id,
+        &row.property_digest,
+        &row.fixture_pin,
+        &row.bound,
+    ];
+    let extensions = [&row.run_id, &row.patch_id, &row.code];
+    LAST.with_borrow_mut(|last| {
+        if let Some(c) = last
+            && c.text.iter().zip(text).all(|(x, y)| x == y)
+            && c.extensions.iter().zip(extensions).all(|(x, y)| x == y)
+        {
+            return c.print;
+        }
+        let [ka, kb] = fingerprint_keys();
+        let mut a = ka.build_hasher();
+        let mut b = kb.build_hasher();
+        0xa5u8.hash(&mut b);
+        for h in [&mut a, &mut b] {
+            2u8.hash(h);
+            for t in text {
+                t.hash(h);
+            }
+            for e in extensions {
+                e.hash(h);
+            }
+        }
+        let print = (a.finish(), b.finish());
+        *last = Some(Context {
+            text: text.map(String::clone),
+            extensions: extensions.map(Option::clone),
+            print,
+        });
+        print
+    })
+}
+
 /// The fingerprints of the citable local rows, in memory, sorted: [`RowPrints::contains`]
 /// says whether a row equal to a given one is among them.
+///
+/// Fingerprints are uniform (keyed hashes), so an index of where each range of their top
+/// bits begins (one `u32` per four fingerprints) takes a look-up straight to the few that
+/// could match: one or two cache misses, where a binary search over millions takes twenty.
 #[derive(Debug, Clone, Default)]
-pub struct RowPrints(Vec<u128>);
+pub struct RowPrints {
+    prints: Vec<u128>,
+    /// `starts[b]`: the index of the first print whose top `bits` bits are at least `b`
+    /// (`starts.len() == 2^bits + 1`); empty when there are too few prints to need it.
+    starts: Vec<u32>,
+    bits: u32,
+}
 
 impl RowPrints {
     pub fn new(mut prints: Vec<u128>) -> RowPrints {
         prints.sort_unstable();
         prints.dedup();
-        RowPrints(prints)
+        let mut starts = Vec::new();
+        let mut bits = 0;
+        if prints.len() >= 64 && u32::try_from(prints.len()).is_ok() {
+            // About four prints a bucket.
+            bits = (prints.len() / 4).ilog2();
+            starts.reserve((1usize << bits) + 1);
+            let mut i = 0;
+            for b in 0..=(1u128 << bits) {
+                while i < prints.len() && (prints[i] >> (128 - bits)) < b {
+                    i += 1;
+                }
+                starts.push(i as u32);
+            }
+        }
+        RowPrints {
+            prints,
+            starts,
+            bits,
+        }
     }
 
     pub fn contains(&self, print: u128) -> bool {
-        self.0.binary_search(&print).is_ok()
+        if self.starts.is_empty() {
+            return self.prints.binary_search(&print).is_ok();
+        }
+        let b = (print >> (128 - self.bits)) as usize;
+        let (from, to) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+        self.prints[from..to].binary_search(&print).is_ok()
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.prints.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.prints.is_empty()
     }
 }
 
@@ -292,7 +380,12 @@ impl CiteReview {
             // pass may not know yet when it meets the pass: the second pass judges.
             return;
         }
-        if self.eager.is_none() {
+        self.eager_join().push(line, known);
+    }
+
+    /// The first pass's join, started at the first line.
+    fn eager_join(&mut self) -> &mut CiteReviewJoin {
+        self.eager.get_or_insert_with(|| {
             // The seeds a pair may be on and the own rows' verdicts move into the join (and
             // back, if a second pass is needed): held once.
             let seeds = std::mem::take(&mut self.origin.seeds);
@@ -307,10 +400,57 @@ impl CiteReview {
                 own: std::mem::take(&mut self.own),
                 eager: None,
             };
-            self.eager = Some(Box::new(review.join()));
+            Box::new(review.join())
+        })
+    }
+
+    /// The first pass of [`CiteReview::tally_and_join`] for a caller that can say whether a
+    /// local row is citable only after the pass (the rows of the receipts' runs looked up
+    /// from disk): the line is tallied and joined, except the answer for a row whose
+    /// citability the join asks ([`CiteReview::wants_known`], returned): the caller notes
+    /// what it returns and, after the pass and before [`CiteReview::settled`], gives every
+    /// noted row's answer to [`CiteReview::answer`], in the order noted. The join then holds
+    /// what [`CiteReview::tally_and_join`] would have. Push every line through this or every
+    /// line through one of the others, not some of each.
+    pub fn tally_and_defer<'l>(
+        &mut self,
+        line: &'l WitnessLine,
+    ) -> Option<(Deferred, &'l WitnessRow)> {
+        let asked = self.wants_known(line);
+        let (Some(r), false) = (asked, self.origin.authenticated) else {
+            // `tally_and_join` asks nothing of this line (or, with authenticated roles, only
+            // tallies it: the second pass judges, and the answers are not needed before).
+            self.tally_and_join(line, |_| false);
+            return asked.map(|r| {
+                let deferred = Deferred {
+                    index: NONE,
+                    seed: r.seed,
+                    verdict: r.verdict,
+                };
+                (deferred, r)
+            });
+        };
+        self.tally(line);
+        let eager = self.eager_join();
+        let index = eager.index;
+        // What `CiteReviewJoin::push` does before it asks (the row is in scope).
+        eager.index += 1;
+        eager.in_scope += 1;
+        let deferred = Deferred {
+            index,
+            seed: r.seed,
+            verdict: r.verdict,
+        };
+        Some((deferred, r))
+    }
+
+    /// The answer for a row [`CiteReview::tally_and_defer`] returned: whether it is citable.
+    pub fn answer(&mut self, row: Deferred, cited: bool) {
+        if row.index == NONE {
+            return;
         }
         if let Some(eager) = &mut self.eager {
-            eager.push(line, known);
+            eager.record(row.index, row.seed, Runner::Local, row.verdict, None, cited);
         }
     }
 
@@ -354,6 +494,15 @@ impl CiteReview {
     }
 }
 
+/// A local row whose citability [`CiteReview::tally_and_defer`] asks for later: where it is
+/// in the batch, its seed and verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deferred {
+    pub index: u64,
+    pub seed: u64,
+    pub verdict: Verdict,
+}
+
 /// The review's second pass: push every line of the batch again, with whether it is a cited
 /// local row (asked only for [`CiteReview::wants_known`]'s rows), then
 /// [`CiteReviewJoin::fetch`].
@@ -391,22 +540,42 @@ impl CiteReviewJoin {
         };
         self.in_scope += 1;
         let cited = self.review.of_origin(r) && (r.runner != Runner::Local || known(r));
-        let at = self.seeds.binary_search(&r.seed).ok();
-        let runner = runner_index(r.runner);
+        self.record(
+            index,
+            r.seed,
+            r.runner,
+            r.verdict,
+            r.replayed_signature.as_deref(),
+            cited,
+        );
+    }
+
+    /// A row in scope at `index`, cited or not. Each slot keeps the least index recorded in
+    /// it, so rows may come out of order (the answers [`CiteReview::answer`] gives late).
+    fn record(
+        &mut self,
+        index: u64,
+        seed: u64,
+        runner: Runner,
+        verdict: Verdict,
+        replayed_signature: Option<&str>,
+        cited: bool,
+    ) {
+        let at = self.seeds.binary_search(&seed).ok();
+        let r_runner = runner;
+        let runner = runner_index(runner);
         let set = |slot: &mut u64| {
-            if *slot == NONE {
-                *slot = index;
-            }
+            *slot = (*slot).min(index);
         };
         if !cited {
-            if r.verdict == Verdict::Pass
+            if verdict == Verdict::Pass
                 && let Some(at) = at
             {
                 set(&mut self.first[at][OTHER_LOCAL_PASS + runner]);
             }
             return;
         }
-        match r.verdict {
+        match verdict {
             Verdict::Fail => {
                 self.fails += 1;
                 set(&mut self.first_fail[runner]);
@@ -417,19 +586,19 @@ impl CiteReviewJoin {
             }
         }
         let Some(at) = at else {
-            self.outside |= r.verdict == Verdict::Fail;
+            self.outside |= verdict == Verdict::Fail;
             return;
         };
         let slots = &mut self.first[at];
-        match (r.runner, r.verdict) {
+        match (r_runner, verdict) {
             (Runner::Local, Verdict::Fail) => set(&mut slots[LOCAL_FAIL]),
             (Runner::Local, Verdict::Pass) => set(&mut slots[LOCAL_PASS]),
             (Runner::Remote, Verdict::Fail) => set(&mut slots[REMOTE_FAIL]),
             (Runner::Remote, Verdict::Pass) => {
                 set(&mut slots[REMOTE_PASS]);
                 if !self.review.origin.authenticated
-                    || r.replayed_signature.is_some()
-                        && r.replayed_signature == self.review.signature
+                    || replayed_signature.is_some()
+                        && replayed_signature == self.review.signature.as_deref()
                 {
                     set(&mut slots[REMOTE_ANSWER]);
                 }
@@ -737,6 +906,117 @@ impl CiteReviewFetch {
         Review {
             outcome: Err(REASON_NO_SAME_SEED),
             detail,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RowPrints, row_fingerprint};
+    use seedledger_format::{Runner, Verdict, WitnessRow};
+
+    fn row() -> WitnessRow {
+        WitnessRow {
+            witness_id: "w".to_string(),
+            property_id: "p".to_string(),
+            property_digest: "d".to_string(),
+            fixture_pin: "f".to_string(),
+            bound: "b".to_string(),
+            seed: 7,
+            verdict: Verdict::Fail,
+            signature: "s".to_string(),
+            runner: Runner::Local,
+            freeze_writer: false,
+            run_id: Some("r".to_string()),
+            patch_id: Some("pr".to_string()),
+            code: Some("c".to_string()),
+            replayed_signature: None,
+        }
+    }
+
+    /// Equal rows have equal fingerprints and a change of any one field changes it, whatever
+    /// rows came before (the shared fields' fingerprint is kept from row to row).
+    #[test]
+    fn a_row_fingerprint_changes_with_every_field() {
+        let edits: Vec<fn(&mut WitnessRow)> = vec![
+            |r| r.witness_id.push('x'),
+            |r| r.property_id.push('x'),
+            |r| r.property_digest.push('x'),
+            |r| r.fixture_pin.push('x'),
+            |r| r.bound.push('x'),
+            |r| r.seed += 1,
+            |r| r.verdict = Verdict::Pass,
+            |r| r.signature.push('x'),
+            |r| r.runner = Runner::Remote,
+            |r| r.freeze_writer = true,
+            |r| r.run_id = None,
+            |r| r.run_id = Some("rr".to_string()),
+            |r| r.patch_id = None,
+            |r| r.code = Some(String::new()),
+            |r| r.replayed_signature = Some("s".to_string()),
+            // A field's text moved into the next one: still another row.
+            |r| {
+                r.property_id = "pd".to_string();
+                r.property_digest = String::new();
+            },
+            |r| {
+                r.run_id = None;
+                r.patch_id = Some("r".to_string());
+            },
+        ];
+        let base = row_fingerprint(&row());
+        let mut prints = vec![base];
+        for (i, edit) in edits.iter().enumerate() {
+            let mut r = row();
+            edit(&mut r);
+            let print = row_fingerprint(&r);
+            assert!(!prints.contains(&print), "edit {i}");
+            prints.push(print);
+            // The unedited row, again after another: the same fingerprint.
+            assert_eq!(row_fingerprint(&row()), base, "after edit {i}");
+            assert_eq!(row_fingerprint(&r), print, "edit {i} again");
+        }
+    }
+
+    /// The index finds exactly the prints a binary search of all of them finds: members and
+    /// others, uniform prints and prints crowded into a few of its ranges, any count.
+    #[test]
+    fn row_prints_contain_exactly_their_prints() {
+        let mut x: u64 = 0x1234_5678_9abc_def1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for n in [0usize, 1, 2, 63, 64, 65, 200, 1000, 4097] {
+            for shape in 0..3 {
+                let draw = |next: &mut dyn FnMut() -> u64| -> u128 {
+                    let v = (u128::from(next()) << 64) | u128::from(next());
+                    match shape {
+                        0 => v,
+                        // All in the lowest range, or at the very top.
+                        1 => v >> 120,
+                        _ => u128::MAX - (v >> 124),
+                    }
+                };
+                let prints: Vec<u128> = (0..n).map(|_| draw(&mut next)).collect();
+                let index = RowPrints::new(prints.clone());
+                let mut sorted = prints.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                assert_eq!(index.len(), sorted.len());
+                for p in &prints {
+                    assert!(index.contains(*p), "n {n} shape {shape}");
+                }
+                for _ in 0..2000 {
+                    let q = draw(&mut next);
+                    assert_eq!(index.contains(q), sorted.binary_search(&q).is_ok());
+                    for q in [q.wrapping_add(1), q.wrapping_sub(1), 0, u128::MAX] {
+                        assert_eq!(index.contains(q), sorted.binary_search(&q).is_ok());
+                    }
+                }
+            }
         }
     }
 }
