@@ -244,14 +244,22 @@ pub(crate) fn stream(
                 return Ok(());
             }
         }
-        if reader.bytes_read() > MAX_STREAMED_WITNESS_BYTES {
-            bail!(
-                "cannot read witness file `{shown}`: it grew past the {MAX_STREAMED_WITNESS_BYTES} bytes a witness file may have"
-            );
-        }
-        if reader.bytes_read() != len {
-            bail!(Pinned::changed(path));
-        }
+        read_whole(reader.bytes_read(), len, path)?;
+    }
+    Ok(())
+}
+
+/// A stream of witness file `path` (pinned at `len` bytes) that read `read` bytes to its end:
+/// an error unless it read exactly the file it pinned, within the streamed bound.
+fn read_whole(read: u64, len: u64, path: &Path) -> anyhow::Result<()> {
+    if read > MAX_STREAMED_WITNESS_BYTES {
+        bail!(
+            "cannot read witness file `{}`: it grew past the {MAX_STREAMED_WITNESS_BYTES} bytes a witness file may have",
+            path.display()
+        );
+    }
+    if read != len {
+        bail!(Pinned::changed(path));
     }
     Ok(())
 }
@@ -282,14 +290,7 @@ pub(crate) fn stream_unless(
                 return Ok(());
             }
         }
-        if reader.bytes_read() > MAX_STREAMED_WITNESS_BYTES {
-            bail!(
-                "cannot read witness file `{shown}`: it grew past the {MAX_STREAMED_WITNESS_BYTES} bytes a witness file may have"
-            );
-        }
-        if reader.bytes_read() != len {
-            bail!(Pinned::changed(path));
-        }
+        read_whole(reader.bytes_read(), len, path)?;
     }
     Ok(())
 }
