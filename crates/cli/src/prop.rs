@@ -242,8 +242,9 @@ pub struct ReplayArgs {
     no_receipt: bool,
     /// With --property/--seed, the scheme the seed means its input under [default: the
     /// `rng` of the run's receipt found for this seed (a receipt without `rng` is
-    /// `chacha8-v1`), else the default scheme]. A found receipt of another scheme is not
-    /// used. With --receipt the receipt's `rng` is used.
+    /// `chacha8-v1`), else the default scheme]. A found receipt of another scheme refuses
+    /// the replay (exit 2: its row would land among rows of the other scheme; replay with
+    /// --out DIR elsewhere). With --receipt the receipt's `rng` is used.
     #[arg(long, value_name = "SCHEME", conflicts_with = "receipt", value_parser = parse_scheme)]
     rng: Option<Scheme>,
     /// Runner role recorded in the witness row. A remote runner signs every row (`sig`)
