@@ -359,6 +359,19 @@ fn find<'a>(suite: &'a [Property], id: &str) -> Result<&'a Property, String> {
 fn parse_scheme(text: &str) -> Result<Scheme, String> {
     Scheme::parse(text).map_err(|e| e.to_string())
 }
+/// The rng scheme of the run whose receipt sits beside `witness_path` (`ID.receipt.json` in
+/// the same directory), read as a stream (its seed lists are not held); `None` when there is
+/// none or it cannot be read as a receipt.
+fn scheme_beside(witness_path: &Path, property_id: &str) -> Option<Scheme> {
+    use seedledger_format::{LedgerScan, Wanted};
+    let path = witness_path.with_file_name(format!("{property_id}.receipt.json"));
+    let file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let receipt = LedgerScan::read(file, Wanted::default())
+        .ok()?
+        .receipt_without_lists()
+        .ok()?;
+    Scheme::of_receipt(receipt.rng.as_deref()).ok()
+}
 
 /// The scheme a receipt's seeds mean their inputs under (its `rng`; none: `chacha8-v1`), or
 /// an error naming the file and the field.
@@ -909,6 +922,18 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
             Err(e) => return error(e),
         },
     };
+    // A seed replay's row goes into the witness file beside a run's receipt: never rows of
+    // two schemes there (they would be two inputs under one seed).
+    if receipt.is_none()
+        && let ReplayInput::Seed { rng, .. } = &input
+        && let Some(theirs) = scheme_beside(&witness_path, &property_id)
+        && theirs != *rng
+    {
+        return error(format_args!(
+            "witness file `{}` holds the rows of a run under rng scheme `{theirs}`, not {rng}: a row of this replay would mix two schemes there (replay with --out DIR elsewhere, or with --rng {theirs})",
+            witness_path.display()
+        ));
+    }
     let expected = receipt.as_ref().map(|(_, r)| r.fixture_hash.as_str());
     let base = args
         .base

@@ -921,6 +921,28 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
         replay.stderr
     );
     assert!(rows_of_v1() == rows_before, "no row written");
+    // The same without looking at the receipt (--no-receipt): the row would still land beside
+    // that run's receipt, so a replay under another scheme is refused there too.
+    let replay = root.run(&[
+        "prop",
+        "replay",
+        "--property",
+        id,
+        "--seed",
+        &seed,
+        "--out",
+        "v1",
+        "--no-receipt",
+    ]);
+    assert_eq!(replay.code, 2, "{}{}", replay.stdout, replay.stderr);
+    assert!(
+        replay
+            .stderr
+            .contains("holds the rows of a run under rng scheme `chacha8-v1`, not chacha8-v2"),
+        "{}",
+        replay.stderr
+    );
+    assert!(rows_of_v1() == rows_before, "no row written");
 
     // The remote runner replays every failing seed under the receipt's scheme: each fails again.
     let reproduce = root.run(&[
