@@ -340,15 +340,15 @@ pub fn review_origin(
 /// This is the form over rows in memory; a caller that streams them runs [`cite_checks`],
 /// the review as a fold ([`CiteReview`]) and [`cite_written`], as this does.
 pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
+    cite_with(req, FirstPass::Join)
+}
+
+/// [`cite`] with the review's first pass in the form `first` (the equivalence test runs
+/// every form).
+fn cite_with(req: &CiteRequest<'_>, first: FirstPass) -> Result<(Citation, Review), CiteError> {
     let facts = req.facts();
     let origin = cite_checks(&facts)?;
-    let review = review_in_memory(
-        req.lines,
-        req.expected,
-        &origin,
-        req.local_rows,
-        FirstPass::Join,
-    );
+    let review = review_in_memory(req.lines, req.expected, &origin, req.local_rows, first);
     cite_written(&facts, &origin, review)
 }
 
@@ -579,37 +579,6 @@ fn review_in_memory(
         fetch.push(line);
     }
     fetch.finish()
-}
-
-/// [`cite`] with the review always in its two passes (the equivalence test runs both forms).
-#[cfg(test)]
-fn cite_in_two_passes(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
-    let facts = req.facts();
-    let origin = cite_checks(&facts)?;
-    let review = review_in_memory(
-        req.lines,
-        req.expected,
-        &origin,
-        req.local_rows,
-        FirstPass::Tally,
-    );
-    cite_written(&facts, &origin, review)
-}
-
-/// [`cite`] with the first pass's answers deferred to its end (as a caller that looks the
-/// citable rows up on disk runs it; the equivalence test runs this form too).
-#[cfg(test)]
-fn cite_deferred(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
-    let facts = req.facts();
-    let origin = cite_checks(&facts)?;
-    let review = review_in_memory(
-        req.lines,
-        req.expected,
-        &origin,
-        req.local_rows,
-        FirstPass::Defer,
-    );
-    cite_written(&facts, &origin, review)
 }
 
 #[cfg(test)]
