@@ -27,6 +27,10 @@ struct Args {
     /// Print only the generation table (ns per drawn value, both rng schemes).
     #[arg(long)]
     generation: bool,
+    /// Run only seedledger with evidence on the cheap property, `--rounds` times, and print
+    /// each run's time per case (a workload for profilers such as `perf record`).
+    #[arg(long)]
+    evidence_only: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -69,6 +73,18 @@ fn main() -> ExitCode {
         let table = measure::generation_costs(n.max(1), args.rounds.max(1));
         let _ = std::io::stdout().write_all(measure::render_generation(&table).as_bytes());
         return ExitCode::SUCCESS;
+    }
+    if args.evidence_only {
+        return match measure::evidence_only(&options) {
+            Ok(lines) => {
+                let _ = std::io::stdout().write_all(lines.as_bytes());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "error: {e}");
+                ExitCode::from(2)
+            }
+        };
     }
     let mut progress = |what: &str| {
         let _ = writeln!(std::io::stderr(), "bench runner: {what}");

@@ -264,6 +264,23 @@ pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, 
     })
 }
 
+/// Only seedledger with evidence on the cheap property, `rounds` times: one line per run.
+pub fn evidence_only(options: &Options) -> Result<String, String> {
+    let n = options.cases();
+    let bench = Bench::new()?;
+    let mut out = String::new();
+    for round in 0..options.rounds() {
+        let took = bench.time(Contender::Evidence, &WORKLOADS[0], n)?;
+        let _ = writeln!(
+            out,
+            "round {}: {n} cases, {:.3} µs/case",
+            round + 1,
+            took.as_secs_f64() * 1e6 / n as f64
+        );
+    }
+    Ok(out)
+}
+
 fn table(workload: Workload, times: &[Vec<Duration>], lens: &[f64; 5], n: u64) -> Table {
     let rounds = times[0].len();
     let ratio = |a: Contender, b: Contender| {
