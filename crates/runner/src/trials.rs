@@ -112,9 +112,13 @@ impl Shared<'_> {
 }
 
 impl TrialRun<'_> {
-    fn write_err(&self, path: &Path) -> impl FnOnce(std::io::Error) -> RunError + use<> {
-        let path = path.to_path_buf();
-        move |source| RunError::Write { path, source }
+    /// The error of a write to `path` (the path is copied only when there is an error: this
+    /// is on every trial's path).
+    fn write_err<'p>(&self, path: &'p Path) -> impl FnOnce(std::io::Error) -> RunError + use<'p> {
+        move |source| RunError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 
     /// Runs every planned seed on `workers` threads (1: this thread) and returns the tally,
