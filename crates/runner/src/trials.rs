@@ -206,10 +206,12 @@ impl TrialRun<'_> {
                 Arc::clone(self.sink),
             )
         });
+        // The lock is taken once per trial: held from committing a trial's outcome through
+        // taking the next seed.
+        let mut s = self.lock(shared);
         loop {
             // Take the next seed and record it as started, in one step under the lock.
             let (index, seed) = {
-                let mut s = self.lock(shared);
                 loop {
                     if s.error.is_some() || s.stopped || s.next >= self.seeds.len() {
                         s.wake(advanced);
@@ -238,9 +240,10 @@ impl TrialRun<'_> {
                 s.pending.push_back(None);
                 (index, seed)
             };
+            drop(s);
             crate::watchdog::set_seed(seed, false);
             let outcome = self.control.trial(self.property, fixture, seed, self.rng);
-            let mut s = self.lock(shared);
+            s = self.lock(shared);
             match outcome {
                 Ok(outcome) => {
                     let k = index - s.committed;
