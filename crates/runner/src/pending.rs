@@ -894,7 +894,7 @@ impl<'a> Draining<'a> {
         let mut at = 0;
         while at < records.len() {
             at = expand(records, at, &mut open.rows, out).ok_or_else(corrupt)?;
-            if out.len() >= PIECE || at == records.len() {
+            if out.len() >= PIECE || (at == records.len() && !out.is_empty()) {
                 open.writer.append_raw(out)?;
                 open.unsynced = true;
                 open.unstarted += out.len() as u64;
