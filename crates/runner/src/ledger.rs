@@ -491,10 +491,11 @@ impl WitnessFormatter {
     #[inline]
     pub fn push_row(&self, out: &mut Vec<u8>, seed: u64, signature: Option<&str>) {
         let start = out.len();
+        let digits = Decimal::new(seed);
         out.extend_from_slice(self.head.as_bytes());
-        push_u64(out, seed);
+        out.extend_from_slice(digits.as_bytes());
         out.extend_from_slice(self.middle.as_bytes());
-        push_u64(out, seed);
+        out.extend_from_slice(digits.as_bytes());
         match signature {
             None => out.extend_from_slice(self.pass_tail.as_bytes()),
             Some(sig) => {
@@ -849,11 +850,6 @@ fn digits(mut n: u64) -> u64 {
         d += 1;
     }
     d
-}
-
-#[inline]
-fn push_u64(out: &mut Vec<u8>, n: u64) {
-    out.extend_from_slice(Decimal::new(n).as_bytes());
 }
 
 /// Appends `s` as a JSON string literal.
