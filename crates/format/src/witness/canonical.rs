@@ -10,7 +10,7 @@
 use super::{Runner, Verdict, WitnessRow};
 
 /// The members a row is read from (the order of [`Field`]'s discriminants).
-const KEYS: [&[u8]; 14] = [
+const KEYS: [&[u8]; 15] = [
     b"witness_id",
     b"property_id",
     b"property_digest",
@@ -25,6 +25,7 @@ const KEYS: [&[u8]; 14] = [
     b"patch_id",
     b"code",
     b"replayed_signature",
+    b"rng",
 ];
 
 /// Unknown members a line may have before the scanner gives up (their keys are compared to
@@ -257,6 +258,15 @@ fn scan(line: &[u8], row: &mut WitnessRow) -> Option<()> {
                             return None;
                         }
                     }
+                    14 => {
+                        // Present, `rng` must be a non-empty string (else the exact
+                        // reading names the row malformed).
+                        let text = c.string()?;
+                        if text.is_empty() {
+                            return None;
+                        }
+                        set_option(&mut row.rng, text);
+                    }
                     _ => {
                         let text = c.scalar()?;
                         let field = match i {
@@ -297,6 +307,7 @@ fn scan(line: &[u8], row: &mut WitnessRow) -> Option<()> {
         &mut row.patch_id,
         &mut row.code,
         &mut row.replayed_signature,
+        &mut row.rng,
     ];
     for (i, field) in extensions.into_iter().enumerate() {
         if seen & (1 << (10 + i)) == 0 {
