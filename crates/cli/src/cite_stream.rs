@@ -737,7 +737,7 @@ mod tests {
     fn own_rows_answer_alike_in_memory_and_from_disk() {
         let rows: Vec<WitnessRow> = (0..40u64)
             .map(|s| {
-                row(
+                let mut r = row(
                     &format!("run-{s}"),
                     s,
                     if s % 3 == 0 {
@@ -745,7 +745,14 @@ mod tests {
                     } else {
                         Verdict::Pass
                     },
-                )
+                );
+                // Rows of each scheme, and without `rng`.
+                r.rng = match s % 3 {
+                    0 => Some("chacha8-v2".to_string()),
+                    1 => Some("chacha8-v1".to_string()),
+                    _ => None,
+                };
+                r
             })
             .collect();
         let mut own = OwnRows::new().unwrap();
@@ -773,6 +780,10 @@ mod tests {
             (3, 31, Verdict::Pass)
         );
         assert_eq!(back[7].print, row_fingerprint(&rows[7]));
+        // Each record names its row's scheme (a row without `rng`: chacha8-v1).
+        for (b, r) in back[..30].iter().zip(&rows) {
+            assert_eq!(own.scheme(b.scheme), r.scheme(), "seed {}", b.seed);
+        }
         assert_eq!(back[7].id, id_fingerprint("run-7"));
         assert!(own.edited().unwrap().is_empty());
 
@@ -792,6 +803,7 @@ mod tests {
             let deferred = |i: usize| Deferred {
                 index: i as u64 * 3,
                 seed: i as u64 + 100,
+                at: if i % 4 == 0 { u32::MAX } else { i as u32 * 5 },
                 verdict: asked[i].verdict,
             };
             for (i, r) in asked.iter().enumerate() {

@@ -71,17 +71,21 @@ impl<'a> Cursor<'a> {
         Some(text)
     }
 
-    /// A member's key, after its opening quote: the index of one of [`KEYS`] (`guess` is
-    /// tried first: the runner writes them in order), or the key's bytes.
+    /// A member's key, after its opening quote: the index of one of [`KEYS`] (`guess` and
+    /// the key after it are tried first: the runner writes them in order, leaving out the
+    /// extensions a row does not have, such as `replayed_signature` before `rng`), or the
+    /// key's bytes.
     fn key(&mut self, guess: usize) -> Option<Result<usize, &'a [u8]>> {
         let rest = &self.b[self.i..];
-        if let Some(k) = KEYS.get(guess)
-            && rest.len() > k.len()
-            && rest.starts_with(k)
-            && rest[k.len()] == b'"'
-        {
-            self.i += k.len() + 1;
-            return Some(Ok(guess));
+        for guess in [guess, guess + 1] {
+            if let Some(k) = KEYS.get(guess)
+                && rest.len() > k.len()
+                && rest.starts_with(k)
+                && rest[k.len()] == b'"'
+            {
+                self.i += k.len() + 1;
+                return Some(Ok(guess));
+            }
         }
         let key = self.string_body()?.as_bytes();
         Some(KEYS.iter().position(|k| *k == key).ok_or(key))
