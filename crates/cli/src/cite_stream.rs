@@ -23,8 +23,8 @@
 //!   rows the review names.
 //!
 //! Memory: the fingerprints of the rows of the receipts' runs while the citable ones are
-//! looked up (16 bytes a row, at most [`PRINT_BUDGET`] of them), about 80 bytes per failing
-//! seed of the patch, and what `gate decide` keeps.
+//! looked up (16 bytes a row, at most [`PRINT_BUDGET`] of them), about 100 bytes per failing
+//! seed (under its rng scheme) of the patch, and what `gate decide` keeps.
 
 use crate::gate::{MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, open_bounded};
 use crate::gate_stream::{Fingerprints, Pinned, READ_BUFFER, all_readable, culprit, stream};

@@ -178,12 +178,12 @@ mod tests {
         let with = |scheme: &str| ROW.replace(r#","sig""#, &format!(r#","rng":"{scheme}","sig""#));
         assert_eq!(
             canonical(&with("chacha8-v2")),
-            ROW_CANONICAL.replace(
-                r#","run_id""#,
-                r#","rng":"chacha8-v2","run_id""#
-            )
+            ROW_CANONICAL.replace(r#","run_id""#, r#","rng":"chacha8-v2","run_id""#)
         );
-        assert_ne!(canonical(&with("chacha8-v1")), canonical(&with("chacha8-v2")));
+        assert_ne!(
+            canonical(&with("chacha8-v1")),
+            canonical(&with("chacha8-v2"))
+        );
         assert_ne!(canonical(&with("chacha8-v1")), ROW_CANONICAL);
     }
 

@@ -664,7 +664,10 @@ mod tests {
             let exact = parse_witness_line_exactly(1, line.as_bytes()).unwrap().row;
             assert_eq!(Ok(scanned.clone()), exact, "{line}");
             assert_eq!(fast::row(&line).as_ref(), exact.as_ref().ok(), "{line}");
-            assert_eq!((scanned.rng.as_deref(), scanned.scheme()), (Some(name), name));
+            assert_eq!(
+                (scanned.rng.as_deref(), scanned.scheme()),
+                (Some(name), name)
+            );
         }
         for bad in ["2", "null", "true", "\"\"", "[\"chacha8-v2\"]", "{}"] {
             let line = with(bad);

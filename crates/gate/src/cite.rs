@@ -811,7 +811,12 @@ mod tests {
         let c = check(&under([v2, v2, v2]), &receipts, |_| {}).unwrap();
         assert_eq!((c.pass_id.as_str(), c.seed), ("r-1102", Some(1102)));
         // Under chacha8-v1 on both runners (rows and receipt without `rng`): cited too.
-        let c = check(&under([None, None, Some("chacha8-v1")]), &eligible(), |_| {}).unwrap();
+        let c = check(
+            &under([None, None, Some("chacha8-v1")]),
+            &eligible(),
+            |_| {},
+        )
+        .unwrap();
         assert_eq!(c.seed, Some(1102));
         // A v2 receipt does not vouch for the seed under v1.
         let err = check(&under([None; 3]), &receipts, |_| {}).unwrap_err();

@@ -11,12 +11,14 @@
 //!   when there are any — a second pass through [`RepeatFinder`] confirms which row, if any,
 //!   really repeats an earlier id (so a fingerprint collision changes nothing).
 //! * [`ReviewTally`], [`ReviewJoin`], [`ReviewFetch`] (the review `gate decide` prints: no
-//!   origin, not waived): the first pass keeps the distinct failing seeds in scope; only when
-//!   the scope holds both fails and passes does a second pass note, for those seeds alone,
-//!   the index of the first row of each runner and verdict (32 bytes a seed), and a third
-//!   pass, stopping as soon as it has them, fetches the (at most four) rows the review names.
-//!   Memory: about 50 bytes per distinct failing seed in scope (the tally's ordered set and,
-//!   in the second pass, the indices), nothing per passing row.
+//!   origin, not waived): the first pass keeps the distinct failing inputs in scope (a seed
+//!   under its rng scheme: `crate::inputs`); only when the scope holds both fails and passes
+//!   does a second pass note, for those inputs alone, the index of the first row of each
+//!   runner and verdict and of each runner's first pass of the seed under another scheme (48
+//!   bytes an input), and a third pass, stopping as soon as it has them, fetches the (at most
+//!   four) rows the review names. Memory: about 100 bytes per distinct failing input in scope
+//!   (the tally's ordered set and, in the second pass, the keys and indices), nothing per
+//!   passing row.
 //!
 //! [`crate::decide_freeze`] runs the same fold over a slice; the equivalence tests keep the
 //! slice-based implementation that came before as their reference.

@@ -111,8 +111,9 @@ pub(crate) fn other_scheme_note(fail: &WitnessRow, pass: &WitnessRow) -> String 
 /// `decide_freeze` already refuses a batch that has one). Scope is `decide_freeze`'s:
 /// property id, digest, pin and bound equal `expected`'s; with an `origin`, only rows whose
 /// `patch_id` and `code` equal it count. The pair is the first fail, in batch order, that has
-/// a pass on its seed **from the other runner**, where every row of the failing runner fails
-/// that seed and every row of the passing runner passes it, and the first such pass
+/// a pass on its seed under its rng scheme **from the other runner**, where every row of the
+/// failing runner fails that seed under that scheme and every row of the passing runner
+/// passes it, and the first such pass
 /// (stricter than SPEC's wording, failing closed: the local runner is the patch author's, so
 /// local rows alone, or a runner that both fails and passes a seed, prove nothing about which
 /// environment fails). With `waive`, the pair is the first fail and
@@ -234,9 +235,7 @@ pub fn same_seed_review(
         if let Some(pass) = passes
             .iter()
             .filter(answers)
-            .find(|p| {
-                p.seed == fail.seed && p.scheme() == fail.scheme() && p.runner != fail.runner
-            })
+            .find(|p| p.seed == fail.seed && p.scheme() == fail.scheme() && p.runner != fail.runner)
             .filter(|_| consistent(fail.seed, fail.scheme(), fail.runner))
         {
             return Review {

@@ -460,8 +460,11 @@ pub fn append_crash_row(
     };
     // The row's seed means its input under the run's scheme (a receipt without `rng` is
     // `chacha8-v1`).
-    let rng = crate::rng::Scheme::of_receipt(receipt.rng.as_deref())
-        .map_err(|e| write_err(std::io::Error::other(format!("the receipt of the run: {e}"))))?;
+    let rng = crate::rng::Scheme::of_receipt(receipt.rng.as_deref()).map_err(|e| {
+        write_err(std::io::Error::other(format!(
+            "the receipt of the run: {e}"
+        )))
+    })?;
     let rows = crate::WitnessFormatter::new(&crate::RowContext {
         run_id: receipt.run_id.as_deref().ok_or_else(|| missing("run_id"))?,
         property_id: &receipt.property_id,

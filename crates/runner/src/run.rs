@@ -770,10 +770,9 @@ pub fn replay(
     }
     let fixture = Fixture::new(bytes);
     let (tc, seed) = match input {
-        ReplayInput::Seed { seed, rng } => (
-            TestCase::recording_with(*rng, *seed),
-            Some((*seed, *rng)),
-        ),
+        ReplayInput::Seed { seed, rng } => {
+            (TestCase::recording_with(*rng, *seed), Some((*seed, *rng)))
+        }
         ReplayInput::Choices { choices, .. } => (TestCase::replay(choices.clone(), true), None),
     };
     let evaluation = evaluate(property, tc, &fixture);

@@ -61,7 +61,14 @@ fn members(rng: &mut Rng) -> Vec<(String, String)> {
         ("runner", q(rng.pick(&["local", "remote"]))),
         ("freeze_writer", rng.pick(&["true", "false"]).to_string()),
     ];
-    for key in ["run_id", "patch_id", "code", "replayed_signature", "rng", "sig"] {
+    for key in [
+        "run_id",
+        "patch_id",
+        "code",
+        "replayed_signature",
+        "rng",
+        "sig",
+    ] {
         if !rng.one_in(3) {
             let value = match key {
                 // The schemes a runner writes, and a name no runner knows.

@@ -176,7 +176,9 @@ mod reference {
             .filter(|r| is_current(r) && r.code == eligible.code)
             .flat_map(|r| {
                 let scheme = r.rng.unwrap_or("chacha8-v1");
-                r.failing_seeds.iter().map(move |&s| (s, scheme.to_string()))
+                r.failing_seeds
+                    .iter()
+                    .map(move |&s| (s, scheme.to_string()))
             })
             .collect();
         let Some(code) = eligible.code else {

@@ -11,8 +11,9 @@
 //!   second pass through [`EditedRowFinder`] name the first row that really differs (so a
 //!   fingerprint collision changes nothing).
 //! * [`CiteReview`] (pass 1: the seeds of the fails that may be cited), [`CiteReviewJoin`]
-//!   (pass 2: per such seed, the index of the first row of each runner and verdict, among
-//!   the cited rows and among the others in scope: about 80 bytes a seed) and
+//!   (pass 2: per such seed under its rng scheme, the index of the first row of each runner
+//!   and verdict, among the cited rows and among the others in scope, and of each runner's
+//!   first cited pass of the seed under another scheme: about 100 bytes an input) and
 //!   [`CiteReviewFetch`] (pass 3, stopping as soon as it has them: the at most two rows the
 //!   review names). A caller that can say in pass 1 whether a local row is citable runs the
 //!   join there too, over the seeds a pair may be on ([`CiteReview::tally_and_join`]); pass

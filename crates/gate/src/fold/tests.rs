@@ -287,7 +287,14 @@ fn random_line(rng: &mut Rng, ids: u64, seeds: u64) -> Vec<u8> {
         fields[at] = format!("{key}: {value}");
     }
     if rng.chance(5) {
-        let ext = rng.pick(&["run_id", "patch_id", "code", "replayed_signature", "sig", "rng"]);
+        let ext = rng.pick(&[
+            "run_id",
+            "patch_id",
+            "code",
+            "replayed_signature",
+            "sig",
+            "rng",
+        ]);
         let value = rng.pick(&["\"r1\"", "\"\"", "7", "null", "{\"x\": [1]}"]);
         fields.push(format!("\"{ext}\": {value}"));
     }

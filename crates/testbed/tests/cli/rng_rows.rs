@@ -16,7 +16,8 @@ const PATCH: &str = "pr-7";
 /// The seed of `PLAN` that fails under the local environment (see `freeze.rs`).
 const FAILING: u64 = 1171;
 const LOCAL_ONLY: (&str, &str) = ("ORDERS_LOCALE", "de_DE");
-const NO_SAME_SEED: &str = "no pass on a failing seed: opposite verdicts came from different inputs";
+const NO_SAME_SEED: &str =
+    "no pass on a failing seed: opposite verdicts came from different inputs";
 
 /// Every row of every `*.witness.jsonl` under `dir` (each must read as a row).
 fn rows_under(dir: &Path) -> Vec<WitnessRow> {
@@ -32,7 +33,10 @@ fn rows_under(dir: &Path) -> Vec<WitnessRow> {
         } else if path.to_string_lossy().ends_with(".witness.jsonl") {
             let text = std::fs::read_to_string(&path).unwrap();
             for line in parse_witness_lines(&text) {
-                rows.push(line.row.unwrap_or_else(|e| panic!("{}: {e}", path.display())));
+                rows.push(
+                    line.row
+                        .unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+                );
             }
         }
     }
@@ -279,13 +283,20 @@ fn every_row_the_runner_writes_names_the_run_s_scheme() {
     assert_ne!(reproduce.code, 2, "{}", reproduce.stderr);
     let remote = rows_under(&out("bug-remote"));
     assert!(!remote.is_empty());
-    assert!(remote.iter().all(|r| r.runner == seedledger_format::Runner::Remote));
+    assert!(
+        remote
+            .iter()
+            .all(|r| r.runner == seedledger_format::Runner::Remote)
+    );
     assert_eq!(schemes(&remote), [Some("chacha8-v1".to_string())]);
 
     // The crash row the supervisor writes for a run that died, and the timeout row of a hung
     // trial: the run's scheme too.
     let crash = crate::support::crash_root(&["aborts", "hangs"]);
-    for (property, extra) in [("aborts", &[][..]), ("hangs", &["--trial-timeout", "1"][..])] {
+    for (property, extra) in [
+        ("aborts", &[][..]),
+        ("hangs", &["--trial-timeout", "1"][..]),
+    ] {
         let mut args = vec![
             "prop",
             "run",
@@ -306,7 +317,10 @@ fn every_row_the_runner_writes_names_the_run_s_scheme() {
             .filter(|r| r.property_id == property)
             .collect::<Vec<_>>();
         let last = rows.last().unwrap();
-        assert_eq!(last.seed, 103, "{property}: the row of the trial it died in");
+        assert_eq!(
+            last.seed, 103,
+            "{property}: the row of the trial it died in"
+        );
         assert!(
             last.signature.starts_with(if property == "aborts" {
                 "crash:"
