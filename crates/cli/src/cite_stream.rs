@@ -23,8 +23,8 @@
 //!   rows the review names.
 //!
 //! Memory: the fingerprints of the rows of the receipts' runs while the citable ones are
-//! looked up (16 bytes a row, at most [`PRINT_BUDGET`] of them), about 80 bytes per failing
-//! seed of the patch, and what `gate decide` keeps.
+//! looked up (16 bytes a row, at most [`PRINT_BUDGET`] of them), about 100 bytes per failing
+//! seed (under its rng scheme) of the patch, and what `gate decide` keeps.
 
 use crate::gate::{MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, open_bounded};
 use crate::gate_stream::{Fingerprints, Pinned, READ_BUFFER, all_readable, culprit, stream};
@@ -56,6 +56,8 @@ pub struct OwnRecord {
     /// The receipt's index among the receipts read.
     pub receipt: u32,
     pub seed: u64,
+    /// The row's rng scheme, as its number in [`OwnRows::scheme`].
+    pub scheme: u32,
     pub verdict: Verdict,
     /// `seedledger_gate::id_fingerprint` of its `witness_id`.
     pub id: u64,
@@ -63,7 +65,7 @@ pub struct OwnRecord {
     pub print: u128,
 }
 
-const RECORD: usize = 4 + 8 + 1 + 8 + 16;
+const RECORD: usize = 4 + 8 + 1 + 8 + 16 + 4;
 
 impl OwnRecord {
     fn bytes(&self) -> [u8; RECORD] {
@@ -73,6 +75,7 @@ impl OwnRecord {
         b[12] = u8::from(self.verdict == Verdict::Fail);
         b[13..21].copy_from_slice(&self.id.to_le_bytes());
         b[21..37].copy_from_slice(&self.print.to_le_bytes());
+        b[37..41].copy_from_slice(&self.scheme.to_le_bytes());
         b
     }
 
@@ -86,9 +89,12 @@ impl OwnRecord {
         receipt.copy_from_slice(&b[0..4]);
         let mut print = [0u8; 16];
         print.copy_from_slice(&b[21..37]);
+        let mut scheme = [0u8; 4];
+        scheme.copy_from_slice(&b[37..41]);
         OwnRecord {
             receipt: u32::from_le_bytes(receipt),
             seed: word(4..12),
+            scheme: u32::from_le_bytes(scheme),
             verdict: if b[12] == 1 {
                 Verdict::Fail
             } else {
@@ -122,6 +128,9 @@ impl std::io::Read for ReadAt {
 pub struct OwnRows {
     out: BufWriter<File>,
     count: u64,
+    /// The rows' rng schemes (a row without `rng`: `chacha8-v1`), numbered in order met.
+    schemes: Vec<String>,
+    scheme_numbers: std::collections::HashMap<String, u32>,
 }
 
 impl OwnRows {
@@ -130,7 +139,16 @@ impl OwnRows {
         Ok(OwnRows {
             out: BufWriter::with_capacity(READ_BUFFER, file),
             count: 0,
+            schemes: Vec::new(),
+            scheme_numbers: std::collections::HashMap::new(),
         })
+    }
+
+    /// The rng scheme numbered `number` in a record ([`OwnRecord::scheme`]).
+    pub fn scheme(&self, number: u32) -> &str {
+        self.schemes
+            .get(number as usize)
+            .map_or(WitnessRow::SCHEME_WITHOUT_RNG, String::as_str)
     }
 
     pub fn count(&self) -> u64 {
@@ -138,9 +156,20 @@ impl OwnRows {
     }
 
     pub fn push(&mut self, receipt: u32, row: &WitnessRow) -> anyhow::Result<()> {
+        let scheme = match self.scheme_numbers.get(row.scheme()) {
+            Some(&n) => n,
+            None => {
+                let n = u32::try_from(self.schemes.len())
+                    .context("too many rng schemes among the receipts' rows")?;
+                self.schemes.push(row.scheme().to_string());
+                self.scheme_numbers.insert(row.scheme().to_string(), n);
+                n
+            }
+        };
         let record = OwnRecord {
             receipt,
             seed: row.seed,
+            scheme,
             verdict: row.verdict,
             id: id_fingerprint(&row.witness_id),
             print: row_fingerprint(row),
@@ -236,8 +265,8 @@ pub struct Shares {
 }
 
 /// A query's record: the row's fingerprint (16 bytes), then its `Deferred` (batch index 8,
-/// seed 8, verdict 1).
-const QUERY: usize = 16 + 8 + 8 + 1;
+/// seed 8, verdict 1, input 4).
+const QUERY: usize = 16 + 8 + 8 + 1 + 4;
 
 /// The fingerprints asked about, in order, in a temporary file.
 pub struct Queries {
@@ -268,6 +297,7 @@ impl Known {
             b[16..24].copy_from_slice(&deferred.index.to_le_bytes());
             b[24..32].copy_from_slice(&deferred.seed.to_le_bytes());
             b[32] = u8::from(deferred.verdict == Verdict::Fail);
+            b[33..37].copy_from_slice(&deferred.at.to_le_bytes());
             s.queries.out.write_all(&b).context(TEMP)?;
         }
         Ok(())
@@ -303,9 +333,12 @@ impl Known {
             s.answers[share]
                 .read_exact(&mut answer)
                 .context(TEMP_READ)?;
+            let mut at = [0u8; 4];
+            at.copy_from_slice(&b[33..37]);
             let deferred = Deferred {
                 index: word(&b[16..24]),
                 seed: word(&b[24..32]),
+                at: u32::from_le_bytes(at),
                 verdict: if b[32] == 1 {
                     Verdict::Fail
                 } else {
@@ -674,6 +707,7 @@ mod tests {
             patch_id: Some("pr-7".to_string()),
             code: Some("diff:c0de".to_string()),
             replayed_signature: None,
+            rng: None,
         }
     }
 
@@ -703,7 +737,7 @@ mod tests {
     fn own_rows_answer_alike_in_memory_and_from_disk() {
         let rows: Vec<WitnessRow> = (0..40u64)
             .map(|s| {
-                row(
+                let mut r = row(
                     &format!("run-{s}"),
                     s,
                     if s % 3 == 0 {
@@ -711,7 +745,14 @@ mod tests {
                     } else {
                         Verdict::Pass
                     },
-                )
+                );
+                // Rows of each scheme, and without `rng`.
+                r.rng = match s % 3 {
+                    0 => Some("chacha8-v2".to_string()),
+                    1 => Some("chacha8-v1".to_string()),
+                    _ => None,
+                };
+                r
             })
             .collect();
         let mut own = OwnRows::new().unwrap();
@@ -739,6 +780,10 @@ mod tests {
             (3, 31, Verdict::Pass)
         );
         assert_eq!(back[7].print, row_fingerprint(&rows[7]));
+        // Each record names its row's scheme (a row without `rng`: chacha8-v1).
+        for (b, r) in back[..30].iter().zip(&rows) {
+            assert_eq!(own.scheme(b.scheme), r.scheme(), "seed {}", b.seed);
+        }
         assert_eq!(back[7].id, id_fingerprint("run-7"));
         assert!(own.edited().unwrap().is_empty());
 
@@ -758,6 +803,7 @@ mod tests {
             let deferred = |i: usize| Deferred {
                 index: i as u64 * 3,
                 seed: i as u64 + 100,
+                at: if i.is_multiple_of(4) { u32::MAX } else { i as u32 * 5 },
                 verdict: asked[i].verdict,
             };
             for (i, r) in asked.iter().enumerate() {

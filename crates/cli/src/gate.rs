@@ -405,6 +405,8 @@ struct ReadReceipt {
     runs_beside: Vec<String>,
     /// The receipt's `failing_seeds` (when it reads strictly).
     failing_seeds: Vec<u64>,
+    /// `rng` (extension: the run's scheme), when it is a non-empty string.
+    rng: Option<String>,
 }
 
 /// Reads and closes one receipt. `Err` (a message naming the file, and the line and column
@@ -458,6 +460,7 @@ impl ReadReceipt {
             own: None,
             runs_beside: Vec::new(),
             failing_seeds: Vec::new(),
+            rng: text("rng"),
             index: 0,
             shown,
             closing,
@@ -838,6 +841,7 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             },
             disagreement: r.disagreement.as_deref(),
             failing_seeds: &r.failing_seeds,
+            rng: r.rng.as_deref(),
             run_id: r.run_id.as_deref(),
             part_runs: &r.part_runs,
         })
@@ -872,7 +876,7 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             let record =
                 record.context("cannot read back the fingerprints of the receipts' rows")?;
             if of_review.get(record.receipt as usize) == Some(&true) {
-                review.push_own(record.seed, record.verdict);
+                review.push_own(record.seed, own.scheme(record.scheme), record.verdict);
             }
         }
     }

@@ -171,6 +171,22 @@ mod tests {
         }
     }
 
+    /// A row's `rng` is signed like every other member: it sorts between `property_id` and
+    /// `run_id`, and another scheme is another signature.
+    #[test]
+    fn the_rng_scheme_is_in_the_canonical_bytes() {
+        let with = |scheme: &str| ROW.replace(r#","sig""#, &format!(r#","rng":"{scheme}","sig""#));
+        assert_eq!(
+            canonical(&with("chacha8-v2")),
+            ROW_CANONICAL.replace(r#","run_id""#, r#","rng":"chacha8-v2","run_id""#)
+        );
+        assert_ne!(
+            canonical(&with("chacha8-v1")),
+            canonical(&with("chacha8-v2"))
+        );
+        assert_ne!(canonical(&with("chacha8-v1")), ROW_CANONICAL);
+    }
+
     #[test]
     fn strings_keys_and_numbers_have_one_spelling() {
         let cases = [

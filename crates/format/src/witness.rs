@@ -68,6 +68,13 @@ impl Verdict {
 /// `Receipt::code`). A row that lacks them, or carries them as non-strings, cannot back a
 /// citation. An object that repeats a key is not a row.
 ///
+/// `rng` (extension): the rng scheme the row's seed was turned into an input under (the
+/// run's scheme, as its receipt's `rng` names it: `chacha8-v1`, `chacha8-v2`). A row
+/// without it was written before rows named their scheme and is `chacha8-v1` (the rule of
+/// receipts). A seed means different inputs under different schemes, so the same-seed
+/// review pairs a fail and a pass only under one scheme. A row whose `rng` is present but
+/// not a non-empty string is malformed (it must never read as `chacha8-v1`).
+///
 /// `sig` (extension, written by a runner that holds a signing key): the ed25519 signature
 /// of the row's canonical bytes, as 128 lowercase hex digits. Where the repository declares
 /// trusted runner keys (`props/trusted-runners.jsonl`, see [`crate::TrustedKeys`]), a remote
@@ -119,6 +126,10 @@ pub struct WitnessRow {
     /// only with a fail of that signature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replayed_signature: Option<String>,
+    /// The `rng` extension: the row's rng scheme; `None` (absent) is `chacha8-v1`
+    /// ([`WitnessRow::scheme`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rng: Option<String>,
 }
 
 /// One non-blank line of a witness file, read leniently: a bad line is kept, with what
@@ -136,6 +147,15 @@ pub struct WitnessLine {
 }
 
 impl WitnessRow {
+    /// The scheme a row without `rng` was written under.
+    pub const SCHEME_WITHOUT_RNG: &'static str = "chacha8-v1";
+
+    /// The rng scheme the row's seed means its input under: its `rng`, or `chacha8-v1` when
+    /// it has none.
+    pub fn scheme(&self) -> &str {
+        self.rng.as_deref().unwrap_or(Self::SCHEME_WITHOUT_RNG)
+    }
+
     /// The row as one line of JSON (no trailing newline).
     pub fn to_json_line(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
@@ -169,7 +189,15 @@ impl WitnessRow {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
         };
+        // Absent is `chacha8-v1`; anything present must name a scheme (a non-string must
+        // not read as the oldest scheme).
+        let rng = match value.get("rng") {
+            None => None,
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            Some(_) => return Err(invalid("rng", "an rng scheme name (a non-empty string)").into()),
+        };
         Ok(WitnessRow {
+            rng,
             run_id: extension("run_id"),
             patch_id: extension("patch_id"),
             code: extension("code"),
@@ -266,6 +294,7 @@ impl WitnessLine {
                 patch_id: None,
                 code: None,
                 replayed_signature: None,
+                rng: None,
             }),
         }
     }
@@ -612,6 +641,42 @@ mod tests {
             ),
         ] {
             assert!(fast::row(&line).is_none(), "{line}");
+        }
+    }
+
+    /// `rng`: absent is `chacha8-v1`; a scheme name is read as written (by the scanner, the
+    /// serde fast path and the exact reading alike); anything else present makes the row
+    /// malformed, naming the field, on every path.
+    #[test]
+    fn the_rng_extension_names_the_scheme_and_a_bad_one_is_malformed() {
+        let with = |v: &str| {
+            LOCAL.replace(
+                r#""freeze_writer":false"#,
+                &format!(r#""freeze_writer":false,"run_id":"r1","rng":{v}"#),
+            )
+        };
+        let old = parse_witness_lines(LOCAL)[0].row.clone().unwrap();
+        assert_eq!((old.rng.as_deref(), old.scheme()), (None, "chacha8-v1"));
+        for name in ["chacha8-v1", "chacha8-v2", "chacha8-v9"] {
+            let line = with(&format!("\"{name}\""));
+            let mut scanned = old.clone();
+            assert!(canonical::row_into(line.as_bytes(), &mut scanned), "{line}");
+            let exact = parse_witness_line_exactly(1, line.as_bytes()).unwrap().row;
+            assert_eq!(Ok(scanned.clone()), exact, "{line}");
+            assert_eq!(fast::row(&line).as_ref(), exact.as_ref().ok(), "{line}");
+            assert_eq!(
+                (scanned.rng.as_deref(), scanned.scheme()),
+                (Some(name), name)
+            );
+        }
+        for bad in ["2", "null", "true", "\"\"", "[\"chacha8-v2\"]", "{}"] {
+            let line = with(bad);
+            let read = parse_witness_lines(&line);
+            match &read[0].row {
+                Err(ParseError::Field(f)) => assert_eq!(f.field, "rng", "{line}"),
+                other => panic!("{line}: {other:?}"),
+            }
+            assert_eq!(read[0].witness_id.as_deref(), Some("w-local-1"));
         }
     }
 

@@ -45,6 +45,9 @@ pub struct ReceiptFacts<'a> {
     pub disagreement: Option<&'a str>,
     /// The receipt's `failing_seeds` (cross-checked with its rows).
     pub failing_seeds: &'a [u64],
+    /// The receipt's `rng`: the scheme its seeds mean their inputs under (`None`:
+    /// `chacha8-v1`).
+    pub rng: Option<&'a str>,
     /// The receipt's `run_id`: two receipts of one run are one too many.
     pub run_id: Option<&'a str>,
     /// A merged receipt's parts' run ids (`merge.parts`; empty for a single run): its rows
@@ -246,8 +249,10 @@ pub struct ReviewOrigin {
     pub code: String,
     /// The `code_base` of the eligible receipt (the citation records it).
     pub code_base: Option<String>,
-    /// The seeds the patch's current eligible receipts of the property (at `code`) failed on.
-    pub seeds: BTreeSet<u64>,
+    /// The seeds the patch's current eligible receipts of the property (at `code`) failed on,
+    /// each under its receipt's rng scheme (`rng`; absent: `chacha8-v1`): a seed under
+    /// another scheme is another input, which the receipt does not vouch for.
+    pub seeds: BTreeSet<(u64, std::sync::Arc<str>)>,
     /// Runner roles are authenticated (see [`Origin::authenticated`]).
     pub authenticated: bool,
     /// The review is waived (see [`same_seed_review`]'s `waive`).
@@ -312,10 +317,15 @@ pub fn review_origin(
     let current_hash = seedledger_format::fixture_hash_from_pin(&expected.pin);
     // Only receipts of the code the review is held at vouch for seeds: a receipt of other code
     // would vouch for a seed whose local rows the review does not see.
-    let seeds: BTreeSet<u64> = mine
+    let mut schemes = crate::inputs::Schemes::default();
+    let seeds: BTreeSet<(u64, std::sync::Arc<str>)> = mine
         .iter()
         .filter(|r| is_current(r, &current_hash) && r.code == eligible.code)
-        .flat_map(|r| r.failing_seeds.iter().copied())
+        .flat_map(|r| {
+            let scheme = r.rng.unwrap_or(WitnessRow::SCHEME_WITHOUT_RNG);
+            r.failing_seeds.iter().map(move |&seed| (seed, scheme))
+        })
+        .map(|(seed, scheme)| schemes.input(seed, scheme))
         .collect();
     Some(ReviewOrigin {
         patch_id: patch_id.to_string(),
@@ -544,7 +554,7 @@ fn review_in_memory(
             && row.patch_id.as_deref() == Some(origin.patch_id.as_str())
             && row.code.as_deref() == Some(origin.code.as_str())
         {
-            review.push_own(row.seed, row.verdict);
+            review.push_own(row.seed, row.scheme(), row.verdict);
         }
     }
     let mut deferred = Vec::new();
@@ -624,6 +634,7 @@ mod tests {
             patch_id: Some("agent-1842".to_string()),
             code: Some(CODE.to_string()),
             replayed_signature: None,
+            rng: None,
         }
     }
 
@@ -666,6 +677,7 @@ mod tests {
             },
             disagreement: None,
             failing_seeds: &[1102],
+            rng: None,
             run_id: None,
             part_runs: &[],
         }
@@ -762,6 +774,62 @@ mod tests {
         .unwrap();
         assert_eq!(c.same_seed_review, SameSeedReview::Waived);
         assert_eq!(c.seed, Some(1102));
+    }
+
+    /// A seed is an input only under a scheme: a local fail under chacha8-v2 and a remote
+    /// pass under chacha8-v1 (an older remote binary that ignored the receipt's `rng`) are
+    /// two inputs, and refused; under one scheme they are cited; waived, still cited.
+    #[test]
+    fn a_fail_and_a_pass_of_one_seed_under_two_schemes_are_two_inputs() {
+        let under = |schemes: [Option<&str>; 3]| -> Vec<WitnessRow> {
+            env_dependent()
+                .into_iter()
+                .zip(schemes)
+                .map(|(mut r, s)| {
+                    r.rng = s.map(str::to_string);
+                    r
+                })
+                .collect()
+        };
+        let v2 = Some("chacha8-v2");
+        let mut receipts = eligible();
+        receipts[0].rng = v2;
+        let err = check(&under([v2, v2, Some("chacha8-v1")]), &receipts, |_| {}).unwrap_err();
+        assert!(
+            matches!(&err, CiteError::Review { reason, detail }
+                if *reason == REASON_NO_SAME_SEED
+                    && detail.contains("seed 1102: fail `l-1102` under chacha8-v2, pass `r-1102` under chacha8-v1")),
+            "{err}"
+        );
+        // A row without `rng` is chacha8-v1: the same refusal.
+        let err = check(&under([v2, v2, None]), &receipts, |_| {}).unwrap_err();
+        assert!(
+            matches!(&err, CiteError::Review { detail, .. }
+                if detail.contains("pass `r-1102` under chacha8-v1")),
+            "{err}"
+        );
+        let c = check(&under([v2, v2, v2]), &receipts, |_| {}).unwrap();
+        assert_eq!((c.pass_id.as_str(), c.seed), ("r-1102", Some(1102)));
+        // Under chacha8-v1 on both runners (rows and receipt without `rng`): cited too.
+        let c = check(
+            &under([None, None, Some("chacha8-v1")]),
+            &eligible(),
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!(c.seed, Some(1102));
+        // A v2 receipt does not vouch for the seed under v1.
+        let err = check(&under([None; 3]), &receipts, |_| {}).unwrap_err();
+        assert!(
+            matches!(&err, CiteError::Review { reason, .. } if *reason == REASON_NO_SAME_SEED),
+            "{err}"
+        );
+        // Waived: cited, the waiver recorded.
+        let c = check(&under([v2, v2, Some("chacha8-v1")]), &receipts, |r| {
+            r.waive_same_seed_review = true;
+        })
+        .unwrap();
+        assert_eq!(c.same_seed_review, SameSeedReview::Waived);
     }
 
     #[test]

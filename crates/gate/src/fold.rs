@@ -11,12 +11,14 @@
 //!   when there are any — a second pass through [`RepeatFinder`] confirms which row, if any,
 //!   really repeats an earlier id (so a fingerprint collision changes nothing).
 //! * [`ReviewTally`], [`ReviewJoin`], [`ReviewFetch`] (the review `gate decide` prints: no
-//!   origin, not waived): the first pass keeps the distinct failing seeds in scope; only when
-//!   the scope holds both fails and passes does a second pass note, for those seeds alone,
-//!   the index of the first row of each runner and verdict (32 bytes a seed), and a third
-//!   pass, stopping as soon as it has them, fetches the (at most four) rows the review names.
-//!   Memory: about 50 bytes per distinct failing seed in scope (the tally's ordered set and,
-//!   in the second pass, the indices), nothing per passing row.
+//!   origin, not waived): the first pass keeps the distinct failing inputs in scope (a seed
+//!   under its rng scheme: `crate::inputs`); only when the scope holds both fails and passes
+//!   does a second pass note, for those inputs alone, the index of the first row of each
+//!   runner and verdict and of each runner's first pass of the seed under another scheme (48
+//!   bytes an input), and a third pass, stopping as soon as it has them, fetches the (at most
+//!   four) rows the review names. Memory: about 100 bytes per distinct failing input in scope
+//!   (the tally's ordered set and, in the second pass, the keys and indices), nothing per
+//!   passing row.
 //!
 //! [`crate::decide_freeze`] runs the same fold over a slice; the equivalence tests keep the
 //! slice-based implementation that came before as their reference.
@@ -26,7 +28,8 @@ use crate::decide::{
     REASON_OK_SIGNATURE, REASON_OPPOSITE_VERDICTS, REASON_UNSTABLE_SIGNATURE, refuse, reject_row,
     row_error,
 };
-use crate::review::{CitedPair, REASON_NO_SAME_SEED, Review};
+use crate::inputs::{Input, Schemes, holds, of_seed, seeds_of};
+use crate::review::{CitedPair, REASON_NO_SAME_SEED, Review, other_scheme_note};
 use seedledger_format::{Runner, Verdict, WitnessLine, WitnessRow};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
@@ -360,22 +363,29 @@ pub struct ReviewTally {
     expected: Expected,
     fails: usize,
     passes: usize,
-    failing_seeds: BTreeSet<u64>,
+    /// The failing inputs in scope: each failing seed under the scheme of its fail.
+    failing: BTreeSet<Input>,
+    schemes: Schemes,
 }
 
 /// No row (an empty slot of [`ReviewJoin`]).
 const NONE: usize = usize::MAX;
 
 /// The review's second pass (only when the scope holds fails and passes): push every line
-/// of the batch again, then [`ReviewJoin::fetch`]. For each failing seed in scope it keeps
-/// the index of the first row of each runner and verdict: 32 bytes a seed, no text.
+/// of the batch again, then [`ReviewJoin::fetch`]. For each failing input in scope (a seed
+/// under a scheme) it keeps the index of the first row of each runner and verdict, and of
+/// each runner's first pass of the seed under another scheme: 48 bytes and a shared scheme
+/// name a seed, no text.
 #[derive(Debug, Clone)]
 pub struct ReviewJoin {
     tally: ReviewTally,
-    /// The failing seeds in scope, sorted, and beside each the first row's index of each
-    /// runner and verdict (`[local fail, local pass, remote fail, remote pass]`).
+    /// The failing inputs in scope, sorted, and beside each the first row's index of each
+    /// runner and verdict (`[local fail, local pass, remote fail, remote pass]`), then of a
+    /// local and a remote pass of the seed under another scheme.
+    inputs: Vec<Input>,
+    first: Vec<[usize; 6]>,
+    /// The distinct seeds of `inputs`, sorted.
     seeds: Vec<u64>,
-    first: Vec<[usize; 4]>,
     index: usize,
 }
 
@@ -389,6 +399,11 @@ pub struct ReviewFetch {
     /// Else the first fail with a pass on its seed: seed, fail index and runner, pass index
     /// and runner.
     same: Option<(u64, usize, Runner, usize, Runner)>,
+    /// Else the first fail with a pass from the other runner on its seed under another
+    /// scheme: fail index, pass index.
+    other_scheme: Option<(usize, usize)>,
+    /// The distinct failing seeds, sorted.
+    seeds: Vec<u64>,
     wanted: BTreeMap<usize, Option<WitnessRow>>,
     index: usize,
 }
@@ -411,7 +426,8 @@ impl ReviewTally {
             expected,
             fails: 0,
             passes: 0,
-            failing_seeds: BTreeSet::new(),
+            failing: BTreeSet::new(),
+            schemes: Schemes::default(),
         }
     }
 
@@ -422,7 +438,10 @@ impl ReviewTally {
         match r.verdict {
             Verdict::Fail => {
                 self.fails += 1;
-                self.failing_seeds.insert(r.seed);
+                if !holds(&self.failing, r.seed, r.scheme()) {
+                    let input = self.schemes.input(r.seed, r.scheme());
+                    self.failing.insert(input);
+                }
             }
             Verdict::Pass => self.passes += 1,
         }
@@ -435,24 +454,26 @@ impl ReviewTally {
 
     /// Starts the second pass.
     pub fn join(mut self) -> ReviewJoin {
-        let seeds: Vec<u64> = std::mem::take(&mut self.failing_seeds)
-            .into_iter()
-            .collect();
-        let first = vec![[NONE; 4]; seeds.len()];
+        let inputs: Vec<Input> = std::mem::take(&mut self.failing).into_iter().collect();
+        let first = vec![[NONE; 6]; inputs.len()];
         ReviewJoin {
             tally: self,
-            seeds,
+            seeds: seeds_of(&inputs),
+            inputs,
             first,
             index: 0,
         }
     }
 
     /// The review when no second pass is needed (see [`ReviewTally::needs_join`]).
-    pub fn finish(self) -> Review {
+    pub fn finish(mut self) -> Review {
+        let inputs: Vec<Input> = std::mem::take(&mut self.failing).into_iter().collect();
         let fetch = ReviewFetch {
             tally: self,
             pair: None,
             same: None,
+            other_scheme: None,
+            seeds: seeds_of(&inputs),
             wanted: BTreeMap::new(),
             index: 0,
         };
@@ -463,6 +484,7 @@ impl ReviewTally {
         &self,
         seeds: &[u64],
         same_runner: Option<(u64, &WitnessRow, Runner, &WitnessRow, Runner)>,
+        other_scheme: Option<(&WitnessRow, &WitnessRow)>,
     ) -> Review {
         let shown: Vec<String> = seeds.iter().take(5).map(u64::to_string).collect();
         let mut detail = format!(
@@ -478,6 +500,8 @@ impl ReviewTally {
                 "; on seed {} the runners do not disagree consistently (fail `{}` from the {} runner, pass `{}` from the {} runner): a pair must span the two runners, each of them consistent",
                 seed, f.witness_id, f_runner, p.witness_id, p_runner
             ));
+        } else if let Some((f, p)) = other_scheme {
+            detail.push_str(&other_scheme_note(f, p));
         }
         Review {
             outcome: Err(REASON_NO_SAME_SEED),
@@ -513,14 +537,20 @@ impl ReviewJoin {
         let Some(r) = in_review_scope(it, &self.tally.expected) else {
             return;
         };
-        let Ok(at) = self.seeds.binary_search(&r.seed) else {
-            return;
-        };
-        let runner = 2 * usize::from(r.runner == Runner::Remote);
+        let remote = usize::from(r.runner == Runner::Remote);
         let verdict = usize::from(r.verdict == Verdict::Pass);
-        let slot = &mut self.first[at][runner + verdict];
-        if *slot == NONE {
-            *slot = index;
+        for at in of_seed(&self.inputs, r.seed) {
+            let kind = if *self.inputs[at].1 == *r.scheme() {
+                2 * remote + verdict
+            } else if r.verdict == Verdict::Pass {
+                4 + remote
+            } else {
+                continue;
+            };
+            let slot = &mut self.first[at][kind];
+            if *slot == NONE {
+                *slot = index;
+            }
         }
     }
 
@@ -530,7 +560,7 @@ impl ReviewJoin {
         // while the other runner passes it on every row; with the other runner's first pass.
         let slot = |i: usize| (i != NONE).then_some(i);
         let mut pair: Option<(u64, Runner, usize, usize)> = None;
-        for (&seed, first) in self.seeds.iter().zip(&self.first) {
+        for (&(seed, _), first) in self.inputs.iter().zip(&self.first) {
             for x in 0..2 {
                 let y = 1 - x;
                 let (Some(fail), Some(pass)) = (slot(first[2 * x]), slot(first[2 * y + 1])) else {
@@ -555,7 +585,7 @@ impl ReviewJoin {
         };
         let mut same: Option<(u64, usize, Runner, usize, Runner)> = None;
         if pair.is_none() {
-            for (&seed, first) in self.seeds.iter().zip(&self.first) {
+            for (&(seed, _), first) in self.inputs.iter().zip(&self.first) {
                 let (Some((f, fr)), Some((p, pr))) =
                     (earliest(first[0], first[2]), earliest(first[1], first[3]))
                 else {
@@ -566,20 +596,37 @@ impl ReviewJoin {
                 }
             }
         }
+        // Else: the first fail, in batch order, with a pass from the other runner on its seed
+        // under another scheme; with the first such pass.
+        let mut other_scheme: Option<(usize, usize)> = None;
+        if pair.is_none() && same.is_none() {
+            for first in &self.first {
+                for x in 0..2 {
+                    let (Some(fail), Some(pass)) = (slot(first[2 * x]), slot(first[4 + 1 - x]))
+                    else {
+                        continue;
+                    };
+                    if other_scheme.is_none_or(|(f, _)| fail < f) {
+                        other_scheme = Some((fail, pass));
+                    }
+                }
+            }
+        }
         let mut wanted = BTreeMap::new();
         for i in pair
             .iter()
             .flat_map(|&(_, _, f, p)| [f, p])
             .chain(same.iter().flat_map(|&(_, f, _, p, _)| [f, p]))
+            .chain(other_scheme.iter().flat_map(|&(f, p)| [f, p]))
         {
             wanted.insert(i, None);
         }
-        let mut tally = self.tally;
-        tally.failing_seeds = self.seeds.into_iter().collect();
         ReviewFetch {
-            tally,
+            tally: self.tally,
             pair,
             same,
+            other_scheme,
+            seeds: self.seeds,
             wanted,
             index: 0,
         }
@@ -604,7 +651,6 @@ impl ReviewFetch {
 
     pub fn finish(self) -> Review {
         let row = |i: usize| self.wanted.get(&i).and_then(Option::as_ref);
-        let seeds: Vec<u64> = self.tally.failing_seeds.iter().copied().collect();
         if let Some((seed, fr, f, p)) = self.pair
             && let (Some(fail), Some(pass)) = (row(f), row(p))
         {
@@ -624,7 +670,10 @@ impl ReviewFetch {
         let same = self
             .same
             .and_then(|(seed, f, fr, p, pr)| Some((seed, row(f)?, fr, row(p)?, pr)));
-        self.tally.no_pair(&seeds, same)
+        let other_scheme = self
+            .other_scheme
+            .and_then(|(f, p)| Some((row(f)?, row(p)?)));
+        self.tally.no_pair(&self.seeds, same, other_scheme)
     }
 }
 

@@ -34,6 +34,7 @@ mod decide;
 mod errors;
 mod fold;
 mod freeze;
+mod inputs;
 mod merge;
 mod review;
 #[cfg(test)]

@@ -7,6 +7,12 @@
 //! At citation time the rows must also come from the patch being cited and from the code
 //! identity of its evidence (SPEC: Witness row extensions): rows of another patch, or of code
 //! since changed, never back a citation.
+//!
+//! A seed is an input only under an rng scheme (a row's `rng`; without it, `chacha8-v1`):
+//! the same seed under two schemes is two inputs. So "the same seed" here means the same seed
+//! under the same scheme throughout — the pair, the consistency of each runner, and the seeds
+//! a receipt vouches for — and a fail and a pass that share a seed only across schemes are
+//! refused with [`REASON_NO_SAME_SEED`], the detail naming the schemes.
 
 use crate::decide::Expected;
 use seedledger_format::{Runner, Verdict, WitnessLine, WitnessRow};
@@ -30,11 +36,12 @@ pub struct Origin<'a> {
     /// every field): the rows of a receipt's own run, read beside that receipt and checked
     /// against it. A hand-made local row offered in the batch then backs nothing.
     pub local_rows: Option<&'a HashMap<String, WitnessRow>>,
-    /// When given, the pair's seed must be one of these: the failing seeds of the patch's
-    /// current `freeze_eligible` receipts of the property. The failure cited is then one a
-    /// receipt vouches for — and since that receipt's own rows count for consistency, its
-    /// runner is the failing one and the other must pass the seed.
-    pub seeds: Option<&'a [u64]>,
+    /// When given, the pair's seed must be one of these, under the scheme beside it: the
+    /// failing seeds of the patch's current `freeze_eligible` receipts of the property, under
+    /// the receipt's `rng` (absent: `chacha8-v1`). The failure cited is then one a receipt
+    /// vouches for — and since that receipt's own rows count for consistency, its runner is
+    /// the failing one and the other must pass the seed.
+    pub seeds: Option<&'a [(u64, String)]>,
     /// Runner roles are authenticated (a trust file): then a remote pass answers a fail only
     /// when it replayed a failure of that signature (`replayed_signature`, signed) — a signed
     /// pass of a seed that failed for another reason (a timeout, say) answers nothing else.
@@ -88,12 +95,25 @@ impl Review {
     }
 }
 
+/// The refusal's note when a fail and a pass share a seed only under different rng schemes.
+pub(crate) fn other_scheme_note(fail: &WitnessRow, pass: &WitnessRow) -> String {
+    format!(
+        "; seed {}: fail `{}` under {}, pass `{}` under {}: the rng schemes differ, so the seed was two different inputs",
+        fail.seed,
+        fail.witness_id,
+        fail.scheme(),
+        pass.witness_id,
+        pass.scheme()
+    )
+}
+
 /// Runs the review over a batch of witness rows (bad rows are skipped here: rule 1 of
 /// `decide_freeze` already refuses a batch that has one). Scope is `decide_freeze`'s:
 /// property id, digest, pin and bound equal `expected`'s; with an `origin`, only rows whose
 /// `patch_id` and `code` equal it count. The pair is the first fail, in batch order, that has
-/// a pass on its seed **from the other runner**, where every row of the failing runner fails
-/// that seed and every row of the passing runner passes it, and the first such pass
+/// a pass on its seed under its rng scheme **from the other runner**, where every row of the
+/// failing runner fails that seed under that scheme and every row of the passing runner
+/// passes it, and the first such pass
 /// (stricter than SPEC's wording, failing closed: the local runner is the patch author's, so
 /// local rows alone, or a runner that both fails and passes a seed, prove nothing about which
 /// environment fails). With `waive`, the pair is the first fail and
@@ -189,21 +209,25 @@ pub fn same_seed_review(
     };
     // A receipt's own rows are local evidence, whatever runner they claim: they were read
     // from local files beside a receipt, and nothing signs them.
-    let consistent = |seed: u64, failing: Runner| {
+    // Consistency is judged on the input: the seed under the pair's scheme.
+    let consistent = |seed: u64, scheme: &str, failing: Runner| {
         candidates
             .iter()
             .map(|r| (*r, r.runner))
             .chain(known_runs.iter().map(|r| (*r, Runner::Local)))
             .all(|(r, runner)| {
-                r.seed != seed || (r.verdict == Verdict::Fail) == (runner == failing)
+                r.seed != seed
+                    || r.scheme() != scheme
+                    || (r.verdict == Verdict::Fail) == (runner == failing)
             })
     };
-    let allowed = |seed: u64| {
-        origin
-            .and_then(|o| o.seeds)
-            .is_none_or(|s| s.contains(&seed))
+    let allowed = |f: &WitnessRow| {
+        origin.and_then(|o| o.seeds).is_none_or(|s| {
+            s.iter()
+                .any(|(seed, scheme)| *seed == f.seed && scheme == f.scheme())
+        })
     };
-    for fail in fails.iter().filter(|f| allowed(f.seed)) {
+    for fail in fails.iter().filter(|f| allowed(f)) {
         let answers = |p: &&&WitnessRow| {
             !(origin.is_some_and(|o| o.authenticated) && p.runner == Runner::Remote)
                 || p.replayed_signature.as_deref() == Some(fail.signature.as_str())
@@ -211,8 +235,8 @@ pub fn same_seed_review(
         if let Some(pass) = passes
             .iter()
             .filter(answers)
-            .find(|p| p.seed == fail.seed && p.runner != fail.runner)
-            .filter(|_| consistent(fail.seed, fail.runner))
+            .find(|p| p.seed == fail.seed && p.scheme() == fail.scheme() && p.runner != fail.runner)
+            .filter(|_| consistent(fail.seed, fail.scheme(), fail.runner))
         {
             return Review {
                 outcome: Ok(pair(fail, pass, Some(fail.seed))),
@@ -239,14 +263,26 @@ pub fn same_seed_review(
             .find(|p| {
                 p.verdict == Verdict::Pass
                     && p.seed == f.seed
+                    && p.scheme() == f.scheme()
                     && p.runner != f.runner
                     && !candidates.iter().any(|c| std::ptr::eq(*c, **p))
             })
             .map(|p| (f.seed, &p.witness_id))
     });
-    let same_runner = fails
-        .iter()
-        .find_map(|f| passes.iter().find(|p| p.seed == f.seed).map(|p| (f, p)));
+    let same_runner = fails.iter().find_map(|f| {
+        passes
+            .iter()
+            .find(|p| p.seed == f.seed && p.scheme() == f.scheme())
+            .map(|p| (f, p))
+    });
+    // A fail and a pass from the other runner on one seed, but under different schemes: two
+    // inputs, whatever the seed says.
+    let other_scheme = fails.iter().find_map(|f| {
+        passes
+            .iter()
+            .find(|p| p.seed == f.seed && p.runner != f.runner && p.scheme() != f.scheme())
+            .map(|p| (f, p))
+    });
     let mut seeds: Vec<u64> = fails.iter().map(|r| r.seed).collect();
     seeds.sort_unstable();
     seeds.dedup();
@@ -268,6 +304,8 @@ pub fn same_seed_review(
             "; on seed {} the runners do not disagree consistently (fail `{}` from the {} runner, pass `{}` from the {} runner): a pair must span the two runners, each of them consistent",
             f.seed, f.witness_id, f.runner, p.witness_id, p.runner
         ));
+    } else if let Some((f, p)) = other_scheme {
+        detail.push_str(&other_scheme_note(f, p));
     }
     Review {
         outcome: Err(REASON_NO_SAME_SEED),

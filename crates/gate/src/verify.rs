@@ -797,6 +797,7 @@ mod tests {
             patch_id: Some("pr-7".into()),
             code: Some("diff:c".into()),
             replayed_signature: None,
+            rng: None,
         }
     }
 

@@ -458,6 +458,13 @@ pub fn append_crash_row(
             "the receipt of the run has no `{field}` to write a witness row with"
         )))
     };
+    // The row's seed means its input under the run's scheme (a receipt without `rng` is
+    // `chacha8-v1`).
+    let rng = crate::rng::Scheme::of_receipt(receipt.rng.as_deref()).map_err(|e| {
+        write_err(std::io::Error::other(format!(
+            "the receipt of the run: {e}"
+        )))
+    })?;
     let rows = crate::WitnessFormatter::new(&crate::RowContext {
         run_id: receipt.run_id.as_deref().ok_or_else(|| missing("run_id"))?,
         property_id: &receipt.property_id,
@@ -475,6 +482,7 @@ pub fn append_crash_row(
         code: receipt.code.as_deref(),
         signer,
         replayed_signature: None,
+        rng,
     });
     let mut line = Vec::new();
     rows.push_row(&mut line, seed, Some(signature));

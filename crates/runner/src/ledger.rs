@@ -431,6 +431,9 @@ pub struct RowContext<'a> {
     pub signer: Option<&'a RunnerKey>,
     /// The `replayed_signature` extension (replays of a receipt's failing seed).
     pub replayed_signature: Option<&'a str>,
+    /// The `rng` extension: the scheme the row's seed was turned into an input under (the
+    /// run's scheme; a row without it was written under `chacha8-v1`).
+    pub rng: crate::rng::Scheme,
 }
 
 /// Formats witness rows of one run by hand (no serde on the per-trial path): the parts that
@@ -476,6 +479,8 @@ impl WitnessFormatter {
             tail.push_str(",\"replayed_signature\":");
             push_json_str(&mut tail, replayed);
         }
+        tail.push_str(",\"rng\":");
+        push_json_str(&mut tail, cx.rng.name());
         tail.push_str("}\n");
         WitnessFormatter {
             head,
@@ -1012,6 +1017,7 @@ mod tests {
             code: None,
             signer: None,
             replayed_signature: None,
+            rng: crate::rng::Scheme::V2,
         }
     }
 
@@ -1099,6 +1105,7 @@ mod tests {
             code: Some("diff:abc"),
             signer: None,
             replayed_signature: None,
+            rng: crate::rng::Scheme::V1,
         });
         let mut out = Vec::new();
         f.push_row(&mut out, 17, None);
@@ -1116,6 +1123,7 @@ mod tests {
         assert_eq!(pass.run_id.as_deref(), Some("w-run\"1"));
         assert_eq!(pass.patch_id.as_deref(), Some("agent/1842"));
         assert_eq!(pass.code.as_deref(), Some("diff:abc"));
+        assert_eq!(pass.rng.as_deref(), Some("chacha8-v1"));
         let fail = lines[1].row.clone().unwrap();
         assert_eq!(
             (fail.seed, fail.verdict, fail.signature.as_str()),

@@ -397,6 +397,7 @@ pub fn run_property_with(
         code: config.code.as_ref().map(|c| c.code.as_str()),
         signer: config.signer.as_ref(),
         replayed_signature: None,
+        rng: config.rng,
     });
     let sink = std::sync::Arc::new(
         RowSink::open(
@@ -769,14 +770,16 @@ pub fn replay(
     }
     let fixture = Fixture::new(bytes);
     let (tc, seed) = match input {
-        ReplayInput::Seed { seed, rng } => (TestCase::recording_with(*rng, *seed), Some(*seed)),
+        ReplayInput::Seed { seed, rng } => {
+            (TestCase::recording_with(*rng, *seed), Some((*seed, *rng)))
+        }
         ReplayInput::Choices { choices, .. } => (TestCase::replay(choices.clone(), true), None),
     };
     let evaluation = evaluate(property, tc, &fixture);
     let mut witness = None;
     // A discarded replay reaches no verdict: no row claims one (SPEC: Discarded trials).
     let verdict = matches!(evaluation.outcome, Outcome::Pass | Outcome::Fail(_));
-    if let Some(seed) = seed.filter(|_| verdict) {
+    if let Some((seed, rng)) = seed.filter(|_| verdict) {
         let run_id = run_id(&format!("replay-{}", runner.as_str()));
         let rows = WitnessFormatter::new(&RowContext {
             run_id: &run_id,
@@ -789,6 +792,7 @@ pub fn replay(
             code,
             signer,
             replayed_signature,
+            rng,
         });
         let signature = evaluation.outcome.failure().map(|f| f.signature.as_str());
         let mut line = Vec::new();

@@ -10,7 +10,7 @@
 use super::{Runner, Verdict, WitnessRow};
 
 /// The members a row is read from (the order of [`Field`]'s discriminants).
-const KEYS: [&[u8]; 14] = [
+const KEYS: [&[u8]; 15] = [
     b"witness_id",
     b"property_id",
     b"property_digest",
@@ -25,6 +25,7 @@ const KEYS: [&[u8]; 14] = [
     b"patch_id",
     b"code",
     b"replayed_signature",
+    b"rng",
 ];
 
 /// Unknown members a line may have before the scanner gives up (their keys are compared to
@@ -70,17 +71,21 @@ impl<'a> Cursor<'a> {
         Some(text)
     }
 
-    /// A member's key, after its opening quote: the index of one of [`KEYS`] (`guess` is
-    /// tried first: the runner writes them in order), or the key's bytes.
+    /// A member's key, after its opening quote: the index of one of [`KEYS`] (`guess` and
+    /// the key after it are tried first: the runner writes them in order, leaving out the
+    /// extensions a row does not have, such as `replayed_signature` before `rng`), or the
+    /// key's bytes.
     fn key(&mut self, guess: usize) -> Option<Result<usize, &'a [u8]>> {
         let rest = &self.b[self.i..];
-        if let Some(k) = KEYS.get(guess)
-            && rest.len() > k.len()
-            && rest.starts_with(k)
-            && rest[k.len()] == b'"'
-        {
-            self.i += k.len() + 1;
-            return Some(Ok(guess));
+        for guess in [guess, guess + 1] {
+            if let Some(k) = KEYS.get(guess)
+                && rest.len() > k.len()
+                && rest.starts_with(k)
+                && rest[k.len()] == b'"'
+            {
+                self.i += k.len() + 1;
+                return Some(Ok(guess));
+            }
         }
         let key = self.string_body()?.as_bytes();
         Some(KEYS.iter().position(|k| *k == key).ok_or(key))
@@ -257,6 +262,15 @@ fn scan(line: &[u8], row: &mut WitnessRow) -> Option<()> {
                             return None;
                         }
                     }
+                    14 => {
+                        // Present, `rng` must be a non-empty string (else the exact
+                        // reading names the row malformed).
+                        let text = c.string()?;
+                        if text.is_empty() {
+                            return None;
+                        }
+                        set_option(&mut row.rng, text);
+                    }
                     _ => {
                         let text = c.scalar()?;
                         let field = match i {
@@ -297,6 +311,7 @@ fn scan(line: &[u8], row: &mut WitnessRow) -> Option<()> {
         &mut row.patch_id,
         &mut row.code,
         &mut row.replayed_signature,
+        &mut row.rng,
     ];
     for (i, field) in extensions.into_iter().enumerate() {
         if seen & (1 << (10 + i)) == 0 {

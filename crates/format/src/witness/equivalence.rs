@@ -61,9 +61,21 @@ fn members(rng: &mut Rng) -> Vec<(String, String)> {
         ("runner", q(rng.pick(&["local", "remote"]))),
         ("freeze_writer", rng.pick(&["true", "false"]).to_string()),
     ];
-    for key in ["run_id", "patch_id", "code", "replayed_signature", "sig"] {
+    for key in [
+        "run_id",
+        "patch_id",
+        "code",
+        "replayed_signature",
+        "rng",
+        "sig",
+    ] {
         if !rng.one_in(3) {
-            m.push((key, q(&format!("{key}-{}", rng.below(5)))));
+            let value = match key {
+                // The schemes a runner writes, and a name no runner knows.
+                "rng" => q(rng.pick(&["chacha8-v1", "chacha8-v2", "chacha8-v9"])),
+                _ => q(&format!("{key}-{}", rng.below(5))),
+            };
+            m.push((key, value));
         }
     }
     m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
@@ -107,7 +119,16 @@ const VALUES: [&str; 34] = [
     "\"unterminated",
 ];
 
-const KEYS_TOO: [&str; 6] = ["sig", "x", "witness\\u005fid", "seed ", "", "runner"];
+const KEYS_TOO: [&str; 8] = [
+    "sig",
+    "x",
+    "witness\\u005fid",
+    "seed ",
+    "",
+    "runner",
+    "rng",
+    "r\\u006eg",
+];
 
 /// One randomly edited line.
 fn line(rng: &mut Rng) -> Vec<u8> {

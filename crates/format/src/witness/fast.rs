@@ -22,7 +22,7 @@ impl<'de> serde::Deserialize<'de> for Fast {
 }
 
 /// The members a row is read from, in the order of `KEYS`.
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 15] = [
     "witness_id",
     "property_id",
     "property_digest",
@@ -37,6 +37,7 @@ const KEYS: [&str; 14] = [
     "patch_id",
     "code",
     "replayed_signature",
+    "rng",
 ];
 
 enum Key {
@@ -109,6 +110,7 @@ impl<'de> Visitor<'de> for RowVisitor {
         let mut runner = None;
         let mut freeze_writer = None;
         let mut extensions: [Option<String>; 4] = Default::default();
+        let mut rng = None;
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let i = match key {
                 Key::Known(i) => i,
@@ -132,6 +134,8 @@ impl<'de> Visitor<'de> for RowVisitor {
                 7 => signature = Some(non_empty(map.next_value::<String>()?)?),
                 8 => runner = Some(map.next_value_seed(OneOf(&["local", "remote"]))?),
                 9 => freeze_writer = Some(map.next_value::<bool>()?),
+                // Present, `rng` must be a non-empty string (else: malformed, read exactly).
+                14 => rng = Some(non_empty(map.next_value::<String>()?)?),
                 _ => {
                     let crate::json::Unique(v) = map.next_value()?;
                     extensions[i - 10] = v.as_str().filter(|s| !s.is_empty()).map(str::to_string);
@@ -169,6 +173,7 @@ impl<'de> Visitor<'de> for RowVisitor {
             patch_id,
             code,
             replayed_signature,
+            rng,
         }))
     }
 }

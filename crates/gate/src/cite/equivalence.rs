@@ -170,10 +170,16 @@ mod reference {
         // property failed on.
         // Only receipts of the code the review is held at vouch for seeds: a receipt of other code
         // would vouch for a seed whose local rows the review does not see.
-        let eligible_seeds: Vec<u64> = mine
+        // Each under its receipt's rng scheme (absent: chacha8-v1).
+        let eligible_seeds: Vec<(u64, String)> = mine
             .iter()
             .filter(|r| is_current(r) && r.code == eligible.code)
-            .flat_map(|r| r.failing_seeds.iter().copied())
+            .flat_map(|r| {
+                let scheme = r.rng.unwrap_or("chacha8-v1");
+                r.failing_seeds
+                    .iter()
+                    .map(move |&s| (s, scheme.to_string()))
+            })
             .collect();
         let Some(code) = eligible.code else {
             return Err(CiteError::NoCodeIdentity(eligible.file.to_string()));
@@ -260,6 +266,16 @@ fn row(rng: &mut Rng, id: String, seed: u64, fail: bool, runner: Runner) -> Witn
         patch_id: Some(PATCHES[0].to_string()),
         code: Some(CODES[0].to_string()),
         replayed_signature: None,
+        rng: None,
+    }
+}
+
+/// An rng scheme as a row or receipt names it: absent (chacha8-v1), either by name.
+fn scheme(rng: &mut Rng) -> Option<&'static str> {
+    match rng.below(4) {
+        0 => None,
+        1 => Some("chacha8-v1"),
+        _ => Some("chacha8-v2"),
     }
 }
 
@@ -275,6 +291,7 @@ struct Drawn {
     current_pin: Option<String>,
     disagreement: Option<&'static str>,
     failing: Vec<u64>,
+    rng: Option<&'static str>,
     run_id: Option<&'static str>,
     part_runs: Vec<String>,
     own: Vec<WitnessRow>,
@@ -306,6 +323,8 @@ fn draw(rng: &mut Rng) -> Case {
         } else {
             None
         };
+        // The run's scheme: its receipt's and (mostly) its rows'.
+        let run_scheme = scheme(rng);
         for seed in 0..seeds {
             if rng.chance(20) {
                 continue;
@@ -313,6 +332,12 @@ fn draw(rng: &mut Rng) -> Case {
             let fail = rng.chance(35);
             let mut r = row(rng, format!("{run}-{seed}"), seed, fail, Runner::Local);
             r.run_id = Some(run.to_string());
+            r.rng = if rng.chance(10) {
+                scheme(rng)
+            } else {
+                run_scheme
+            }
+            .map(str::to_string);
             r.code = code.map(str::to_string);
             if rng.chance(5) {
                 // Edited consistently with its receipt out of the review's scope.
@@ -367,6 +392,7 @@ fn draw(rng: &mut Rng) -> Case {
                 .chance(4)
                 .then_some("failing_seed is null but the run's first failing row is 1"),
             failing,
+            rng: run_scheme,
             run_id: if rng.chance(4) {
                 Some(RUNS[0])
             } else if rng.chance(3) {
@@ -420,6 +446,8 @@ fn draw(rng: &mut Rng) -> Case {
             Runner::Remote,
         );
         r.run_id = Some(format!("replay-{k}"));
+        // Mostly the local runs' scheme; an older remote binary writes another or none.
+        r.rng = scheme(rng).map(str::to_string);
         if !fail && rng.chance(60) {
             r.replayed_signature = Some(rng.pick(&SIGS).to_string());
         }
@@ -429,6 +457,7 @@ fn draw(rng: &mut Rng) -> Case {
         let seed = rng.below(seeds);
         let fail = rng.chance(40);
         let mut r = row(rng, format!("forged-{k}"), seed, fail, Runner::Local);
+        r.rng = scheme(rng).map(str::to_string);
         r.run_id = if rng.chance(50) {
             Some(RUNS[rng.below(4) as usize].to_string())
         } else {
@@ -507,6 +536,7 @@ fn facts(c: &Case) -> Vec<ReceiptFacts<'_>> {
             },
             disagreement: d.disagreement,
             failing_seeds: &d.failing,
+            rng: d.rng,
             run_id: d.run_id,
             part_runs: &d.part_runs,
         })
@@ -615,6 +645,8 @@ fn cite_in_steps_agrees_with_the_former_cite() {
                     " (elsewhere)"
                 } else if detail.contains("do not disagree consistently") {
                     " (same runner)"
+                } else if detail.contains("the rng schemes differ") {
+                    " (other scheme)"
                 } else {
                     ""
                 }
@@ -635,6 +667,7 @@ fn cite_in_steps_agrees_with_the_former_cite() {
         "review: no pass on a failing seed: opposite verdicts came from different inputs",
         "review: no pass on a failing seed: opposite verdicts came from different inputs (elsewhere)",
         "review: no pass on a failing seed: opposite verdicts came from different inputs (same runner)",
+        "review: no pass on a failing seed: opposite verdicts came from different inputs (other scheme)",
         "NotAdmitted",
         "Disagrees",
         "DuplicateRun",

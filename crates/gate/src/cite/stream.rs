@@ -11,8 +11,9 @@
 //!   second pass through [`EditedRowFinder`] name the first row that really differs (so a
 //!   fingerprint collision changes nothing).
 //! * [`CiteReview`] (pass 1: the seeds of the fails that may be cited), [`CiteReviewJoin`]
-//!   (pass 2: per such seed, the index of the first row of each runner and verdict, among
-//!   the cited rows and among the others in scope: about 80 bytes a seed) and
+//!   (pass 2: per such seed under its rng scheme, the index of the first row of each runner
+//!   and verdict, among the cited rows and among the others in scope, and of each runner's
+//!   first cited pass of the seed under another scheme: about 100 bytes an input) and
 //!   [`CiteReviewFetch`] (pass 3, stopping as soon as it has them: the at most two rows the
 //!   review names). A caller that can say in pass 1 whether a local row is citable runs the
 //!   join there too, over the seeds a pair may be on ([`CiteReview::tally_and_join`]); pass
@@ -21,7 +22,10 @@
 
 use crate::decide::Expected;
 use crate::errors::CiteError;
-use crate::review::{CitedPair, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review};
+use crate::inputs::{Input, Schemes, holds, least, of_seed};
+use crate::review::{
+    CitedPair, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review, other_scheme_note,
+};
 use seedledger_format::{Runner, Verdict, WitnessLine, WitnessRow};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasher as _, Hash, Hasher};
@@ -77,7 +81,7 @@ fn fingerprint_keys() -> &'static [std::collections::hash_map::RandomState; 2] {
 /// The fields of a row its run's other rows share, and their fingerprint.
 struct Context {
     text: [String; 4],
-    extensions: [Option<String>; 3],
+    extensions: [Option<String>; 4],
     print: (u64, u64),
 }
 
@@ -93,7 +97,7 @@ fn context_fingerprint(row: &WitnessRow) -> (u64, u64) {
         &row.fixture_pin,
         &row.bound,
     ];
-    let extensions = [&row.run_id, &row.patch_id, &row.code];
+    let extensions = [&row.run_id, &row.patch_id, &row.code, &row.rng];
     LAST.with_borrow_mut(|last| {
         if let Some(c) = last
             && c.text.iter().zip(text).all(|(x, y)| x == y)
@@ -271,6 +275,13 @@ const REMOTE_ANSWER: usize = 4;
 /// the patch wrote), by runner.
 const OTHER_LOCAL_PASS: usize = 5;
 const OTHER_REMOTE_PASS: usize = 6;
+/// A cited pass of the seed under another rng scheme (another input), by runner.
+const OTHER_SCHEME_LOCAL_PASS: usize = 7;
+const OTHER_SCHEME_REMOTE_PASS: usize = 8;
+/// The slots of an input.
+const SLOTS: usize = 9;
+/// A row's input is none of the join's (see [`Deferred::at`]).
+const NO_INPUT: u32 = u32::MAX;
 
 /// The same-seed review of a citation (the review [`super::cite`] runs, with an origin) as a
 /// fold: push every line of the batch ([`CiteReview::tally`]) and the seeds and verdicts of
@@ -284,12 +295,14 @@ const OTHER_REMOTE_PASS: usize = 6;
 pub struct CiteReview {
     expected: Expected,
     origin: ReviewOrigin,
-    /// The seeds of the fails in scope of the patch and code (cited or not yet known to be).
-    failing: BTreeSet<u64>,
+    /// The inputs (seed and scheme) of the fails in scope of the patch and code (cited or not
+    /// yet known to be).
+    failing: BTreeSet<Input>,
+    schemes: Schemes,
     /// The signature of the first of them.
     signature: Option<String>,
-    /// Per seed a pair may be on: the patch's own runs failed it, passed it.
-    own: BTreeMap<u64, [bool; 2]>,
+    /// Per input a pair may be on: the patch's own runs failed it, passed it.
+    own: BTreeMap<Input, [bool; 2]>,
     /// The join of the first pass ([`CiteReview::tally_and_join`]), over the seeds a pair may
     /// be on.
     eager: Option<Box<CiteReviewJoin>>,
@@ -301,6 +314,7 @@ impl CiteReview {
             expected,
             origin,
             failing: BTreeSet::new(),
+            schemes: Schemes::default(),
             signature: None,
             own: BTreeMap::new(),
             eager: None,
@@ -347,7 +361,10 @@ impl CiteReview {
             return;
         };
         if r.verdict == Verdict::Fail && self.of_origin(r) {
-            self.failing.insert(r.seed);
+            if !holds(&self.failing, r.seed, r.scheme()) {
+                let input = self.schemes.input(r.seed, r.scheme());
+                self.failing.insert(input);
+            }
             if self.signature.is_none() {
                 self.signature = Some(r.signature.clone());
             }
@@ -355,16 +372,32 @@ impl CiteReview {
     }
 
     /// A row one of the patch's own runs wrote (a current receipt's, of the property, patch
-    /// and code under review), by seed and verdict: a runner must be consistent on a seed
-    /// over these too. Any time before [`CiteReview::join`].
-    pub fn push_own(&mut self, seed: u64, verdict: Verdict) {
+    /// and code under review), by seed, rng scheme (the row's `rng`; `chacha8-v1` without
+    /// one) and verdict: a runner must be consistent on an input over these too. Any time
+    /// before [`CiteReview::join`].
+    pub fn push_own(&mut self, seed: u64, scheme: &str, verdict: Verdict) {
         if let Some(eager) = &mut self.eager {
             // The first pass's join holds the seeds and the own rows' verdicts now.
-            eager.review.push_own(seed, verdict);
+            eager.review.push_own(seed, scheme, verdict);
             return;
         }
-        if self.origin.seeds.contains(&seed) {
-            self.own.entry(seed).or_default()[usize::from(verdict == Verdict::Pass)] = true;
+        let Some(input) = self
+            .origin
+            .seeds
+            .range((seed, least())..)
+            .take_while(|(s, _)| *s == seed)
+            .find(|(_, k)| &**k == scheme)
+        else {
+            return;
+        };
+        let verdict = usize::from(verdict == Verdict::Pass);
+        match self.own.get_mut(input) {
+            Some(own) => own[verdict] = true,
+            None => {
+                let mut own = [false; 2];
+                own[verdict] = true;
+                self.own.insert(input.clone(), own);
+            }
         }
     }
 
@@ -396,6 +429,7 @@ impl CiteReview {
                     seeds,
                     ..self.origin.clone()
                 },
+                schemes: self.schemes.clone(),
                 signature: None,
                 own: std::mem::take(&mut self.own),
                 eager: None,
@@ -425,6 +459,7 @@ impl CiteReview {
                 let deferred = Deferred {
                     index: NONE,
                     seed: r.seed,
+                    at: NO_INPUT,
                     verdict: r.verdict,
                 };
                 (deferred, r)
@@ -436,9 +471,14 @@ impl CiteReview {
         // What `CiteReviewJoin::push` does before it asks (the row is in scope).
         eager.index += 1;
         eager.in_scope += 1;
+        let at = eager
+            .exact(r.seed, r.scheme())
+            .and_then(|at| u32::try_from(at).ok())
+            .unwrap_or(NO_INPUT);
         let deferred = Deferred {
             index,
             seed: r.seed,
+            at,
             verdict: r.verdict,
         };
         Some((deferred, r))
@@ -450,7 +490,16 @@ impl CiteReview {
             return;
         }
         if let Some(eager) = &mut self.eager {
-            eager.record(row.index, row.seed, Runner::Local, row.verdict, None, cited);
+            let exact = (row.at != NO_INPUT).then_some(row.at as usize);
+            eager.record(
+                row.index,
+                row.seed,
+                exact,
+                Runner::Local,
+                row.verdict,
+                None,
+                cited,
+            );
         }
     }
 
@@ -477,11 +526,11 @@ impl CiteReview {
     /// Starts the second pass.
     pub fn join(mut self) -> CiteReviewJoin {
         self.eager = None;
-        let seeds: Vec<u64> = std::mem::take(&mut self.failing).into_iter().collect();
-        let first = vec![[NONE; 7]; seeds.len()];
+        let inputs: Vec<Input> = std::mem::take(&mut self.failing).into_iter().collect();
+        let first = vec![[NONE; SLOTS]; inputs.len()];
         CiteReviewJoin {
             review: self,
-            seeds,
+            inputs,
             first,
             index: 0,
             in_scope: 0,
@@ -495,11 +544,13 @@ impl CiteReview {
 }
 
 /// A local row whose citability [`CiteReview::tally_and_defer`] asks for later: where it is
-/// in the batch, its seed and verdict.
+/// in the batch, its seed, its input among the first pass's join's (the seed under the row's
+/// rng scheme; `u32::MAX`: none of them) and verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Deferred {
     pub index: u64,
     pub seed: u64,
+    pub at: u32,
     pub verdict: Verdict,
 }
 
@@ -509,10 +560,10 @@ pub struct Deferred {
 #[derive(Debug, Clone)]
 pub struct CiteReviewJoin {
     review: CiteReview,
-    /// The seeds of [`CiteReview`]'s fails, sorted, and beside each the first index of each
-    /// kind of row on it.
-    seeds: Vec<u64>,
-    first: Vec<[u64; 7]>,
+    /// The inputs (seed, scheme) of [`CiteReview`]'s fails, sorted, and beside each the first
+    /// index of each kind of row on it.
+    inputs: Vec<Input>,
+    first: Vec<[u64; SLOTS]>,
     index: u64,
     in_scope: u64,
     /// The cited rows: fails, passes, and the first fail and pass of each runner.
@@ -540,9 +591,11 @@ impl CiteReviewJoin {
         };
         self.in_scope += 1;
         let cited = self.review.of_origin(r) && (r.runner != Runner::Local || known(r));
+        let exact = self.exact(r.seed, r.scheme());
         self.record(
             index,
             r.seed,
+            exact,
             r.runner,
             r.verdict,
             r.replayed_signature.as_deref(),
@@ -550,23 +603,39 @@ impl CiteReviewJoin {
         );
     }
 
-    /// A row in scope at `index`, cited or not. Each slot keeps the least index recorded in
-    /// it, so rows may come out of order (the answers [`CiteReview::answer`] gives late).
+    /// The position of `seed` under `scheme` among the inputs.
+    fn exact(&self, seed: u64, scheme: &str) -> Option<usize> {
+        of_seed(&self.inputs, seed).find(|&at| *self.inputs[at].1 == *scheme)
+    }
+
+    /// A row in scope at `index`, cited or not, of `seed` (`exact`: its input's position,
+    /// the seed under the row's scheme). Each slot keeps the least index recorded in it, so
+    /// rows may come out of order (the answers [`CiteReview::answer`] gives late).
+    #[allow(clippy::too_many_arguments)]
     fn record(
         &mut self,
         index: u64,
         seed: u64,
+        exact: Option<usize>,
         runner: Runner,
         verdict: Verdict,
         replayed_signature: Option<&str>,
         cited: bool,
     ) {
-        let at = self.seeds.binary_search(&seed).ok();
+        let at = exact;
         let r_runner = runner;
         let runner = runner_index(runner);
         let set = |slot: &mut u64| {
             *slot = (*slot).min(index);
         };
+        if cited && verdict == Verdict::Pass {
+            // A pass of the seed under another scheme: another input, noted for the refusal.
+            for other in of_seed(&self.inputs, seed) {
+                if Some(other) != at {
+                    set(&mut self.first[other][OTHER_SCHEME_LOCAL_PASS + runner]);
+                }
+            }
+        }
         if !cited {
             if verdict == Verdict::Pass
                 && let Some(at) = at
@@ -618,11 +687,12 @@ impl CiteReviewJoin {
             // local) while the other runner passes it on every row; with the other runner's
             // first pass that answers it.
             let mut pair: Option<(u64, Runner, u64, u64)> = None;
-            for (&seed, first) in self.seeds.iter().zip(&self.first) {
-                if !review.origin.seeds.contains(&seed) {
+            for (input, first) in self.inputs.iter().zip(&self.first) {
+                if !review.origin.seeds.contains(input) {
                     continue;
                 }
-                let [own_fail, own_pass] = review.own.get(&seed).copied().unwrap_or_default();
+                let seed = input.0;
+                let [own_fail, own_pass] = review.own.get(input).copied().unwrap_or_default();
                 for failing in [Runner::Local, Runner::Remote] {
                     let (fail, pass, consistent) = match failing {
                         Runner::Local => (
@@ -670,7 +740,20 @@ impl CiteReviewJoin {
                             (None, None) => None,
                         }
                     };
-                    for (&seed, first) in self.seeds.iter().zip(&self.first) {
+                    // The first fail with a cited pass from the other runner on its seed
+                    // under another scheme.
+                    let mut other_scheme: Option<(u64, u64)> = None;
+                    for (&(seed, _), first) in self.inputs.iter().zip(&self.first) {
+                        for (fail, pass) in [
+                            (first[LOCAL_FAIL], first[OTHER_SCHEME_REMOTE_PASS]),
+                            (first[REMOTE_FAIL], first[OTHER_SCHEME_LOCAL_PASS]),
+                        ] {
+                            if let (Some(f), Some(p)) = (slot(fail), slot(pass))
+                                && other_scheme.is_none_or(|(g, _)| f < g)
+                            {
+                                other_scheme = Some((f, p));
+                            }
+                        }
                         for (fail, other) in [
                             (first[LOCAL_FAIL], first[OTHER_REMOTE_PASS]),
                             (first[REMOTE_FAIL], first[OTHER_LOCAL_PASS]),
@@ -689,16 +772,17 @@ impl CiteReviewJoin {
                             same = Some((seed, f, fr, p, pr));
                         }
                     }
-                    match (elsewhere, same) {
-                        (Some((seed, _, pass)), _) => Named::Elsewhere { seed, pass },
-                        (None, Some((seed, fail, fr, pass, pr))) => Named::SameRunner {
+                    match (elsewhere, same, other_scheme) {
+                        (Some((seed, _, pass)), ..) => Named::Elsewhere { seed, pass },
+                        (None, Some((seed, fail, fr, pass, pr)), _) => Named::SameRunner {
                             seed,
                             fail,
                             fr,
                             pass,
                             pr,
                         },
-                        (None, None) => Named::Nothing,
+                        (None, None, Some((fail, pass))) => Named::OtherScheme { fail, pass },
+                        (None, None, None) => Named::Nothing,
                     }
                 }
             }
@@ -712,7 +796,8 @@ impl CiteReviewJoin {
         match outcome {
             Named::Pair { fail, pass, .. }
             | Named::Waived { fail, pass }
-            | Named::SameRunner { fail, pass, .. } => {
+            | Named::SameRunner { fail, pass, .. }
+            | Named::OtherScheme { fail, pass } => {
                 wanted.insert(fail, None);
                 wanted.insert(pass, None);
             }
@@ -721,13 +806,15 @@ impl CiteReviewJoin {
             }
             Named::Foreign | Named::Nothing => {}
         }
-        let failing: Vec<u64> = self
-            .seeds
+        let mut failing: Vec<u64> = self
+            .inputs
             .iter()
             .zip(&self.first)
             .filter(|(_, f)| f[LOCAL_FAIL] != NONE || f[REMOTE_FAIL] != NONE)
-            .map(|(&s, _)| s)
+            .map(|(&(s, _), _)| s)
             .collect();
+        // A seed failing under two schemes is one failing seed.
+        failing.dedup();
         let shown: Vec<u64> = failing.iter().take(5).copied().collect();
         CiteReviewFetch {
             patch_id: self.review.origin.patch_id,
@@ -771,6 +858,12 @@ enum Named {
         fr: Runner,
         pass: u64,
         pr: Runner,
+    },
+    /// No pair; a fail and a cited pass from the other runner share a seed only under
+    /// different rng schemes.
+    OtherScheme {
+        fail: u64,
+        pass: u64,
     },
     Nothing,
 }
@@ -867,7 +960,10 @@ impl CiteReviewFetch {
                     };
                 }
             }
-            Named::Elsewhere { .. } | Named::SameRunner { .. } | Named::Nothing => {}
+            Named::Elsewhere { .. }
+            | Named::SameRunner { .. }
+            | Named::OtherScheme { .. }
+            | Named::Nothing => {}
         }
         let shown: Vec<String> = self.shown.iter().map(u64::to_string).collect();
         let mut detail = format!(
@@ -901,6 +997,11 @@ impl CiteReviewFetch {
                     ));
                 }
             }
+            Named::OtherScheme { fail, pass } => {
+                if let (Some(f), Some(p)) = (row(fail), row(pass)) {
+                    detail.push_str(&other_scheme_note(f, p));
+                }
+            }
             _ => {}
         }
         Review {
@@ -931,6 +1032,7 @@ mod tests {
             patch_id: Some("pr".to_string()),
             code: Some("c".to_string()),
             replayed_signature: None,
+            rng: None,
         }
     }
 
@@ -954,6 +1056,8 @@ mod tests {
             |r| r.patch_id = None,
             |r| r.code = Some(String::new()),
             |r| r.replayed_signature = Some("s".to_string()),
+            |r| r.rng = Some("chacha8-v1".to_string()),
+            |r| r.rng = Some("chacha8-v2".to_string()),
             // A field's text moved into the next one: still another row.
             |r| {
                 r.property_id = "pd".to_string();

@@ -269,6 +269,13 @@ fn random_line(rng: &mut Rng, ids: u64, seeds: u64) -> Vec<u8> {
         format!("\"runner\": \"{runner}\""),
         format!("\"freeze_writer\": {writer}"),
     ];
+    // The rng scheme: absent (chacha8-v1) or named; the same seed under two schemes is two
+    // inputs to the review.
+    match rng.below(4) {
+        0 => {}
+        1 => fields.push("\"rng\": \"chacha8-v1\"".to_string()),
+        _ => fields.push("\"rng\": \"chacha8-v2\"".to_string()),
+    }
     if rng.chance(3) {
         fields.remove(rng.below(fields.len() as u64) as usize);
     }
@@ -280,7 +287,14 @@ fn random_line(rng: &mut Rng, ids: u64, seeds: u64) -> Vec<u8> {
         fields[at] = format!("{key}: {value}");
     }
     if rng.chance(5) {
-        let ext = rng.pick(&["run_id", "patch_id", "code", "replayed_signature", "sig"]);
+        let ext = rng.pick(&[
+            "run_id",
+            "patch_id",
+            "code",
+            "replayed_signature",
+            "sig",
+            "rng",
+        ]);
         let value = rng.pick(&["\"r1\"", "\"\"", "7", "null", "{\"x\": [1]}"]);
         fields.push(format!("\"{ext}\": {value}"));
     }
@@ -442,6 +456,7 @@ fn the_fold_decides_and_reviews_as_the_slice_implementation_did() {
     let mut admits = 0;
     let mut reasons = BTreeSet::new();
     let mut pairs = 0;
+    let mut other_scheme = 0;
     for case in 0..8_000 {
         let files = random_files(&mut rng);
         // The former reading: whole files, `witness_lines_from_bytes`.
@@ -466,6 +481,7 @@ fn the_fold_decides_and_reviews_as_the_slice_implementation_did() {
             "case {case}"
         );
         let review = same_seed_review(&whole, &expected(), None, false);
+        other_scheme += usize::from(review.detail.contains("the rng schemes differ"));
         assert_eq!(review_by_fold(&lines), review, "case {case}");
         assert_eq!(
             review_skipping(&files),
@@ -479,6 +495,7 @@ fn the_fold_decides_and_reviews_as_the_slice_implementation_did() {
     // The batches reach every kind of outcome.
     assert!(admits > 50, "{admits} admits");
     assert!(pairs > 50, "{pairs} same-seed pairs");
+    assert!(other_scheme > 20, "{other_scheme} refusals across schemes");
     assert!(reasons.len() >= 8, "{reasons:?}");
 }
 

@@ -28,6 +28,7 @@ fn row(seed: u64, fail: bool, signature: &str) -> WitnessRow {
         patch_id: Some("pr-7".into()),
         code: Some("diff:c".into()),
         replayed_signature: None,
+        rng: None,
     }
 }
 

@@ -14,6 +14,7 @@ mod merge;
 mod progress;
 mod prop;
 mod report;
+mod rng_rows;
 mod semantics;
 mod supervise;
 mod support;
