@@ -20,45 +20,142 @@ pub fn write_json_readable_with_lists(
     map: &serde_json::Map<String, Value>,
     lists: &[(&str, &[u64])],
 ) -> std::io::Result<()> {
-    const CHUNK: usize = 1 << 16;
+    let members: Vec<(&str, Member<'_>)> = lists
+        .iter()
+        .map(|&(name, seeds)| (name, Member::Seeds(seeds)))
+        .collect();
+    write_json_readable_with(w, map, &members)
+}
+
+/// A member of an object written by [`write_json_readable_with`] from data of its own
+/// rather than from the map.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Member<'a> {
+    /// A list of seeds, `[1101, 1102]` (always on one line: its elements are scalars).
+    Seeds(&'a [u64]),
+    /// A string, written as serde_json writes it (escaped only where JSON needs it).
+    Text(&'a str),
+}
+
+/// [`write_json_readable_with_lists`] with members of either kind (see [`Member`]).
+pub(crate) fn write_json_readable_with(
+    w: &mut dyn std::io::Write,
+    map: &serde_json::Map<String, Value>,
+    members: &[(&str, Member<'_>)],
+) -> std::io::Result<()> {
     if map.is_empty() {
         return w.write_all(b"{}");
     }
-    let mut out = String::with_capacity(CHUNK + 64);
-    out.push_str("{\n");
+    let mut out = Chunked::new(w);
+    out.bytes(b"{\n")?;
+    let mut text = String::new();
     for (i, (key, v)) in map.iter().enumerate() {
-        indent(&mut out, 1);
-        out.push_str(&Value::String(key.clone()).to_string());
-        out.push_str(": ");
-        match lists.iter().find(|(name, _)| name == key) {
-            Some((_, seeds)) => {
-                out.push('[');
-                for (j, seed) in seeds.iter().enumerate() {
-                    if j > 0 {
-                        out.push_str(", ");
-                    }
-                    push_u64(&mut out, *seed);
-                    if out.len() >= CHUNK {
-                        w.write_all(out.as_bytes())?;
-                        out.clear();
-                    }
-                }
-                out.push(']');
+        text.clear();
+        indent(&mut text, 1);
+        text.push_str(&Value::String(key.clone()).to_string());
+        text.push_str(": ");
+        match members.iter().find(|(name, _)| name == key) {
+            Some((_, Member::Seeds(seeds))) => {
+                out.bytes(text.as_bytes())?;
+                out.seeds(seeds)?;
             }
-            None => write_value(&mut out, v, 1),
+            Some((_, Member::Text(s))) => {
+                out.bytes(text.as_bytes())?;
+                out.string(s)?;
+            }
+            None => {
+                write_value(&mut text, v, 1);
+                out.bytes(text.as_bytes())?;
+            }
         }
-        out.push_str(if i + 1 < map.len() { ",\n" } else { "\n" });
-        if out.len() >= CHUNK {
-            w.write_all(out.as_bytes())?;
-            out.clear();
-        }
+        out.bytes(if i + 1 < map.len() { b",\n" } else { b"\n" })?;
     }
-    out.push('}');
-    w.write_all(out.as_bytes())
+    out.bytes(b"}")?;
+    out.flush()
 }
 
-fn push_u64(out: &mut String, n: u64) {
-    out.push_str(crate::Decimal::new(n).as_str());
+/// `seeds` as the one-line JSON array [`to_json_readable`] writes (`[1101, 1102]`), written to
+/// `w` in pieces: a list of 10^7 seeds is never in memory as text whole.
+pub fn write_seed_list(w: &mut dyn std::io::Write, seeds: &[u64]) -> std::io::Result<()> {
+    let mut out = Chunked::new(w);
+    out.seeds(seeds)?;
+    out.flush()
+}
+
+/// A byte buffer written to `w` whenever it holds about [`Chunked::CHUNK`] bytes: long lists
+/// are formatted into it directly (no `String` per element, no UTF-8 re-check of digits).
+struct Chunked<'w> {
+    w: &'w mut dyn std::io::Write,
+    buf: Box<[u8]>,
+    len: usize,
+}
+
+impl<'w> Chunked<'w> {
+    const CHUNK: usize = 1 << 16;
+    /// The most one list element takes: `, ` and 20 digits.
+    const ELEMENT: usize = 2 + 20;
+
+    fn new(w: &'w mut dyn std::io::Write) -> Chunked<'w> {
+        Chunked {
+            w,
+            buf: vec![0u8; Self::CHUNK + Self::ELEMENT].into_boxed_slice(),
+            len: 0,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let len = std::mem::take(&mut self.len);
+        self.w.write_all(&self.buf[..len])
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        if self.len + bytes.len() > self.buf.len() {
+            self.flush()?;
+            if bytes.len() > self.buf.len() {
+                return self.w.write_all(bytes);
+            }
+        }
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+        Ok(())
+    }
+
+    fn seeds(&mut self, seeds: &[u64]) -> std::io::Result<()> {
+        self.bytes(b"[")?;
+        if let Some((&first, rest)) = seeds.split_first() {
+            if self.len >= Self::CHUNK {
+                self.flush()?;
+            }
+            self.len += crate::digits::write_decimal(&mut self.buf[self.len..], first);
+            for &seed in rest {
+                if self.len >= Self::CHUNK {
+                    self.flush()?;
+                }
+                let slot = &mut self.buf[self.len..self.len + Self::ELEMENT];
+                slot[0] = b',';
+                slot[1] = b' ';
+                self.len += 2 + crate::digits::write_decimal(&mut slot[2..], seed);
+            }
+        }
+        self.bytes(b"]")
+    }
+
+    /// `s` as a JSON string, byte for byte as `serde_json` writes it: as it is between the
+    /// quotes unless it holds a byte JSON requires escaped (`"`, `\\`, below 0x20).
+    fn string(&mut self, s: &str) -> std::io::Result<()> {
+        let plain = s.as_bytes().chunks(256).all(|c| {
+            !c.iter().fold(false, |bad, &b| {
+                bad | (b < 0x20) | (b == b'"') | (b == b'\\')
+            })
+        });
+        if plain {
+            self.bytes(b"\"")?;
+            self.bytes(s.as_bytes())?;
+            self.bytes(b"\"")
+        } else {
+            self.bytes(Value::String(s.to_string()).to_string().as_bytes())
+        }
+    }
 }
 
 fn write_value(out: &mut String, value: &Value, depth: usize) {

@@ -299,33 +299,39 @@ impl Receipt {
     /// Writes [`Receipt::to_json_pretty`]'s text to `w`, without ever holding the seed lists
     /// (`planned_seeds`, `attempted_seeds`, `failing_seeds`) as JSON values or the text whole:
     /// for a plan of 10^7 seeds that is the difference between tens and hundreds of MB. The
-    /// lists are taken out of `self` while the other fields are converted, and put back.
+    /// lists and `verdicts` (one byte per seed) are taken out of `self` while the other fields
+    /// are converted, put back, and written straight from `self` into a byte buffer.
     pub fn write_json_pretty(&mut self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use crate::pretty::Member;
         let planned = std::mem::take(&mut self.planned_seeds);
         let attempted = std::mem::take(&mut self.attempted_seeds);
         let failing = std::mem::take(&mut self.failing_seeds);
+        let verdicts = self.verdicts.take();
         let value = serde_json::to_value(&*self);
         self.planned_seeds = planned;
         self.attempted_seeds = attempted;
         self.failing_seeds = failing;
+        self.verdicts = verdicts;
         let mut map = match value {
             Ok(Value::Object(map)) => map,
             Ok(_) => return Err(std::io::Error::other("a receipt is not a JSON object")),
             Err(e) => return Err(std::io::Error::other(e)),
         };
+        // The members skipped when taken out (empty, `None`) get a place to fill; the map is
+        // ordered by name, so the place is where `to_json_pretty` puts them.
         if !self.failing_seeds.is_empty() {
-            // Skipped when empty: the taken-out list left no member to fill.
             map.insert("failing_seeds".to_string(), Value::Null);
         }
-        crate::pretty::write_json_readable_with_lists(
-            w,
-            &map,
-            &[
-                ("planned_seeds", &self.planned_seeds),
-                ("attempted_seeds", &self.attempted_seeds),
-                ("failing_seeds", &self.failing_seeds),
-            ],
-        )?;
+        let mut members = vec![
+            ("planned_seeds", Member::Seeds(&self.planned_seeds)),
+            ("attempted_seeds", Member::Seeds(&self.attempted_seeds)),
+            ("failing_seeds", Member::Seeds(&self.failing_seeds)),
+        ];
+        if let Some(verdicts) = &self.verdicts {
+            map.insert("verdicts".to_string(), Value::Null);
+            members.push(("verdicts", Member::Text(verdicts)));
+        }
+        crate::pretty::write_json_readable_with(w, &map, &members)?;
         w.write_all(b"\n")
     }
 }
