@@ -120,14 +120,37 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
     }
 }
 
-/// Whether a variable of the environment can change where git looks for a repository
-/// (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_CONFIG_*`, ...: any `GIT_*`).
+/// Variables (and prefixes of variables) of git's environment that name a repository or
+/// change where or how git looks for one, or which git runs: `GIT_DIR` above all; the
+/// others for good measure. Others (`GIT_SSL_CAINFO`, `GIT_AUTHOR_NAME`, ...) do not.
+const DISCOVERY_VARIABLES: [&str; 8] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_CONFIG",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_EXEC_PATH",
+];
+
+/// Whether a variable of the environment may change where git finds a repository (see
+/// [`DISCOVERY_VARIABLES`]; `GIT_CONFIG` covers `GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`,
+/// ...).
 fn git_environment() -> bool {
-    std::env::vars_os().any(|(name, _)| name.as_encoded_bytes().starts_with(b"GIT_"))
+    std::env::vars_os().any(|(name, _)| moves_discovery(&name))
 }
 
-/// True only when git, started in `dir`, is certain to find no repository: no `GIT_*`
-/// variable (`git_env`) and, in `dir` and every directory above it (the physical path, as git
+/// Whether the variable `name` is one of [`DISCOVERY_VARIABLES`].
+fn moves_discovery(name: &std::ffi::OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    DISCOVERY_VARIABLES
+        .iter()
+        .any(|v| name.starts_with(v.as_bytes()))
+}
+
+/// True only when git, started in `dir`, is certain to find no repository: no variable that
+/// may point it elsewhere (`git_env`, see [`git_environment`]) and, in `dir` and every directory above it (the physical path, as git
 /// walks it), no `.git` entry and none of `HEAD`, `objects`, `refs` (a bare repository is a
 /// directory holding all three). Git stops its search earlier at a file system boundary or a
 /// ceiling directory, never later, so it finds nothing either. Anything uncertain (a name
@@ -197,8 +220,19 @@ mod tests {
         if surely_outside_git(&plain, false) {
             assert!(!git_finds_a_repository(&plain));
         }
-        // A `GIT_*` variable may point git anywhere: asked.
+        // A variable that may point git elsewhere (`GIT_DIR`...): asked.
         assert!(!surely_outside_git(&plain, true));
+        for name in [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_COUNT",
+        ] {
+            assert!(moves_discovery(std::ffi::OsStr::new(name)), "{name}");
+        }
+        for name in ["GIT_SSL_CAINFO", "GIT_AUTHOR_NAME", "HOME", "PATH"] {
+            assert!(!moves_discovery(std::ffi::OsStr::new(name)), "{name}");
+        }
         // A directory that does not exist cannot be resolved: asked.
         assert!(!surely_outside_git(&tmp.path().join("missing"), false));
         // A `.git` above (a directory, a file, even a dangling link) or a directory that could
