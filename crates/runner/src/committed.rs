@@ -150,8 +150,8 @@ fn moves_discovery(name: &std::ffi::OsStr) -> bool {
 }
 
 /// True only when git, started in `dir`, is certain to find no repository: no variable that
-/// may point it elsewhere (`git_env`, see [`git_environment`]) and, in `dir` and every directory above it (the physical path, as git
-/// walks it), no `.git` entry and none of `HEAD`, `objects`, `refs` (a bare repository is a
+/// may point it elsewhere (`git_env`, see [`git_environment`]) and, in `dir` and every
+/// directory above it (the physical path, as git walks it), no `.git` entry and none of `HEAD`, `objects`, `refs` (a bare repository is a
 /// directory holding all three). Git stops its search earlier at a file system boundary or a
 /// ceiling directory, never later, so it finds nothing either. Anything uncertain (a name
 /// that cannot be looked up, a path that cannot be resolved) is false: git is asked.
@@ -162,9 +162,13 @@ fn surely_outside_git(dir: &Path, git_env: bool) -> bool {
     let Ok(dir) = dir.canonicalize() else {
         return false;
     };
+    let mut probe = dir.clone();
     dir.ancestors().all(|d| {
         [".git", "HEAD", "objects", "refs"].iter().all(|name| {
-            std::fs::symlink_metadata(d.join(name))
+            probe.clear();
+            probe.push(d);
+            probe.push(name);
+            std::fs::symlink_metadata(&probe)
                 .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
         })
     })
