@@ -119,3 +119,24 @@ fn the_contenders_draw_inputs_of_the_sizes_the_table_shows() {
     assert_eq!(len(Contender::Evidence), seedledger);
     assert_eq!(len(Contender::SameValues), seedledger);
 }
+
+/// `--evidence-only` (a workload for profilers) runs seedledger with evidence alone, one line
+/// per round, the cases capped as `--quick` says.
+#[test]
+fn evidence_only_prints_one_line_per_round() {
+    let options = Options {
+        cases: 1_000,
+        rounds: 3,
+        quick: true,
+    };
+    let text = measure::evidence_only(&options).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for (i, line) in lines.iter().enumerate() {
+        assert!(
+            line.starts_with(&format!("round {}: 200 cases, ", i + 1))
+                && line.ends_with(" µs/case"),
+            "{line}"
+        );
+    }
+}

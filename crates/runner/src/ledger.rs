@@ -482,10 +482,11 @@ impl WitnessFormatter {
     #[inline]
     pub fn push_row(&self, out: &mut Vec<u8>, seed: u64, signature: Option<&str>) {
         let start = out.len();
+        let digits = Decimal::new(seed);
         out.extend_from_slice(self.head.as_bytes());
-        push_u64(out, seed);
+        out.extend_from_slice(digits.as_bytes());
         out.extend_from_slice(self.middle.as_bytes());
-        push_u64(out, seed);
+        out.extend_from_slice(digits.as_bytes());
         match signature {
             None => out.extend_from_slice(self.pass_tail.as_bytes()),
             Some(sig) => {
@@ -499,6 +500,53 @@ impl WitnessFormatter {
         if let Some(key) = &self.signer {
             sign_row(key, out, start);
         }
+    }
+
+    /// Everything this formatter writes besides seeds and signatures, for
+    /// [`WitnessFormatter::from_template`] in another thread or process (the supervisor's
+    /// drainer formats the rows a run hands it as verdicts). `None` when rows are signed:
+    /// only the run holds the key, so it formats them itself.
+    pub(crate) fn template(&self) -> Option<Vec<u8>> {
+        if self.signer.is_some() {
+            return None;
+        }
+        let mut out = Vec::new();
+        for part in self.parts() {
+            out.extend_from_slice(&u32::try_from(part.len()).ok()?.to_le_bytes());
+            out.extend_from_slice(part.as_bytes());
+        }
+        Some(out)
+    }
+
+    /// The formatter a [`WitnessFormatter::template`] describes; `None` when the bytes are
+    /// not one (cut short, too long, not text).
+    pub(crate) fn from_template(mut bytes: &[u8]) -> Option<WitnessFormatter> {
+        let mut part = || -> Option<String> {
+            let (len, rest) = bytes.split_first_chunk::<4>()?;
+            let len = usize::try_from(u32::from_le_bytes(*len)).ok()?;
+            let text = rest.get(..len)?;
+            bytes = &rest[len..];
+            String::from_utf8(text.to_vec()).ok()
+        };
+        let rows = WitnessFormatter {
+            head: part()?,
+            middle: part()?,
+            pass_tail: part()?,
+            fail_head: part()?,
+            fail_tail: part()?,
+            signer: None,
+        };
+        bytes.is_empty().then_some(rows)
+    }
+
+    fn parts(&self) -> [&str; 5] {
+        [
+            &self.head,
+            &self.middle,
+            &self.pass_tail,
+            &self.fail_head,
+            &self.fail_tail,
+        ]
     }
 
     /// The row of `seed` as a typed value (for replays, which write one row).
@@ -527,9 +575,10 @@ pub struct RowSink {
 pub(crate) enum RowMode {
     /// In 64 KiB batches (a crash loses what is buffered: at most one batch).
     Batched,
-    /// Handed to the supervisor: each row is copied into a ring in a mapping the supervisor
-    /// shares, and its drainer thread appends them (`pending.rs`); if the process dies, the
-    /// supervisor still appends every row the ring holds.
+    /// Handed to the supervisor: each trial's verdict (9 bytes for a pass) is copied into a
+    /// ring in a mapping the supervisor shares, and its drainer thread formats the rows and
+    /// appends them (`pending.rs`); if the process dies, the supervisor still appends every
+    /// row the ring holds. (Signed rows are formatted here and handed whole.)
     Shared(crate::pending::Slot),
     /// Each row as its trial finishes (supervised without a shared mapping).
     EachRow,
@@ -545,6 +594,8 @@ pub(crate) struct SinkState {
     /// Where an append of `buf` that failed part way (a full disk, an I/O error) had started:
     /// the next append of `buf` completes it instead of writing again what reached the file.
     retry_at: Option<u64>,
+    /// The shared slot has this run's template: verdicts are handed, not rows.
+    verdicts: bool,
 }
 
 /// Writeback of the witness file is started every this many bytes appended (see
@@ -639,8 +690,16 @@ const FLUSH_AT: usize = (1 << 16) - 1024;
 pub const TIMEOUT_SIGNATURE: &str = "timeout";
 
 impl RowSink {
-    pub(crate) fn open(path: &Path, rows: WitnessFormatter, mode: RowMode) -> io::Result<RowSink> {
+    pub(crate) fn open(
+        path: &Path,
+        rows: WitnessFormatter,
+        mut mode: RowMode,
+    ) -> io::Result<RowSink> {
         let writer = JsonLinesWriter::open(path)?;
+        let verdicts = match (&mut mode, rows.template()) {
+            (RowMode::Shared(slot), Some(template)) => slot.push_template(&template)?,
+            _ => false,
+        };
         Ok(RowSink {
             rows,
             state: Mutex::new(SinkState {
@@ -649,6 +708,7 @@ impl RowSink {
                 unsynced: 0,
                 mode,
                 retry_at: None,
+                verdicts,
             }),
         })
     }
@@ -663,6 +723,15 @@ impl RowSink {
     #[inline]
     pub fn push(&self, seed: u64, signature: Option<&str>) -> io::Result<()> {
         let mut state = self.state();
+        if let SinkState {
+            mode: RowMode::Shared(slot),
+            verdicts: true,
+            ..
+        } = &mut *state
+            && slot.push_verdict(seed, signature)?
+        {
+            return Ok(());
+        }
         let start = state.buf.len();
         self.rows.push_row(&mut state.buf, seed, signature);
         state.pushed(start)
@@ -705,15 +774,28 @@ impl RowSink {
         let mut state = self.state();
         let seed = hung()?;
         if write_row {
-            let SinkState { buf, mode, .. } = &mut *state;
+            let SinkState {
+                buf,
+                mode,
+                verdicts,
+                ..
+            } = &mut *state;
             let start = buf.len();
-            self.rows.push_row(buf, seed, Some(TIMEOUT_SIGNATURE));
-            if let RowMode::Shared(slot) = mode
-                && let Ok(true) = slot.push(&buf[start..])
-            {
-                // Handed to the supervisor, which appends it after the ring's other rows
-                // once this process has ended.
-                buf.truncate(start);
+            // Handed to the supervisor if the ring takes it, which appends it after the
+            // ring's other rows once this process has ended; else appended below.
+            let handed = match mode {
+                RowMode::Shared(slot) if *verdicts => {
+                    matches!(slot.push_verdict(seed, Some(TIMEOUT_SIGNATURE)), Ok(true))
+                }
+                _ => false,
+            };
+            if !handed {
+                self.rows.push_row(buf, seed, Some(TIMEOUT_SIGNATURE));
+                if let RowMode::Shared(slot) = mode
+                    && let Ok(true) = slot.push(&buf[start..])
+                {
+                    buf.truncate(start);
+                }
             }
         }
         let _ = state.append();
@@ -742,11 +824,6 @@ fn sign_row(key: &RunnerKey, out: &mut Vec<u8>, start: usize) {
     out.extend_from_slice(b",\"sig\":\"");
     out.extend_from_slice(sig.as_bytes());
     out.extend_from_slice(b"\"}\n");
-}
-
-#[inline]
-fn push_u64(out: &mut Vec<u8>, n: u64) {
-    out.extend_from_slice(Decimal::new(n).as_bytes());
 }
 
 /// Appends `s` as a JSON string literal.
@@ -926,11 +1003,17 @@ mod tests {
         let slot = pending.claim("run-1", &path).unwrap();
         let sink = RowSink::open(&path, WitnessFormatter::new(&cx), RowMode::Shared(slot)).unwrap();
         let mut all = Vec::new();
-        for seed in 1..=5000u64 {
-            let signature = (seed % 7 == 0).then_some("assert:x");
+        // Enough verdicts to go round the ring twice; one signature too long for the ring,
+        // whose row this process appends itself, after the ring's.
+        let huge = "assert:".to_string() + &"x".repeat(crate::pending::RING);
+        for seed in 1..=60_000u64 {
+            let signature = match seed {
+                30_001 => Some(huge.as_str()),
+                _ => (seed % 7 == 0).then_some("assert:x"),
+            };
             WitnessFormatter::new(&cx).push_row(&mut all, seed, signature);
             sink.push(seed, signature).unwrap();
-            if seed % 97 == 0 {
+            if seed % 4999 == 0 || seed == 30_001 {
                 let seen = std::fs::read(&path).unwrap();
                 assert!(all.starts_with(&seen), "after seed {seed}");
                 assert!(seen.is_empty() || seen.ends_with(b"\n"));
@@ -943,6 +1026,37 @@ mod tests {
             "the slot was given back"
         );
         assert!(drainer.finish().is_empty());
+    }
+
+    /// A formatter rebuilt from its template (as the supervisor's drainer does) writes the
+    /// same rows; bytes that are not a template are refused; signed rows have none.
+    #[test]
+    fn a_template_formats_the_same_rows_and_nothing_else_is_one() {
+        let mut cx = run_1_rows();
+        cx.code = Some("diff:\"q\"");
+        cx.replayed_signature = Some("assert:y");
+        let rows = WitnessFormatter::new(&cx);
+        let template = rows.template().unwrap();
+        let copy = WitnessFormatter::from_template(&template).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for (seed, sig) in [(0, None), (u64::MAX, Some("panic:\"x\"\n")), (17, None)] {
+            rows.push_row(&mut a, seed, sig);
+            copy.push_row(&mut b, seed, sig);
+        }
+        assert_eq!(a, b);
+        for cut in 0..template.len() {
+            assert!(WitnessFormatter::from_template(&template[..cut]).is_none());
+        }
+        let mut longer = template.clone();
+        longer.push(0);
+        assert!(WitnessFormatter::from_template(&longer).is_none());
+        let mut not_text = template.clone();
+        not_text[4] = 0xff;
+        assert!(WitnessFormatter::from_template(&not_text).is_none());
+        let key = RunnerKey::from_secret_bytes(&[7; 32]);
+        cx.runner = Runner::Remote;
+        cx.signer = Some(&key);
+        assert!(WitnessFormatter::new(&cx).template().is_none());
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! Witness rows handed to the supervisor, which appends them on its own thread.
 //!
-//! Under `prop run` a trial's row is not written by the process that runs the trials. The
-//! supervisor creates a memory mapping (a `memfd` on Linux, an unlinked temporary file on
-//! other Unix systems) and hands it to the worker by descriptor; each run copies its rows
-//! into a ring there, and the supervisor's [`Drainer`] thread appends them to the witness
-//! file. On a machine with a core to spare the trials then never wait for the file: a row
-//! costs the run one copy into shared memory, and formatting it (about 60 ns), instead of
-//! the `write` of its bytes into the page cache and their writeback (about 400 ns).
+//! Under `prop run` a trial's row is neither formatted nor written by the process that runs
+//! the trials. The supervisor creates a memory mapping (a `memfd` on Linux, an unlinked
+//! temporary file on other Unix systems) and hands it to the worker by descriptor; each run
+//! copies its trials' verdicts into a ring there, and the supervisor's [`Drainer`] thread
+//! formats their rows and appends them to the witness file. On a machine with a core to
+//! spare the trials then never wait for the file: a row costs the run one 9-byte copy into
+//! shared memory, instead of formatting it (about 60 ns), and the `write` of its bytes into
+//! the page cache and their writeback (about 400 ns).
 //!
 //! * The mapping starts with a page of global words (whether a drainer serves it), then one
 //!   slot per run that may be under way at once: a page of header words (state, a claim
@@ -14,14 +15,18 @@
 //!   of [`RING`] bytes.
 //! * A run claims a free slot ([`PendingRows::claim`], only while a drainer serves the
 //!   mapping) and writes there its run id and witness file path.
-//! * Each finished trial's row is copied into the ring at `written % RING`, then `written`
-//!   (the bytes ever copied into this slot) is published with a release store. The
-//!   worker's stores land in the shared pages, which outlive the process however it ends.
-//!   A row that does not fit waits until the drainer has consumed enough.
-//! * The drainer loads `written` (acquire), appends the bytes from `consumed` to it under
-//!   the witness file's lock, then publishes `consumed`. When a run asks for its rows to be
-//!   durable (`flush`: the end of the run, before its receipt is finished), the drainer
-//!   syncs the file and publishes `synced`; the run waits for it.
+//! * The ring holds records: first the run's template (how its rows read besides seed and
+//!   verdict, [`crate::ledger::WitnessFormatter::template`]), then one per finished trial: a
+//!   pass (its seed), a failure (seed and signature), or rows the run formatted itself
+//!   (signed rows: only the run holds the key). Each record is copied into the ring at
+//!   `written % RING`, then `written` (the bytes ever copied into this slot) is published
+//!   with a release store. The worker's stores land in the shared pages, which outlive the
+//!   process however it ends. A record that does not fit waits until the drainer has
+//!   consumed enough.
+//! * The drainer loads `written` (acquire), formats the rows of the records from `consumed`
+//!   to it and appends them under the witness file's lock, then publishes `consumed`. When
+//!   a run asks for its rows to be durable (`flush`: the end of the run, before its receipt
+//!   is finished), the drainer syncs the file and publishes `synced`; the run waits for it.
 //! * The counters only grow, across the runs that use a slot one after another: a run gives
 //!   its slot back only once everything it copied is consumed, so the bytes between
 //!   `consumed` and `written` always belong to the run that holds the slot.
@@ -31,13 +36,14 @@
 //!   the file, once, in order.
 //!
 //! A `kill -9` of the supervisor and the worker together loses what the rings held (at most
-//! [`RING`] bytes a run, about 5,000 rows); the receipt stays exact, and the rows present
-//! are the first rows in order. A failed append (a full disk) is reported to the run, which
+//! [`RING`] bytes of records a run, about 29,000 passes; in practice the few milliseconds of
+//! trials since the drainer last looked); the receipt stays exact, and the rows present are
+//! the first rows in order. A failed append (a full disk) is reported to the run, which
 //! fails with the error; its later rows are dropped.
 //!
 //! What the drainer trusts is the worker's own memory: a property that scribbles on the
 //! mapping could forge rows, as it could write the witness file itself. The reading is
-//! bounds-checked and never panics.
+//! bounds-checked and never panics; records that make no sense fail the run as corrupt.
 
 use std::fs::File;
 use std::io;
@@ -50,13 +56,16 @@ use std::time::Duration;
 const GLOBAL: usize = 4096;
 /// Bytes of a slot's header: its words, the run id and the path.
 const HEADER: usize = 4096;
-/// Bytes of a slot's ring of rows: about 5,000 rows, a few milliseconds of the cheapest
-/// trials, so that the drainer can sleep between batches.
-pub(crate) const RING: usize = 2 << 20;
-/// The drainer appends a ring's rows once this many bytes wait (as a run appending its own
-/// rows does, in 64 KiB batches), or when the run asks for them (`flush`), or when the
-/// worker is gone.
-const BATCH: u64 = 63 << 10;
+/// Bytes of a slot's ring of records: about 29,000 passes (9 bytes each), or 600 rows
+/// formatted by the run (signed rows); far more than the few milliseconds of the cheapest
+/// trials the drainer may sleep between batches.
+pub(crate) const RING: usize = 256 << 10;
+/// The drainer appends a ring's rows once this many bytes of records wait (about 450
+/// passes: 190 KB of rows), or when the run asks for them (`flush`), or when the worker is
+/// gone.
+const BATCH: u64 = 4 << 10;
+/// The drainer appends the rows it formats in pieces of at most about this many bytes.
+const PIECE: usize = 1 << 20;
 const SLOT: usize = HEADER + RING;
 /// At most this many slots (runs of properties at once).
 const MAX_SLOTS: usize = 1024;
@@ -105,9 +114,22 @@ const CORRUPT: u64 = u64::MAX;
 /// `ERROR` for an error without an OS error code.
 const OTHER: u64 = u64::MAX - 1;
 
-/// Witness files are asked to start writeback every this many bytes appended (as a run's
-/// own appends do, see `ledger.rs`).
-const WRITEBACK_EVERY: u64 = 8 << 20;
+/// Witness files are asked to start writeback every this many bytes appended (see
+/// `ledger.rs`): the disk writes while the trials run, and the final sync a run waits for
+/// has at most this much left to write.
+const WRITEBACK_EVERY: u64 = 1 << 20;
+
+// Records in a ring (little-endian integers, no padding; a record never crosses a
+// publication: `written` always ends a record).
+/// `[TEMPLATE][len u32][template]`: how this run's rows read besides seed and verdict
+/// ([`crate::ledger::WitnessFormatter::template`]); the run's first record.
+const TEMPLATE: u8 = 1;
+/// `[PASS][seed u64]`: the row of a passing trial.
+const PASS: u8 = 2;
+/// `[FAIL][seed u64][len u32][signature]`: the row of a failing trial.
+const FAIL: u8 = 3;
+/// `[ROWS][len u32][whole lines]`: rows the run formatted itself (signed rows).
+const ROWS: u8 = 4;
 
 /// The shared mapping of rows (see the module's documentation): created by the supervisor
 /// ([`PendingRows::create`]), served by its [`Drainer`], opened by the worker from the
@@ -406,9 +428,11 @@ fn futex_wake(_: &AtomicU32) {}
 
 /// The `ERROR` word for `e`.
 fn error_code(e: &io::Error) -> u64 {
-    e.raw_os_error()
-        .and_then(|c| u64::try_from(c).ok())
-        .map_or(OTHER, |c| c + 1)
+    match e.raw_os_error() {
+        Some(c) => u64::try_from(c).map_or(OTHER, |c| c + 1),
+        None if e.kind() == io::ErrorKind::InvalidData => CORRUPT,
+        None => OTHER,
+    }
 }
 
 /// The error an `ERROR` word stands for, as the run reports it.
@@ -486,33 +510,108 @@ impl Slot {
         }
     }
 
-    /// Copies `row` (whole lines) into the ring and publishes it; `Ok(false)` (nothing
-    /// copied) when it is longer than the ring. Waits while the ring is full. Fails with
-    /// the drainer's error for this run.
+    /// Copies `rows` (whole lines, formatted by the run) into the ring as one record and
+    /// publishes it; `Ok(false)` (nothing copied) when the record is longer than the ring.
+    /// Waits while the ring is full. Fails with the drainer's error for this run.
+    pub(crate) fn push(&mut self, rows: &[u8]) -> io::Result<bool> {
+        self.push_sized(ROWS, rows)
+    }
+
+    /// Tells the drainer how this run's rows read (the run's first record): from here on the
+    /// run hands verdicts ([`Slot::push_verdict`]) and the drainer formats their rows.
+    pub(crate) fn push_template(&mut self, template: &[u8]) -> io::Result<bool> {
+        self.push_sized(TEMPLATE, template)
+    }
+
+    /// The row of seed `seed` (`signature` `None` for a pass), to be formatted by the
+    /// drainer after [`Slot::push_template`]: 9 bytes for a pass. `Ok(false)` when the record
+    /// is longer than the ring.
     #[inline]
-    pub(crate) fn push(&mut self, row: &[u8]) -> io::Result<bool> {
-        if row.len() > RING {
+    pub(crate) fn push_verdict(&mut self, seed: u64, signature: Option<&str>) -> io::Result<bool> {
+        let mut head = [0u8; 13];
+        head[1..9].copy_from_slice(&seed.to_le_bytes());
+        match signature {
+            None => {
+                let mut pass = [PASS; 9];
+                pass[1..].copy_from_slice(&seed.to_le_bytes());
+                self.push_small(&pass)
+            }
+            Some(sig) => {
+                let Ok(len) = u32::try_from(sig.len()) else {
+                    return Ok(false);
+                };
+                head[0] = FAIL;
+                head[9..].copy_from_slice(&len.to_le_bytes());
+                self.push_record(&[&head, sig.as_bytes()])
+            }
+        }
+    }
+
+    fn push_sized(&mut self, tag: u8, body: &[u8]) -> io::Result<bool> {
+        let Ok(len) = u32::try_from(body.len()) else {
+            return Ok(false);
+        };
+        let mut head = [tag, 0, 0, 0, 0];
+        head[1..].copy_from_slice(&len.to_le_bytes());
+        self.push_record(&[&head, body])
+    }
+
+    /// [`Slot::push_record`] of a record of a few bytes: one fixed-size copy when it does not
+    /// wrap (a pass's record is copied with two stores).
+    #[inline]
+    fn push_small<const N: usize>(&mut self, record: &[u8; N]) -> io::Result<bool> {
+        let pos = (self.written % RING as u64) as usize;
+        if pos + N > RING || !self.has_room(N as u64) {
+            return self.push_record(&[record]);
+        }
+        // SAFETY: inside this slot's ring (pos + N <= RING); these bytes are free (there is
+        // room), and the slot is this run's alone.
+        unsafe {
+            let ring = self.rows.slot_ptr(self.slot, HEADER);
+            std::ptr::copy_nonoverlapping(record.as_ptr(), ring.add(pos), N);
+        }
+        self.written += N as u64;
+        self.word(WRITTEN).store(self.written, Ordering::Release);
+        Ok(true)
+    }
+
+    /// Whether `need` more bytes fit in the ring now, and no error is pending.
+    #[inline]
+    fn has_room(&self, need: u64) -> bool {
+        let consumed = self.word(CONSUMED).load(Ordering::Acquire);
+        self.written.saturating_sub(consumed) + need <= RING as u64
+            && self.word(ERROR).load(Ordering::Relaxed) == 0
+    }
+
+    /// Copies one record (`parts`, joined) into the ring and publishes it; `Ok(false)`
+    /// (nothing copied) when it is longer than the ring. Waits while the ring is full.
+    fn push_record(&mut self, parts: &[&[u8]]) -> io::Result<bool> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len > RING {
             return Ok(false);
         }
-        let need = row.len() as u64;
-        let fits = |s: &Slot| {
-            let consumed = s.word(CONSUMED).load(Ordering::Acquire);
-            s.written.saturating_sub(consumed) + need <= RING as u64
-        };
-        if !fits(self) || self.word(ERROR).load(Ordering::Relaxed) != 0 {
-            self.wait(fits)?;
+        let need = len as u64;
+        if !self.has_room(need) {
+            self.wait(|s| {
+                let consumed = s.word(CONSUMED).load(Ordering::Acquire);
+                s.written.saturating_sub(consumed) + need <= RING as u64
+            })?;
             if let Some(e) = self.error() {
                 return Err(e);
             }
         }
-        let pos = (self.written % RING as u64) as usize;
-        let first = row.len().min(RING - pos);
-        // SAFETY: both copies stay inside this slot's ring (pos + first <= RING, the rest
-        // from 0); these bytes are free (consumed), and the slot is this run's alone.
-        unsafe {
-            let ring = self.rows.slot_ptr(self.slot, HEADER);
-            std::ptr::copy_nonoverlapping(row.as_ptr(), ring.add(pos), first);
-            std::ptr::copy_nonoverlapping(row.as_ptr().add(first), ring, row.len() - first);
+        let mut pos = (self.written % RING as u64) as usize;
+        for part in parts {
+            let first = part.len().min(RING - pos);
+            // SAFETY: both copies stay inside this slot's ring (pos + first <= RING, the
+            // rest from 0, part.len() <= RING); these bytes are free (consumed), and the slot
+            // is this run's alone.
+            unsafe {
+                let ring = self.rows.slot_ptr(self.slot, HEADER);
+                std::ptr::copy_nonoverlapping(part.as_ptr(), ring.add(pos), first);
+                std::ptr::copy_nonoverlapping(part.as_ptr().add(first), ring, part.len() - first);
+            }
+            pos = (pos + part.len()) % RING;
         }
         self.written += need;
         self.word(WRITTEN).store(self.written, Ordering::Release);
@@ -600,8 +699,10 @@ struct Draining<'a> {
     rows: &'a PendingRows,
     open: Vec<Option<Open>>,
     lost: Vec<LostRows>,
-    /// Two pieces of a ring that wraps, joined for one append.
+    /// Two pieces of a ring that wraps, joined for one reading.
     joined: Vec<u8>,
+    /// The rows being formatted from a ring's records.
+    out: Vec<u8>,
 }
 
 struct Open {
@@ -612,6 +713,8 @@ struct Open {
     unstarted: u64,
     /// Appended since the last sync.
     unsynced: bool,
+    /// How the run's rows read (its `TEMPLATE` record), once known.
+    rows: Option<crate::ledger::WitnessFormatter>,
 }
 
 impl<'a> Draining<'a> {
@@ -621,6 +724,7 @@ impl<'a> Draining<'a> {
             open: (0..rows.slots).map(|_| None).collect(),
             lost: Vec::new(),
             joined: Vec::new(),
+            out: Vec::with_capacity(PIECE + (64 << 10)),
         }
     }
 
@@ -755,7 +859,8 @@ impl<'a> Draining<'a> {
         busy
     }
 
-    /// Appends ring bytes `consumed..written` of `slot` to its run's witness file.
+    /// Appends the rows of ring records `consumed..written` of `slot` to its run's witness
+    /// file (formatting those the run handed as verdicts).
     fn append(&mut self, slot: usize, claims: u64, consumed: u64, written: u64) -> io::Result<()> {
         let rows = self.rows;
         if self.open[slot].as_ref().is_none_or(|o| o.claims != claims) {
@@ -766,11 +871,12 @@ impl<'a> Draining<'a> {
                 writer,
                 unstarted: 0,
                 unsynced: false,
+                rows: None,
             });
         }
         let pos = (consumed % RING as u64) as usize;
         let len = (written - consumed) as usize;
-        let bytes = if pos + len <= RING {
+        let records = if pos + len <= RING {
             rows.bytes(slot, HEADER + pos, len)
         } else {
             self.joined.clear();
@@ -783,12 +889,21 @@ impl<'a> Draining<'a> {
         let Some(open) = self.open[slot].as_mut() else {
             return Ok(());
         };
-        open.writer.append_raw(bytes)?;
-        open.unsynced = true;
-        open.unstarted += len as u64;
-        if open.unstarted >= WRITEBACK_EVERY {
-            open.writer.start_writeback();
-            open.unstarted = 0;
+        let out = &mut self.out;
+        out.clear();
+        let mut at = 0;
+        while at < records.len() {
+            at = expand(records, at, &mut open.rows, out).ok_or_else(corrupt)?;
+            if out.len() >= PIECE || (at == records.len() && !out.is_empty()) {
+                open.writer.append_raw(out)?;
+                open.unsynced = true;
+                open.unstarted += out.len() as u64;
+                out.clear();
+                if open.unstarted >= WRITEBACK_EVERY {
+                    open.writer.start_writeback();
+                    open.unstarted = 0;
+                }
+            }
         }
         Ok(())
     }
@@ -810,6 +925,58 @@ impl<'a> Draining<'a> {
                 error,
             });
         }
+    }
+}
+
+/// The error of a ring whose records make no sense.
+fn corrupt() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "the mapping it shares with the run is corrupt",
+    )
+}
+
+/// Reads the record at `records[at..]`: a template becomes `rows`, a verdict is formatted
+/// with it, formatted rows are copied; appends to `out` and returns where the next record
+/// starts. `None` for a record that makes no sense (cut short, an unknown tag, a verdict
+/// before any template, a template or signature that is not text).
+fn expand(
+    records: &[u8],
+    at: usize,
+    rows: &mut Option<crate::ledger::WitnessFormatter>,
+    out: &mut Vec<u8>,
+) -> Option<usize> {
+    let u32_at = |i: usize| -> Option<usize> {
+        let b = records.get(i..i + 4)?;
+        usize::try_from(u32::from_le_bytes(b.try_into().ok()?)).ok()
+    };
+    let seed_at = |i: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(records.get(i..i + 8)?.try_into().ok()?))
+    };
+    match *records.get(at)? {
+        PASS => {
+            rows.as_ref()?.push_row(out, seed_at(at + 1)?, None);
+            Some(at + 9)
+        }
+        FAIL => {
+            let len = u32_at(at + 9)?;
+            let sig = records.get(at + 13..(at + 13).checked_add(len)?)?;
+            let sig = std::str::from_utf8(sig).ok()?;
+            rows.as_ref()?.push_row(out, seed_at(at + 1)?, Some(sig));
+            Some(at + 13 + len)
+        }
+        tag @ (TEMPLATE | ROWS) => {
+            let len = u32_at(at + 1)?;
+            let end = (at + 5).checked_add(len)?;
+            let body = records.get(at + 5..end)?;
+            if tag == ROWS {
+                out.extend_from_slice(body);
+            } else {
+                *rows = Some(crate::ledger::WitnessFormatter::from_template(body)?);
+            }
+            Some(end)
+        }
+        _ => None,
     }
 }
 
@@ -881,6 +1048,35 @@ mod tests {
         assert!(b.push(&row(2, 0)).unwrap());
         assert!(b.flush().is_err());
         std::mem::forget(b);
+    }
+
+    /// Records that make no sense (a verdict before any template, an unknown tag, a
+    /// template that is not one) fail the run as corrupt: nothing is appended, no panic.
+    #[test]
+    fn records_that_make_no_sense_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad: [&dyn Fn(&mut Slot); 4] = [
+            &|s| assert!(s.push_verdict(1, None).unwrap()),
+            &|s| assert!(s.push_record(&[&[99, 1, 2]]).unwrap()),
+            &|s| assert!(s.push_template(b"\x05\0\0\0abc").unwrap()),
+            // A formatted row's record whose length runs past what was published.
+            &|s| assert!(s.push_record(&[&[ROWS, 200, 0, 0, 0], b"{}\n"]).unwrap()),
+        ];
+        for (i, push) in bad.iter().enumerate() {
+            let path = dir.path().join(format!("w{i}.jsonl"));
+            let rows = Arc::new(PendingRows::create(1).unwrap());
+            let drainer = rows.drainer().unwrap();
+            let mut a = rows.claim("run-a", &path).unwrap();
+            push(&mut a);
+            let e = a.flush().unwrap_err();
+            assert!(e.to_string().contains("corrupt"), "case {i}: {e}");
+            std::mem::forget(a);
+            assert_eq!(drainer.finish().len(), 1, "case {i}");
+            assert!(
+                std::fs::read(&path).unwrap_or_default().is_empty(),
+                "case {i}"
+            );
+        }
     }
 
     /// An append that fails (here: the witness path is a directory) is reported to the run

@@ -112,9 +112,13 @@ impl Shared<'_> {
 }
 
 impl TrialRun<'_> {
-    fn write_err(&self, path: &Path) -> impl FnOnce(std::io::Error) -> RunError + use<> {
-        let path = path.to_path_buf();
-        move |source| RunError::Write { path, source }
+    /// The error of a write to `path` (the path is copied only when there is an error: this
+    /// is on every trial's path).
+    fn write_err<'p>(&self, path: &'p Path) -> impl FnOnce(std::io::Error) -> RunError + use<'p> {
+        move |source| RunError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 
     /// Runs every planned seed on `workers` threads (1: this thread) and returns the tally,
@@ -202,10 +206,12 @@ impl TrialRun<'_> {
                 Arc::clone(self.sink),
             )
         });
+        // The lock is taken once per trial: held from committing a trial's outcome through
+        // taking the next seed.
+        let mut s = self.lock(shared);
         loop {
             // Take the next seed and record it as started, in one step under the lock.
             let (index, seed) = {
-                let mut s = self.lock(shared);
                 loop {
                     if s.error.is_some() || s.stopped || s.next >= self.seeds.len() {
                         s.wake(advanced);
@@ -234,9 +240,10 @@ impl TrialRun<'_> {
                 s.pending.push_back(None);
                 (index, seed)
             };
+            drop(s);
             crate::watchdog::set_seed(seed, false);
             let outcome = self.control.trial(self.property, fixture, seed, self.rng);
-            let mut s = self.lock(shared);
+            s = self.lock(shared);
             match outcome {
                 Ok(outcome) => {
                     let k = index - s.committed;

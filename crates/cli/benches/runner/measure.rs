@@ -6,7 +6,8 @@
 //! `prop::collection::vec(any::<u64>(), 0..=100)` through `TestRunner::run`, seedledger's
 //! `vec(any_int::<u64>(), 0..=100)` through `TestCase` (once with `execute`, no evidence; once
 //! with `run_property`, receipt and witness rows written as `prop run`'s worker writes them:
-//! rows in 64 KiB batches, each also committed to the mapping its supervisor shares), and the
+//! verdicts handed through the mapping its supervisor shares, whose thread formats and
+//! appends the rows), and the
 //! floors with no framework at all. A round runs every contender once per property (the
 //! order rotating from round to round); ratios are taken inside a round, so a machine whose
 //! speed drifts between rounds still gives comparable ratios.
