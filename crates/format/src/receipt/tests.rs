@@ -217,7 +217,7 @@ fn the_fast_writer_gives_the_generic_text_over_random_receipts() {
     ];
     for round in 0..48 {
         let mut r = base.clone();
-        let mut pick = |rng: &mut Rng| lengths[(rng.next() % lengths.len() as u64) as usize];
+        let pick = |rng: &mut Rng| lengths[(rng.next() % lengths.len() as u64) as usize];
         let n = pick(&mut rng);
         r.planned_seeds = rng.seeds(n);
         r.attempted_seeds = if round % 3 == 0 {
