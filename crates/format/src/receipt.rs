@@ -336,6 +336,40 @@ impl Receipt {
     }
 }
 
+/// The `run_id` of a receipt's text as `serde_json::Value` reads it (`get("run_id")?.as_str()`:
+/// the last of duplicate members; `None` when it is not a string or the text is not one JSON
+/// object), every other member skipped rather than built: finding the run id of a receipt of
+/// 10^7 seeds would otherwise build GBs of `Value`s (32 bytes a seed). One difference: a
+/// skipped member nested deeper than a `Value` may be (128 levels) is skipped all the same
+/// (serde_json skips without recursion), where reading the whole text as a `Value` fails.
+pub fn receipt_run_id(text: &[u8]) -> Option<String> {
+    struct RunId(Option<String>);
+    impl<'de> Deserialize<'de> for RunId {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RunId, D::Error> {
+            d.deserialize_map(Members)
+        }
+    }
+    struct Members;
+    impl<'de> serde::de::Visitor<'de> for Members {
+        type Value = RunId;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RunId, A::Error> {
+            let mut run_id = None;
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "run_id" {
+                    run_id = map.next_value::<Value>()?.as_str().map(str::to_string);
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            Ok(RunId(run_id))
+        }
+    }
+    serde_json::from_slice::<RunId>(text).ok()?.0
+}
+
 /// The decision fields of a receipt, read leniently so that the gate can fail closed on
 /// any receipt a tool might produce: only the six decision fields and `failing_seed` are
 /// read, unknown fields are ignored, and `fixture_hash` / `oracle_source` may hold any

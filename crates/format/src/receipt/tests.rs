@@ -280,3 +280,49 @@ fn a_seed_list_alone_is_the_readable_array() {
         assert_eq!(String::from_utf8(out.0).unwrap(), generic, "{n} seeds");
     }
 }
+
+/// A receipt's run id read without building the rest reads what a `Value` reads: the last of
+/// two, only a string, only in one JSON object; a long list is skipped, not built.
+#[test]
+fn the_run_id_alone_is_read_as_a_value_reads_it() {
+    let long = format!(
+        r#"{{"planned_seeds": [{}], "run_id": "local-1", "verdicts": "..F"}}"#,
+        vec!["18446744073709551615"; 50_000].join(", ")
+    );
+    let texts = [
+        r#"{"run_id": "a-1", "x": [1, {"run_id": "no"}], "run_id": "b-2"}"#,
+        r#"{"run_id": 7}"#,
+        r#"{"run_id": null, "y": {"z": [true, 1.5, -3, "s\"t"]}}"#,
+        r#"{"ru\u006e_id": "escaped-key"}"#,
+        r#"[{"run_id": "a-1"}]"#,
+        r#"{"run_id": "a-1"} x"#,
+        r#"{"run_id": "a-1""#,
+        "",
+        long.as_str(),
+    ];
+    for text in texts {
+        let generic = serde_json::from_str::<Value>(text)
+            .ok()
+            .and_then(|v| v.get("run_id")?.as_str().map(str::to_string));
+        assert_eq!(
+            crate::receipt_run_id(text.as_bytes()),
+            generic,
+            "{text:.80}"
+        );
+    }
+    assert_eq!(
+        crate::receipt_run_id(long.as_bytes()).as_deref(),
+        Some("local-1")
+    );
+    // A skipped member nested deeper than a `Value` may be (serde_json's limit, 128) is
+    // skipped all the same, without recursion: no stack overflow, the run id still read.
+    let deep = format!(
+        r#"{{"run_id": "a-1", "x": {}1{}}}"#,
+        "[".repeat(1_000_000),
+        "]".repeat(1_000_000)
+    );
+    assert_eq!(
+        crate::receipt_run_id(deep.as_bytes()).as_deref(),
+        Some("a-1")
+    );
+}
