@@ -6,6 +6,7 @@
 
 mod canonical;
 mod citation;
+mod digits;
 mod durable;
 mod errors;
 mod exit;
@@ -26,6 +27,7 @@ pub use canonical::{SIG_FIELD, canonical_json, witness_canonical_bytes};
 pub use citation::{
     CITATION_SCHEMA_VERSION, Citation, SameSeedReview, format_rfc3339, parse_rfc3339,
 };
+pub use digits::{decimal_len, write_decimal};
 pub use durable::{
     JsonLinesWriter, complete_lines, write_atomic, write_atomic_file, write_atomic_file_with,
     write_atomic_new, write_atomic_with,
@@ -44,10 +46,10 @@ pub use partition::{
     MergeRecord, PartRecord, Partition, PartitionKind, PartitionParseError, PartitionRecord,
     plan_digest, seed_hash,
 };
-pub use pretty::{to_json_readable, write_json_readable_with_lists};
+pub use pretty::{to_json_readable, write_json_readable_with_lists, write_seed_list};
 pub use receipt::{
     Compared, FailureMode, FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt,
-    ShrinkPassRecord, ShrinkRecord,
+    ShrinkPassRecord, ShrinkRecord, receipt_run_id,
 };
 pub use seed::{Decimal, seed_from_json, seeds_from_json};
 pub use spec::{NO_FIXTURE, OracleSource, SpecFile};

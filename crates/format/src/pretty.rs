@@ -20,45 +20,153 @@ pub fn write_json_readable_with_lists(
     map: &serde_json::Map<String, Value>,
     lists: &[(&str, &[u64])],
 ) -> std::io::Result<()> {
-    const CHUNK: usize = 1 << 16;
+    let members: Vec<(&str, Member<'_>)> = lists
+        .iter()
+        .map(|&(name, seeds)| (name, Member::Seeds(seeds)))
+        .collect();
+    write_json_readable_with(w, map, &members)
+}
+
+/// A member of an object written by [`write_json_readable_with`] from data of its own
+/// rather than from the map.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Member<'a> {
+    /// A list of seeds, `[1101, 1102]` (always on one line: its elements are scalars).
+    Seeds(&'a [u64]),
+    /// A string, written as serde_json writes it (escaped only where JSON needs it).
+    Text(&'a str),
+}
+
+/// [`write_json_readable_with_lists`] with members of either kind (see [`Member`]).
+pub(crate) fn write_json_readable_with(
+    w: &mut dyn std::io::Write,
+    map: &serde_json::Map<String, Value>,
+    members: &[(&str, Member<'_>)],
+) -> std::io::Result<()> {
     if map.is_empty() {
         return w.write_all(b"{}");
     }
-    let mut out = String::with_capacity(CHUNK + 64);
-    out.push_str("{\n");
+    // A buffer as large as the text is likely to be, at most a chunk: a small receipt does
+    // not pay for zeroing 64 KiB.
+    let hint = members.iter().fold(4096, |n, (_, m)| {
+        n + match m {
+            Member::Seeds(seeds) => seeds.len().saturating_mul(Chunked::ELEMENT),
+            Member::Text(s) => s.len(),
+        }
+    });
+    let mut out = Chunked::new(w, hint);
+    out.bytes(b"{\n")?;
+    let mut text = String::new();
     for (i, (key, v)) in map.iter().enumerate() {
-        indent(&mut out, 1);
-        out.push_str(&Value::String(key.clone()).to_string());
-        out.push_str(": ");
-        match lists.iter().find(|(name, _)| name == key) {
-            Some((_, seeds)) => {
-                out.push('[');
-                for (j, seed) in seeds.iter().enumerate() {
-                    if j > 0 {
-                        out.push_str(", ");
-                    }
-                    push_u64(&mut out, *seed);
-                    if out.len() >= CHUNK {
-                        w.write_all(out.as_bytes())?;
-                        out.clear();
-                    }
-                }
-                out.push(']');
+        text.clear();
+        indent(&mut text, 1);
+        push_string(&mut text, key);
+        text.push_str(": ");
+        match members.iter().find(|(name, _)| name == key) {
+            Some((_, Member::Seeds(seeds))) => {
+                out.bytes(text.as_bytes())?;
+                out.seeds(seeds)?;
             }
-            None => write_value(&mut out, v, 1),
+            Some((_, Member::Text(s))) => {
+                out.bytes(text.as_bytes())?;
+                out.string(s)?;
+            }
+            None => {
+                write_value(&mut text, v, 1);
+                out.bytes(text.as_bytes())?;
+            }
         }
-        out.push_str(if i + 1 < map.len() { ",\n" } else { "\n" });
-        if out.len() >= CHUNK {
-            w.write_all(out.as_bytes())?;
-            out.clear();
-        }
+        out.bytes(if i + 1 < map.len() { b",\n" } else { b"\n" })?;
     }
-    out.push('}');
-    w.write_all(out.as_bytes())
+    out.bytes(b"}")?;
+    out.flush()
 }
 
-fn push_u64(out: &mut String, n: u64) {
-    out.push_str(crate::Decimal::new(n).as_str());
+/// `seeds` as the one-line JSON array [`to_json_readable`] writes (`[1101, 1102]`), written to
+/// `w` in pieces: a list of 10^7 seeds is never in memory as text whole.
+pub fn write_seed_list(w: &mut dyn std::io::Write, seeds: &[u64]) -> std::io::Result<()> {
+    let mut out = Chunked::new(w, seeds.len().saturating_mul(Chunked::ELEMENT) + 2);
+    out.seeds(seeds)?;
+    out.flush()
+}
+
+/// A byte buffer written to `w` whenever it holds about [`Chunked::CHUNK`] bytes: long lists
+/// are formatted into it directly (no `String` per element, no UTF-8 re-check of digits).
+struct Chunked<'w> {
+    w: &'w mut dyn std::io::Write,
+    buf: Box<[u8]>,
+    len: usize,
+}
+
+impl<'w> Chunked<'w> {
+    const CHUNK: usize = 1 << 16;
+    /// The most one list element takes: `, ` and 20 digits.
+    const ELEMENT: usize = 2 + 20;
+
+    /// A buffer of `hint` bytes (the text's expected size), at least two list elements' and
+    /// at most a chunk and an element's.
+    fn new(w: &'w mut dyn std::io::Write, hint: usize) -> Chunked<'w> {
+        let size = hint.clamp(2 * Self::ELEMENT, Self::CHUNK + Self::ELEMENT);
+        Chunked {
+            w,
+            buf: vec![0u8; size].into_boxed_slice(),
+            len: 0,
+        }
+    }
+
+    /// Where a list element may start: the buffer is flushed before one would start later.
+    fn last_start(&self) -> usize {
+        self.buf.len() - Self::ELEMENT
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let len = std::mem::take(&mut self.len);
+        self.w.write_all(&self.buf[..len])
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        if self.len + bytes.len() > self.buf.len() {
+            self.flush()?;
+            if bytes.len() > self.buf.len() {
+                return self.w.write_all(bytes);
+            }
+        }
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+        Ok(())
+    }
+
+    fn seeds(&mut self, seeds: &[u64]) -> std::io::Result<()> {
+        self.bytes(b"[")?;
+        if let Some((&first, rest)) = seeds.split_first() {
+            if self.len > self.last_start() {
+                self.flush()?;
+            }
+            self.len += crate::digits::write_decimal(&mut self.buf[self.len..], first);
+            for &seed in rest {
+                if self.len > self.last_start() {
+                    self.flush()?;
+                }
+                let slot = &mut self.buf[self.len..self.len + Self::ELEMENT];
+                slot[0] = b',';
+                slot[1] = b' ';
+                self.len += 2 + crate::digits::write_decimal(&mut slot[2..], seed);
+            }
+        }
+        self.bytes(b"]")
+    }
+
+    /// `s` as a JSON string, byte for byte as `serde_json` writes it: as it is between the
+    /// quotes unless it holds a byte JSON requires escaped (`"`, `\\`, below 0x20).
+    fn string(&mut self, s: &str) -> std::io::Result<()> {
+        if plain(s) {
+            self.bytes(b"\"")?;
+            self.bytes(s.as_bytes())?;
+            self.bytes(b"\"")
+        } else {
+            self.bytes(Value::String(s.to_string()).to_string().as_bytes())
+        }
+    }
 }
 
 fn write_value(out: &mut String, value: &Value, depth: usize) {
@@ -67,7 +175,7 @@ fn write_value(out: &mut String, value: &Value, depth: usize) {
             out.push_str("{\n");
             for (i, (key, v)) in map.iter().enumerate() {
                 indent(out, depth + 1);
-                out.push_str(&Value::String(key.clone()).to_string());
+                push_string(out, key);
                 out.push_str(": ");
                 write_value(out, v, depth + 1);
                 out.push_str(if i + 1 < map.len() { ",\n" } else { "\n" });
@@ -108,7 +216,30 @@ fn write_scalar(out: &mut String, value: &Value) {
         Value::Number(n) => {
             let _ = write!(out, "{n}");
         }
+        Value::String(s) => push_string(out, s),
         other => out.push_str(&other.to_string()),
+    }
+}
+
+/// `s` needs no escape in JSON: no `"`, `\\` nor byte below 0x20 (the only ones
+/// `serde_json` escapes), so its JSON string is `s` between quotes.
+fn plain(s: &str) -> bool {
+    // A branch-free test per block (vectorised), not one branch per byte.
+    s.as_bytes().chunks(256).all(|c| {
+        !c.iter().fold(false, |bad, &b| {
+            bad | (b < 0x20) | (b == b'"') | (b == b'\\')
+        })
+    })
+}
+
+/// Appends `s` as a JSON string, as `serde_json` writes it.
+fn push_string(out: &mut String, s: &str) {
+    if plain(s) {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&Value::String(s.to_string()).to_string());
     }
 }
 
@@ -141,6 +272,36 @@ mod tests {
         let mut out = Vec::new();
         write_json_readable_with_lists(&mut out, &serde_json::Map::new(), &[]).unwrap();
         assert_eq!(out, b"{}");
+    }
+
+    #[test]
+    fn strings_and_keys_are_written_as_serde_json_writes_them() {
+        let texts = [
+            "",
+            "plain",
+            "x\"y",
+            "back\\slash",
+            "tab\t",
+            "nl\n",
+            "\u{1}\u{1f}",
+            " \u{7f}",
+            "é €",
+            "😀",
+            "sha256:ab",
+        ];
+        for t in texts {
+            let mut out = String::new();
+            push_string(&mut out, t);
+            assert_eq!(out, serde_json::to_string(t).unwrap(), "{t:?}");
+            let v = serde_json::json!({ t: [t, {t: t}] });
+            let text = to_json_readable(&v);
+            assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), v, "{t:?}");
+            let mut out = Vec::new();
+            let mut chunked = Chunked::new(&mut out, 0);
+            chunked.string(t).unwrap();
+            chunked.flush().unwrap();
+            assert_eq!(out, serde_json::to_string(t).unwrap().as_bytes(), "{t:?}");
+        }
     }
 
     #[test]

@@ -299,35 +299,75 @@ impl Receipt {
     /// Writes [`Receipt::to_json_pretty`]'s text to `w`, without ever holding the seed lists
     /// (`planned_seeds`, `attempted_seeds`, `failing_seeds`) as JSON values or the text whole:
     /// for a plan of 10^7 seeds that is the difference between tens and hundreds of MB. The
-    /// lists are taken out of `self` while the other fields are converted, and put back.
+    /// lists and `verdicts` (one byte per seed) are taken out of `self` while the other fields
+    /// are converted, put back, and written straight from `self` into a byte buffer.
     pub fn write_json_pretty(&mut self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use crate::pretty::Member;
         let planned = std::mem::take(&mut self.planned_seeds);
         let attempted = std::mem::take(&mut self.attempted_seeds);
         let failing = std::mem::take(&mut self.failing_seeds);
+        let verdicts = self.verdicts.take();
         let value = serde_json::to_value(&*self);
         self.planned_seeds = planned;
         self.attempted_seeds = attempted;
         self.failing_seeds = failing;
+        self.verdicts = verdicts;
         let mut map = match value {
             Ok(Value::Object(map)) => map,
             Ok(_) => return Err(std::io::Error::other("a receipt is not a JSON object")),
             Err(e) => return Err(std::io::Error::other(e)),
         };
+        // The members skipped when taken out (empty, `None`) get a place to fill; the map is
+        // ordered by name, so the place is where `to_json_pretty` puts them.
         if !self.failing_seeds.is_empty() {
-            // Skipped when empty: the taken-out list left no member to fill.
             map.insert("failing_seeds".to_string(), Value::Null);
         }
-        crate::pretty::write_json_readable_with_lists(
-            w,
-            &map,
-            &[
-                ("planned_seeds", &self.planned_seeds),
-                ("attempted_seeds", &self.attempted_seeds),
-                ("failing_seeds", &self.failing_seeds),
-            ],
-        )?;
+        let mut members = vec![
+            ("planned_seeds", Member::Seeds(&self.planned_seeds)),
+            ("attempted_seeds", Member::Seeds(&self.attempted_seeds)),
+            ("failing_seeds", Member::Seeds(&self.failing_seeds)),
+        ];
+        if let Some(verdicts) = &self.verdicts {
+            map.insert("verdicts".to_string(), Value::Null);
+            members.push(("verdicts", Member::Text(verdicts)));
+        }
+        crate::pretty::write_json_readable_with(w, &map, &members)?;
         w.write_all(b"\n")
     }
+}
+
+/// The `run_id` of a receipt's text as `serde_json::Value` reads it (`get("run_id")?.as_str()`:
+/// the last of duplicate members; `None` when it is not a string or the text is not one JSON
+/// object), every other member skipped rather than built: finding the run id of a receipt of
+/// 10^7 seeds would otherwise build GBs of `Value`s (32 bytes a seed). One difference: a
+/// skipped member nested deeper than a `Value` may be (128 levels) is skipped all the same
+/// (serde_json skips without recursion), where reading the whole text as a `Value` fails.
+pub fn receipt_run_id(text: &[u8]) -> Option<String> {
+    struct RunId(Option<String>);
+    impl<'de> Deserialize<'de> for RunId {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RunId, D::Error> {
+            d.deserialize_map(Members)
+        }
+    }
+    struct Members;
+    impl<'de> serde::de::Visitor<'de> for Members {
+        type Value = RunId;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RunId, A::Error> {
+            let mut run_id = None;
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "run_id" {
+                    run_id = map.next_value::<Value>()?.as_str().map(str::to_string);
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            Ok(RunId(run_id))
+        }
+    }
+    serde_json::from_slice::<RunId>(text).ok()?.0
 }
 
 /// The decision fields of a receipt, read leniently so that the gate can fail closed on

@@ -53,6 +53,27 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
             .wait_with_output()
             .map_err(|e| format!("git did not finish: {e}"))
     };
+    // Outside any repository (no `.git` or git directory on the way up), git can only say
+    // so: told without starting it (a process start is most of a short run's fixed cost).
+    if surely_outside_git(dir, git_environment()) {
+        return state(None, "not inside a git work tree");
+    }
+    // The usual case in one git process: `HEAD`'s blob at the path, compared byte for byte
+    // with the bytes digested (the same bytes exactly when the blob ids are the same).
+    if let Some(rel) = rel_path.to_str()
+        && let Ok(head) = git(&["cat-file", "blob", &format!("HEAD:./{rel}")], None)
+        && head.status.success()
+    {
+        return if head.stdout == bytes {
+            state(Some(true), "")
+        } else {
+            state(
+                Some(false),
+                &format!("{rel} differs from the committed one"),
+            )
+        };
+    }
+    // Anything else (no such path, no commit, git failing): asked step by step, to say why.
     let inside = match git(&["rev-parse", "--is-inside-work-tree"], None) {
         Ok(out) => out,
         Err(e) => return state(None, &e),
@@ -99,10 +120,180 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
     }
 }
 
+/// Variables (and prefixes of variables) of git's environment that name a repository or
+/// change where or how git looks for one, or which git runs: `GIT_DIR` above all; the
+/// others for good measure. Others (`GIT_SSL_CAINFO`, `GIT_AUTHOR_NAME`, ...) do not.
+const DISCOVERY_VARIABLES: [&str; 8] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_CONFIG",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_EXEC_PATH",
+];
+
+/// Whether a variable of the environment may change where git finds a repository (see
+/// [`DISCOVERY_VARIABLES`]; `GIT_CONFIG` covers `GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`,
+/// ...).
+fn git_environment() -> bool {
+    std::env::vars_os().any(|(name, _)| moves_discovery(&name))
+}
+
+/// Whether the variable `name` is one of [`DISCOVERY_VARIABLES`].
+fn moves_discovery(name: &std::ffi::OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    DISCOVERY_VARIABLES
+        .iter()
+        .any(|v| name.starts_with(v.as_bytes()))
+}
+
+/// True only when git, started in `dir`, is certain to find no repository: no variable that
+/// may point it elsewhere (`git_env`, see [`git_environment`]) and, in `dir` and every
+/// directory above it (the physical path, as git walks it), no `.git` entry and none of `HEAD`, `objects`, `refs` (a bare repository is a
+/// directory holding all three). Git stops its search earlier at a file system boundary or a
+/// ceiling directory, never later, so it finds nothing either. Anything uncertain (a name
+/// that cannot be looked up, a path that cannot be resolved) is false: git is asked.
+fn surely_outside_git(dir: &Path, git_env: bool) -> bool {
+    if git_env {
+        return false;
+    }
+    let Ok(dir) = dir.canonicalize() else {
+        return false;
+    };
+    let mut probe = dir.clone();
+    dir.ancestors().all(|d| {
+        [".git", "HEAD", "objects", "refs"].iter().all(|name| {
+            probe.clear();
+            probe.push(d);
+            probe.push(name);
+            std::fs::symlink_metadata(&probe)
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        })
+    })
+}
+
 /// The oracle source a receipt may claim for a spec in that state.
 pub(crate) fn effective_oracle(declared: OracleSource, committed: Option<bool>) -> OracleSource {
     match committed {
         Some(false) => OracleSource::ModelDraft,
         _ => declared,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.invalid",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    /// Whether git itself finds a repository from `dir`.
+    fn git_finds_a_repository(dir: &Path) -> bool {
+        Command::new("git")
+            .args(["rev-parse", "--git-dir"])
+            .current_dir(dir)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    #[test]
+    fn outside_git_is_told_only_when_nothing_on_the_way_up_could_be_a_repository() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plain = tmp.path().join("a/b");
+        std::fs::create_dir_all(&plain).unwrap();
+        // Never sure when git would find one (the temporary directory may be inside a
+        // work tree on some machines: then neither can say "outside").
+        if surely_outside_git(&plain, false) {
+            assert!(!git_finds_a_repository(&plain));
+        }
+        // A variable that may point git elsewhere (`GIT_DIR`...): asked.
+        assert!(!surely_outside_git(&plain, true));
+        for name in [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_COUNT",
+        ] {
+            assert!(moves_discovery(std::ffi::OsStr::new(name)), "{name}");
+        }
+        for name in ["GIT_SSL_CAINFO", "GIT_AUTHOR_NAME", "HOME", "PATH"] {
+            assert!(!moves_discovery(std::ffi::OsStr::new(name)), "{name}");
+        }
+        // A directory that does not exist cannot be resolved: asked.
+        assert!(!surely_outside_git(&tmp.path().join("missing"), false));
+        // A `.git` above (a directory, a file, even a dangling link) or a directory that could
+        // be a bare repository: asked.
+        for name in [".git", "HEAD", "objects", "refs"] {
+            let entry = tmp.path().join("a").join(name);
+            std::fs::write(&entry, "").unwrap();
+            assert!(!surely_outside_git(&plain, false), "{name}");
+            std::fs::remove_file(&entry).unwrap();
+        }
+        std::os::unix::fs::symlink(tmp.path().join("nowhere"), tmp.path().join("a/.git")).unwrap();
+        assert!(!surely_outside_git(&plain, false));
+        std::fs::remove_file(tmp.path().join("a/.git")).unwrap();
+        git(&tmp.path().join("a"), &["init", "-q"]);
+        assert!(!surely_outside_git(&plain, false));
+        assert!(git_finds_a_repository(&plain));
+    }
+
+    #[test]
+    fn committed_edited_and_absent_specs_are_told_apart_with_their_reasons() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("props")).unwrap();
+        let rel = Path::new("props/p.md");
+        std::fs::write(root.join(rel), "spec\n").unwrap();
+        git(root, &["init", "-q"]);
+        // A repository without a commit: the path is not in HEAD.
+        let state = spec_committed(root, rel, b"spec\n");
+        assert_eq!(state.committed, Some(false));
+        assert_eq!(
+            state.why.as_deref(),
+            Some("props/p.md is not in the HEAD commit")
+        );
+        git(root, &["add", "props"]);
+        git(root, &["commit", "-q", "-m", "spec"]);
+        assert_eq!(
+            spec_committed(root, rel, b"spec\n"),
+            SpecState {
+                committed: Some(true),
+                why: None
+            }
+        );
+        // Other bytes than HEAD's, one byte more or one byte different.
+        for other in [&b"spec\n\n"[..], b"spee\n", b""] {
+            let state = spec_committed(root, rel, other);
+            assert_eq!(state.committed, Some(false));
+            assert_eq!(
+                state.why.as_deref(),
+                Some("props/p.md differs from the committed one")
+            );
+        }
+        // A path HEAD does not have.
+        let state = spec_committed(root, Path::new("props/q.md"), b"spec\n");
+        assert_eq!(state.committed, Some(false));
+        assert_eq!(
+            state.why.as_deref(),
+            Some("props/q.md is not in the HEAD commit")
+        );
     }
 }

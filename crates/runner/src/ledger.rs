@@ -63,8 +63,9 @@
 use ed25519_dalek::Signer;
 use memmap2::MmapMut;
 use seedledger_format::{
-    Decimal, JsonLinesWriter, Receipt, Runner, RunnerKey, WitnessRow, signature_to_hex,
-    witness_canonical_bytes, write_atomic_file_with, write_atomic_with,
+    Decimal, JsonLinesWriter, Receipt, Runner, RunnerKey, WitnessRow, decimal_len,
+    signature_to_hex, witness_canonical_bytes, write_atomic_file_with, write_atomic_with,
+    write_decimal, write_seed_list,
 };
 use std::fs::File;
 use std::io;
@@ -193,7 +194,7 @@ impl OpenReceipt {
         // Lay the entries out as `attempt` will, in plan order; a few spare bytes after.
         let mut at = room_start;
         for (i, &seed) in planned.iter().enumerate() {
-            let len = digits(seed) + u64::from(i > 0);
+            let len = decimal_len(seed) as u64 + u64::from(i > 0);
             at = stores.place(at, len).0 + len;
         }
         let room_end = at + 8;
@@ -210,17 +211,7 @@ impl OpenReceipt {
                 left -= n as u64;
             }
             w.write_all(b"],\n  \"planned_seeds\": ")?;
-            let mut list = serde_json::Map::new();
-            list.insert("planned_seeds".to_string(), serde_json::Value::Null);
-            // `{\n  "planned_seeds": [...]\n}` without its braces and key.
-            let mut one = Vec::new();
-            seedledger_format::write_json_readable_with_lists(
-                &mut one,
-                &list,
-                &[("planned_seeds", planned)],
-            )?;
-            let one = &one["{\n  \"planned_seeds\": ".len()..one.len() - "\n}".len()];
-            w.write_all(one)?;
+            write_seed_list(w, planned)?;
             if fields.is_empty() {
                 return w.write_all(b"\n}\n");
             }
@@ -279,7 +270,7 @@ impl OpenReceipt {
             entry[0] = b',';
             len = 1;
         }
-        len += write_digits(&mut entry[len..], seed);
+        len += write_decimal(&mut entry[len..], seed);
         let entry = &entry[..len];
         let len = len as u64;
         let (at, store) = self.stores.place(self.next_at, len);
@@ -838,23 +829,6 @@ fn sign_row(key: &RunnerKey, out: &mut Vec<u8>, start: usize) {
     out.extend_from_slice(b",\"sig\":\"");
     out.extend_from_slice(sig.as_bytes());
     out.extend_from_slice(b"\"}\n");
-}
-
-/// Writes `n` in decimal at the start of `out` (at least 20 bytes); returns its length.
-#[inline]
-fn write_digits(out: &mut [u8], n: u64) -> usize {
-    let d = Decimal::new(n);
-    out[..d.as_bytes().len()].copy_from_slice(d.as_bytes());
-    d.as_bytes().len()
-}
-
-fn digits(mut n: u64) -> u64 {
-    let mut d = 1;
-    while n >= 10 {
-        n /= 10;
-        d += 1;
-    }
-    d
 }
 
 /// Appends `s` as a JSON string literal.

@@ -176,8 +176,7 @@ fn archive_stem(path: &Path, meta: &std::fs::Metadata) -> String {
     let run_id = (meta.is_file() && meta.len() <= MAX_ARCHIVED_RECEIPT_BYTES)
         .then(|| std::fs::read(path).ok())
         .flatten()
-        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
-        .and_then(|v| v.get("run_id")?.as_str().map(str::to_string))
+        .and_then(|bytes| seedledger_format::receipt_run_id(&bytes))
         .filter(|id| {
             !id.is_empty()
                 && id.len() <= 128
@@ -249,6 +248,18 @@ mod tests {
         let name = odd.file_name().unwrap().to_str().unwrap();
         assert!(name.starts_with("x.unknown-run-"), "{name}");
         assert!(name.ends_with(".receipt.json"), "{name}");
+        // The last of two run ids counts (as a JSON value reads it), and only a string.
+        std::fs::write(
+            &receipt,
+            r#"{"run_id": "a-1", "x": [1, 2], "run_id": "b-2"}"#,
+        )
+        .unwrap();
+        let last = archive_previous(&receipt, "x").unwrap().unwrap();
+        assert_eq!(last, dir.path().join("x.b-2.receipt.json"));
+        std::fs::write(&receipt, r#"{"run_id": 7}"#).unwrap();
+        let number = archive_previous(&receipt, "x").unwrap().unwrap();
+        let name = number.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("x.unknown-run-"), "{name}");
         // A crash between link and unlink left both names: the old one just goes.
         std::fs::write(&receipt, r#"{"run_id": "local-9"}"#).unwrap();
         std::fs::hard_link(&receipt, dir.path().join("x.local-9.receipt.json")).unwrap();

@@ -167,3 +167,162 @@ fn written_in_pieces_is_the_pretty_text() {
     }
     assert_eq!(r.failing_seeds, vec![1103, u64::MAX]);
 }
+
+/// A small xorshift generator: the random receipts below are the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A seed of any length, edge values often.
+    fn seed(&mut self) -> u64 {
+        match self.next() % 8 {
+            0 => 0,
+            1 => u64::MAX,
+            2 => 10u64.pow((self.next() % 20) as u32),
+            3 => 10u64.pow((self.next() % 20) as u32) - 1,
+            _ => self.next() >> (self.next() % 64),
+        }
+    }
+
+    fn seeds(&mut self, n: usize) -> Vec<u64> {
+        (0..n).map(|_| self.seed()).collect()
+    }
+}
+
+/// The fast writer (byte buffer, digits written in place, `verdicts` copied as it is) gives
+/// exactly the generic path's text (`serde_json::to_value` and the readable printer), over
+/// random receipts: empty lists, one element, edge values, lists whose text crosses the
+/// 64 KiB buffer's boundary at every kind of place, and verdicts with and without bytes
+/// that JSON escapes.
+#[test]
+fn the_fast_writer_gives_the_generic_text_over_random_receipts() {
+    let base = Receipt::parse(SEED_EXAMPLE).unwrap();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let lengths = [
+        0usize, 1, 2, 3, 17, 2_979, 3_000, 3_277, 6_554, 10_000, 40_000,
+    ];
+    let verdicts = [
+        None,
+        Some(String::new()),
+        Some(".".to_string()),
+        Some("..F.d".repeat(20_000)),
+        Some("a \"quoted\" \\ back\tslash\n\u{1}é €".to_string()),
+        Some(format!("{}\"", ".".repeat(70_000))),
+    ];
+    for round in 0..48 {
+        let mut r = base.clone();
+        let pick = |rng: &mut Rng| lengths[(rng.next() % lengths.len() as u64) as usize];
+        let n = pick(&mut rng);
+        r.planned_seeds = rng.seeds(n);
+        r.attempted_seeds = if round % 3 == 0 {
+            r.planned_seeds.clone()
+        } else {
+            let m = pick(&mut rng);
+            rng.seeds(m)
+        };
+        let m = pick(&mut rng) % 5_000;
+        r.failing_seeds = rng.seeds(m);
+        r.failing_seed = r.failing_seeds.first().copied();
+        r.verdicts = verdicts[round % verdicts.len()].clone();
+        if round % 2 == 1 {
+            r.run_id = Some(format!("local-{round}"));
+            r.spec_draft_reason = Some("props/p.md differs from the \"committed\" one".into());
+            r.elapsed_ms = Some(rng.seed());
+        }
+        let generic = r.to_json_pretty();
+        let before = r.clone();
+        let mut out = Vec::new();
+        r.write_json_pretty(&mut out).unwrap();
+        assert_eq!(
+            r, before,
+            "round {round}: the receipt is given back as it was"
+        );
+        assert!(
+            out == generic.as_bytes(),
+            "round {round}: the texts differ first at byte {}",
+            out.iter()
+                .zip(generic.as_bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(out.len().min(generic.len()))
+        );
+        assert_eq!(Receipt::parse(&generic).unwrap(), r);
+    }
+}
+
+/// A seed list written on its own (as the open receipt writes `planned_seeds`) is the
+/// readable printer's array, through a writer that takes a few bytes at a time.
+#[test]
+fn a_seed_list_alone_is_the_readable_array() {
+    /// Takes at most 7 bytes per call: `write_all` must loop.
+    struct Trickle(Vec<u8>);
+    impl std::io::Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(7);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut rng = Rng(7);
+    for n in [0usize, 1, 2, 3_277, 9_000] {
+        let seeds = rng.seeds(n);
+        let mut out = Trickle(Vec::new());
+        crate::write_seed_list(&mut out, &seeds).unwrap();
+        let generic = crate::to_json_readable(&serde_json::json!(seeds));
+        assert_eq!(String::from_utf8(out.0).unwrap(), generic, "{n} seeds");
+    }
+}
+
+/// A receipt's run id read without building the rest reads what a `Value` reads: the last of
+/// two, only a string, only in one JSON object; a long list is skipped, not built.
+#[test]
+fn the_run_id_alone_is_read_as_a_value_reads_it() {
+    let long = format!(
+        r#"{{"planned_seeds": [{}], "run_id": "local-1", "verdicts": "..F"}}"#,
+        vec!["18446744073709551615"; 50_000].join(", ")
+    );
+    let texts = [
+        r#"{"run_id": "a-1", "x": [1, {"run_id": "no"}], "run_id": "b-2"}"#,
+        r#"{"run_id": 7}"#,
+        r#"{"run_id": null, "y": {"z": [true, 1.5, -3, "s\"t"]}}"#,
+        r#"{"ru\u006e_id": "escaped-key"}"#,
+        r#"[{"run_id": "a-1"}]"#,
+        r#"{"run_id": "a-1"} x"#,
+        r#"{"run_id": "a-1""#,
+        "",
+        long.as_str(),
+    ];
+    for text in texts {
+        let generic = serde_json::from_str::<Value>(text)
+            .ok()
+            .and_then(|v| v.get("run_id")?.as_str().map(str::to_string));
+        assert_eq!(
+            crate::receipt_run_id(text.as_bytes()),
+            generic,
+            "{text:.80}"
+        );
+    }
+    assert_eq!(
+        crate::receipt_run_id(long.as_bytes()).as_deref(),
+        Some("local-1")
+    );
+    // A skipped member nested deeper than a `Value` may be (serde_json's limit, 128) is
+    // skipped all the same, without recursion: no stack overflow, the run id still read.
+    let deep = format!(
+        r#"{{"run_id": "a-1", "x": {}1{}}}"#,
+        "[".repeat(1_000_000),
+        "]".repeat(1_000_000)
+    );
+    assert_eq!(
+        crate::receipt_run_id(deep.as_bytes()).as_deref(),
+        Some("a-1")
+    );
+}
