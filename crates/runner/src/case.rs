@@ -119,15 +119,6 @@ impl Span {
     }
 }
 
-// The random state lives inline: boxing it would cost an allocation per test case on the
-// runner's hot path, and a test case is never moved in a loop.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-enum Source {
-    Random(RandomState),
-    Replay { prefix: Vec<u64> },
-}
-
 /// Random-mode state: the stream and the memory that biases draws toward edges and repeats.
 #[derive(Debug)]
 struct RandomState {
@@ -264,7 +255,16 @@ impl RandomState {
 /// The handle a property draws its input from.
 #[derive(Debug)]
 pub struct TestCase {
-    source: Source,
+    /// The seed's stream (a replay holds an unused one: a replay draws nothing from it). It
+    /// lives inline, outside any enum: boxing it would cost an allocation per test case on
+    /// the runner's hot path, and the fast path reaches it without a check of the mode.
+    random: RandomState,
+    /// The recorded choices a replay replays (`None`: a random case).
+    replay: Option<Vec<u64>>,
+    /// How many choices the fast path may count: [`MAX_CHOICES`] for a random case that
+    /// records nothing, 0 for every other case, so that the one check `n_choices <
+    /// fast_limit` says "random, not recording, room for one more choice".
+    fast_limit: usize,
     record: bool,
     capture: bool,
     n_choices: usize,
@@ -298,7 +298,9 @@ impl TestCase {
 
     /// A test case drawing from `seed`'s stream under `scheme`, recording nothing.
     pub fn random_with(scheme: Scheme, seed: u64) -> TestCase {
-        TestCase::new(Source::Random(RandomState::new(scheme, seed)))
+        let mut tc = TestCase::new(RandomState::new(scheme, seed), None);
+        tc.fast_limit = MAX_CHOICES;
+        tc
     }
 
     /// A test case drawing from `seed`'s stream under the default scheme and recording every
@@ -311,7 +313,7 @@ impl TestCase {
     /// [`TestCase::recording`] under `scheme`: the same input as
     /// [`TestCase::random_with`]`(scheme, seed)`.
     pub fn recording_with(scheme: Scheme, seed: u64) -> TestCase {
-        let mut tc = TestCase::random_with(scheme, seed);
+        let mut tc = TestCase::new(RandomState::new(scheme, seed), None);
         tc.record = true;
         tc.capture = true;
         tc
@@ -320,15 +322,17 @@ impl TestCase {
     /// A test case replaying `choices`, recording as it goes; `capture` keeps the `Debug`
     /// renderings of top-level draws.
     pub fn replay(choices: Vec<u64>, capture: bool) -> TestCase {
-        let mut tc = TestCase::new(Source::Replay { prefix: choices });
+        let mut tc = TestCase::new(RandomState::new(Scheme::DEFAULT, 0), Some(choices));
         tc.record = true;
         tc.capture = capture;
         tc
     }
 
-    fn new(source: Source) -> TestCase {
+    fn new(random: RandomState, replay: Option<Vec<u64>>) -> TestCase {
         TestCase {
-            source,
+            random,
+            replay,
+            fast_limit: 0,
             record: false,
             capture: false,
             n_choices: 0,
@@ -435,14 +439,14 @@ impl TestCase {
     /// more choice gets its random state, the choice counted; every other case (recording,
     /// replaying, at [`MAX_CHOICES`]) gets `None` and goes through [`TestCase::choice_with`].
     /// The random stream is consumed exactly as on the slow path, so a seed means the same.
+    /// One compare: `fast_limit` is 0 unless the case is random and records nothing.
     #[inline(always)]
     fn fast(&mut self) -> Option<&mut RandomState> {
-        match &mut self.source {
-            Source::Random(state) if !self.record && self.n_choices < MAX_CHOICES => {
-                self.n_choices += 1;
-                Some(state)
-            }
-            _ => None,
+        if self.n_choices < self.fast_limit {
+            self.n_choices += 1;
+            Some(&mut self.random)
+        } else {
+            None
         }
     }
 
@@ -463,14 +467,14 @@ impl TestCase {
     /// [`TestCase::fast`] and never come here.
     #[inline]
     fn choice_with(&mut self, max: u64, pick: impl FnOnce(&mut RandomState) -> u64) -> u64 {
-        let value = match &mut self.source {
-            Source::Random(state) => {
+        let value = match &self.replay {
+            None => {
                 if self.n_choices >= MAX_CHOICES {
                     stop(Stop::Overrun);
                 }
-                pick(state)
+                pick(&mut self.random)
             }
-            Source::Replay { prefix } => match prefix.get(self.n_choices) {
+            Some(prefix) => match prefix.get(self.n_choices) {
                 None => stop(Stop::Overrun),
                 Some(&v) if v > max => stop(Stop::Invalid),
                 Some(&v) => v,
@@ -504,14 +508,15 @@ impl TestCase {
     /// When random, a hidden size in `min..=max` (not a choice: collections record their
     /// "continue?" flags instead). One in four sizes is `min` or just above it.
     pub(crate) fn hidden_size(&mut self, min: u64, max: u64) -> Option<u64> {
-        match &mut self.source {
-            Source::Random(r) => Some(match r.take_bits(3) {
-                0 => min,
-                1 => min + r.rng.upto((max - min).min(3)),
-                _ => min + r.rng.upto(max - min),
-            }),
-            Source::Replay { .. } => None,
+        if self.replay.is_some() {
+            return None;
         }
+        let r = &mut self.random;
+        Some(match r.take_bits(3) {
+            0 => min,
+            1 => min + r.rng.upto((max - min).min(3)),
+            _ => min + r.rng.upto(max - min),
+        })
     }
 
     /// A "continue?" flag (1 = one more element). `wanted` is the random-mode answer.
@@ -571,7 +576,7 @@ impl TestCase {
 
     /// True when this case is replaying recorded choices.
     pub fn is_replay(&self) -> bool {
-        matches!(self.source, Source::Replay { .. })
+        self.replay.is_some()
     }
 
     /// What the case consumed (empty unless recording).

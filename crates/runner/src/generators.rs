@@ -539,6 +539,11 @@ impl From<usize> for Sizes {
     }
 }
 
+/// The largest collection a random case builds with [`draw_to_target`]: it reserves room
+/// for every element up front, so a larger hidden size (what a huge `max` may draw) takes the
+/// element-by-element loop of [`draw_elements`], whose allocation grows as elements come.
+const RESERVE_CAP: u64 = 1 << 12;
+
 /// Draws the elements of a collection: `push` is called once per element.
 #[inline]
 fn draw_elements<G: Gen>(
@@ -560,6 +565,35 @@ fn draw_elements<G: Gen>(
         n += 1;
     }
     if n == sizes.max && sizes.min < sizes.max {
+        tc.forced_zero();
+    }
+}
+
+/// [`draw_elements`] of a random case (recording or not), whose hidden size `target` is
+/// known: the same calls in the same order, with the loop's questions answered up front. In
+/// a random case a "continue?" flag is the answer it is given (`n < target`), so the first
+/// `min` elements are drawn with no flag, the next `target - min` each after a `true` flag,
+/// then a `false` flag ends the collection (or, when it is full, the forced 0 stands where
+/// the flag would be). Two counted loops with no per-element branch on the size.
+#[inline]
+fn draw_to_target<G: Gen>(
+    tc: &mut TestCase,
+    elem: &G,
+    sizes: Sizes,
+    target: usize,
+    mut push: impl FnMut(G::Value),
+) {
+    debug_assert!(sizes.min <= target && target <= sizes.max);
+    for _ in 0..sizes.min {
+        push(tc.draw(elem));
+    }
+    for _ in sizes.min..target {
+        tc.flag(true);
+        push(tc.draw(elem));
+    }
+    if target < sizes.max {
+        tc.flag(false);
+    } else if sizes.min < sizes.max {
         tc.forced_zero();
     }
 }
@@ -588,12 +622,19 @@ pub fn vec_of<G: Gen>(elem: G) -> VecGen<G> {
 
 impl<G: Gen> Gen for VecGen<G> {
     type Value = Vec<G::Value>;
+    #[inline]
     fn generate(&self, tc: &mut TestCase) -> Vec<G::Value> {
         let target = tc.hidden_size(self.sizes.min as u64, self.sizes.max as u64);
         // Random cases know their size up front: allocate once.
-        let mut out =
-            Vec::with_capacity(target.map_or(self.sizes.min, |t| t as usize).min(1 << 12));
-        draw_elements(tc, &self.elem, self.sizes, target, |v| out.push(v));
+        let mut out = Vec::with_capacity(
+            target.map_or(self.sizes.min as u64, |t| t).min(RESERVE_CAP) as usize,
+        );
+        match target {
+            Some(t) if t <= RESERVE_CAP => {
+                draw_to_target(tc, &self.elem, self.sizes, t as usize, |v| out.push(v));
+            }
+            _ => draw_elements(tc, &self.elem, self.sizes, target, |v| out.push(v)),
+        }
         out
     }
     fn label(&self) -> &'static str {
@@ -647,11 +688,18 @@ pub fn string() -> StringGen<CharGen> {
 
 impl<G: Gen<Value = char>> Gen for StringGen<G> {
     type Value = String;
+    #[inline]
     fn generate(&self, tc: &mut TestCase) -> String {
         let target = tc.hidden_size(self.sizes.min as u64, self.sizes.max as u64);
-        let mut out =
-            String::with_capacity(target.map_or(self.sizes.min, |t| t as usize).min(1 << 12));
-        draw_elements(tc, &self.chars, self.sizes, target, |c| out.push(c));
+        let mut out = String::with_capacity(
+            target.map_or(self.sizes.min as u64, |t| t).min(RESERVE_CAP) as usize,
+        );
+        match target {
+            Some(t) if t <= RESERVE_CAP => {
+                draw_to_target(tc, &self.chars, self.sizes, t as usize, |c| out.push(c));
+            }
+            _ => draw_elements(tc, &self.chars, self.sizes, target, |c| out.push(c)),
+        }
         out
     }
     fn label(&self) -> &'static str {

@@ -25,8 +25,9 @@
 //! first generated values of several seeds under each scheme, so a change in what a seed
 //! means fails CI.
 
-use rand_chacha::ChaCha8Rng;
-use rand_core::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Core;
+use rand_core::SeedableRng;
+use rand_core::block::Generator;
 
 /// The name of the scheme new runs use ([`Scheme::DEFAULT`]), recorded in receipts as `rng`.
 pub const RNG_SCHEME: &str = Scheme::DEFAULT.name();
@@ -94,10 +95,28 @@ impl std::str::FromStr for Scheme {
 
 const KEY_SUFFIX: &[u8; 24] = b"seedledger/chacha8/v1\0\0\0";
 
-/// The random stream of one seed.
-#[derive(Debug, Clone)]
+/// 64-bit words per refill of the buffer: one call of the ChaCha core (4 blocks of 16
+/// 32-bit words).
+const BUF_WORDS: usize = 32;
+
+/// The random stream of one seed: `rand_chacha::ChaCha8Rng`'s stream read with `next_u64`,
+/// buffered here as 64-bit words. The core fills 64 32-bit words at a time; `next_u64` of
+/// `ChaCha8Rng` pairs them in order (low word first), and every read of this stream is a
+/// `next_u64`, so a pair never straddles two fills and the words are exactly
+/// `ChaCha8Rng::next_u64`'s (`tests/golden.rs` pins them). Reading the pairs from our own
+/// buffer keeps the hot path to a load, a compare and an increment.
+#[derive(Clone)]
 pub struct SeedRng {
-    inner: ChaCha8Rng,
+    core: ChaCha8Core,
+    /// The current fill, paired into words; `pos` is the next unread one.
+    words: [u64; BUF_WORDS],
+    pos: usize,
+}
+
+impl std::fmt::Debug for SeedRng {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeedRng").finish_non_exhaustive()
+    }
 }
 
 impl SeedRng {
@@ -106,13 +125,33 @@ impl SeedRng {
         key[..8].copy_from_slice(&seed.to_le_bytes());
         key[8..].copy_from_slice(KEY_SUFFIX);
         SeedRng {
-            inner: ChaCha8Rng::from_seed(key),
+            core: ChaCha8Core::from_seed(key),
+            words: [0; BUF_WORDS],
+            pos: BUF_WORDS,
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
-        self.inner.next_u64()
+        let pos = if self.pos < BUF_WORDS {
+            self.pos
+        } else {
+            self.refill();
+            0
+        };
+        self.pos = pos + 1;
+        self.words[pos]
+    }
+
+    /// The next fill of the buffer (every [`BUF_WORDS`] words; out of line so that
+    /// [`SeedRng::next_u64`] stays small).
+    #[inline(never)]
+    fn refill(&mut self) {
+        let mut halves = [0u32; 2 * BUF_WORDS];
+        self.core.generate(&mut halves);
+        for (word, pair) in self.words.iter_mut().zip(halves.chunks_exact(2)) {
+            *word = u64::from(pair[0]) | (u64::from(pair[1]) << 32);
+        }
     }
 
     /// A uniform integer in `0..=max`.
@@ -155,5 +194,31 @@ impl SeedRng {
             }
         }
         (m >> 64) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::Rng;
+
+    /// The buffered stream is `ChaCha8Rng::next_u64`'s, word for word, across several fills.
+    #[test]
+    fn the_buffered_stream_is_chacha8rngs_next_u64() {
+        for seed in [0, 1, 2, 7, 1 << 40, u64::MAX] {
+            let mut key = [0u8; 32];
+            key[..8].copy_from_slice(&seed.to_le_bytes());
+            key[8..].copy_from_slice(KEY_SUFFIX);
+            let mut reference = ChaCha8Rng::from_seed(key);
+            let mut ours = SeedRng::new(seed);
+            for i in 0..5 * BUF_WORDS + 3 {
+                assert_eq!(
+                    ours.next_u64(),
+                    reference.next_u64(),
+                    "seed {seed}, word {i}"
+                );
+            }
+        }
     }
 }
