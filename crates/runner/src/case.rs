@@ -47,7 +47,7 @@
 //! three unwind out of the property (without running the panic hook) and are caught by the
 //! executor.
 
-use crate::rng::{Scheme, SeedRng};
+use crate::rng::{Block, Scheme, SeedRng, upto_from};
 use std::cell::Cell;
 
 /// What a recording test case does, told as it happens to the [`set_journal`] observer of
@@ -172,40 +172,39 @@ impl RandomState {
         index
     }
 
-    /// `chacha8-v2`'s biased index (see the module docs): five control bits, one word `x`
-    /// (the uniform value's first word), every candidate computed and one selected without a
-    /// data-dependent branch; the stream is consumed the same way whatever is selected.
+    /// `chacha8-v2`'s biased index (see the module docs); see [`Hot::biased_v2`].
     #[inline(always)]
     fn biased_v2(&mut self, max: u64) -> u64 {
-        let control = self.take_bits(5);
-        let x = self.rng.next_u64();
-        let uniform = self.rng.upto_from(x, max);
-        let n = self.n_recent.min(8) as u64;
-        // One of the `n` filled recent slots: `x[32..62] * n >> 30`.
-        let slot = (((x >> 32) & 0x3fff_ffff) * n) >> 30;
-        let recent = self.recent[(slot & 7) as usize];
-        // 1..=4 from `x[62..64]`.
-        let delta = 1 + (x >> 62);
-        // Log-uniform small: `x[0..8] >> x[56..59]`, in `0..2^k` for k = 1..=8 equally likely.
-        let small = ((x & 0xff) >> ((x >> 56) & 7)).min(max);
-        let candidates = [
-            0,
-            max.min(1),
-            max,
-            small,
-            recent,
-            recent.saturating_add(delta).min(max),
-            recent.saturating_sub(delta),
-            max.saturating_sub(delta),
-            uniform,
-        ];
-        let kind = (control >> 2) as usize;
-        // Special when both low bits are 0; kinds 4..=6 need a recent index under `max`.
-        // Otherwise the uniform value (index 8). All as masks: nothing here is a branch.
-        let usable = (kind < 4) | (kind == 7) | ((n != 0) & (recent <= max));
-        let special = (control & 3 == 0) & usable;
-        let uniform_mask = (special as usize).wrapping_sub(1);
-        candidates[(kind & !uniform_mask) | (8 & uniform_mask)]
+        let mut hot = Hot::of(self);
+        let index = hot.biased_v2(&mut self.rng.block, &self.recent, max);
+        hot.store(self);
+        index
+    }
+
+    /// `k` biased choices of bound `max` in a row, `each` called with every index in order:
+    /// exactly `k` calls of [`RandomState::biased`]. Under `chacha8-v2` the state's scalars
+    /// (read position, control bits, recent count) live in locals for the whole run, so a
+    /// collection's loop keeps them in registers instead of storing and reloading them at
+    /// every draw.
+    #[inline(always)]
+    fn biased_run(&mut self, max: u64, k: usize, mut each: impl FnMut(u64)) {
+        match self.scheme {
+            Scheme::V2 => {
+                let mut hot = Hot::of(self);
+                for _ in 0..k {
+                    let index = hot.biased_v2(&mut self.rng.block, &self.recent, max);
+                    self.recent[hot.n_recent % 8] = index;
+                    hot.n_recent += 1;
+                    each(index);
+                }
+                hot.store(self);
+            }
+            Scheme::V1 => {
+                for _ in 0..k {
+                    each(self.biased(max));
+                }
+            }
+        }
     }
 
     /// A recently drawn index, if the one picked fits under `max` (`chacha8-v1`).
@@ -249,6 +248,86 @@ impl RandomState {
             },
             _ => self.rng.upto(max),
         }
+    }
+}
+
+/// The scalars of a [`RandomState`] a `chacha8-v2` draw reads and writes, copied out so
+/// that a run of draws ([`RandomState::biased_run`]) holds them in locals; the stream's
+/// block and the recent ring stay in the state.
+struct Hot {
+    pos: usize,
+    bits: u64,
+    bits_left: u32,
+    n_recent: usize,
+}
+
+impl Hot {
+    #[inline(always)]
+    fn of(state: &RandomState) -> Hot {
+        Hot {
+            pos: state.rng.pos,
+            bits: state.bits,
+            bits_left: state.bits_left,
+            n_recent: state.n_recent,
+        }
+    }
+
+    #[inline(always)]
+    fn store(self, state: &mut RandomState) {
+        state.rng.pos = self.pos;
+        state.bits = self.bits;
+        state.bits_left = self.bits_left;
+        state.n_recent = self.n_recent;
+    }
+
+    /// [`RandomState::take_bits`] on the copied scalars.
+    #[inline(always)]
+    fn take_bits(&mut self, block: &mut Block, n: u32) -> u64 {
+        if self.bits_left < n {
+            self.bits = block.next(&mut self.pos);
+            self.bits_left = 64;
+        }
+        let out = self.bits & ((1 << n) - 1);
+        self.bits >>= n;
+        self.bits_left -= n;
+        out
+    }
+
+    /// `chacha8-v2`'s biased index (see the module docs): five control bits, one word `x`
+    /// (the uniform value's first word), every candidate computed and one selected without a
+    /// data-dependent branch; the stream is consumed the same way whatever is selected. The
+    /// caller remembers the index (the recent ring is not written here).
+    #[inline(always)]
+    fn biased_v2(&mut self, block: &mut Block, recent: &[u64; 8], max: u64) -> u64 {
+        let control = self.take_bits(block, 5);
+        let x = block.next(&mut self.pos);
+        let uniform = upto_from(x, max, || block.next(&mut self.pos));
+        let n = self.n_recent.min(8) as u64;
+        // One of the `n` filled recent slots: `x[32..62] * n >> 30`.
+        let slot = (((x >> 32) & 0x3fff_ffff) * n) >> 30;
+        let recent = recent[(slot & 7) as usize];
+        // 1..=4 from `x[62..64]`.
+        let delta = 1 + (x >> 62);
+        // Log-uniform small: `x[0..8] >> x[56..59]`, in `0..2^k` for k = 1..=8 equally likely.
+        let small = ((x & 0xff) >> ((x >> 56) & 7)).min(max);
+        let candidates = [
+            0,
+            max.min(1),
+            max,
+            small,
+            recent,
+            recent.saturating_add(delta).min(max),
+            recent.saturating_sub(delta),
+            max.saturating_sub(delta),
+            uniform,
+        ];
+        let kind = (control >> 2) as usize;
+        // Special when both low bits are 0; kinds 4..=6 need a recent index under `max`.
+        // Otherwise the uniform value (index 8). All as masks: nothing here is a branch.
+        let usable = (kind < 4) | (kind == 7) | ((n != 0) & (recent <= max));
+        let special = (control & 3 == 0) & usable;
+        let uniform_mask = (special as usize).wrapping_sub(1);
+        candidates[(kind & !uniform_mask) | (8 & uniform_mask)]
     }
 }
 
@@ -424,6 +503,29 @@ impl TestCase {
             Some(state) => state.biased(max),
             None => self.choice_with(max, |r| r.biased(max)),
         }
+    }
+
+    /// `k` choices of bound `max` with the standard bias in a row, on the fast path only:
+    /// when this case is random, records nothing and has room for `counted` more choices
+    /// (the `k` choices and whatever choices without randomness stand between them, such as
+    /// a collection's `true` "continue?" flags), counts them, calls `each` with every index
+    /// in order, and returns true; else does nothing and returns false (the caller draws one
+    /// by one). The stream is consumed exactly as by `k` calls of [`TestCase::choice`]; the
+    /// count is taken up front, which nothing outside this call can see.
+    #[inline(always)]
+    pub(crate) fn fast_choice_run(
+        &mut self,
+        max: u64,
+        k: usize,
+        counted: usize,
+        each: impl FnMut(u64),
+    ) -> bool {
+        if counted > self.fast_limit.saturating_sub(self.n_choices) {
+            return false;
+        }
+        self.n_choices += counted;
+        self.random.biased_run(max, k, each);
+        true
     }
 
     /// A choice in `0..=max` that, when random, is uniform (no bias toward edges).

@@ -78,6 +78,24 @@ pub trait Gen {
         FlatMap { inner: self, f }
     }
 
+    /// Draws `n` values in a row, each as [`TestCase::draw`] draws it (after a `true`
+    /// "continue?" flag when `flagged`), and hands them to `push` in order: what a
+    /// collection does for its elements. Generators may draw the run faster (integers do, on
+    /// the main run's fast path), never differently.
+    #[doc(hidden)]
+    #[inline]
+    fn draw_run(
+        &self,
+        tc: &mut TestCase,
+        n: usize,
+        flagged: bool,
+        push: &mut impl FnMut(Self::Value),
+    ) where
+        Self: Sized,
+    {
+        draw_each(self, tc, n, flagged, push);
+    }
+
     /// A type-erased, cheaply clonable generator (for recursion and alternatives), `Send`
     /// and `Sync`: one boxed generator can be shared by every thread (in a `static`, an
     /// `Arc`, or captured by a closure property) without a `thread_local!`.
@@ -86,6 +104,23 @@ pub trait Gen {
         Self: Sized + Send + Sync + 'static,
     {
         BoxedGen(Arc::new(self))
+    }
+}
+
+/// [`Gen::draw_run`], one draw at a time.
+#[inline]
+fn draw_each<G: Gen>(
+    generator: &G,
+    tc: &mut TestCase,
+    n: usize,
+    flagged: bool,
+    push: &mut impl FnMut(G::Value),
+) {
+    for _ in 0..n {
+        if flagged {
+            tc.flag(true);
+        }
+        push(tc.draw(generator));
     }
 }
 
@@ -351,6 +386,18 @@ impl<T: Int> Gen for IntGen<T> {
     fn label(&self) -> &'static str {
         "int"
     }
+    /// On the fast path, a run of narrow integers (one choice each) draws its choices in one
+    /// [`TestCase::fast_choice_run`]: the same choices, the state held in registers.
+    #[inline(always)]
+    fn draw_run(&self, tc: &mut TestCase, n: usize, flagged: bool, push: &mut impl FnMut(T)) {
+        if let Ok(max) = u64::try_from(self.max_index()) {
+            let counted = n.saturating_mul(1 + usize::from(flagged));
+            if tc.fast_choice_run(max, n, counted, |k| push(self.value_within(u128::from(k)))) {
+                return;
+            }
+        }
+        draw_each(self, tc, n, flagged, push);
+    }
 }
 
 // ---------------------------------------------------------------- bool, char, floats
@@ -432,22 +479,45 @@ impl CharGen {
     }
 }
 
-impl Gen for CharGen {
-    type Value = char;
-    fn generate(&self, tc: &mut TestCase) -> char {
+impl CharGen {
+    /// The bound of the one choice a character is.
+    #[inline]
+    fn max_index(&self) -> u64 {
         let n = self.n_scalars();
+        if self.ascii_first { 95 + n - 1 } else { n - 1 }
+    }
+
+    /// The character of choice index `index` (at most [`CharGen::max_index`]).
+    #[inline]
+    fn char_of(&self, index: u64) -> char {
         if self.ascii_first {
-            let index = tc.choice(95 + n - 1);
             match ASCII_ORDER.get(index as usize) {
                 Some(&b) => char::from(b),
                 None => self.scalar(index - 95),
             }
         } else {
-            self.scalar(tc.choice(n - 1))
+            self.scalar(index)
         }
+    }
+}
+
+impl Gen for CharGen {
+    type Value = char;
+    #[inline]
+    fn generate(&self, tc: &mut TestCase) -> char {
+        self.char_of(tc.choice(self.max_index()))
     }
     fn label(&self) -> &'static str {
         "char"
+    }
+    /// On the fast path, a run of characters draws its choices in one
+    /// [`TestCase::fast_choice_run`], like integers.
+    #[inline(always)]
+    fn draw_run(&self, tc: &mut TestCase, n: usize, flagged: bool, push: &mut impl FnMut(char)) {
+        let counted = n.saturating_mul(1 + usize::from(flagged));
+        if !tc.fast_choice_run(self.max_index(), n, counted, |k| push(self.char_of(k))) {
+            draw_each(self, tc, n, flagged, push);
+        }
     }
 }
 
@@ -575,7 +645,7 @@ fn draw_elements<G: Gen>(
 /// `min` elements are drawn with no flag, the next `target - min` each after a `true` flag,
 /// then a `false` flag ends the collection (or, when it is full, the forced 0 stands where
 /// the flag would be). Two counted loops with no per-element branch on the size.
-#[inline]
+#[inline(always)]
 fn draw_to_target<G: Gen>(
     tc: &mut TestCase,
     elem: &G,
@@ -584,13 +654,8 @@ fn draw_to_target<G: Gen>(
     mut push: impl FnMut(G::Value),
 ) {
     debug_assert!(sizes.min <= target && target <= sizes.max);
-    for _ in 0..sizes.min {
-        push(tc.draw(elem));
-    }
-    for _ in sizes.min..target {
-        tc.flag(true);
-        push(tc.draw(elem));
-    }
+    elem.draw_run(tc, sizes.min, false, &mut push);
+    elem.draw_run(tc, target - sizes.min, true, &mut push);
     if target < sizes.max {
         tc.flag(false);
     } else if sizes.min < sizes.max {
@@ -622,7 +687,7 @@ pub fn vec_of<G: Gen>(elem: G) -> VecGen<G> {
 
 impl<G: Gen> Gen for VecGen<G> {
     type Value = Vec<G::Value>;
-    #[inline]
+    #[inline(always)]
     fn generate(&self, tc: &mut TestCase) -> Vec<G::Value> {
         let target = tc.hidden_size(self.sizes.min as u64, self.sizes.max as u64);
         // Random cases know their size up front: allocate once.
@@ -688,7 +753,7 @@ pub fn string() -> StringGen<CharGen> {
 
 impl<G: Gen<Value = char>> Gen for StringGen<G> {
     type Value = String;
-    #[inline]
+    #[inline(always)]
     fn generate(&self, tc: &mut TestCase) -> String {
         let target = tc.hidden_size(self.sizes.min as u64, self.sizes.max as u64);
         let mut out = String::with_capacity(

@@ -107,10 +107,44 @@ const BUF_WORDS: usize = 32;
 /// buffer keeps the hot path to a load, a compare and an increment.
 #[derive(Clone)]
 pub struct SeedRng {
+    pub(crate) block: Block,
+    /// The next unread word of `block` ([`BUF_WORDS`]: none left).
+    pub(crate) pos: usize,
+}
+
+/// The ChaCha core and its current fill, paired into words. The read position lives
+/// beside it ([`SeedRng::pos`]) so that a run of draws can hold it in a local
+/// (`case.rs`'s `Hot`) while the block stays in memory.
+#[derive(Clone)]
+pub(crate) struct Block {
     core: ChaCha8Core,
-    /// The current fill, paired into words; `pos` is the next unread one.
     words: [u64; BUF_WORDS],
-    pos: usize,
+}
+
+impl Block {
+    /// The word at `*pos`, the block refilled first when every word is read.
+    #[inline(always)]
+    pub(crate) fn next(&mut self, pos: &mut usize) -> u64 {
+        let at = if *pos < BUF_WORDS {
+            *pos
+        } else {
+            self.refill();
+            0
+        };
+        *pos = at + 1;
+        self.words[at]
+    }
+
+    /// The next fill of the buffer (every [`BUF_WORDS`] words; out of line so that
+    /// [`Block::next`] stays small).
+    #[inline(never)]
+    fn refill(&mut self) {
+        let mut halves = [0u32; 2 * BUF_WORDS];
+        self.core.generate(&mut halves);
+        for (word, pair) in self.words.iter_mut().zip(halves.chunks_exact(2)) {
+            *word = u64::from(pair[0]) | (u64::from(pair[1]) << 32);
+        }
+    }
 }
 
 impl std::fmt::Debug for SeedRng {
@@ -125,33 +159,17 @@ impl SeedRng {
         key[..8].copy_from_slice(&seed.to_le_bytes());
         key[8..].copy_from_slice(KEY_SUFFIX);
         SeedRng {
-            core: ChaCha8Core::from_seed(key),
-            words: [0; BUF_WORDS],
+            block: Block {
+                core: ChaCha8Core::from_seed(key),
+                words: [0; BUF_WORDS],
+            },
             pos: BUF_WORDS,
         }
     }
 
     #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
-        let pos = if self.pos < BUF_WORDS {
-            self.pos
-        } else {
-            self.refill();
-            0
-        };
-        self.pos = pos + 1;
-        self.words[pos]
-    }
-
-    /// The next fill of the buffer (every [`BUF_WORDS`] words; out of line so that
-    /// [`SeedRng::next_u64`] stays small).
-    #[inline(never)]
-    fn refill(&mut self) {
-        let mut halves = [0u32; 2 * BUF_WORDS];
-        self.core.generate(&mut halves);
-        for (word, pair) in self.words.iter_mut().zip(halves.chunks_exact(2)) {
-            *word = u64::from(pair[0]) | (u64::from(pair[1]) << 32);
-        }
+        self.block.next(&mut self.pos)
     }
 
     /// A uniform integer in `0..=max`.
@@ -168,33 +186,35 @@ impl SeedRng {
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         let first = self.next_u64();
-        self.below_from(first, n)
+        below_from(first, n, || self.next_u64())
     }
+}
 
-    /// [`SeedRng::upto`] whose first word is `first`, already drawn: the value `upto` gives
-    /// when `first` is the next word (more words are drawn only on a rejection).
-    #[inline]
-    pub(crate) fn upto_from(&mut self, first: u64, max: u64) -> u64 {
-        if max == u64::MAX {
-            first
-        } else {
-            self.below_from(first, max + 1)
+/// [`SeedRng::upto`] whose first word is `first`, already drawn, and whose further words
+/// (drawn only on a rejection) come from `next`: the value `upto` gives when `first` is
+/// the next word.
+#[inline(always)]
+pub(crate) fn upto_from(first: u64, max: u64, next: impl FnMut() -> u64) -> u64 {
+    if max == u64::MAX {
+        first
+    } else {
+        below_from(first, max + 1, next)
+    }
+}
+
+/// [`SeedRng::below`] whose first word is `first`, already drawn; `next` draws the words
+/// a rejection needs.
+#[inline(always)]
+pub(crate) fn below_from(first: u64, n: u64, mut next: impl FnMut() -> u64) -> u64 {
+    debug_assert!(n > 0);
+    let mut m = u128::from(first) * u128::from(n);
+    if (m as u64) < n {
+        let threshold = n.wrapping_neg() % n;
+        while (m as u64) < threshold {
+            m = u128::from(next()) * u128::from(n);
         }
     }
-
-    /// [`SeedRng::below`] whose first word is `first`, already drawn.
-    #[inline]
-    pub(crate) fn below_from(&mut self, first: u64, n: u64) -> u64 {
-        debug_assert!(n > 0);
-        let mut m = u128::from(first) * u128::from(n);
-        if (m as u64) < n {
-            let threshold = n.wrapping_neg() % n;
-            while (m as u64) < threshold {
-                m = u128::from(self.next_u64()) * u128::from(n);
-            }
-        }
-        (m >> 64) as u64
-    }
+    (m >> 64) as u64
 }
 
 #[cfg(test)]
