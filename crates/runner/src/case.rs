@@ -164,19 +164,22 @@ impl RandomState {
     /// module docs). The scheme is one predictable branch per draw.
     #[inline(always)]
     fn biased(&mut self, max: u64) -> u64 {
-        let index = match self.scheme {
+        match self.scheme {
             Scheme::V2 => self.biased_v2(max),
-            Scheme::V1 => self.biased_v1(max),
-        };
-        self.remember(index);
-        index
+            Scheme::V1 => {
+                let index = self.biased_v1(max);
+                self.remember(index);
+                index
+            }
+        }
     }
 
-    /// `chacha8-v2`'s biased index (see the module docs); see [`Hot::biased_v2`].
+    /// `chacha8-v2`'s biased index (see the module docs; [`Hot::biased_v2`]), remembered.
     #[inline(always)]
     fn biased_v2(&mut self, max: u64) -> u64 {
         let mut hot = Hot::of(self);
         let index = hot.biased_v2(&mut self.rng.block, &self.recent, max);
+        hot.remember(&mut self.recent, index);
         hot.store(self);
         index
     }
@@ -193,8 +196,7 @@ impl RandomState {
                 let mut hot = Hot::of(self);
                 for _ in 0..k {
                     let index = hot.biased_v2(&mut self.rng.block, &self.recent, max);
-                    self.recent[hot.n_recent % 8] = index;
-                    hot.n_recent += 1;
+                    hot.remember(&mut self.recent, index);
                     each(index);
                 }
                 hot.store(self);
@@ -278,6 +280,13 @@ impl Hot {
         state.bits = self.bits;
         state.bits_left = self.bits_left;
         state.n_recent = self.n_recent;
+    }
+
+    /// [`RandomState::remember`] on the copied count.
+    #[inline(always)]
+    fn remember(&mut self, recent: &mut [u64; 8], index: u64) {
+        recent[self.n_recent % 8] = index;
+        self.n_recent += 1;
     }
 
     /// [`RandomState::take_bits`] on the copied scalars.
