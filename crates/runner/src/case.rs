@@ -328,15 +328,14 @@ impl Hot {
             recent.saturating_add(delta).min(max),
             recent.saturating_sub(delta),
             max.saturating_sub(delta),
-            uniform,
         ];
         let kind = (control >> 2) as usize;
         // Special when both low bits are 0; kinds 4..=6 need a recent index under `max`.
-        // Otherwise the uniform value (index 8). All as masks: nothing here is a branch.
+        // Otherwise the uniform value. All as masks: nothing here is a branch.
         let usable = (kind < 4) | (kind == 7) | ((n != 0) & (recent <= max));
         let special = (control & 3 == 0) & usable;
-        let uniform_mask = (special as usize).wrapping_sub(1);
-        candidates[(kind & !uniform_mask) | (8 & uniform_mask)]
+        let special_mask = (special as u64).wrapping_neg();
+        (candidates[kind & 7] & special_mask) | (uniform & !special_mask)
     }
 }
 
