@@ -609,9 +609,8 @@ impl From<usize> for Sizes {
     }
 }
 
-/// The largest collection a random case builds with [`draw_to_target`]: it reserves room
-/// for every element up front, so a larger hidden size (what a huge `max` may draw) takes the
-/// element-by-element loop of [`draw_elements`], whose allocation grows as elements come.
+/// The most elements a random case reserves room for up front (its hidden size is known);
+/// a larger collection grows as its elements come.
 const RESERVE_CAP: u64 = 1 << 12;
 
 /// Draws the elements of a collection: `push` is called once per element.
@@ -695,10 +694,8 @@ impl<G: Gen> Gen for VecGen<G> {
             target.map_or(self.sizes.min as u64, |t| t).min(RESERVE_CAP) as usize,
         );
         match target {
-            Some(t) if t <= RESERVE_CAP => {
-                draw_to_target(tc, &self.elem, self.sizes, t as usize, |v| out.push(v));
-            }
-            _ => draw_elements(tc, &self.elem, self.sizes, target, |v| out.push(v)),
+            Some(t) => draw_to_target(tc, &self.elem, self.sizes, t as usize, |v| out.push(v)),
+            None => draw_elements(tc, &self.elem, self.sizes, target, |v| out.push(v)),
         }
         out
     }
@@ -760,10 +757,8 @@ impl<G: Gen<Value = char>> Gen for StringGen<G> {
             target.map_or(self.sizes.min as u64, |t| t).min(RESERVE_CAP) as usize,
         );
         match target {
-            Some(t) if t <= RESERVE_CAP => {
-                draw_to_target(tc, &self.chars, self.sizes, t as usize, |c| out.push(c));
-            }
-            _ => draw_elements(tc, &self.chars, self.sizes, target, |c| out.push(c)),
+            Some(t) => draw_to_target(tc, &self.chars, self.sizes, t as usize, |c| out.push(c)),
+            None => draw_elements(tc, &self.chars, self.sizes, target, |c| out.push(c)),
         }
         out
     }
