@@ -47,7 +47,7 @@
 //! three unwind out of the property (without running the panic hook) and are caught by the
 //! executor.
 
-use crate::rng::{Scheme, SeedRng};
+use crate::rng::{Block, Scheme, SeedRng, upto_from};
 use std::cell::Cell;
 
 /// What a recording test case does, told as it happens to the [`set_journal`] observer of
@@ -119,15 +119,6 @@ impl Span {
     }
 }
 
-// The random state lives inline: boxing it would cost an allocation per test case on the
-// runner's hot path, and a test case is never moved in a loop.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-enum Source {
-    Random(RandomState),
-    Replay { prefix: Vec<u64> },
-}
-
 /// Random-mode state: the stream and the memory that biases draws toward edges and repeats.
 #[derive(Debug)]
 struct RandomState {
@@ -173,48 +164,49 @@ impl RandomState {
     /// module docs). The scheme is one predictable branch per draw.
     #[inline(always)]
     fn biased(&mut self, max: u64) -> u64 {
-        let index = match self.scheme {
+        match self.scheme {
             Scheme::V2 => self.biased_v2(max),
-            Scheme::V1 => self.biased_v1(max),
-        };
-        self.remember(index);
+            Scheme::V1 => {
+                let index = self.biased_v1(max);
+                self.remember(index);
+                index
+            }
+        }
+    }
+
+    /// `chacha8-v2`'s biased index (see the module docs; [`Hot::biased_v2`]), remembered.
+    #[inline(always)]
+    fn biased_v2(&mut self, max: u64) -> u64 {
+        let mut hot = Hot::of(self);
+        let index = hot.biased_v2(&mut self.rng.block, &self.recent, max);
+        hot.remember(&mut self.recent, index);
+        hot.store(self);
         index
     }
 
-    /// `chacha8-v2`'s biased index (see the module docs): five control bits, one word `x`
-    /// (the uniform value's first word), every candidate computed and one selected without a
-    /// data-dependent branch; the stream is consumed the same way whatever is selected.
+    /// `k` biased choices of bound `max` in a row, `each` called with every index in order:
+    /// exactly `k` calls of [`RandomState::biased`]. Under `chacha8-v2` the state's scalars
+    /// (read position, control bits, recent count) live in locals for the whole run, so a
+    /// collection's loop keeps them in registers instead of storing and reloading them at
+    /// every draw.
     #[inline(always)]
-    fn biased_v2(&mut self, max: u64) -> u64 {
-        let control = self.take_bits(5);
-        let x = self.rng.next_u64();
-        let uniform = self.rng.upto_from(x, max);
-        let n = self.n_recent.min(8) as u64;
-        // One of the `n` filled recent slots: `x[32..62] * n >> 30`.
-        let slot = (((x >> 32) & 0x3fff_ffff) * n) >> 30;
-        let recent = self.recent[(slot & 7) as usize];
-        // 1..=4 from `x[62..64]`.
-        let delta = 1 + (x >> 62);
-        // Log-uniform small: `x[0..8] >> x[56..59]`, in `0..2^k` for k = 1..=8 equally likely.
-        let small = ((x & 0xff) >> ((x >> 56) & 7)).min(max);
-        let candidates = [
-            0,
-            max.min(1),
-            max,
-            small,
-            recent,
-            recent.saturating_add(delta).min(max),
-            recent.saturating_sub(delta),
-            max.saturating_sub(delta),
-            uniform,
-        ];
-        let kind = (control >> 2) as usize;
-        // Special when both low bits are 0; kinds 4..=6 need a recent index under `max`.
-        // Otherwise the uniform value (index 8). All as masks: nothing here is a branch.
-        let usable = (kind < 4) | (kind == 7) | ((n != 0) & (recent <= max));
-        let special = (control & 3 == 0) & usable;
-        let uniform_mask = (special as usize).wrapping_sub(1);
-        candidates[(kind & !uniform_mask) | (8 & uniform_mask)]
+    fn biased_run(&mut self, max: u64, k: usize, mut each: impl FnMut(u64)) {
+        match self.scheme {
+            Scheme::V2 => {
+                let mut hot = Hot::of(self);
+                for _ in 0..k {
+                    let index = hot.biased_v2(&mut self.rng.block, &self.recent, max);
+                    hot.remember(&mut self.recent, index);
+                    each(index);
+                }
+                hot.store(self);
+            }
+            Scheme::V1 => {
+                for _ in 0..k {
+                    each(self.biased(max));
+                }
+            }
+        }
     }
 
     /// A recently drawn index, if the one picked fits under `max` (`chacha8-v1`).
@@ -261,10 +253,105 @@ impl RandomState {
     }
 }
 
+/// The scalars of a [`RandomState`] a `chacha8-v2` draw reads and writes, copied out so
+/// that a run of draws ([`RandomState::biased_run`]) holds them in locals; the stream's
+/// block and the recent ring stay in the state.
+struct Hot {
+    pos: usize,
+    bits: u64,
+    bits_left: u32,
+    n_recent: usize,
+}
+
+impl Hot {
+    #[inline(always)]
+    fn of(state: &RandomState) -> Hot {
+        Hot {
+            pos: state.rng.pos,
+            bits: state.bits,
+            bits_left: state.bits_left,
+            n_recent: state.n_recent,
+        }
+    }
+
+    #[inline(always)]
+    fn store(self, state: &mut RandomState) {
+        state.rng.pos = self.pos;
+        state.bits = self.bits;
+        state.bits_left = self.bits_left;
+        state.n_recent = self.n_recent;
+    }
+
+    /// [`RandomState::remember`] on the copied count.
+    #[inline(always)]
+    fn remember(&mut self, recent: &mut [u64; 8], index: u64) {
+        recent[self.n_recent % 8] = index;
+        self.n_recent += 1;
+    }
+
+    /// [`RandomState::take_bits`] on the copied scalars.
+    #[inline(always)]
+    fn take_bits(&mut self, block: &mut Block, n: u32) -> u64 {
+        if self.bits_left < n {
+            self.bits = block.next(&mut self.pos);
+            self.bits_left = 64;
+        }
+        let out = self.bits & ((1 << n) - 1);
+        self.bits >>= n;
+        self.bits_left -= n;
+        out
+    }
+
+    /// `chacha8-v2`'s biased index (see the module docs): five control bits, one word `x`
+    /// (the uniform value's first word), every candidate computed and one selected without a
+    /// data-dependent branch; the stream is consumed the same way whatever is selected. The
+    /// caller remembers the index (the recent ring is not written here).
+    #[inline(always)]
+    fn biased_v2(&mut self, block: &mut Block, recent: &[u64; 8], max: u64) -> u64 {
+        let control = self.take_bits(block, 5);
+        let x = block.next(&mut self.pos);
+        let uniform = upto_from(x, max, || block.next(&mut self.pos));
+        let n = self.n_recent.min(8) as u64;
+        // One of the `n` filled recent slots: `x[32..62] * n >> 30`.
+        let slot = (((x >> 32) & 0x3fff_ffff) * n) >> 30;
+        let recent = recent[(slot & 7) as usize];
+        // 1..=4 from `x[62..64]`.
+        let delta = 1 + (x >> 62);
+        // Log-uniform small: `x[0..8] >> x[56..59]`, in `0..2^k` for k = 1..=8 equally likely.
+        let small = ((x & 0xff) >> ((x >> 56) & 7)).min(max);
+        let candidates = [
+            0,
+            max.min(1),
+            max,
+            small,
+            recent,
+            recent.saturating_add(delta).min(max),
+            recent.saturating_sub(delta),
+            max.saturating_sub(delta),
+        ];
+        let kind = (control >> 2) as usize;
+        // Special when both low bits are 0; kinds 4..=6 need a recent index under `max`.
+        // Otherwise the uniform value. All as masks: nothing here is a branch.
+        let usable = (kind < 4) | (kind == 7) | ((n != 0) & (recent <= max));
+        let special = (control & 3 == 0) & usable;
+        let special_mask = (special as u64).wrapping_neg();
+        (candidates[kind & 7] & special_mask) | (uniform & !special_mask)
+    }
+}
+
 /// The handle a property draws its input from.
 #[derive(Debug)]
 pub struct TestCase {
-    source: Source,
+    /// The seed's stream (a replay holds an unused one: a replay draws nothing from it). It
+    /// lives inline, outside any enum: boxing it would cost an allocation per test case on
+    /// the runner's hot path, and the fast path reaches it without a check of the mode.
+    random: RandomState,
+    /// The recorded choices a replay replays (`None`: a random case).
+    replay: Option<Vec<u64>>,
+    /// How many choices the fast path may count: [`MAX_CHOICES`] for a random case that
+    /// records nothing, 0 for every other case, so that the one check `n_choices <
+    /// fast_limit` says "random, not recording, room for one more choice".
+    fast_limit: usize,
     record: bool,
     capture: bool,
     n_choices: usize,
@@ -298,7 +385,9 @@ impl TestCase {
 
     /// A test case drawing from `seed`'s stream under `scheme`, recording nothing.
     pub fn random_with(scheme: Scheme, seed: u64) -> TestCase {
-        TestCase::new(Source::Random(RandomState::new(scheme, seed)))
+        let mut tc = TestCase::new(RandomState::new(scheme, seed), None);
+        tc.fast_limit = MAX_CHOICES;
+        tc
     }
 
     /// A test case drawing from `seed`'s stream under the default scheme and recording every
@@ -311,7 +400,7 @@ impl TestCase {
     /// [`TestCase::recording`] under `scheme`: the same input as
     /// [`TestCase::random_with`]`(scheme, seed)`.
     pub fn recording_with(scheme: Scheme, seed: u64) -> TestCase {
-        let mut tc = TestCase::random_with(scheme, seed);
+        let mut tc = TestCase::new(RandomState::new(scheme, seed), None);
         tc.record = true;
         tc.capture = true;
         tc
@@ -320,15 +409,17 @@ impl TestCase {
     /// A test case replaying `choices`, recording as it goes; `capture` keeps the `Debug`
     /// renderings of top-level draws.
     pub fn replay(choices: Vec<u64>, capture: bool) -> TestCase {
-        let mut tc = TestCase::new(Source::Replay { prefix: choices });
+        let mut tc = TestCase::new(RandomState::new(Scheme::DEFAULT, 0), Some(choices));
         tc.record = true;
         tc.capture = capture;
         tc
     }
 
-    fn new(source: Source) -> TestCase {
+    fn new(random: RandomState, replay: Option<Vec<u64>>) -> TestCase {
         TestCase {
-            source,
+            random,
+            replay,
+            fast_limit: 0,
             record: false,
             capture: false,
             n_choices: 0,
@@ -422,6 +513,29 @@ impl TestCase {
         }
     }
 
+    /// `k` choices of bound `max` with the standard bias in a row, on the fast path only:
+    /// when this case is random, records nothing and has room for `counted` more choices
+    /// (the `k` choices and whatever choices without randomness stand between them, such as
+    /// a collection's `true` "continue?" flags), counts them, calls `each` with every index
+    /// in order, and returns true; else does nothing and returns false (the caller draws one
+    /// by one). The stream is consumed exactly as by `k` calls of [`TestCase::choice`]; the
+    /// count is taken up front, which nothing outside this call can see.
+    #[inline(always)]
+    pub(crate) fn fast_choice_run(
+        &mut self,
+        max: u64,
+        k: usize,
+        counted: usize,
+        each: impl FnMut(u64),
+    ) -> bool {
+        if counted > self.fast_limit.saturating_sub(self.n_choices) {
+            return false;
+        }
+        self.n_choices += counted;
+        self.random.biased_run(max, k, each);
+        true
+    }
+
     /// A choice in `0..=max` that, when random, is uniform (no bias toward edges).
     #[inline(always)]
     pub fn uniform_choice(&mut self, max: u64) -> u64 {
@@ -435,14 +549,14 @@ impl TestCase {
     /// more choice gets its random state, the choice counted; every other case (recording,
     /// replaying, at [`MAX_CHOICES`]) gets `None` and goes through [`TestCase::choice_with`].
     /// The random stream is consumed exactly as on the slow path, so a seed means the same.
+    /// One compare: `fast_limit` is 0 unless the case is random and records nothing.
     #[inline(always)]
     fn fast(&mut self) -> Option<&mut RandomState> {
-        match &mut self.source {
-            Source::Random(state) if !self.record && self.n_choices < MAX_CHOICES => {
-                self.n_choices += 1;
-                Some(state)
-            }
-            _ => None,
+        if self.n_choices < self.fast_limit {
+            self.n_choices += 1;
+            Some(&mut self.random)
+        } else {
+            None
         }
     }
 
@@ -463,14 +577,14 @@ impl TestCase {
     /// [`TestCase::fast`] and never come here.
     #[inline]
     fn choice_with(&mut self, max: u64, pick: impl FnOnce(&mut RandomState) -> u64) -> u64 {
-        let value = match &mut self.source {
-            Source::Random(state) => {
+        let value = match &self.replay {
+            None => {
                 if self.n_choices >= MAX_CHOICES {
                     stop(Stop::Overrun);
                 }
-                pick(state)
+                pick(&mut self.random)
             }
-            Source::Replay { prefix } => match prefix.get(self.n_choices) {
+            Some(prefix) => match prefix.get(self.n_choices) {
                 None => stop(Stop::Overrun),
                 Some(&v) if v > max => stop(Stop::Invalid),
                 Some(&v) => v,
@@ -504,14 +618,15 @@ impl TestCase {
     /// When random, a hidden size in `min..=max` (not a choice: collections record their
     /// "continue?" flags instead). One in four sizes is `min` or just above it.
     pub(crate) fn hidden_size(&mut self, min: u64, max: u64) -> Option<u64> {
-        match &mut self.source {
-            Source::Random(r) => Some(match r.take_bits(3) {
-                0 => min,
-                1 => min + r.rng.upto((max - min).min(3)),
-                _ => min + r.rng.upto(max - min),
-            }),
-            Source::Replay { .. } => None,
+        if self.replay.is_some() {
+            return None;
         }
+        let r = &mut self.random;
+        Some(match r.take_bits(3) {
+            0 => min,
+            1 => min + r.rng.upto((max - min).min(3)),
+            _ => min + r.rng.upto(max - min),
+        })
     }
 
     /// A "continue?" flag (1 = one more element). `wanted` is the random-mode answer.
@@ -571,7 +686,7 @@ impl TestCase {
 
     /// True when this case is replaying recorded choices.
     pub fn is_replay(&self) -> bool {
-        matches!(self.source, Source::Replay { .. })
+        self.replay.is_some()
     }
 
     /// What the case consumed (empty unless recording).

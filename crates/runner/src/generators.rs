@@ -78,6 +78,24 @@ pub trait Gen {
         FlatMap { inner: self, f }
     }
 
+    /// Draws `n` values in a row, each as [`TestCase::draw`] draws it (after a `true`
+    /// "continue?" flag when `flagged`), and hands them to `push` in order: what a
+    /// collection does for its elements. Generators may draw the run faster (integers do, on
+    /// the main run's fast path), never differently.
+    #[doc(hidden)]
+    #[inline]
+    fn draw_run(
+        &self,
+        tc: &mut TestCase,
+        n: usize,
+        flagged: bool,
+        push: &mut impl FnMut(Self::Value),
+    ) where
+        Self: Sized,
+    {
+        draw_each(self, tc, n, flagged, push);
+    }
+
     /// A type-erased, cheaply clonable generator (for recursion and alternatives), `Send`
     /// and `Sync`: one boxed generator can be shared by every thread (in a `static`, an
     /// `Arc`, or captured by a closure property) without a `thread_local!`.
@@ -86,6 +104,23 @@ pub trait Gen {
         Self: Sized + Send + Sync + 'static,
     {
         BoxedGen(Arc::new(self))
+    }
+}
+
+/// [`Gen::draw_run`], one draw at a time.
+#[inline]
+fn draw_each<G: Gen>(
+    generator: &G,
+    tc: &mut TestCase,
+    n: usize,
+    flagged: bool,
+    push: &mut impl FnMut(G::Value),
+) {
+    for _ in 0..n {
+        if flagged {
+            tc.flag(true);
+        }
+        push(tc.draw(generator));
     }
 }
 
@@ -351,6 +386,18 @@ impl<T: Int> Gen for IntGen<T> {
     fn label(&self) -> &'static str {
         "int"
     }
+    /// On the fast path, a run of narrow integers (one choice each) draws its choices in one
+    /// [`TestCase::fast_choice_run`]: the same choices, the state held in registers.
+    #[inline(always)]
+    fn draw_run(&self, tc: &mut TestCase, n: usize, flagged: bool, push: &mut impl FnMut(T)) {
+        if let Ok(max) = u64::try_from(self.max_index()) {
+            let counted = n.saturating_mul(1 + usize::from(flagged));
+            if tc.fast_choice_run(max, n, counted, |k| push(self.value_within(u128::from(k)))) {
+                return;
+            }
+        }
+        draw_each(self, tc, n, flagged, push);
+    }
 }
 
 // ---------------------------------------------------------------- bool, char, floats
@@ -432,22 +479,45 @@ impl CharGen {
     }
 }
 
-impl Gen for CharGen {
-    type Value = char;
-    fn generate(&self, tc: &mut TestCase) -> char {
+impl CharGen {
+    /// The bound of the one choice a character is.
+    #[inline]
+    fn max_index(&self) -> u64 {
         let n = self.n_scalars();
+        if self.ascii_first { 95 + n - 1 } else { n - 1 }
+    }
+
+    /// The character of choice index `index` (at most [`CharGen::max_index`]).
+    #[inline]
+    fn char_of(&self, index: u64) -> char {
         if self.ascii_first {
-            let index = tc.choice(95 + n - 1);
             match ASCII_ORDER.get(index as usize) {
                 Some(&b) => char::from(b),
                 None => self.scalar(index - 95),
             }
         } else {
-            self.scalar(tc.choice(n - 1))
+            self.scalar(index)
         }
+    }
+}
+
+impl Gen for CharGen {
+    type Value = char;
+    #[inline]
+    fn generate(&self, tc: &mut TestCase) -> char {
+        self.char_of(tc.choice(self.max_index()))
     }
     fn label(&self) -> &'static str {
         "char"
+    }
+    /// On the fast path, a run of characters draws its choices in one
+    /// [`TestCase::fast_choice_run`], like integers.
+    #[inline(always)]
+    fn draw_run(&self, tc: &mut TestCase, n: usize, flagged: bool, push: &mut impl FnMut(char)) {
+        let counted = n.saturating_mul(1 + usize::from(flagged));
+        if !tc.fast_choice_run(self.max_index(), n, counted, |k| push(self.char_of(k))) {
+            draw_each(self, tc, n, flagged, push);
+        }
     }
 }
 
@@ -539,6 +609,10 @@ impl From<usize> for Sizes {
     }
 }
 
+/// The most elements a random case reserves room for up front (its hidden size is known);
+/// a larger collection grows as its elements come.
+const RESERVE_CAP: u64 = 1 << 12;
+
 /// Draws the elements of a collection: `push` is called once per element.
 #[inline]
 fn draw_elements<G: Gen>(
@@ -560,6 +634,30 @@ fn draw_elements<G: Gen>(
         n += 1;
     }
     if n == sizes.max && sizes.min < sizes.max {
+        tc.forced_zero();
+    }
+}
+
+/// [`draw_elements`] of a random case (recording or not), whose hidden size `target` is
+/// known: the same calls in the same order, with the loop's questions answered up front. In
+/// a random case a "continue?" flag is the answer it is given (`n < target`), so the first
+/// `min` elements are drawn with no flag, the next `target - min` each after a `true` flag,
+/// then a `false` flag ends the collection (or, when it is full, the forced 0 stands where
+/// the flag would be). Two counted loops with no per-element branch on the size.
+#[inline(always)]
+fn draw_to_target<G: Gen>(
+    tc: &mut TestCase,
+    elem: &G,
+    sizes: Sizes,
+    target: usize,
+    mut push: impl FnMut(G::Value),
+) {
+    debug_assert!(sizes.min <= target && target <= sizes.max);
+    elem.draw_run(tc, sizes.min, false, &mut push);
+    elem.draw_run(tc, target - sizes.min, true, &mut push);
+    if target < sizes.max {
+        tc.flag(false);
+    } else if sizes.min < sizes.max {
         tc.forced_zero();
     }
 }
@@ -588,12 +686,17 @@ pub fn vec_of<G: Gen>(elem: G) -> VecGen<G> {
 
 impl<G: Gen> Gen for VecGen<G> {
     type Value = Vec<G::Value>;
+    #[inline(always)]
     fn generate(&self, tc: &mut TestCase) -> Vec<G::Value> {
         let target = tc.hidden_size(self.sizes.min as u64, self.sizes.max as u64);
         // Random cases know their size up front: allocate once.
-        let mut out =
-            Vec::with_capacity(target.map_or(self.sizes.min, |t| t as usize).min(1 << 12));
-        draw_elements(tc, &self.elem, self.sizes, target, |v| out.push(v));
+        let mut out = Vec::with_capacity(
+            target.map_or(self.sizes.min as u64, |t| t).min(RESERVE_CAP) as usize,
+        );
+        match target {
+            Some(t) => draw_to_target(tc, &self.elem, self.sizes, t as usize, |v| out.push(v)),
+            None => draw_elements(tc, &self.elem, self.sizes, target, |v| out.push(v)),
+        }
         out
     }
     fn label(&self) -> &'static str {
@@ -647,11 +750,16 @@ pub fn string() -> StringGen<CharGen> {
 
 impl<G: Gen<Value = char>> Gen for StringGen<G> {
     type Value = String;
+    #[inline(always)]
     fn generate(&self, tc: &mut TestCase) -> String {
         let target = tc.hidden_size(self.sizes.min as u64, self.sizes.max as u64);
-        let mut out =
-            String::with_capacity(target.map_or(self.sizes.min, |t| t as usize).min(1 << 12));
-        draw_elements(tc, &self.chars, self.sizes, target, |c| out.push(c));
+        let mut out = String::with_capacity(
+            target.map_or(self.sizes.min as u64, |t| t).min(RESERVE_CAP) as usize,
+        );
+        match target {
+            Some(t) => draw_to_target(tc, &self.chars, self.sizes, t as usize, |c| out.push(c)),
+            None => draw_elements(tc, &self.chars, self.sizes, target, |c| out.push(c)),
+        }
         out
     }
     fn label(&self) -> &'static str {
@@ -864,6 +972,14 @@ impl<G: Gen, U: Debug, F: Fn(G::Value) -> U> Gen for Map<G, F> {
     }
     fn label(&self) -> &'static str {
         self.inner.label()
+    }
+    /// The inner generator's run, each value mapped as it comes: a mapped draw is the
+    /// inner draw (same span label, same choices), so `vec(int(..).map(f), ..)` and
+    /// [`select`] draw their runs as fast as the integers they map.
+    #[inline(always)]
+    fn draw_run(&self, tc: &mut TestCase, n: usize, flagged: bool, push: &mut impl FnMut(U)) {
+        self.inner
+            .draw_run(tc, n, flagged, &mut |v| push((self.f)(v)));
     }
 }
 

@@ -25,8 +25,9 @@
 //! first generated values of several seeds under each scheme, so a change in what a seed
 //! means fails CI.
 
-use rand_chacha::ChaCha8Rng;
-use rand_core::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Core;
+use rand_core::SeedableRng;
+use rand_core::block::Generator;
 
 /// The name of the scheme new runs use ([`Scheme::DEFAULT`]), recorded in receipts as `rng`.
 pub const RNG_SCHEME: &str = Scheme::DEFAULT.name();
@@ -94,10 +95,62 @@ impl std::str::FromStr for Scheme {
 
 const KEY_SUFFIX: &[u8; 24] = b"seedledger/chacha8/v1\0\0\0";
 
-/// The random stream of one seed.
-#[derive(Debug, Clone)]
+/// 64-bit words per refill of the buffer: one call of the ChaCha core (4 blocks of 16
+/// 32-bit words).
+const BUF_WORDS: usize = 32;
+
+/// The random stream of one seed: `rand_chacha::ChaCha8Rng`'s stream read with `next_u64`,
+/// buffered here as 64-bit words. The core fills 64 32-bit words at a time; `next_u64` of
+/// `ChaCha8Rng` pairs them in order (low word first), and every read of this stream is a
+/// `next_u64`, so a pair never straddles two fills and the words are exactly
+/// `ChaCha8Rng::next_u64`'s (`tests/golden.rs` pins them). Reading the pairs from our own
+/// buffer keeps the hot path to a load, a compare and an increment.
+#[derive(Clone)]
 pub struct SeedRng {
-    inner: ChaCha8Rng,
+    pub(crate) block: Block,
+    /// The next unread word of `block` ([`BUF_WORDS`]: none left).
+    pub(crate) pos: usize,
+}
+
+/// The ChaCha core and its current fill, paired into words. The read position lives
+/// beside it ([`SeedRng::pos`]) so that a run of draws can hold it in a local
+/// (`case.rs`'s `Hot`) while the block stays in memory.
+#[derive(Clone)]
+pub(crate) struct Block {
+    core: ChaCha8Core,
+    words: [u64; BUF_WORDS],
+}
+
+impl Block {
+    /// The word at `*pos`, the block refilled first when every word is read.
+    #[inline(always)]
+    pub(crate) fn next(&mut self, pos: &mut usize) -> u64 {
+        let at = if *pos < BUF_WORDS {
+            *pos
+        } else {
+            self.refill();
+            0
+        };
+        *pos = at + 1;
+        self.words[at]
+    }
+
+    /// The next fill of the buffer (every [`BUF_WORDS`] words; out of line so that
+    /// [`Block::next`] stays small).
+    #[inline(never)]
+    fn refill(&mut self) {
+        let mut halves = [0u32; 2 * BUF_WORDS];
+        self.core.generate(&mut halves);
+        for (word, pair) in self.words.iter_mut().zip(halves.chunks_exact(2)) {
+            *word = u64::from(pair[0]) | (u64::from(pair[1]) << 32);
+        }
+    }
+}
+
+impl std::fmt::Debug for SeedRng {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeedRng").finish_non_exhaustive()
+    }
 }
 
 impl SeedRng {
@@ -106,13 +159,17 @@ impl SeedRng {
         key[..8].copy_from_slice(&seed.to_le_bytes());
         key[8..].copy_from_slice(KEY_SUFFIX);
         SeedRng {
-            inner: ChaCha8Rng::from_seed(key),
+            block: Block {
+                core: ChaCha8Core::from_seed(key),
+                words: [0; BUF_WORDS],
+            },
+            pos: BUF_WORDS,
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
-        self.inner.next_u64()
+        self.block.next(&mut self.pos)
     }
 
     /// A uniform integer in `0..=max`.
@@ -129,31 +186,59 @@ impl SeedRng {
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         let first = self.next_u64();
-        self.below_from(first, n)
+        below_from(first, n, || self.next_u64())
     }
+}
 
-    /// [`SeedRng::upto`] whose first word is `first`, already drawn: the value `upto` gives
-    /// when `first` is the next word (more words are drawn only on a rejection).
-    #[inline]
-    pub(crate) fn upto_from(&mut self, first: u64, max: u64) -> u64 {
-        if max == u64::MAX {
-            first
-        } else {
-            self.below_from(first, max + 1)
+/// [`SeedRng::upto`] whose first word is `first`, already drawn, and whose further words
+/// (drawn only on a rejection) come from `next`: the value `upto` gives when `first` is
+/// the next word.
+#[inline(always)]
+pub(crate) fn upto_from(first: u64, max: u64, next: impl FnMut() -> u64) -> u64 {
+    if max == u64::MAX {
+        first
+    } else {
+        below_from(first, max + 1, next)
+    }
+}
+
+/// [`SeedRng::below`] whose first word is `first`, already drawn; `next` draws the words
+/// a rejection needs.
+#[inline(always)]
+pub(crate) fn below_from(first: u64, n: u64, mut next: impl FnMut() -> u64) -> u64 {
+    debug_assert!(n > 0);
+    let mut m = u128::from(first) * u128::from(n);
+    if (m as u64) < n {
+        let threshold = n.wrapping_neg() % n;
+        while (m as u64) < threshold {
+            m = u128::from(next()) * u128::from(n);
         }
     }
+    (m >> 64) as u64
+}
 
-    /// [`SeedRng::below`] whose first word is `first`, already drawn.
-    #[inline]
-    pub(crate) fn below_from(&mut self, first: u64, n: u64) -> u64 {
-        debug_assert!(n > 0);
-        let mut m = u128::from(first) * u128::from(n);
-        if (m as u64) < n {
-            let threshold = n.wrapping_neg() % n;
-            while (m as u64) < threshold {
-                m = u128::from(self.next_u64()) * u128::from(n);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::Rng;
+
+    /// The buffered stream is `ChaCha8Rng::next_u64`'s, word for word, across several fills.
+    #[test]
+    fn the_buffered_stream_is_chacha8rngs_next_u64() {
+        for seed in [0, 1, 2, 7, 1 << 40, u64::MAX] {
+            let mut key = [0u8; 32];
+            key[..8].copy_from_slice(&seed.to_le_bytes());
+            key[8..].copy_from_slice(KEY_SUFFIX);
+            let mut reference = ChaCha8Rng::from_seed(key);
+            let mut ours = SeedRng::new(seed);
+            for i in 0..5 * BUF_WORDS + 3 {
+                assert_eq!(
+                    ours.next_u64(),
+                    reference.next_u64(),
+                    "seed {seed}, word {i}"
+                );
             }
         }
-        (m >> 64) as u64
     }
 }

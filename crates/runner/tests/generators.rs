@@ -7,13 +7,68 @@ mod support;
 use support::{minimal, minimals};
 
 use seedledger_runner::{
-    DEFAULT_MAX_SIZE, Gen, RegexError, Sizes, TestCase, any_f32, any_f64, any_int, char_in, f32_in,
-    f64_in, int, string_matching, string_of, vec, vec_of,
+    DEFAULT_MAX_SIZE, Gen, MAX_CHOICES, RegexError, Scheme, Sizes, Stop, TestCase, any_f32,
+    any_f64, any_int, char_in, f32_in, f64_in, int, string_matching, string_of, vec, vec_of,
 };
 
 /// Values `g` draws for seeds `0..n`.
 fn draws<G: Gen>(g: &G, n: u64) -> Vec<G::Value> {
     (0..n).map(|seed| TestCase::random(seed).draw(g)).collect()
+}
+
+// ---------------------------------------------------------------- the choice limit
+
+/// A collection drawn near [`MAX_CHOICES`] stops where drawing its elements one by one
+/// would: the main run's fast path (which draws a run of integers in one go, its choices
+/// counted up front) and a recording case (one choice at a time) reach the same value or
+/// the same [`Stop::Overrun`], after the same number of choices, under both schemes.
+#[test]
+fn a_collection_at_the_choice_limit_stops_where_single_draws_would() {
+    // 255 full runs of 4096 and one of 3995 leave room for 101 choices: a last
+    // `vec(.., 0..=100)` of `t` elements needs `2t + 1` (a flag before each element, a
+    // false flag or the forced 0 after), so it fits when `t <= 50` and overruns above.
+    let room = 101;
+    let filler = MAX_CHOICES - room;
+    let draw = |tc: &mut TestCase| {
+        let mut n = 0;
+        while n < filler {
+            let k = (filler - n).min(4096);
+            tc.draw(&vec(any_int::<u8>().map(u16::from), k));
+            n += k;
+        }
+        assert_eq!(tc.n_choices(), filler);
+        tc.draw(&vec(any_int::<u64>(), 0..=100))
+    };
+    let outcome =
+        |tc: &mut TestCase| match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            draw(tc)
+        })) {
+            Ok(v) => Ok(v),
+            Err(payload) => Err(*payload.downcast::<Stop>().unwrap()),
+        };
+    let (mut fits, mut overruns) = (0, 0);
+    for scheme in Scheme::ALL {
+        for seed in 0..2 {
+            let mut fast = TestCase::random_with(scheme, seed);
+            let mut recording = TestCase::recording_with(scheme, seed);
+            let (a, b) = (outcome(&mut fast), outcome(&mut recording));
+            assert_eq!(a, b, "{scheme}, seed {seed}");
+            assert_eq!(
+                fast.n_choices(),
+                recording.n_choices(),
+                "{scheme}, seed {seed}"
+            );
+            match a {
+                Ok(_) => fits += 1,
+                Err(stop) => {
+                    assert_eq!(stop, Stop::Overrun);
+                    assert_eq!(fast.n_choices(), MAX_CHOICES);
+                    overruns += 1;
+                }
+            }
+        }
+    }
+    assert!(fits > 0 && overruns > 0, "{fits} fit, {overruns} overran");
 }
 
 // ---------------------------------------------------------------- 128-bit integers
