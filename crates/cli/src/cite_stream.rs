@@ -803,7 +803,11 @@ mod tests {
             let deferred = |i: usize| Deferred {
                 index: i as u64 * 3,
                 seed: i as u64 + 100,
-                at: if i.is_multiple_of(4) { u32::MAX } else { i as u32 * 5 },
+                at: if i.is_multiple_of(4) {
+                    u32::MAX
+                } else {
+                    i as u32 * 5
+                },
                 verdict: asked[i].verdict,
             };
             for (i, r) in asked.iter().enumerate() {

@@ -4,9 +4,6 @@
 //! what the generators draw. No timing is asserted.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-// `measure::evidence_only` serves the bench binary's `--evidence-only` (a profiling
-// workload) and is not run here.
-#[allow(dead_code)]
 #[path = "../benches/runner/measure.rs"]
 mod measure;
 #[path = "../benches/runner/replica.rs"]

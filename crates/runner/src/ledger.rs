@@ -996,7 +996,7 @@ mod tests {
     }
 
     /// Rows handed to a supervisor's drainer: at every moment the witness file is a prefix
-    /// of the rows pushed, in order, whole lines; `finish` waits until it is all of them
+    /// of the rows pushed, in order; `finish` waits until it is all of them
     /// (synced) and gives the slot back.
     #[cfg(target_os = "linux")]
     #[test]
@@ -1020,9 +1020,11 @@ mod tests {
             WitnessFormatter::new(&cx).push_row(&mut all, seed, signature);
             sink.push(seed, signature).unwrap();
             if seed % 4999 == 0 || seed == 30_001 {
+                // (A read racing one of the drainer's appends may see part of it: whole
+                // lines are what a crash leaves, as the writer cuts a torn tail, not what a
+                // concurrent reader sees.)
                 let seen = std::fs::read(&path).unwrap();
                 assert!(all.starts_with(&seen), "after seed {seed}");
-                assert!(seen.is_empty() || seen.ends_with(b"\n"));
             }
         }
         sink.finish().unwrap();
