@@ -247,10 +247,18 @@ impl TrialRun<'_> {
             match outcome {
                 Ok(outcome) => {
                     let k = index - s.committed;
-                    s.pending[k] = Some(outcome);
-                    if k == 0 {
+                    if k == 0 && s.error.is_none() {
+                        // The first uncommitted trial (always so with one worker): committed
+                        // at once, without a trip through the queue, then those it held up.
+                        s.pending.pop_front();
+                        self.commit_next(&mut s, outcome);
                         self.commit(&mut s);
                         s.wake(advanced);
+                    } else {
+                        s.pending[k] = Some(outcome);
+                        if k == 0 {
+                            s.wake(advanced);
+                        }
                     }
                 }
                 // The executor failed, not the property: the seed keeps no row and the
@@ -274,17 +282,24 @@ impl TrialRun<'_> {
             let Some(Some(outcome)) = s.pending.pop_front() else {
                 return;
             };
-            let seed = self.seeds[s.committed];
-            s.committed += 1;
-            if let Err(e) = self.commit_one(s, seed, outcome) {
-                s.error = Some(e);
-            }
-            // The end of the trials is told once, by `run`, after the last commit.
-            if s.committed < self.seeds.len() && s.clock.due() {
-                let counts = (s.committed, self.seeds.len(), s.tally.failing_seeds.len());
-                let ids = (self.property.id, self.run_id);
-                self.control.progress(&mut s.clock, ids, counts, false);
-            }
+            self.commit_next(s, outcome);
+        }
+    }
+
+    /// Commits `outcome`, the outcome of the first uncommitted seed (its place in `pending`
+    /// already taken out).
+    #[inline]
+    fn commit_next(&self, s: &mut Shared<'_>, outcome: Outcome) {
+        let seed = self.seeds[s.committed];
+        s.committed += 1;
+        if let Err(e) = self.commit_one(s, seed, outcome) {
+            s.error = Some(e);
+        }
+        // The end of the trials is told once, by `run`, after the last commit.
+        if s.committed < self.seeds.len() && s.clock.due() {
+            let counts = (s.committed, self.seeds.len(), s.tally.failing_seeds.len());
+            let ids = (self.property.id, self.run_id);
+            self.control.progress(&mut s.clock, ids, counts, false);
         }
     }
 
