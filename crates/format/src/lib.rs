@@ -46,7 +46,7 @@ pub use partition::{
     MergeRecord, PartRecord, Partition, PartitionKind, PartitionParseError, PartitionRecord,
     plan_digest, seed_hash,
 };
-pub use pretty::{to_json_readable, write_json_readable_with_lists, write_seed_list};
+pub use pretty::{to_json_readable, write_seed_list};
 pub use receipt::{
     Compared, FailureMode, FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt,
     ShrinkPassRecord, ShrinkRecord, receipt_run_id,

@@ -10,23 +10,6 @@ pub fn to_json_readable(value: &Value) -> String {
     out
 }
 
-/// [`to_json_readable`] of the object `map`, written to `w` in pieces, with the members named
-/// in `lists` written from those seed lists instead of from `map` (whose value for them is
-/// ignored; a name in `lists` that `map` lacks is not written). The text is the same as
-/// `to_json_readable` of the object with the lists in place, but a list of 10^7 seeds is
-/// never held as `serde_json::Value`s (32 bytes each) nor its text in memory whole.
-pub fn write_json_readable_with_lists(
-    w: &mut dyn std::io::Write,
-    map: &serde_json::Map<String, Value>,
-    lists: &[(&str, &[u64])],
-) -> std::io::Result<()> {
-    let members: Vec<(&str, Member<'_>)> = lists
-        .iter()
-        .map(|&(name, seeds)| (name, Member::Seeds(seeds)))
-        .collect();
-    write_json_readable_with(w, map, &members)
-}
-
 /// A member of an object written by [`write_json_readable_with`] from data of its own
 /// rather than from the map.
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +20,11 @@ pub(crate) enum Member<'a> {
     Text(&'a str),
 }
 
-/// [`write_json_readable_with_lists`] with members of either kind (see [`Member`]).
+/// [`to_json_readable`] of the object `map`, written to `w` in pieces, with the members named
+/// in `members` written from the caller's data (see [`Member`]) instead of from `map` (whose
+/// value for them is ignored; a name `map` lacks is not written). The text is the same as
+/// `to_json_readable` of the object with those members in place, but a list of 10^7 seeds is
+/// never held as `serde_json::Value`s (32 bytes each) nor its text in memory whole.
 pub(crate) fn write_json_readable_with(
     w: &mut dyn std::io::Write,
     map: &serde_json::Map<String, Value>,
@@ -250,6 +237,23 @@ fn indent(out: &mut String, depth: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`to_json_readable`] of the object `map`, written to `w` in pieces, with the members named
+    /// in `lists` written from those seed lists instead of from `map` (whose value for them is
+    /// ignored; a name in `lists` that `map` lacks is not written). The text is the same as
+    /// `to_json_readable` of the object with the lists in place, but a list of 10^7 seeds is
+    /// never held as `serde_json::Value`s (32 bytes each) nor its text in memory whole.
+    fn write_json_readable_with_lists(
+        w: &mut dyn std::io::Write,
+        map: &serde_json::Map<String, Value>,
+        lists: &[(&str, &[u64])],
+    ) -> std::io::Result<()> {
+        let members: Vec<(&str, Member<'_>)> = lists
+            .iter()
+            .map(|&(name, seeds)| (name, Member::Seeds(seeds)))
+            .collect();
+        write_json_readable_with(w, map, &members)
+    }
 
     #[test]
     fn lists_written_in_pieces_give_the_same_text() {

@@ -430,7 +430,7 @@ fn futex_wake(_: &AtomicU32) {}
 fn error_code(e: &io::Error) -> u64 {
     match e.raw_os_error() {
         Some(c) => u64::try_from(c).map_or(OTHER, |c| c + 1),
-        None if e.kind() == io::ErrorKind::InvalidData => CORRUPT,
+        None if e.get_ref().is_some_and(|inner| inner.is::<CorruptRing>()) => CORRUPT,
         None => OTHER,
     }
 }
@@ -575,27 +575,32 @@ impl Slot {
         Ok(true)
     }
 
+    /// Whether `need` more bytes fit in the ring now.
+    #[inline]
+    fn fits(&self, need: u64) -> bool {
+        let consumed = self.word(CONSUMED).load(Ordering::Acquire);
+        self.written.saturating_sub(consumed) + need <= RING as u64
+    }
+
     /// Whether `need` more bytes fit in the ring now, and no error is pending.
     #[inline]
     fn has_room(&self, need: u64) -> bool {
-        let consumed = self.word(CONSUMED).load(Ordering::Acquire);
-        self.written.saturating_sub(consumed) + need <= RING as u64
-            && self.word(ERROR).load(Ordering::Relaxed) == 0
+        self.fits(need) && self.word(ERROR).load(Ordering::Relaxed) == 0
     }
 
     /// Copies one record (`parts`, joined) into the ring and publishes it; `Ok(false)`
-    /// (nothing copied) when it is longer than the ring. Waits while the ring is full.
+    /// (nothing copied) when it is longer than the ring less a batch. Waits while the ring
+    /// is full.
     fn push_record(&mut self, parts: &[&[u8]]) -> io::Result<bool> {
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        if len > RING {
+        // The drainer makes room only once a batch waits (or when asked): a record that
+        // needs more than the ring less a batch could wait for room that never comes.
+        if len > RING - BATCH as usize {
             return Ok(false);
         }
         let need = len as u64;
         if !self.has_room(need) {
-            self.wait(|s| {
-                let consumed = s.word(CONSUMED).load(Ordering::Acquire);
-                s.written.saturating_sub(consumed) + need <= RING as u64
-            })?;
+            self.wait(|s| s.fits(need))?;
             if let Some(e) = self.error() {
                 return Err(e);
             }
@@ -636,9 +641,10 @@ impl Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        // Given back only once its rows are appended and synced: the next run's rows must
-        // not follow them into another file, and no error of this run's file may reach the
-        // next run. (If they cannot be, the slot stays unusable.)
+        // Given back once its rows are appended and synced: the next run's rows must not
+        // follow them into another file, and no error of this run's file may reach the next
+        // run. (If they cannot be, it is given back with rows left unconsumed, and `claim`
+        // passes it over from then on.)
         let _ = self.flush();
         self.word(STATE).store(FREE, Ordering::Release);
     }
@@ -876,16 +882,15 @@ impl<'a> Draining<'a> {
         }
         let pos = (consumed % RING as u64) as usize;
         let len = (written - consumed) as usize;
-        let records = if pos + len <= RING {
-            rows.bytes(slot, HEADER + pos, len)
-        } else {
-            self.joined.clear();
-            self.joined
-                .extend_from_slice(rows.bytes(slot, HEADER + pos, RING - pos));
-            self.joined
-                .extend_from_slice(rows.bytes(slot, HEADER, len - (RING - pos)));
-            &self.joined
-        };
+        // Copied out of the shared ring before it is read: the records are checked and then
+        // used, and the run's process must not be able to change them in between.
+        self.joined.clear();
+        let first = len.min(RING - pos);
+        self.joined
+            .extend_from_slice(rows.bytes(slot, HEADER + pos, first));
+        self.joined
+            .extend_from_slice(rows.bytes(slot, HEADER, len - first));
+        let records = &self.joined;
         let Some(open) = self.open[slot].as_mut() else {
             return Ok(());
         };
@@ -893,8 +898,10 @@ impl<'a> Draining<'a> {
         out.clear();
         let mut at = 0;
         while at < records.len() {
-            at = expand(records, at, &mut open.rows, out).ok_or_else(corrupt)?;
-            if out.len() >= PIECE || (at == records.len() && !out.is_empty()) {
+            let next = expand(records, at, &mut open.rows, out);
+            let done = next.is_none_or(|n| n == records.len());
+            if !out.is_empty() && (out.len() >= PIECE || done) {
+                // (The rows of the records before one that makes no sense are appended.)
                 open.writer.append_raw(out)?;
                 open.unsynced = true;
                 open.unstarted += out.len() as u64;
@@ -904,6 +911,7 @@ impl<'a> Draining<'a> {
                     open.unstarted = 0;
                 }
             }
+            at = next.ok_or_else(corrupt)?;
         }
         Ok(())
     }
@@ -930,11 +938,20 @@ impl<'a> Draining<'a> {
 
 /// The error of a ring whose records make no sense.
 fn corrupt() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        "the mapping it shares with the run is corrupt",
-    )
+    io::Error::new(io::ErrorKind::InvalidData, CorruptRing)
 }
+
+/// The error [`corrupt`] makes (told apart from every other error by its type).
+#[derive(Debug)]
+struct CorruptRing;
+
+impl std::fmt::Display for CorruptRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the mapping it shares with the run is corrupt")
+    }
+}
+
+impl std::error::Error for CorruptRing {}
 
 /// Reads the record at `records[at..]`: a template becomes `rows`, a verdict is formatted
 /// with it, formatted rows are copied; appends to `out` and returns where the next record
@@ -970,6 +987,10 @@ fn expand(
             let end = (at + 5).checked_add(len)?;
             let body = records.get(at + 5..end)?;
             if tag == ROWS {
+                // Whole lines, or the next row would join this one's line.
+                if !body.ends_with(b"\n") {
+                    return None;
+                }
                 out.extend_from_slice(body);
             } else {
                 *rows = Some(crate::ledger::WitnessFormatter::from_template(body)?);
@@ -1055,12 +1076,14 @@ mod tests {
     #[test]
     fn records_that_make_no_sense_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let bad: [&dyn Fn(&mut Slot); 4] = [
+        let bad: [&dyn Fn(&mut Slot); 5] = [
             &|s| assert!(s.push_verdict(1, None).unwrap()),
             &|s| assert!(s.push_record(&[&[99, 1, 2]]).unwrap()),
             &|s| assert!(s.push_template(b"\x05\0\0\0abc").unwrap()),
             // A formatted row's record whose length runs past what was published.
             &|s| assert!(s.push_record(&[&[ROWS, 200, 0, 0, 0], b"{}\n"]).unwrap()),
+            // Formatted rows that are not whole lines (the next row would join the line).
+            &|s| assert!(s.push(b"{}").unwrap()),
         ];
         for (i, push) in bad.iter().enumerate() {
             let path = dir.path().join(format!("w{i}.jsonl"));
@@ -1077,6 +1100,52 @@ mod tests {
                 "case {i}"
             );
         }
+    }
+
+    /// The rows of the records before one that makes no sense are appended; nothing after.
+    #[test]
+    fn rows_before_a_corrupt_record_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.jsonl");
+        let rows = Arc::new(PendingRows::create(1).unwrap());
+        let drainer = rows.drainer().unwrap();
+        let mut a = rows.claim("run-a", &path).unwrap();
+        assert!(a.push(&row(1, 3)).unwrap());
+        assert!(a.push_record(&[&[99]]).unwrap());
+        assert!(a.push(&row(2, 3)).unwrap());
+        let e = a.flush().unwrap_err();
+        assert!(e.to_string().contains("corrupt"), "{e}");
+        std::mem::forget(a);
+        assert_eq!(drainer.finish().len(), 1);
+        assert_eq!(std::fs::read(&path).unwrap(), row(1, 3));
+    }
+
+    /// A record that would need more room than the ring less a batch is refused at once
+    /// (the run appends it itself): the drainer makes room only once a batch waits, so
+    /// waiting for it could last forever.
+    #[test]
+    fn a_record_near_the_ring_size_is_refused_not_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.jsonl");
+        let rows = Arc::new(PendingRows::create(1).unwrap());
+        let drainer = rows.drainer().unwrap();
+        let mut a = rows.claim("run-a", &path).unwrap();
+        assert!(a.push(&row(1, 90)).unwrap());
+        let mut long = vec![b'x'; RING - 100];
+        long.push(b'\n');
+        assert!(!a.push(&long).unwrap(), "refused, not waited for");
+        let mut fits = vec![b'x'; RING - BATCH as usize - 6];
+        fits.push(b'\n');
+        assert!(
+            a.push(&fits).unwrap(),
+            "a batch less than the ring still fits"
+        );
+        a.flush().unwrap();
+        drop(a);
+        assert!(drainer.finish().is_empty());
+        let mut want = row(1, 90);
+        want.extend_from_slice(&fits);
+        assert_eq!(std::fs::read(&path).unwrap(), want);
     }
 
     /// An append that fails (here: the witness path is a directory) is reported to the run
