@@ -144,14 +144,8 @@ impl RandomState {
 
     #[inline(always)]
     fn take_bits(&mut self, n: u32) -> u64 {
-        if self.bits_left < n {
-            self.bits = self.rng.next_u64();
-            self.bits_left = 64;
-        }
-        let out = self.bits & ((1 << n) - 1);
-        self.bits >>= n;
-        self.bits_left -= n;
-        out
+        let rng = &mut self.rng;
+        take_bits(&mut self.bits, &mut self.bits_left, n, || rng.next_u64())
     }
 
     #[inline(always)]
@@ -263,6 +257,21 @@ struct Hot {
     n_recent: usize,
 }
 
+/// The next `n` control bits (`n` < 64) from the word `bits` holds (`bits_left` of them
+/// unread), a new word from `next` when too few are left: the one definition both the
+/// random state and a run's copied scalars take their control bits by.
+#[inline(always)]
+fn take_bits(bits: &mut u64, bits_left: &mut u32, n: u32, next: impl FnOnce() -> u64) -> u64 {
+    if *bits_left < n {
+        *bits = next();
+        *bits_left = 64;
+    }
+    let out = *bits & ((1 << n) - 1);
+    *bits >>= n;
+    *bits_left -= n;
+    out
+}
+
 impl Hot {
     #[inline(always)]
     fn of(state: &RandomState) -> Hot {
@@ -292,14 +301,8 @@ impl Hot {
     /// [`RandomState::take_bits`] on the copied scalars.
     #[inline(always)]
     fn take_bits(&mut self, block: &mut Block, n: u32) -> u64 {
-        if self.bits_left < n {
-            self.bits = block.next(&mut self.pos);
-            self.bits_left = 64;
-        }
-        let out = self.bits & ((1 << n) - 1);
-        self.bits >>= n;
-        self.bits_left -= n;
-        out
+        let pos = &mut self.pos;
+        take_bits(&mut self.bits, &mut self.bits_left, n, || block.next(pos))
     }
 
     /// `chacha8-v2`'s biased index (see the module docs): five control bits, one word `x`
