@@ -601,6 +601,8 @@ pub(crate) struct SinkState {
     retry_at: Option<u64>,
     /// The shared slot has this run's template: verdicts are handed, not rows.
     verdicts: bool,
+    /// This process appended rows to the file itself (not only the supervisor's thread).
+    appended_here: bool,
 }
 
 /// Writeback of the witness file is started every this many bytes appended (see
@@ -645,6 +647,7 @@ impl SinkState {
 
     /// The buffer reached the file: clear it, start writeback every 8 MiB.
     fn appended(&mut self) {
+        self.appended_here = true;
         self.unsynced += self.buf.len();
         self.buf.clear();
         if self.unsynced >= WRITEBACK_EVERY {
@@ -714,6 +717,7 @@ impl RowSink {
                 mode,
                 retry_at: None,
                 verdicts,
+                appended_here: false,
             }),
         })
     }
@@ -748,9 +752,13 @@ impl RowSink {
         let mut state = self.state();
         state.append()?;
         if let RowMode::Shared(slot) = &state.mode {
-            // The supervisor appends and syncs the ring's rows; this waits for it.
+            // The supervisor appends and syncs the ring's rows; this waits for it. The file
+            // needs no second sync unless this process appended rows too.
             slot.flush()?;
             state.mode = RowMode::Batched;
+            if !state.appended_here {
+                return Ok(());
+            }
         }
         state.writer.sync()
     }

@@ -528,8 +528,6 @@ impl Slot {
     /// is longer than the ring.
     #[inline]
     pub(crate) fn push_verdict(&mut self, seed: u64, signature: Option<&str>) -> io::Result<bool> {
-        let mut head = [0u8; 13];
-        head[1..9].copy_from_slice(&seed.to_le_bytes());
         match signature {
             None => {
                 let mut pass = [PASS; 9];
@@ -540,7 +538,8 @@ impl Slot {
                 let Ok(len) = u32::try_from(sig.len()) else {
                     return Ok(false);
                 };
-                head[0] = FAIL;
+                let mut head = [FAIL; 13];
+                head[1..9].copy_from_slice(&seed.to_le_bytes());
                 head[9..].copy_from_slice(&len.to_le_bytes());
                 self.push_record(&[&head, sig.as_bytes()])
             }
