@@ -27,11 +27,14 @@
 //! seed (under its rng scheme) of the patch, and what `gate decide` keeps.
 
 use crate::gate::{MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, open_bounded};
-use crate::gate_stream::{Fingerprints, Pinned, READ_BUFFER, all_readable, culprit, stream};
+use crate::gate_stream::{
+    Fingerprints, Pinned, READ_BUFFER, all_readable, culprit, stream, stream_prepared,
+};
 use crate::trust::Roles;
 use anyhow::Context;
 use seedledger_format::{
-    LedgerScan, Receipt, Runner, Verdict, Wanted, WitnessLine, WitnessLineReader, WitnessRow,
+    LedgerScan, ParallelLines, Receipt, Runner, Streamed, Verdict, Wanted, WitnessLine,
+    WitnessLineReader, WitnessRow,
 };
 use seedledger_gate::{
     CiteError, CiteReview, DecideState, Deferred, EditedRowFinder, Expected, FreezeDecision,
@@ -156,6 +159,17 @@ impl OwnRows {
     }
 
     pub fn push(&mut self, receipt: u32, row: &WitnessRow) -> anyhow::Result<()> {
+        let prints = (id_fingerprint(&row.witness_id), row_fingerprint(row));
+        self.push_printed(receipt, row, prints)
+    }
+
+    /// [`OwnRows::push`] with the row's `(id_fingerprint, row_fingerprint)` computed already.
+    pub fn push_printed(
+        &mut self,
+        receipt: u32,
+        row: &WitnessRow,
+        (id, print): (u64, u128),
+    ) -> anyhow::Result<()> {
         let scheme = match self.scheme_numbers.get(row.scheme()) {
             Some(&n) => n,
             None => {
@@ -171,8 +185,8 @@ impl OwnRows {
             seed: row.seed,
             scheme,
             verdict: row.verdict,
-            id: id_fingerprint(&row.witness_id),
-            print: row_fingerprint(row),
+            id,
+            print,
         };
         self.count += 1;
         self.out.write_all(&record.bytes()).context(TEMP)
@@ -289,11 +303,12 @@ fn share_of(print: u128, shares: u64) -> usize {
 
 impl Known {
     /// First pass: a row whose citability the review asks (`CiteReview::tally_and_defer`).
-    pub fn note(&mut self, row: &WitnessRow, deferred: Deferred) -> anyhow::Result<()> {
+    /// `print`: the row's `row_fingerprint`.
+    pub fn note(&mut self, print: u128, deferred: Deferred) -> anyhow::Result<()> {
         if let Known::Shares(s) = self {
             s.queries.count += 1;
             let mut b = [0u8; QUERY];
-            b[0..16].copy_from_slice(&row_fingerprint(row).to_le_bytes());
+            b[0..16].copy_from_slice(&print.to_le_bytes());
             b[16..24].copy_from_slice(&deferred.index.to_le_bytes());
             b[24..32].copy_from_slice(&deferred.seed.to_le_bytes());
             b[32] = u8::from(deferred.verdict == Verdict::Fail);
@@ -448,23 +463,46 @@ pub fn read_beside(
         let witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
         let (reader, _) =
             open_bounded(&witnesses, "witness file", MAX_STREAMED_WITNESS_BYTES).ok()?;
-        let mut lines = WitnessLineReader::new(reader).complete_lines_only();
-        while let Some(it) = lines.next_ref().ok()? {
-            push(it);
-            let Ok(row) = &it.row else { continue };
-            if row.run_id.as_ref().is_some_and(|r| runs.contains(r)) {
-                if row.verdict == Verdict::Fail {
-                    beside.failing_seeds.push(row.seed);
-                }
-                if citable && kept.is_ok() {
-                    kept = own.push(index, row);
-                }
-            } else {
-                beside_run(row, patch, &mut beside.runs_beside);
-            }
-        }
+        let of_run = |row: &WitnessRow| row.run_id.as_ref().is_some_and(|r| runs.contains(r));
+        // The fingerprints of the run's rows are made on the threads that read the file.
+        let read = ParallelLines::new()
+            .complete_lines_only()
+            .read(
+                reader,
+                |_| false,
+                |it, _, prints: &mut Option<(u64, u128)>| {
+                    *prints = match &it.row {
+                        Ok(row) if citable && of_run(row) => {
+                            Some((id_fingerprint(&row.witness_id), row_fingerprint(row)))
+                        }
+                        _ => None,
+                    };
+                },
+                |it| {
+                    let Streamed::Line(it, _, prints) = it else {
+                        return true;
+                    };
+                    push(it);
+                    let Ok(row) = &it.row else { return true };
+                    if of_run(row) {
+                        if row.verdict == Verdict::Fail {
+                            beside.failing_seeds.push(row.seed);
+                        }
+                        if citable && kept.is_ok() {
+                            kept = match *prints {
+                                Some(prints) => own.push_printed(index, row, prints),
+                                None => own.push(index, row),
+                            };
+                        }
+                    } else {
+                        beside_run(row, patch, &mut beside.runs_beside);
+                    }
+                    true
+                },
+            )
+            .ok()?;
         beside.own = citable.then_some((witnesses, runs));
-        (lines.bytes_read() <= MAX_STREAMED_WITNESS_BYTES).then_some(())
+        (read.bytes <= MAX_STREAMED_WITNESS_BYTES).then_some(())
     });
     kept?;
     if agreed.is_some() {
@@ -575,7 +613,7 @@ pub fn decide<'a>(
     expected: &Expected,
     roles: &Roles,
     offered: &mut OfferedRuns,
-    mut review: Option<(&mut CiteReview, &mut Known)>,
+    review: Option<(&mut CiteReview, &mut Known)>,
 ) -> anyhow::Result<Decided<'a>> {
     all_readable(files)?;
     let mut state = DecideState::new(expected.clone());
@@ -583,34 +621,63 @@ pub fn decide<'a>(
     let mut starts = Vec::with_capacity(files.len());
     let mut lines = 0usize;
     let mut kept: anyhow::Result<()> = Ok(());
+    let review_asks = review.is_some();
     let mut pinned = Pinned::default();
-    stream(files, roles, &mut pinned, &mut starts, |it| {
-        lines += 1;
-        if let Some(fp) = state.push(it)
-            && kept.is_ok()
-        {
-            kept = fingerprints.push(fp);
+    let (mut review, memory, mut later) = match review {
+        Some((review, Known::Memory(prints))) => (Some(review), Some(&*prints), None),
+        Some((review, known)) => (Some(review), None, Some(known)),
+        None => (None, None, None),
+    };
+    // A local row's fingerprint, and whether it is citable when the prints are in memory,
+    // are made on the threads that read the files.
+    let prepare = |it: &WitnessLine| match &it.row {
+        Ok(row) if review_asks && row.runner == Runner::Local => {
+            let print = row_fingerprint(row);
+            Some((print, memory.is_some_and(|prints| prints.contains(print))))
         }
-        offered.push(it);
-        match &mut review {
-            // Citable rows can be told already: the review joins on the seeds a pair may be
-            // on in this pass, and a review it settles needs no second.
-            Some((review, Known::Memory(prints))) => {
-                review.tally_and_join(it, |row| prints.contains(row_fingerprint(row)));
+        _ => None,
+    };
+    stream_prepared(
+        files,
+        roles,
+        &mut pinned,
+        &mut starts,
+        prepare,
+        |it, looked| {
+            lines += 1;
+            if let Some(fp) = state.push(it)
+                && kept.is_ok()
+            {
+                kept = fingerprints.push(fp);
             }
-            // Else they are looked up after the pass: the join takes the answers then
-            // (`Known::answer_deferred`), and a review it settles needs no second pass either.
-            Some((review, known)) => {
-                if let Some((deferred, row)) = review.tally_and_defer(it)
-                    && kept.is_ok()
-                {
-                    kept = known.note(row, deferred);
+            offered.push(it);
+            let Some(review) = &mut review else {
+                return true;
+            };
+            match (memory, &mut later) {
+                // Citable rows can be told already: the review joins on the seeds a pair may be
+                // on in this pass, and a review it settles needs no second.
+                (Some(prints), _) => {
+                    review.tally_and_join(it, |row| match looked {
+                        Some((_, citable)) => *citable,
+                        None => prints.contains(row_fingerprint(row)),
+                    });
                 }
+                // Else they are looked up after the pass: the join takes the answers then
+                // (`Known::answer_deferred`), and a review it settles needs no second pass either.
+                (None, Some(known)) => {
+                    if let Some((deferred, row)) = review.tally_and_defer(it)
+                        && kept.is_ok()
+                    {
+                        let print = looked.map_or_else(|| row_fingerprint(row), |(print, _)| print);
+                        kept = known.note(print, deferred);
+                    }
+                }
+                (None, None) => {}
             }
-            None => {}
-        }
-        true
-    })?;
+            true
+        },
+    )?;
     kept?;
     let wanted = fingerprints.repeated()?;
     let mut finder = RepeatFinder::new(wanted, state.rejected_at());
@@ -811,7 +878,7 @@ mod tests {
                 verdict: asked[i].verdict,
             };
             for (i, r) in asked.iter().enumerate() {
-                known.note(r, deferred(i)).unwrap();
+                known.note(row_fingerprint(r), deferred(i)).unwrap();
             }
             known.resolve(&mut own).unwrap();
             // The answers the first pass deferred, in order, then again for a second pass.

@@ -13,7 +13,9 @@
 use crate::gate::{MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, open_bounded};
 use crate::trust::Roles;
 use anyhow::{Context, bail};
-use seedledger_format::{LedgerScan, Wanted, WitnessLine, WitnessLineReader, witness_line_seed};
+use seedledger_format::{
+    LedgerScan, ParallelLines, Streamed, Wanted, WitnessLine, witness_line_seed,
+};
 use seedledger_gate::{
     Closing, DecideState, Expected, FreezeDecision, RepeatFinder, Review, ReviewJoin, ReviewTally,
     agree_as_streams, close_scan, repeated_fingerprints,
@@ -70,11 +72,21 @@ pub fn verify_beside(file: &Path) -> Option<String> {
         witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
         let (reader, _) =
             open_bounded(&witnesses, "witness file", MAX_STREAMED_WITNESS_BYTES).ok()?;
-        let mut lines = WitnessLineReader::new(reader).complete_lines_only();
-        while let Some(it) = lines.next_ref().ok()? {
-            push(it);
-        }
-        (lines.bytes_read() <= MAX_STREAMED_WITNESS_BYTES).then_some(())
+        let read = ParallelLines::new()
+            .complete_lines_only()
+            .read(
+                reader,
+                |_| false,
+                |_, _, _: &mut ()| {},
+                |it| {
+                    if let Streamed::Line(it, ..) = it {
+                        push(it);
+                    }
+                    true
+                },
+            )
+            .ok()?;
+        (read.bytes <= MAX_STREAMED_WITNESS_BYTES).then_some(())
     })?;
     Some(format!(
         "{} attempted seeds of run {} in `{}`",
@@ -228,23 +240,47 @@ pub(crate) fn stream(
     starts: &mut Vec<usize>,
     mut each: impl FnMut(&WitnessLine) -> bool,
 ) -> anyhow::Result<()> {
+    stream_prepared(files, roles, pinned, starts, |_| (), |it, ()| each(it))
+}
+
+/// [`stream`], with `prepare` run on each line (authenticated) on the threads that read the
+/// file (`seedledger_format::ParallelLines`), and what it made handed to `each` with the line:
+/// work per line that needs nothing of the lines before it (a row's fingerprint, say) is done
+/// beside the parsing, not in the fold.
+pub(crate) fn stream_prepared<X: Default + Send>(
+    files: &[PathBuf],
+    roles: &Roles,
+    pinned: &mut Pinned,
+    starts: &mut Vec<usize>,
+    prepare: impl Fn(&WitnessLine) -> X + Sync,
+    mut each: impl FnMut(&WitnessLine, &X) -> bool,
+) -> anyhow::Result<()> {
     let mut index = 0;
     for path in files {
         starts.push(index);
-        let shown = path.display();
         let (file, len) = pinned.open(path)?;
-        let mut reader = WitnessLineReader::new(file);
-        while let Some((it, text)) = reader
-            .next_with_text()
-            .with_context(|| format!("cannot read witness file `{shown}`"))?
-        {
-            let it = roles.authenticate_ref(text, it);
-            index += 1;
-            if !each(&it) {
-                return Ok(());
-            }
+        let read = ParallelLines::new()
+            .read(
+                file,
+                |_| false,
+                |it, text, x| {
+                    roles.authenticate_in_place(text, it);
+                    *x = prepare(it);
+                },
+                |it| match it {
+                    Streamed::Line(it, _, x) => {
+                        index += 1;
+                        each(it, x)
+                    }
+                    Streamed::Skipped => true,
+                },
+            )
+            .with_context(|| format!("cannot read witness file `{}`", path.display()))?;
+        if read.stopped {
+            return Ok(());
         }
-        read_whole(reader.bytes_read(), len, path)?;
+        read_whole(read.bytes, len, path)?;
+        pinned.unchanged(path)?;
     }
     Ok(())
 }
@@ -271,26 +307,27 @@ pub(crate) fn stream_unless(
     files: &[PathBuf],
     roles: &Roles,
     pinned: &mut Pinned,
-    skip: impl Fn(u64) -> bool,
+    skip: impl Fn(u64) -> bool + Sync,
     mut each: impl FnMut(Option<&WitnessLine>) -> bool,
 ) -> anyhow::Result<()> {
     for path in files {
-        let shown = path.display();
         let (file, len) = pinned.open(path)?;
-        let mut reader = WitnessLineReader::new(file);
-        while let Some(it) = reader
-            .next_unless(|bytes| witness_line_seed(bytes).is_some_and(&skip))
-            .with_context(|| format!("cannot read witness file `{shown}`"))?
-        {
-            let go_on = match it {
-                Some((it, text)) => each(Some(&roles.authenticate_ref(text, it))),
-                None => each(None),
-            };
-            if !go_on {
-                return Ok(());
-            }
+        let read = ParallelLines::new()
+            .read(
+                file,
+                |bytes| witness_line_seed(bytes).is_some_and(&skip),
+                |it, text, _: &mut ()| roles.authenticate_in_place(text, it),
+                |it| match it {
+                    Streamed::Line(it, ..) => each(Some(it)),
+                    Streamed::Skipped => each(None),
+                },
+            )
+            .with_context(|| format!("cannot read witness file `{}`", path.display()))?;
+        if read.stopped {
+            return Ok(());
         }
-        read_whole(reader.bytes_read(), len, path)?;
+        read_whole(read.bytes, len, path)?;
+        pinned.unchanged(path)?;
     }
     Ok(())
 }
@@ -314,6 +351,19 @@ struct Stamp {
     mtime_nsec: i64,
 }
 
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt as _;
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mtime: meta.mtime(),
+            mtime_nsec: meta.mtime_nsec(),
+        }
+    }
+}
+
 impl Pinned {
     /// Opens witness file `path` as `open_bounded` does, and checks that it is the file it
     /// was when first opened. Returns the reader and the file's size.
@@ -321,19 +371,12 @@ impl Pinned {
         &mut self,
         path: &Path,
     ) -> anyhow::Result<(std::io::Take<std::fs::File>, u64)> {
-        use std::os::unix::fs::MetadataExt as _;
         let (file, _) = open_bounded(path, "witness file", MAX_STREAMED_WITNESS_BYTES)?;
         let meta = file
             .get_ref()
             .metadata()
             .with_context(|| format!("cannot read witness file `{}`", path.display()))?;
-        let stamp = Stamp {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            len: meta.len(),
-            mtime: meta.mtime(),
-            mtime_nsec: meta.mtime_nsec(),
-        };
+        let stamp = Stamp::of(&meta);
         match self.0.get(path) {
             Some(first) if *first != stamp => bail!(Pinned::changed(path)),
             Some(_) => {}
@@ -342,6 +385,18 @@ impl Pinned {
             }
         }
         Ok((file, stamp.len))
+    }
+
+    /// After a read to the end: the file at `path` is still the one first opened. (The
+    /// file is read ahead of the fold, so a file appended to while the fold ran may have
+    /// been read whole before; it has changed all the same.)
+    fn unchanged(&self, path: &Path) -> anyhow::Result<()> {
+        let now = std::fs::metadata(path)
+            .with_context(|| format!("cannot read witness file `{}`", path.display()))?;
+        match self.0.get(path) {
+            Some(first) if *first != Stamp::of(&now) => bail!(Pinned::changed(path)),
+            _ => Ok(()),
+        }
     }
 
     fn changed(path: &Path) -> String {

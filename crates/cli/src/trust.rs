@@ -61,6 +61,13 @@ impl Roles {
         }
     }
 
+    /// [`Roles::authenticate_ref`] in place (on the threads that read a witness file).
+    pub fn authenticate_in_place(&self, text: &[u8], line: &mut WitnessLine) {
+        if let Some((_, keys)) = &self.trust {
+            *line = seedledger_gate::authenticate_line(Some(text), line.clone(), keys);
+        }
+    }
+
     /// `authenticated` or `unauthenticated`: the `roles` field of the JSON output.
     pub fn label(&self) -> &'static str {
         if self.trust.is_some() {

@@ -59,6 +59,7 @@ pub use trust::{
     signature_to_hex,
 };
 pub use witness::{
-    Runner, Verdict, WitnessLine, WitnessLineReader, WitnessRow, parse_witness_line,
-    parse_witness_line_exactly, parse_witness_lines, witness_line_seed,
+    LinesRead, ParallelLines, Runner, Streamed, Verdict, WitnessLine, WitnessLineReader,
+    WitnessRow, parse_witness_line, parse_witness_line_exactly, parse_witness_lines,
+    witness_line_seed,
 };

@@ -4,12 +4,15 @@ mod canonical;
 #[cfg(test)]
 mod equivalence;
 mod fast;
+mod parallel;
 
 use crate::errors::ParseError;
 use crate::fields::{Fields, invalid};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
+
+pub use parallel::{LinesRead, ParallelLines, Streamed};
 
 /// Which runner produced a witness row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -558,22 +561,12 @@ impl<R: std::io::Read> WitnessLineReader<R> {
                 return Ok(None);
             };
             self.line += 1;
-            let mut end = range.end;
-            if complete {
-                self.bytes += (range.end - range.start) as u64 + 1;
-                if end > range.start && self.buf[end - 1] == b'\r' {
-                    end -= 1;
-                }
-            } else {
-                self.bytes += (range.end - range.start) as u64;
-                if self.complete_only
-                    && serde_json::from_slice::<Value>(&self.buf[range.clone()]).is_err()
-                {
-                    return Ok(None);
-                }
-            }
-            self.text = range.start..end;
-            let bytes = &self.buf[range.start..end];
+            self.bytes += (range.end - range.start) as u64 + u64::from(complete);
+            let Some(text) = line_text(&self.buf, range, complete, self.complete_only) else {
+                return Ok(None);
+            };
+            self.text = text;
+            let bytes = &self.buf[self.text.clone()];
             if skip(bytes) {
                 break true;
             }
@@ -597,6 +590,26 @@ impl<R: std::io::Read> WitnessLineReader<R> {
     pub fn bytes_read(&self) -> u64 {
         self.bytes
     }
+}
+
+/// The text of the raw line `range` of `buf` (without its `\n`; `complete`: it had one):
+/// without a `\r` before the `\n`. `None` for a last line without its `\n` that is not JSON
+/// (a torn append) when `complete_only`: the reading ends before it.
+fn line_text(
+    buf: &[u8],
+    range: std::ops::Range<usize>,
+    complete: bool,
+    complete_only: bool,
+) -> Option<std::ops::Range<usize>> {
+    let mut end = range.end;
+    if complete {
+        if end > range.start && buf[end - 1] == b'\r' {
+            end -= 1;
+        }
+    } else if complete_only && serde_json::from_slice::<Value>(&buf[range.clone()]).is_err() {
+        return None;
+    }
+    Some(range.start..end)
 }
 
 #[cfg(test)]
