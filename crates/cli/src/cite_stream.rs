@@ -26,15 +26,15 @@
 //! looked up (16 bytes a row, at most [`PRINT_BUDGET`] of them), about 100 bytes per failing
 //! seed (under its rng scheme) of the patch, and what `gate decide` keeps.
 
-use crate::gate::{MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, open_bounded};
+use crate::gate::{MAX_STREAMED_WITNESS_BYTES, open_bounded};
 use crate::gate_stream::{
     Fingerprints, Pinned, READ_BUFFER, all_readable, culprit, stream, stream_prepared,
 };
 use crate::trust::Roles;
 use anyhow::Context;
 use seedledger_format::{
-    LedgerScan, ParallelLines, Receipt, Runner, Streamed, Verdict, Wanted, WitnessLine,
-    WitnessLineReader, WitnessRow,
+    ParallelLines, Receipt, Runner, Streamed, Verdict, Wanted, WitnessLine, WitnessLineReader,
+    WitnessRow,
 };
 use seedledger_gate::{
     CiteError, CiteReview, DecideState, Deferred, EditedRowFinder, Expected, FreezeDecision,
@@ -408,10 +408,9 @@ impl Known {
         Ok(())
     }
 
-    /// Second pass: is `row` citable? (For a [`Known::Shares`], asked of the noted rows, in
-    /// the order noted.)
-    pub fn contains(&mut self, row: &WitnessRow) -> std::io::Result<bool> {
-        let print = row_fingerprint(row);
+    /// Second pass: is the row whose `row_fingerprint` is `print` citable? (For a
+    /// [`Known::Shares`], asked of the noted rows, in the order noted.)
+    pub fn contains_print(&mut self, print: u128) -> std::io::Result<bool> {
         match self {
             Known::Memory(prints) => Ok(prints.contains(print)),
             Known::Shares(s) => {
@@ -450,10 +449,8 @@ pub fn read_beside(
     own: &mut OwnRows,
 ) -> anyhow::Result<Beside> {
     let mark = own.count();
-    let read = |wanted: Wanted| -> Option<LedgerScan> {
-        let (reader, _) = open_bounded(file, "receipt", MAX_RECEIPT_BYTES).ok()?;
-        LedgerScan::read(reader, wanted).ok()
-    };
+    let mut scanner = crate::gate_stream::ReceiptScanner::new(file);
+    let read = |wanted: Wanted| scanner.scan(wanted);
     let mut beside = Beside::default();
     let mut kept: anyhow::Result<()> = Ok(());
     let agreed = agree_as_streams(read, |receipt, push| {
@@ -716,16 +713,45 @@ pub fn review(
         None => {
             let mut join = review.join();
             let mut failed: std::io::Result<()> = Ok(());
-            stream(files, roles, pinned, &mut Vec::new(), |it: &WitnessLine| {
-                join.push(it, |row| match known.contains(row) {
-                    Ok(yes) => yes,
-                    Err(e) => {
-                        failed = Err(e);
-                        false
-                    }
-                });
-                true
-            })?;
+            let (memory, mut later) = match known {
+                Known::Memory(prints) => (Some(&*prints), None),
+                shares => (None, Some(shares)),
+            };
+            // A local row's fingerprint, and whether it is citable when the prints are in
+            // memory, are made on the threads that read the files.
+            let prepare = |it: &WitnessLine| match &it.row {
+                Ok(row) if row.runner == Runner::Local => {
+                    let print = row_fingerprint(row);
+                    Some((print, memory.map(|prints| prints.contains(print))))
+                }
+                _ => None,
+            };
+            stream_prepared(
+                files,
+                roles,
+                pinned,
+                &mut Vec::new(),
+                prepare,
+                |it, looked| {
+                    join.push(it, |row| {
+                        let print = match looked {
+                            Some((_, Some(citable))) => return *citable,
+                            Some((print, None)) => *print,
+                            None => row_fingerprint(row),
+                        };
+                        let answer = match (memory, &mut later) {
+                            (Some(prints), _) => Ok(prints.contains(print)),
+                            (None, Some(known)) => known.contains_print(print),
+                            (None, None) => Ok(false),
+                        };
+                        answer.unwrap_or_else(|e| {
+                            failed = Err(e);
+                            false
+                        })
+                    });
+                    true
+                },
+            )?;
             failed.context(TEMP_READ)?;
             join.fetch()
         }
@@ -737,18 +763,22 @@ pub fn review(
         let Some(last) = fetch.missing().filter(|&i| start <= i && i < end).last() else {
             continue;
         };
-        let shown = path.display();
         let (file, _) = pinned.open(path)?;
-        let mut reader = WitnessLineReader::new(file);
         let mut index = start;
-        while index <= last
-            && let Some((it, text)) = reader
-                .next_with_text()
-                .with_context(|| format!("cannot read witness file `{shown}`"))?
-        {
-            fetch.push_at(index, &roles.authenticate_ref(text, it));
-            index += 1;
-        }
+        ParallelLines::new()
+            .read(
+                file,
+                |_| false,
+                |it, text, _: &mut ()| roles.authenticate_in_place(text, it),
+                |it| {
+                    if let Streamed::Line(it, ..) = it {
+                        fetch.push_at(index, it);
+                        index += 1;
+                    }
+                    index <= last
+                },
+            )
+            .with_context(|| format!("cannot read witness file `{}`", path.display()))?;
     }
     Ok(fetch.finish())
 }
@@ -891,7 +921,10 @@ mod tests {
                     (0..asked.len()).map(|i| (deferred(i), expect[i])).collect();
                 assert_eq!(answered, want, "budget {budget}");
             }
-            let got: Vec<bool> = asked.iter().map(|r| known.contains(r).unwrap()).collect();
+            let got: Vec<bool> = asked
+                .iter()
+                .map(|r| known.contains_print(row_fingerprint(r)).unwrap())
+                .collect();
             assert_eq!(got, expect, "budget {budget}");
         }
 

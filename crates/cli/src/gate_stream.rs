@@ -41,16 +41,60 @@ pub struct ScannedReceipt {
 /// `seedledger_format::LedgerScan`), or the file could not be opened or read, or changed
 /// between the reads; the caller then reads it whole, as before, and says why if it must.
 pub fn scan_receipt(file: &Path) -> Option<ScannedReceipt> {
-    let read = |wanted: Wanted| -> Result<LedgerScan, ()> {
-        let (reader, _) = open_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|_| ())?;
-        LedgerScan::read(reader, wanted).map_err(|_| ())
-    };
+    let mut scanner = ReceiptScanner::new(file);
+    let mut read = |wanted: Wanted| scanner.scan(wanted).ok_or(());
     let scan = read(Wanted::default()).ok()?;
     let closing = close_scan(&scan, read).ok()?;
     Some(ScannedReceipt {
         closing,
         others: scan.others,
     })
+}
+
+/// The scans of one receipt (`seedledger_format::LedgerScan`): a receipt of at most
+/// `LedgerScan::IN_MEMORY` bytes is read once and scanned from memory as often as asked
+/// (several times faster than from a reader, and every scan sees the same bytes); a bigger
+/// one is read from the file again for each scan, in bounded memory.
+pub(crate) struct ReceiptScanner<'a> {
+    file: &'a Path,
+    /// The receipt's bytes, once read (when it is small enough).
+    bytes: Option<Vec<u8>>,
+    /// The most bytes scanned from memory (`LedgerScan::IN_MEMORY`; less in tests).
+    in_memory: u64,
+}
+
+impl<'a> ReceiptScanner<'a> {
+    pub(crate) fn new(file: &'a Path) -> ReceiptScanner<'a> {
+        ReceiptScanner {
+            file,
+            bytes: None,
+            in_memory: LedgerScan::IN_MEMORY,
+        }
+    }
+
+    /// The scan `wanted`; `None` when the receipt cannot be opened, read or scanned.
+    pub(crate) fn scan(&mut self, wanted: Wanted) -> Option<LedgerScan> {
+        if let Some(bytes) = &self.bytes {
+            return LedgerScan::read_bytes(bytes, wanted).ok();
+        }
+        let (mut reader, len) = open_bounded(self.file, "receipt", MAX_RECEIPT_BYTES).ok()?;
+        if len > self.in_memory {
+            return LedgerScan::read(reader, wanted).ok();
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        // At most one byte past the bound: a file that grew past it since it was opened is
+        // streamed, from what was read and the rest.
+        (&mut reader)
+            .take(self.in_memory + 1)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        if bytes.len() as u64 > self.in_memory {
+            return LedgerScan::read(std::io::Cursor::new(bytes).chain(reader), wanted).ok();
+        }
+        let scan = LedgerScan::read_bytes(&bytes, wanted).ok();
+        self.bytes = Some(bytes);
+        scan
+    }
 }
 
 /// `gate close --verify` over streams: `Some` (what agreed, as `gate close` prints it) when the
@@ -63,10 +107,8 @@ pub fn scan_receipt(file: &Path) -> Option<ScannedReceipt> {
 /// (`seedledger_gate::agree_as_streams`). Memory: the receipt's `verdicts` (one
 /// byte per attempted seed), its discarded seeds, one entry per failure signature.
 pub fn verify_beside(file: &Path) -> Option<String> {
-    let read = |wanted: Wanted| -> Option<LedgerScan> {
-        let (reader, _) = open_bounded(file, "receipt", MAX_RECEIPT_BYTES).ok()?;
-        LedgerScan::read(reader, wanted).ok()
-    };
+    let mut scanner = ReceiptScanner::new(file);
+    let read = |wanted: Wanted| scanner.scan(wanted);
     let mut witnesses = PathBuf::new();
     let agreed = agree_as_streams(read, |receipt, push| {
         witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
@@ -563,6 +605,59 @@ mod tests {
         )
         .unwrap_err();
         assert!(format!("{err:#}").contains("changed while the gate read it"));
+    }
+
+    /// A receipt scanned from memory gives the scans a receipt streamed from its file gives,
+    /// for every kind of scan; once held, every scan sees the bytes first read.
+    #[test]
+    fn a_receipt_scanned_from_memory_scans_as_one_streamed() {
+        use super::ReceiptScanner;
+        use seedledger_format::Wanted;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.receipt.json");
+        let seeds: Vec<String> = (1..=9000u64).map(|s| s.to_string()).collect();
+        let seeds = seeds.join(", ");
+        let verdicts: String = (1..=9000u64)
+            .map(|s| if s % 7 == 0 { 'F' } else { '.' })
+            .collect();
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"patch_id": "p", "planned_seeds": [{seeds}], "attempted_seeds": [{seeds}], "stopped_early": false, "shrink_stable": true, "oracle_source": "human_reviewed", "fixture_hash": "sha256:x", "failing_seed": 7, "verdicts": "{verdicts}"}}"#
+            ),
+        )
+        .unwrap();
+        let wanted = [
+            Wanted::default(),
+            Wanted {
+                keep_verdicts: true,
+                ..Wanted::default()
+            },
+            Wanted {
+                block: Some(1),
+                member: Some(7),
+                ..Wanted::default()
+            },
+            Wanted {
+                verdicts: Some(verdicts.clone()),
+                prefix: Some(100),
+                ..Wanted::default()
+            },
+        ];
+        let mut held = ReceiptScanner::new(&path);
+        let mut streamed = ReceiptScanner::new(&path);
+        streamed.in_memory = 10;
+        for w in &wanted {
+            let a = held.scan(w.clone()).expect("scanned from memory");
+            assert_eq!(Some(&a), streamed.scan(w.clone()).as_ref());
+        }
+        assert!(held.bytes.is_some() && streamed.bytes.is_none());
+        // Held: the file changed since is not read again.
+        let first = held.scan(Wanted::default()).unwrap();
+        std::fs::write(&path, "not a receipt").unwrap();
+        assert_eq!(held.scan(Wanted::default()), Some(first));
+        assert_eq!(streamed.scan(Wanted::default()), None);
+        assert_eq!(ReceiptScanner::new(&path).scan(Wanted::default()), None);
     }
 
     /// Past its budget the fingerprints go to a temporary file and are read back in shares;

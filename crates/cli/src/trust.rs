@@ -45,23 +45,8 @@ impl Roles {
     }
 
     /// The line as `seedledger_gate::authenticate_line` admits it under the trust file
-    /// (`text`: its bytes), or the line itself when roles are not authenticated.
-    pub fn authenticate_ref<'a>(
-        &self,
-        text: &[u8],
-        line: &'a WitnessLine,
-    ) -> std::borrow::Cow<'a, WitnessLine> {
-        match &self.trust {
-            Some((_, keys)) => std::borrow::Cow::Owned(seedledger_gate::authenticate_line(
-                Some(text),
-                line.clone(),
-                keys,
-            )),
-            None => std::borrow::Cow::Borrowed(line),
-        }
-    }
-
-    /// [`Roles::authenticate_ref`] in place (on the threads that read a witness file).
+    /// (`text`: its bytes), in place; the line is left as it is when roles are not
+    /// authenticated. (Run on the threads that read a witness file.)
     pub fn authenticate_in_place(&self, text: &[u8], line: &mut WitnessLine) {
         if let Some((_, keys)) = &self.trust {
             *line = seedledger_gate::authenticate_line(Some(text), line.clone(), keys);

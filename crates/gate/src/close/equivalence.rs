@@ -123,10 +123,21 @@ fn close_before(bytes: &[u8]) -> Result<Closing, NotJsonError> {
     }
 }
 
+/// A scan from a reader, checked against the same scan from memory (`gate` reads a receipt
+/// of at most `LedgerScan::IN_MEMORY` bytes from memory).
+fn scan_both(bytes: &[u8], wanted: Wanted) -> Result<LedgerScan, seedledger_format::NotScanned> {
+    let streamed = LedgerScan::read(bytes, wanted.clone());
+    let held = LedgerScan::read_bytes(bytes, wanted);
+    // The same scan, or both refused (a refusal's words are for notes only).
+    assert_eq!(streamed.as_ref().ok(), held.as_ref().ok());
+    assert_eq!(streamed.is_err(), held.is_err());
+    streamed
+}
+
 /// How `gate close` closes a receipt now: scanned when it can be, else read exactly.
 fn close_streamed(bytes: &[u8]) -> Result<Closing, NotJsonError> {
-    match LedgerScan::read(bytes, Wanted::default()) {
-        Ok(scan) => Ok(close_scan(&scan, |wanted| LedgerScan::read(bytes, wanted))
+    match scan_both(bytes, Wanted::default()) {
+        Ok(scan) => Ok(close_scan(&scan, |wanted| scan_both(bytes, wanted))
             .unwrap_or_else(|e| panic!("a second scan failed: {e}"))),
         Err(_) => close_ledger_bytes(bytes),
     }

@@ -167,7 +167,12 @@ fn edit(rng: &mut Rng, r: &mut Receipt, rows: &mut Vec<WitnessRow>, extra: &mut 
 /// What a streaming caller concludes (as `gate close --verify` does): `true` only when it is
 /// sure they agree.
 fn agree(text: &str, lines: &[WitnessLine]) -> bool {
-    let scan = |w| LedgerScan::read(text.as_bytes(), w).ok();
+    let scan = |w: Wanted| {
+        let streamed = LedgerScan::read(text.as_bytes(), w.clone()).ok();
+        let held = LedgerScan::read_bytes(text.as_bytes(), w).ok();
+        assert_eq!(streamed, held);
+        streamed
+    };
     agree_as_streams(scan, |_, push| {
         lines.iter().for_each(push);
         Some(())
