@@ -276,6 +276,17 @@ pub fn parse_witness_line(line: usize, bytes: &[u8]) -> Option<WitnessLine> {
 }
 
 impl WitnessLine {
+    /// The line as read `by` lines further down its file (it was read in a piece of the file
+    /// that starts after `by` lines): its number, and the line its field error names.
+    pub(crate) fn renumber(&mut self, by: usize) {
+        self.line += by;
+        if let Err(ParseError::Field(f)) = &mut self.row
+            && let Some(line) = &mut f.line
+        {
+            *line += by;
+        }
+    }
+
     /// A line to read into ([`parse_witness_line_into`]).
     fn empty() -> WitnessLine {
         WitnessLine {

@@ -338,7 +338,10 @@ pub(super) fn plain_seed(line: &[u8]) -> Option<u64> {
     if !plain(line) {
         return None;
     }
-    let at = memchr::memmem::find(line, b"\"seed\"")?;
+    // One searcher for every line (`memmem::find` builds one per call).
+    static SEED: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"seed\""));
+    let at = SEED.find(line)?;
     let mut c = Cursor {
         b: line,
         text: "",

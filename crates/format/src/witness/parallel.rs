@@ -60,7 +60,10 @@ impl ParallelLines {
         ParallelLines {
             workers: if cores > 1 { cores.min(MAX_WORKERS) } else { 0 },
             complete_only: false,
-            chunk: CHUNK,
+            chunk: std::env::var("SL_CHUNK")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(CHUNK),
         }
     }
 
@@ -86,7 +89,9 @@ impl ParallelLines {
     /// lines [`WitnessLineReader::next_unless`] would give with `skip` (line numbers, blank
     /// lines, `\r\n`, lines that are not UTF-8 or not JSON, a torn last line), each after
     /// `prepare` ran on it on a worker (it may change the line, and fills the line's `X`,
-    /// which starts as whatever the slot held last: `prepare` sets all of it). A read error
+    /// which starts as whatever the slot held last: `prepare` sets all of it; it must not
+    /// depend on the line's number, which is then its number within a chunk of the file: a
+    /// field error that names it is renumbered with it). A read error
     /// ends the reading after the lines before it, as the sequential reader's does.
     pub fn read<R, X, S, P>(
         self,
@@ -107,7 +112,6 @@ impl ParallelLines {
         let mut chunker = Chunker {
             reader,
             carry: Vec::new(),
-            lines: 0,
             bytes: 0,
             eof: false,
             seq: 0,
@@ -187,10 +191,13 @@ impl ParallelLines {
             drop(done_tx);
             let mut waiting: BTreeMap<u64, Chunk<X>> = BTreeMap::new();
             let mut next = 0u64;
+            // Lines of the chunks handed over.
+            let mut lines = 0usize;
             let mut end: Option<(u64, LinesRead, Option<std::io::Error>)> = None;
             let outcome = loop {
-                if let Some(c) = waiting.remove(&next) {
+                if let Some(mut c) = waiting.remove(&next) {
                     next += 1;
+                    lines = c.renumber(lines);
                     let go_on = c.each(&mut each);
                     let _ = free_tx.send(c);
                     if !go_on {
@@ -293,19 +300,45 @@ struct Chunk<X> {
     /// `bytes[..len]` are the chunk's; the rest is room for the next fill.
     bytes: Vec<u8>,
     len: usize,
-    /// Lines of the file before the chunk's first.
-    lines_before: usize,
+    /// The chunk's lines (blank ones too), counted as it is parsed: its lines are numbered
+    /// from 1 in the chunk and renumbered in file order when they are handed over.
+    lines: usize,
     slots: Vec<Slot<X>>,
     used: usize,
 }
 
+/// Chunk buffers kept from one read for the next (a gate command reads a batch several
+/// times, file by file): memory fresh from the system costs a fault and zeroing per page.
+static SPARE: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+/// How many buffers [`SPARE`] keeps, and the largest it keeps (a long line's is let go).
+const SPARE_COUNT: usize = 2 * MAX_WORKERS + 2;
+const SPARE_BYTES: usize = 2 * CHUNK;
+
+impl<X> Drop for Chunk<X> {
+    fn drop(&mut self) {
+        if self.bytes.capacity() == 0 || self.bytes.capacity() > SPARE_BYTES {
+            return;
+        }
+        let mut spare = SPARE.lock().unwrap_or_else(PoisonError::into_inner);
+        if spare.len() < SPARE_COUNT {
+            spare.push(std::mem::take(&mut self.bytes));
+        }
+    }
+}
+
 impl<X> Default for Chunk<X> {
     fn default() -> Chunk<X> {
+        let bytes = SPARE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default();
         Chunk {
             seq: 0,
-            bytes: Vec::new(),
+            bytes,
             len: 0,
-            lines_before: 0,
+            lines: 0,
             slots: Vec::new(),
             used: 0,
         }
@@ -329,7 +362,7 @@ impl<X: Default> Chunk<X> {
     ) {
         let bytes = &self.bytes[..self.len];
         let mut at = 0;
-        let mut number = self.lines_before;
+        let mut number = 0;
         self.used = 0;
         while at < bytes.len() {
             let (range, complete) = match memchr::memchr(b'\n', &bytes[at..]) {
@@ -346,6 +379,7 @@ impl<X: Default> Chunk<X> {
             };
             number += 1;
             let Some(text) = line_text(bytes, range, complete, complete_only) else {
+                number -= 1;
                 break;
             };
             if self.used == self.slots.len() {
@@ -368,6 +402,18 @@ impl<X: Default> Chunk<X> {
                 self.used += 1;
             }
         }
+        self.lines = number;
+    }
+
+    /// Numbers the chunk's lines as lines of the file, `before` lines into it (the lines of
+    /// the chunks before), and returns the lines up to the chunk's end.
+    fn renumber(&mut self, before: usize) -> usize {
+        if before > 0 {
+            for slot in &mut self.slots[..self.used] {
+                slot.line.renumber(before);
+            }
+        }
+        before + self.lines
     }
 
     /// The parsed lines into `each`, in order, until it returns `false` (then `false`).
@@ -387,8 +433,6 @@ struct Chunker<R> {
     reader: R,
     /// The start of a line the last chunk did not end.
     carry: Vec<u8>,
-    /// Lines before the next chunk.
-    lines: usize,
     bytes: u64,
     eof: bool,
     /// The next chunk's number.
@@ -451,8 +495,6 @@ impl<R: Read> Chunker<R> {
         }
         c.seq = self.seq;
         self.seq += 1;
-        c.lines_before = self.lines;
-        self.lines += memchr::memchr_iter(b'\n', &c.bytes[..c.len]).count();
         Ok(true)
     }
 }
@@ -468,7 +510,10 @@ mod tests {
             match i % 11 {
                 0 => text.extend_from_slice(b"\n"),
                 1 => text.extend_from_slice(b"   \r\n"),
-                2 => text.extend_from_slice(b"not json\n"),
+                2 if i % 4 == 0 => text.extend_from_slice(b"not json\n"),
+                2 => text.extend_from_slice(
+                    format!("{{\"witness_id\":\"w{i}\",\"seed\":\"x\"}}\n").as_bytes(),
+                ),
                 3 => text.extend_from_slice(b"{\"witness_id\":\"bad\xff\"}\n"),
                 4 => text.extend_from_slice(
                     format!("{{\"witness_id\":\"w{i}\",\"seed\":{i},\"seed\":1}}\r\n").as_bytes(),
@@ -518,12 +563,14 @@ mod tests {
             .read(
                 bytes,
                 skip,
-                |line, text, extra: &mut usize| *extra = line.line + text.len(),
+                |line, text, extra: &mut usize| {
+                    *extra = 2 * text.len() + usize::from(line.row.is_ok())
+                },
                 |it| {
                     match it {
                         Streamed::Skipped => out.push((None, Vec::new())),
                         Streamed::Line(line, text, extra) => {
-                            assert_eq!(*extra, line.line + text.len());
+                            assert_eq!(*extra, 2 * text.len() + usize::from(line.row.is_ok()));
                             out.push((Some(line.clone()), text.to_vec()));
                         }
                     }
