@@ -60,10 +60,7 @@ impl ParallelLines {
         ParallelLines {
             workers: if cores > 1 { cores.min(MAX_WORKERS) } else { 0 },
             complete_only: false,
-            chunk: std::env::var("SL_CHUNK")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(CHUNK),
+            chunk: CHUNK,
         }
     }
 
