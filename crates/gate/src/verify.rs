@@ -32,6 +32,15 @@ use std::collections::{BTreeMap, HashMap};
 /// rows are its parts' rows, under the parts' run ids, one part's after another. They are
 /// checked as above once put in plan order; each must be of the part its seed falls in, and
 /// each part's rows must follow plan order.
+/// The rng scheme a receipt's seeds mean their inputs under (no `rng`: `chacha8-v1`, as a
+/// row without one).
+fn receipt_scheme(receipt: &Receipt) -> &str {
+    receipt
+        .rng
+        .as_deref()
+        .unwrap_or(WitnessRow::SCHEME_WITHOUT_RNG)
+}
+
 pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), String> {
     if receipt.run_id.is_none() {
         return Err(
@@ -91,6 +100,9 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
                 "runner",
                 receipt.runner.is_some_and(|runner| runner != row.runner),
             ),
+            // The scheme its seeds mean their inputs under: a row of another scheme is of
+            // another input than the receipt vouches for.
+            ("rng", row.scheme() != receipt_scheme(receipt)),
         ]
         .into_iter()
         .find(|(_, differs)| *differs);
@@ -411,6 +423,7 @@ impl<'r> RunRows<'r> {
             || r.fixture_hash.strip_prefix(FIXTURE_HASH_PREFIX) != Some(row.fixture_pin.as_str())
             || r.bound.as_deref() != Some(row.bound.as_str())
             || r.runner.is_some_and(|runner| runner != row.runner)
+            || row.scheme() != receipt_scheme(r)
             || self.discarded.binary_search(&row.seed).is_ok();
         self.count += 1;
         let c = match row.verdict {
@@ -901,6 +914,16 @@ mod tests {
                 "a row of other code",
                 |_, rows| rows[3].code = Some("diff:old".into()),
                 "has another code than the receipt",
+            ),
+            (
+                "a row of another rng scheme",
+                |_, rows| rows[3].rng = Some("chacha8-v2".into()),
+                "has another rng than the receipt",
+            ),
+            (
+                "a receipt's rng edited",
+                |r, _| r.rng = Some("chacha8-v2".into()),
+                "has another rng than the receipt",
             ),
             (
                 "shrink_stable set by hand after --no-shrink",

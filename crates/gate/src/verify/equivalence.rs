@@ -91,7 +91,7 @@ fn run(rng: &mut Rng) -> (Receipt, Vec<WitnessRow>) {
 /// One random edit of the evidence.
 fn edit(rng: &mut Rng, r: &mut Receipt, rows: &mut Vec<WitnessRow>, extra: &mut Vec<String>) {
     let at = |rng: &mut Rng, len: usize| rng.below(len as u64) as usize;
-    match rng.below(17) {
+    match rng.below(19) {
         0 if !rows.is_empty() => {
             let i = at(rng, rows.len());
             rows.remove(i);
@@ -159,6 +159,16 @@ fn edit(rng: &mut Rng, r: &mut Receipt, rows: &mut Vec<WitnessRow>, extra: &mut 
         16 => {
             r.stopped_early = true;
             r.verdicts = None;
+        }
+        // The rng scheme: a row's (absent is `chacha8-v1`), or the receipt's.
+        17 if !rows.is_empty() => {
+            let i = at(rng, rows.len());
+            rows[i].rng = [None, Some("chacha8-v1"), Some("chacha8-v2")][rng.below(3) as usize]
+                .map(str::to_string);
+        }
+        18 => {
+            r.rng = [None, Some("chacha8-v1"), Some("chacha8-v2")][rng.below(3) as usize]
+                .map(str::to_string);
         }
         _ => {}
     }

@@ -536,7 +536,7 @@ fn gate_merge_refuses_parts_that_do_not_belong_together() {
         (
             "rng",
             json!("chacha20-v9"),
-            false,
+            true,
             "is from another rng scheme than",
         ),
         (

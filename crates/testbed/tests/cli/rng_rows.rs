@@ -336,3 +336,64 @@ fn every_row_the_runner_writes_names_the_run_s_scheme() {
         );
     }
 }
+
+/// `gate close --verify` checks that a receipt's rows are of its scheme: rows of a v2 run
+/// relabelled `chacha8-v1` (or with `rng` taken out, which reads as `chacha8-v1`) are rows of
+/// other inputs than the receipt vouches for.
+#[test]
+fn a_receipt_s_rows_under_another_scheme_do_not_verify() {
+    let root = Root::new();
+    let run = root.run(&[
+        "prop",
+        "run",
+        "--property",
+        "order_total_nonneg",
+        "--seeds",
+        "1..=6",
+        "--out",
+        "e",
+    ]);
+    ok(&run, 0, "a main run");
+    let receipt = "e/local/order_total_nonneg.receipt.json";
+    let witness = root.path().join("e/local/order_total_nonneg.witness.jsonl");
+    // (A budget pass is not freeze-eligible: `gate close` says no, and the rows agree.)
+    let verify = || root.run(&["gate", "close", "--verify", receipt]);
+    let agree = |what: &str| {
+        let run = verify();
+        ok(&run, 1, what);
+        assert!(run.stdout.contains("rows agree"), "{what}: {}", run.stdout);
+    };
+    agree("the run's own rows");
+    let original = std::fs::read_to_string(&witness).unwrap();
+    for (edit, what) in [
+        (Some("chacha8-v1"), "relabelled chacha8-v1"),
+        (None, "without rng"),
+    ] {
+        let edited: Vec<String> = original
+            .lines()
+            .enumerate()
+            .map(|(i, line)| {
+                let mut v: Value = serde_json::from_str(line).unwrap();
+                if i == 2 {
+                    match edit {
+                        Some(scheme) => v["rng"] = Value::from(scheme),
+                        None => {
+                            v.as_object_mut().unwrap().remove("rng");
+                        }
+                    }
+                }
+                serde_json::to_string(&v).unwrap()
+            })
+            .collect();
+        std::fs::write(&witness, edited.join("\n") + "\n").unwrap();
+        let run = verify();
+        ok(&run, 1, what);
+        assert!(
+            run.stdout.contains("has another rng than the receipt"),
+            "{what}: {}",
+            run.stdout
+        );
+    }
+    std::fs::write(&witness, &original).unwrap();
+    agree("the rows as written");
+}
