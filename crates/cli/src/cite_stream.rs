@@ -625,15 +625,7 @@ pub fn decide<'a>(
         Some((review, known)) => (Some(review), None, Some(known)),
         None => (None, None, None),
     };
-    // A local row's fingerprint, and whether it is citable when the prints are in memory,
-    // are made on the threads that read the files.
-    let prepare = |it: &WitnessLine| match &it.row {
-        Ok(row) if review_asks && row.runner == Runner::Local => {
-            let print = row_fingerprint(row);
-            Some((print, memory.is_some_and(|prints| prints.contains(print))))
-        }
-        _ => None,
-    };
+    let prepare = |it: &WitnessLine| look_up(it, memory).filter(|_| review_asks);
     stream_prepared(
         files,
         roles,
@@ -656,8 +648,8 @@ pub fn decide<'a>(
                 // on in this pass, and a review it settles needs no second.
                 (Some(prints), _) => {
                     review.tally_and_join(it, |row| match looked {
-                        Some((_, citable)) => *citable,
-                        None => prints.contains(row_fingerprint(row)),
+                        Some((_, Some(citable))) => *citable,
+                        _ => prints.contains(row_fingerprint(row)),
                     });
                 }
                 // Else they are looked up after the pass: the join takes the answers then
@@ -698,6 +690,19 @@ pub fn decide<'a>(
     })
 }
 
+/// A local row's fingerprint and, when the receipts' rows' fingerprints are in memory,
+/// whether it is one of them (citable): made in `prepare`, on the threads that read the
+/// batch (`None`: not a local row).
+fn look_up(it: &WitnessLine, memory: Option<&RowPrints>) -> Option<(u128, Option<bool>)> {
+    match &it.row {
+        Ok(row) if row.runner == Runner::Local => {
+            let print = row_fingerprint(row);
+            Some((print, memory.map(|prints| prints.contains(print))))
+        }
+        _ => None,
+    }
+}
+
 /// The review's second pass over the batch (unless the first settled it) and its third.
 pub fn review(
     files: &[PathBuf],
@@ -717,15 +722,7 @@ pub fn review(
                 Known::Memory(prints) => (Some(&*prints), None),
                 shares => (None, Some(shares)),
             };
-            // A local row's fingerprint, and whether it is citable when the prints are in
-            // memory, are made on the threads that read the files.
-            let prepare = |it: &WitnessLine| match &it.row {
-                Ok(row) if row.runner == Runner::Local => {
-                    let print = row_fingerprint(row);
-                    Some((print, memory.map(|prints| prints.contains(print))))
-                }
-                _ => None,
-            };
+            let prepare = |it: &WitnessLine| look_up(it, memory);
             stream_prepared(
                 files,
                 roles,
