@@ -534,7 +534,7 @@ mod tests {
     /// What a `prepare` may do to a line (as a trust file's check does): refuse a row,
     /// with a field error that names the line.
     fn refuse_some(line: &mut WitnessLine, text: &[u8]) {
-        if line.row.is_ok() && text.len() % 3 == 0 {
+        if line.row.is_ok() && text.len().is_multiple_of(3) {
             line.row = Err(crate::ParseError::Field(crate::FieldError {
                 field: "sig".to_string(),
                 line: Some(line.line),
