@@ -119,13 +119,7 @@ impl ParallelLines {
         // A file of one chunk is read on this thread alone.
         let read = chunker.fill(&mut first)?;
         if chunker.eof {
-            if read {
-                parse(&mut first);
-                if !first.each(&mut each) {
-                    return Ok(chunker.read(true));
-                }
-            }
-            return Ok(chunker.read(false));
+            return here(&mut chunker, first, read, &parse, &mut each);
         }
         let pool = 2 * self.workers + 2;
         std::thread::scope(|scope| {
@@ -133,10 +127,35 @@ impl ParallelLines {
             let (work_tx, work_rx) = mpsc::sync_channel::<Chunk<X>>(pool);
             let work_rx = Arc::new(Mutex::new(work_rx));
             let (done_tx, done_rx) = mpsc::channel::<Done<X>>();
+            let mut started = 0;
+            for _ in 0..self.workers {
+                let work_rx = Arc::clone(&work_rx);
+                let done_tx = done_tx.clone();
+                let parse = &parse;
+                let worker = std::thread::Builder::new().spawn_scoped(scope, move || {
+                    loop {
+                        let next = work_rx
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .recv();
+                        let Ok(mut c) = next else { return };
+                        parse(&mut c);
+                        if done_tx.send(Done::Chunk(c)).is_err() {
+                            return;
+                        }
+                    }
+                });
+                started += usize::from(worker.is_ok());
+            }
+            drop(work_rx);
+            if started == 0 {
+                // No thread could be started: this one reads the file alone.
+                return here(&mut chunker, first, read, &parse, &mut each);
+            }
             // Room for every chunk in flight: the reader never waits to hand one over.
             let _ = work_tx.send(first);
             let end_tx = done_tx.clone();
-            scope.spawn(move || {
+            let reader = std::thread::Builder::new().spawn_scoped(scope, move || {
                 let mut made = 1;
                 loop {
                     let mut c = if made < pool {
@@ -166,25 +185,10 @@ impl ParallelLines {
                     }
                 }
             });
-            for _ in 0..self.workers {
-                let work_rx = Arc::clone(&work_rx);
-                let done_tx = done_tx.clone();
-                let parse = &parse;
-                scope.spawn(move || {
-                    loop {
-                        let next = work_rx
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .recv();
-                        let Ok(mut c) = next else { return };
-                        parse(&mut c);
-                        if done_tx.send(Done::Chunk(c)).is_err() {
-                            return;
-                        }
-                    }
-                });
+            if let Err(e) = reader {
+                // The workers stop once the channels close.
+                return Err(e);
             }
-            drop(work_rx);
             drop(done_tx);
             let mut waiting: BTreeMap<u64, Chunk<X>> = BTreeMap::new();
             let mut next = 0u64;
@@ -278,6 +282,27 @@ impl ParallelLines {
             stopped,
         })
     }
+}
+
+/// The chunks of `chunker`, from `first` (`more`: it holds lines), parsed and handed to
+/// `each` on this thread.
+fn here<R: Read, X: Default>(
+    chunker: &mut Chunker<R>,
+    mut chunk: Chunk<X>,
+    mut more: bool,
+    parse: &impl Fn(&mut Chunk<X>),
+    each: &mut impl FnMut(Streamed<'_, X>) -> bool,
+) -> std::io::Result<LinesRead> {
+    let mut lines = 0;
+    while more {
+        parse(&mut chunk);
+        lines = chunk.renumber(lines);
+        if !chunk.each(each) {
+            return Ok(chunker.read(true));
+        }
+        more = chunker.fill(&mut chunk)?;
+    }
+    Ok(chunker.read(false))
 }
 
 enum Done<X> {
