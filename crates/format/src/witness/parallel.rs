@@ -185,10 +185,8 @@ impl ParallelLines {
                     }
                 }
             });
-            if let Err(e) = reader {
-                // The workers stop once the channels close.
-                return Err(e);
-            }
+            // (The workers stop once the channels close.)
+            reader?;
             drop(done_tx);
             let mut waiting: BTreeMap<u64, Chunk<X>> = BTreeMap::new();
             let mut next = 0u64;
