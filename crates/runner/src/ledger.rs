@@ -63,9 +63,9 @@
 use ed25519_dalek::Signer;
 use memmap2::MmapMut;
 use seedledger_format::{
-    Decimal, JsonLinesWriter, Receipt, Runner, RunnerKey, WitnessRow, decimal_len,
+    Decimal, DecimalRun, JsonLinesWriter, Receipt, Runner, RunnerKey, WitnessRow, decimal_len,
     signature_to_hex, witness_canonical_bytes, write_atomic_file_with, write_atomic_with,
-    write_decimal, write_seed_list,
+    write_seed_list,
 };
 use std::fs::File;
 use std::io;
@@ -162,6 +162,8 @@ pub struct OpenReceipt {
     room_end: u64,
     n_attempted: usize,
     failing_written: bool,
+    /// The digits of the last seed attempted.
+    digits: DecimalRun,
 }
 
 impl OpenReceipt {
@@ -248,6 +250,7 @@ impl OpenReceipt {
             room_end,
             n_attempted: 0,
             failing_written: false,
+            digits: DecimalRun::new(),
         })
     }
 
@@ -270,7 +273,10 @@ impl OpenReceipt {
             entry[0] = b',';
             len = 1;
         }
-        len += write_decimal(&mut entry[len..], seed);
+        // Seeds come in plan order: usually the digits of the one before, plus one.
+        let digits = self.digits.digits(seed);
+        entry[len..len + digits.len()].copy_from_slice(digits);
+        len += digits.len();
         let entry = &entry[..len];
         let len = len as u64;
         let (at, store) = self.stores.place(self.next_at, len);
@@ -486,12 +492,29 @@ impl WitnessFormatter {
     /// Appends the row of `seed` (`signature` is `None` for a pass) to `out`.
     #[inline]
     pub fn push_row(&self, out: &mut Vec<u8>, seed: u64, signature: Option<&str>) {
+        self.push_row_digits(out, Decimal::new(seed).as_bytes(), signature);
+    }
+
+    /// As [`WitnessFormatter::push_row`], the digits of `seed` taken from `run` (the rows of
+    /// one run come in plan order: the digits of the seed before, plus one). The same bytes.
+    #[inline]
+    pub(crate) fn push_row_in_run(
+        &self,
+        out: &mut Vec<u8>,
+        run: &mut DecimalRun,
+        seed: u64,
+        signature: Option<&str>,
+    ) {
+        self.push_row_digits(out, run.digits(seed), signature);
+    }
+
+    #[inline]
+    fn push_row_digits(&self, out: &mut Vec<u8>, digits: &[u8], signature: Option<&str>) {
         let start = out.len();
-        let digits = Decimal::new(seed);
         out.extend_from_slice(self.head.as_bytes());
-        out.extend_from_slice(digits.as_bytes());
+        out.extend_from_slice(digits);
         out.extend_from_slice(self.middle.as_bytes());
-        out.extend_from_slice(digits.as_bytes());
+        out.extend_from_slice(digits);
         match signature {
             None => out.extend_from_slice(self.pass_tail.as_bytes()),
             Some(sig) => {
@@ -881,10 +904,27 @@ mod tests {
             .collect()
     }
 
+    /// Consecutive seeds crossing into a new digit (the open receipt adds one to the digits
+    /// of the seed before), small to near `u64::MAX`.
+    fn consecutive_plans() -> Vec<Vec<u64>> {
+        let mut plans: Vec<Vec<u64>> = [9_999_000, 999_999_999_999_000, u64::MAX - 1_999]
+            .iter()
+            .map(|&base| (base..=base + 1_999).collect())
+            .collect();
+        plans.push((1..3_000).collect());
+        plans
+    }
+
     fn check_every_step(stores: Stores) {
+        check_every_step_of(stores, mixed_plan());
+        for plan in consecutive_plans() {
+            check_every_step_of(stores, plan);
+        }
+    }
+
+    fn check_every_step_of(stores: Stores, planned: Vec<u64>) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.json");
-        let planned = mixed_plan();
         let mut open = OpenReceipt::create_with(&path, &fields(), &planned, true, stores).unwrap();
         let read = || -> serde_json::Value {
             serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
@@ -1009,6 +1049,23 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn handed_rows_reach_the_file_in_order_and_finish_waits_for_them() {
+        hand_rows_from(1);
+    }
+
+    /// The drainer formats the rows of consecutive seeds from the digits of the seed before:
+    /// the bytes of rows of 16- and 20-digit seeds, across carries into a new digit, are still
+    /// [`WitnessFormatter::push_row`]'s.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn handed_rows_of_large_seeds_are_the_rows_formatted_one_by_one() {
+        hand_rows_from(999_999_999_999_999 - 30_000);
+        hand_rows_from(u64::MAX - 60_000);
+    }
+
+    /// Hands the rows of seeds `base..=base + 59_999` to a drainer and checks the file.
+    #[cfg(target_os = "linux")]
+    #[allow(clippy::unwrap_used)] // a test's helper
+    fn hand_rows_from(base: u64) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("w.jsonl");
         let cx = run_1_rows();
@@ -1020,14 +1077,15 @@ mod tests {
         // Enough verdicts to go round the ring twice; one signature too long for the ring,
         // whose row this process appends itself, after the ring's.
         let huge = "assert:".to_string() + &"x".repeat(crate::pending::RING);
-        for seed in 1..=60_000u64 {
-            let signature = match seed {
+        for i in 1..=60_000u64 {
+            let seed = base + (i - 1);
+            let signature = match i {
                 30_001 => Some(huge.as_str()),
-                _ => (seed % 7 == 0).then_some("assert:x"),
+                _ => (i % 7 == 0).then_some("assert:x"),
             };
             WitnessFormatter::new(&cx).push_row(&mut all, seed, signature);
             sink.push(seed, signature).unwrap();
-            if seed % 4999 == 0 || seed == 30_001 {
+            if i % 4999 == 0 || i == 30_001 {
                 // (A read racing one of the drainer's appends may see part of it: whole
                 // lines are what a crash leaves, as the writer cuts a torn tail, not what a
                 // concurrent reader sees.)
