@@ -298,13 +298,34 @@ mod tests {
         }
         // Steps of a partition, runs broken by jumps back and forth, the largest seed.
         plans.push((0..5_000u64).map(|i| 999_999_999_999_000 + i * 3).collect());
-        plans.push(vec![7, 8, 9, 10, 3, 4, 4, 5, 99, 100, 0, 1, u64::MAX - 1, u64::MAX, 0]);
+        plans.push(vec![
+            7,
+            8,
+            9,
+            10,
+            3,
+            4,
+            4,
+            5,
+            99,
+            100,
+            0,
+            1,
+            u64::MAX - 1,
+            u64::MAX,
+            0,
+        ]);
         plans.push(Vec::new());
         for plan in plans {
             let mut out = Vec::new();
             write_seed_list(&mut out, &plan).unwrap();
             let expected = to_json_readable(&serde_json::json!(plan));
-            assert_eq!(String::from_utf8(out).unwrap(), expected, "{:?}", plan.first());
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                expected,
+                "{:?}",
+                plan.first()
+            );
         }
     }
 

@@ -22,19 +22,22 @@
 //! trial starts, its entry `1103` (or `,1103`) goes into the reserved room in one step that
 //! lands whole or not at all, even under `kill -9` (the page cache keeps it; power loss
 //! needs the final fsync). The file is mapped into memory, and the step is **one store
-//! instruction** into an aligned slot of the mapping:
+//! instruction** into the mapping, whose bytes all lie inside one page:
 //!
 //! * an entry of at most 8 bytes (seeds below 10^7) goes inside one 8-byte-aligned word,
 //!   written with a single atomic 64-bit store (every 64-bit target);
-//! * on x86_64, an entry of at most 16 bytes (seeds below 10^15) goes inside one 16-byte-
-//!   aligned slot, written with one SSE2 `movdqu` (SSE2 is part of x86_64's baseline);
-//! * on x86_64 with AVX (detected at run time), an entry of at most 32 bytes — every `u64`
-//!   entry, at most 21 bytes (`,18446744073709551615`) — goes inside one 32-byte-aligned
-//!   slot, written with one `vmovdqu` of a `ymm` register;
-//! * otherwise (a longer entry and no such instruction), with one `pwrite` that never
-//!   crosses a page boundary (the kernel copies a write into the page cache page by page,
-//!   checking for fatal signals only between pages) — the only case with a system call per
-//!   trial.
+//! * a longer entry goes right after the one before it — or at the start of the next page
+//!   when it would cross a page boundary, the only gaps in the room — and is stored with
+//!   the 16 or 32 bytes around it that lie inside its page (the entry and the bytes already
+//!   there, written back as they are):
+//!   * on x86_64, an entry of at most 16 bytes (seeds below 10^15) with one SSE2 `movdqu`
+//!     (SSE2 is part of x86_64's baseline);
+//!   * on x86_64 with AVX (detected at run time), an entry of at most 32 bytes — every `u64`
+//!     entry, at most 21 bytes (`,18446744073709551615`) — with one `vmovdqu` of a `ymm`
+//!     register;
+//!   * otherwise (no such instruction), with one `pwrite` of the entry — the only case
+//!     with a system call per trial (the kernel copies a write into the page cache page by
+//!     page, checking for fatal signals only between pages).
 //!
 //! Why one instruction is enough: the promise is about the file as a crash leaves it, not
 //! about what a concurrent reader sees. A signal — `SIGKILL` included — is taken between
@@ -42,11 +45,16 @@
 //! page of the mapping faults it in) has changed nothing when the fault is taken, and is
 //! re-executed from the start afterwards, or never if the process dies meanwhile. A store
 //! that retired is in the page cache page the mapping shares, whatever happens to the
-//! process next. Aligned slots of 8, 16 or 32 bytes never straddle a page (4096 is a
-//! multiple of 32), so the store touches one page and can fault at most once, before
-//! writing anything. The instructions are written in `asm!` so that the compiler can neither
-//! split nor merge them. (Only the 8-byte store is also atomic for a concurrent reader; the
-//! wider ones need not be, see above.)
+//! process next. Every store touches one page (an aligned word never straddles one; the
+//! wider stores are placed inside one), so it can fault at most once, before writing
+//! anything; alignment inside the page does not matter to this (`movdqu` and `vmovdqu`
+//! take any address). The instructions are written in `asm!` so that the compiler can
+//! neither split nor merge them. (Only the aligned 8-byte store is also atomic for a
+//! concurrent reader; the wider ones need not be, see above.)
+//!
+//! Packing the longer entries (rather than one per aligned 16- or 32-byte slot) keeps the
+//! room at the entries' own length: for 10^6 seeds near 2^64, 21 MB rather than 32 MB to
+//! create, sync and fault in.
 //!
 //! The room reserved is exact: the receipt is created knowing every planned seed and that
 //! entries go in plan order, so it lays the entries out once (the same placement the
@@ -82,9 +90,9 @@ const FAILING_NULL: &str = "null                ";
 enum Store {
     /// One atomic 64-bit store into an 8-byte-aligned word.
     Word,
-    /// One SSE2 `movdqu` into a 16-byte-aligned slot (x86_64).
+    /// One SSE2 `movdqu` of 16 bytes inside one page (x86_64).
     Wide16,
-    /// One AVX `vmovdqu` (ymm) into a 32-byte-aligned slot (x86_64 with AVX).
+    /// One AVX `vmovdqu` (ymm) of 32 bytes inside one page (x86_64 with AVX).
     Wide32,
     /// One `pwrite` inside one page.
     Write,
@@ -122,29 +130,29 @@ impl Stores {
     };
 
     /// Where an entry of `len` bytes goes when the room's next free byte is `at`, and how it
-    /// is stored: the first slot that holds it whole, never straddling a slot (or, for a
-    /// `pwrite`, a page).
+    /// is stored. An entry of at most 8 bytes goes in the first 8-byte-aligned word that holds
+    /// it whole; a longer one right at `at` unless it would cross a page, then at the start
+    /// of the next page: consecutive entries are packed with no gap but at page ends (its
+    /// 16- or 32-byte store is then placed inside the page, see [`store_in_page`]).
     #[inline]
     fn place(self, at: u64, len: u64) -> (u64, Store) {
-        let slot = |size: u64| {
-            let base = at & !(size - 1);
-            if at - base + len > size {
-                base + size
-            } else {
-                at
-            }
-        };
         if len <= 8 {
-            (slot(8), Store::Word)
-        } else if len <= 16 && self.wide16 {
-            (slot(16), Store::Wide16)
-        } else if len <= 32 && self.wide32 {
-            (slot(32), Store::Wide32)
-        } else if at / PAGE != (at + len - 1) / PAGE {
-            ((at / PAGE + 1) * PAGE, Store::Write)
-        } else {
-            (at, Store::Write)
+            let base = at & !7;
+            return (if at - base + len > 8 { base + 8 } else { at }, Store::Word);
         }
+        let start = if at / PAGE != (at + len - 1) / PAGE {
+            (at / PAGE + 1) * PAGE
+        } else {
+            at
+        };
+        let store = if len <= 16 && self.wide16 {
+            Store::Wide16
+        } else if len <= 32 && self.wide32 {
+            Store::Wide32
+        } else {
+            Store::Write
+        };
+        (start, store)
     }
 }
 
@@ -293,10 +301,10 @@ impl OpenReceipt {
             })
             .ok_or_else(exhausted)?,
             (Store::Wide16, Some(map)) => {
-                store_in_slot::<16>(map, at, entry, store16).ok_or_else(exhausted)?
+                store_in_page::<16>(map, at, entry, store16).ok_or_else(exhausted)?
             }
             (Store::Wide32, Some(map)) => {
-                store_in_slot::<32>(map, at, entry, store32).ok_or_else(exhausted)?
+                store_in_page::<32>(map, at, entry, store32).ok_or_else(exhausted)?
             }
         }
         self.next_at = at + len;
@@ -349,8 +357,43 @@ fn store_in_slot<const N: usize>(
     Some(())
 }
 
+/// Stores `entry` at byte `at` of `map` with `store`: `N` bytes holding `at..at +
+/// entry.len()`, inside one page (and the mapping), written whole — starting at `at` when they
+/// fit in its page, else ending where the page (or the mapping) ends; the other bytes are
+/// written back as they are. `None` when there are no such `N` bytes (the entry crosses a
+/// page, or the mapping is too short).
+#[inline]
+fn store_in_page<const N: usize>(
+    map: &mut MmapMut,
+    at: u64,
+    entry: &[u8],
+    store: impl FnOnce(*mut u8, &[u8; N]),
+) -> Option<()> {
+    let at = usize::try_from(at).ok()?;
+    let page_end = (at / PAGE as usize + 1) * PAGE as usize;
+    let end = page_end.min(map.len());
+    let window = if at + N <= end {
+        at
+    } else {
+        end.checked_sub(N)?
+    };
+    if window > at
+        || at + entry.len() > window + N
+        || window / PAGE as usize != (window + N - 1) / PAGE as usize
+    {
+        return None;
+    }
+    let offset = at - window;
+    let mut bytes = [0u8; N];
+    bytes.copy_from_slice(&map[window..window + N]);
+    bytes[offset..offset + entry.len()].copy_from_slice(entry);
+    store(map.as_mut_ptr().wrapping_add(window), &bytes);
+    Some(())
+}
+
 /// One SSE2 `movdqu` of `bytes` to `dst` (see the module docs; the caller checked that
-/// `dst..dst + 16` is inside a live mapping it alone writes, 16-aligned).
+/// `dst..dst + 16` is inside one page of a live mapping it alone writes; `movdqu` needs no
+/// alignment).
 #[inline]
 fn store16(dst: *mut u8, bytes: &[u8; 16]) {
     #[cfg(target_arch = "x86_64")]
@@ -993,15 +1036,17 @@ mod tests {
                     assert!(start >= at);
                     let size = match store {
                         Store::Word => 8,
-                        Store::Wide16 => 16,
-                        Store::Wide32 => 32,
-                        Store::Write => PAGE,
+                        Store::Wide16 | Store::Wide32 | Store::Write => PAGE,
                     };
                     assert_eq!(
                         start / size,
                         (start + len - 1) / size,
                         "{at} {len} {store:?}"
                     );
+                    // Longer entries are packed: a gap only where one would cross a page.
+                    if len > 8 && at / PAGE == (at + len - 1) / PAGE {
+                        assert_eq!(start, at, "{at} {len}");
+                    }
                 }
             }
         }
@@ -1014,6 +1059,53 @@ mod tests {
             }
         }
         assert_eq!(Stores::PORTABLE.place(0, 9).1, Store::Write);
+    }
+
+    /// The 16 and 32 bytes stored around an entry hold it, lie inside its page and the
+    /// mapping, and write the other bytes back as they were; an entry crossing a page, or
+    /// with no such bytes in the mapping, is refused.
+    #[test]
+    fn a_wide_store_stays_inside_the_entrys_page() {
+        fn check<const N: usize>(map_len: usize) {
+            let mut map = MmapMut::map_anon(map_len).unwrap();
+            for (i, b) in map.iter_mut().enumerate() {
+                *b = (i % 251) as u8;
+            }
+            let base = map.as_ptr() as usize;
+            for at in (0..map_len as u64).filter(|a| a % PAGE < 40 || a % PAGE > PAGE - 40) {
+                for len in 9..=N.min(21) {
+                    let entry = vec![b'7'; len];
+                    let before = map.to_vec();
+                    let mut window = None;
+                    let stored = store_in_page::<N>(&mut map, at, &entry, |dst, bytes| {
+                        window = Some(dst as usize - base);
+                        // SAFETY: `dst..dst + N` is inside the mapping (asserted below too).
+                        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, N) };
+                    });
+                    let at = at as usize;
+                    let fits = at / PAGE as usize == (at + len - 1) / PAGE as usize
+                        && at + len <= map_len
+                        && (at / PAGE as usize) * (PAGE as usize) + N <= map_len;
+                    assert_eq!(stored.is_some(), fits, "{at} {len} {N}");
+                    let Some(w) = window else {
+                        assert_eq!(map.to_vec(), before);
+                        continue;
+                    };
+                    assert!(
+                        w <= at && at + len <= w + N && w + N <= map_len,
+                        "{at} {len}"
+                    );
+                    assert_eq!(w / PAGE as usize, (w + N - 1) / PAGE as usize, "{at} {len}");
+                    let mut expected = before.clone();
+                    expected[at..at + len].copy_from_slice(&entry);
+                    assert_eq!(map.to_vec(), expected, "{at} {len}");
+                    map.copy_from_slice(&before);
+                }
+            }
+        }
+        check::<16>(3 * PAGE as usize);
+        check::<32>(3 * PAGE as usize);
+        check::<32>(2 * PAGE as usize + 20);
     }
 
     #[test]
