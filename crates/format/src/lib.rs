@@ -18,6 +18,7 @@ mod ledger_scan;
 mod partition;
 mod pretty;
 mod receipt;
+mod receipt_read;
 mod seed;
 mod spec;
 mod trust;
