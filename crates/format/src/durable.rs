@@ -52,6 +52,59 @@ pub fn write_atomic_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Writes to a file, starting the writeback of what it wrote every [`WRITEBACK_EVERY`]
+/// bytes (Linux: `sync_file_range(SYNC_FILE_RANGE_WRITE)`, which does not wait): the final
+/// `fsync` of a large file (a receipt of 10^6 seeds is 17 to 45 MB) then has little left to
+/// write, the disk having worked while the rest was written. Durability still comes from the
+/// `fsync` alone.
+struct WritebackAsItGoes<'f> {
+    file: &'f File,
+    written: u64,
+    started: u64,
+}
+
+/// See [`WritebackAsItGoes`].
+const WRITEBACK_EVERY: u64 = 4 << 20;
+
+impl<'f> WritebackAsItGoes<'f> {
+    fn new(file: &'f File) -> WritebackAsItGoes<'f> {
+        WritebackAsItGoes {
+            file,
+            written: 0,
+            started: 0,
+        }
+    }
+}
+
+impl Write for WritebackAsItGoes<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = (&mut &*self.file).write(buf)?;
+        self.written += n as u64;
+        if self.written - self.started >= WRITEBACK_EVERY {
+            #[cfg(target_os = "linux")]
+            {
+                use std::os::fd::AsRawFd;
+                // SAFETY: a valid open descriptor; the call only schedules writeback of
+                // bytes already written.
+                unsafe {
+                    libc::sync_file_range(
+                        self.file.as_raw_fd(),
+                        self.started as libc::off64_t,
+                        (self.written - self.started) as libc::off64_t,
+                        libc::SYNC_FILE_RANGE_WRITE,
+                    );
+                }
+            }
+            self.started = self.written;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 fn temp_filled(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
@@ -61,12 +114,12 @@ fn temp_filled(
         _ => Path::new(".").to_path_buf(),
     };
     std::fs::create_dir_all(&dir)?;
-    let mut tmp = tempfile::Builder::new()
+    let tmp = tempfile::Builder::new()
         .prefix(".seedledger-")
         .suffix(".tmp")
         .tempfile_in(&dir)?;
     {
-        let mut w = io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
+        let mut w = io::BufWriter::with_capacity(1 << 16, WritebackAsItGoes::new(tmp.as_file()));
         fill(&mut w)?;
         w.flush()?;
     }
@@ -425,6 +478,30 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("receipt.json")]);
+    }
+
+    /// A file written in pieces past several writeback starts (every 4 MiB) holds exactly
+    /// the bytes written, in order.
+    #[test]
+    fn a_large_atomic_write_started_back_as_it_went_holds_every_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big.json");
+        let pieces: Vec<Vec<u8>> = (0..700u32)
+            .map(|i| {
+                let len = 1 + (i as usize * 7919) % 40_000;
+                (0..len).map(|j| (i as usize * 31 + j) as u8).collect()
+            })
+            .collect();
+        write_atomic_with(&p, |w| {
+            for piece in &pieces {
+                w.write_all(piece)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let all: Vec<u8> = pieces.concat();
+        assert!(all.len() as u64 > 3 * WRITEBACK_EVERY, "{}", all.len());
+        assert_eq!(std::fs::read(&p).unwrap(), all);
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod ledger_scan;
 mod partition;
 mod pretty;
 mod receipt;
+mod receipt_read;
 mod seed;
 mod spec;
 mod trust;
@@ -27,7 +28,7 @@ pub use canonical::{SIG_FIELD, canonical_json, witness_canonical_bytes};
 pub use citation::{
     CITATION_SCHEMA_VERSION, Citation, SameSeedReview, format_rfc3339, parse_rfc3339,
 };
-pub use digits::{decimal_len, write_decimal};
+pub use digits::{DecimalRun, decimal_len, write_decimal};
 pub use durable::{
     JsonLinesWriter, complete_lines, write_atomic, write_atomic_file, write_atomic_file_with,
     write_atomic_new, write_atomic_with,

@@ -129,15 +129,21 @@ impl<'w> Chunked<'w> {
             if self.len > self.last_start() {
                 self.flush()?;
             }
-            self.len += crate::digits::write_decimal(&mut self.buf[self.len..], first);
+            // Consecutive seeds (a `--cases` plan) add one to the digits before.
+            let mut run = crate::digits::DecimalRun::new();
+            let digits = run.digits(first);
+            self.buf[self.len..self.len + digits.len()].copy_from_slice(digits);
+            self.len += digits.len();
             for &seed in rest {
                 if self.len > self.last_start() {
                     self.flush()?;
                 }
                 let slot = &mut self.buf[self.len..self.len + Self::ELEMENT];
+                let digits = run.digits(seed);
                 slot[0] = b',';
                 slot[1] = b' ';
-                self.len += 2 + crate::digits::write_decimal(&mut slot[2..], seed);
+                slot[2..2 + digits.len()].copy_from_slice(digits);
+                self.len += 2 + digits.len();
             }
         }
         self.bytes(b"]")
@@ -276,6 +282,51 @@ mod tests {
         let mut out = Vec::new();
         write_json_readable_with_lists(&mut out, &serde_json::Map::new(), &[]).unwrap();
         assert_eq!(out, b"{}");
+    }
+
+    /// Plans of consecutive seeds of every size (their digits are the ones before plus one,
+    /// across carries into a new digit) and plans with jumps give serde_json's text.
+    #[test]
+    fn consecutive_seeds_of_every_size_give_serde_jsons_text() {
+        let mut plans: Vec<Vec<u64>> = [1, 10_000_000, 1_000_000_000_000_000, u64::MAX - 30_000]
+            .iter()
+            .map(|&base| (base..=base + 30_000).collect())
+            .collect();
+        for p in 1..20u32 {
+            let t = 10u64.pow(p);
+            plans.push((t.saturating_sub(150)..t + 150).collect());
+        }
+        // Steps of a partition, runs broken by jumps back and forth, the largest seed.
+        plans.push((0..5_000u64).map(|i| 999_999_999_999_000 + i * 3).collect());
+        plans.push(vec![
+            7,
+            8,
+            9,
+            10,
+            3,
+            4,
+            4,
+            5,
+            99,
+            100,
+            0,
+            1,
+            u64::MAX - 1,
+            u64::MAX,
+            0,
+        ]);
+        plans.push(Vec::new());
+        for plan in plans {
+            let mut out = Vec::new();
+            write_seed_list(&mut out, &plan).unwrap();
+            let expected = to_json_readable(&serde_json::json!(plan));
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                expected,
+                "{:?}",
+                plan.first()
+            );
+        }
     }
 
     #[test]

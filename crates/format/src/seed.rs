@@ -14,20 +14,13 @@ pub struct Decimal {
 impl Decimal {
     /// The decimal digits of `n`.
     #[inline]
-    pub fn new(mut n: u64) -> Decimal {
+    pub fn new(n: u64) -> Decimal {
         let mut buf = [0u8; 20];
-        let mut i = buf.len();
-        loop {
-            i -= 1;
-            buf[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
+        let len = crate::digits::decimal_len(n);
+        crate::digits::fill_decimal(&mut buf[20 - len..], n);
         Decimal {
             buf,
-            start: i as u8,
+            start: (20 - len) as u8,
         }
     }
 

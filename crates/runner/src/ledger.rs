@@ -22,19 +22,22 @@
 //! trial starts, its entry `1103` (or `,1103`) goes into the reserved room in one step that
 //! lands whole or not at all, even under `kill -9` (the page cache keeps it; power loss
 //! needs the final fsync). The file is mapped into memory, and the step is **one store
-//! instruction** into an aligned slot of the mapping:
+//! instruction** into the mapping, whose bytes all lie inside one page:
 //!
 //! * an entry of at most 8 bytes (seeds below 10^7) goes inside one 8-byte-aligned word,
 //!   written with a single atomic 64-bit store (every 64-bit target);
-//! * on x86_64, an entry of at most 16 bytes (seeds below 10^15) goes inside one 16-byte-
-//!   aligned slot, written with one SSE2 `movdqu` (SSE2 is part of x86_64's baseline);
-//! * on x86_64 with AVX (detected at run time), an entry of at most 32 bytes — every `u64`
-//!   entry, at most 21 bytes (`,18446744073709551615`) — goes inside one 32-byte-aligned
-//!   slot, written with one `vmovdqu` of a `ymm` register;
-//! * otherwise (a longer entry and no such instruction), with one `pwrite` that never
-//!   crosses a page boundary (the kernel copies a write into the page cache page by page,
-//!   checking for fatal signals only between pages) — the only case with a system call per
-//!   trial.
+//! * a longer entry goes right after the one before it — or at the start of the next page
+//!   when it would cross a page boundary, the only gaps in the room — and is stored with
+//!   the 16 or 32 bytes around it that lie inside its page (the entry and the bytes already
+//!   there, written back as they are):
+//!   * on x86_64, an entry of at most 16 bytes (seeds below 10^15) with one SSE2 `movdqu`
+//!     (SSE2 is part of x86_64's baseline);
+//!   * on x86_64 with AVX (detected at run time), an entry of at most 32 bytes — every `u64`
+//!     entry, at most 21 bytes (`,18446744073709551615`) — with one `vmovdqu` of a `ymm`
+//!     register;
+//!   * otherwise (no such instruction), with one `pwrite` of the entry — the only case
+//!     with a system call per trial (the kernel copies a write into the page cache page by
+//!     page, checking for fatal signals only between pages).
 //!
 //! Why one instruction is enough: the promise is about the file as a crash leaves it, not
 //! about what a concurrent reader sees. A signal — `SIGKILL` included — is taken between
@@ -42,11 +45,16 @@
 //! page of the mapping faults it in) has changed nothing when the fault is taken, and is
 //! re-executed from the start afterwards, or never if the process dies meanwhile. A store
 //! that retired is in the page cache page the mapping shares, whatever happens to the
-//! process next. Aligned slots of 8, 16 or 32 bytes never straddle a page (4096 is a
-//! multiple of 32), so the store touches one page and can fault at most once, before
-//! writing anything. The instructions are written in `asm!` so that the compiler can neither
-//! split nor merge them. (Only the 8-byte store is also atomic for a concurrent reader; the
-//! wider ones need not be, see above.)
+//! process next. Every store touches one page (an aligned word never straddles one; the
+//! wider stores are placed inside one), so it can fault at most once, before writing
+//! anything; alignment inside the page does not matter to this (`movdqu` and `vmovdqu`
+//! take any address). The instructions are written in `asm!` so that the compiler can
+//! neither split nor merge them. (Only the aligned 8-byte store is also atomic for a
+//! concurrent reader; the wider ones need not be, see above.)
+//!
+//! Packing the longer entries (rather than one per aligned 16- or 32-byte slot) keeps the
+//! room at the entries' own length: for 10^6 seeds near 2^64, 21 MB rather than 32 MB to
+//! create, sync and fault in.
 //!
 //! The room reserved is exact: the receipt is created knowing every planned seed and that
 //! entries go in plan order, so it lays the entries out once (the same placement the
@@ -63,9 +71,9 @@
 use ed25519_dalek::Signer;
 use memmap2::MmapMut;
 use seedledger_format::{
-    Decimal, JsonLinesWriter, Receipt, Runner, RunnerKey, WitnessRow, decimal_len,
+    Decimal, DecimalRun, JsonLinesWriter, Receipt, Runner, RunnerKey, WitnessRow, decimal_len,
     signature_to_hex, witness_canonical_bytes, write_atomic_file_with, write_atomic_with,
-    write_decimal, write_seed_list,
+    write_seed_list,
 };
 use std::fs::File;
 use std::io;
@@ -82,9 +90,9 @@ const FAILING_NULL: &str = "null                ";
 enum Store {
     /// One atomic 64-bit store into an 8-byte-aligned word.
     Word,
-    /// One SSE2 `movdqu` into a 16-byte-aligned slot (x86_64).
+    /// One SSE2 `movdqu` of 16 bytes inside one page (x86_64).
     Wide16,
-    /// One AVX `vmovdqu` (ymm) into a 32-byte-aligned slot (x86_64 with AVX).
+    /// One AVX `vmovdqu` (ymm) of 32 bytes inside one page (x86_64 with AVX).
     Wide32,
     /// One `pwrite` inside one page.
     Write,
@@ -122,29 +130,29 @@ impl Stores {
     };
 
     /// Where an entry of `len` bytes goes when the room's next free byte is `at`, and how it
-    /// is stored: the first slot that holds it whole, never straddling a slot (or, for a
-    /// `pwrite`, a page).
+    /// is stored. An entry of at most 8 bytes goes in the first 8-byte-aligned word that holds
+    /// it whole; a longer one right at `at` unless it would cross a page, then at the start
+    /// of the next page: consecutive entries are packed with no gap but at page ends (its
+    /// 16- or 32-byte store is then placed inside the page, see [`store_in_page`]).
     #[inline]
     fn place(self, at: u64, len: u64) -> (u64, Store) {
-        let slot = |size: u64| {
-            let base = at & !(size - 1);
-            if at - base + len > size {
-                base + size
-            } else {
-                at
-            }
-        };
         if len <= 8 {
-            (slot(8), Store::Word)
-        } else if len <= 16 && self.wide16 {
-            (slot(16), Store::Wide16)
-        } else if len <= 32 && self.wide32 {
-            (slot(32), Store::Wide32)
-        } else if at / PAGE != (at + len - 1) / PAGE {
-            ((at / PAGE + 1) * PAGE, Store::Write)
-        } else {
-            (at, Store::Write)
+            let base = at & !7;
+            return (if at - base + len > 8 { base + 8 } else { at }, Store::Word);
         }
+        let start = if at / PAGE != (at + len - 1) / PAGE {
+            (at / PAGE + 1) * PAGE
+        } else {
+            at
+        };
+        let store = if len <= 16 && self.wide16 {
+            Store::Wide16
+        } else if len <= 32 && self.wide32 {
+            Store::Wide32
+        } else {
+            Store::Write
+        };
+        (start, store)
     }
 }
 
@@ -162,6 +170,8 @@ pub struct OpenReceipt {
     room_end: u64,
     n_attempted: usize,
     failing_written: bool,
+    /// The digits of the last seed attempted.
+    digits: DecimalRun,
 }
 
 impl OpenReceipt {
@@ -248,6 +258,7 @@ impl OpenReceipt {
             room_end,
             n_attempted: 0,
             failing_written: false,
+            digits: DecimalRun::new(),
         })
     }
 
@@ -270,7 +281,10 @@ impl OpenReceipt {
             entry[0] = b',';
             len = 1;
         }
-        len += write_decimal(&mut entry[len..], seed);
+        // Seeds come in plan order: usually the digits of the one before, plus one.
+        let digits = self.digits.digits(seed);
+        entry[len..len + digits.len()].copy_from_slice(digits);
+        len += digits.len();
         let entry = &entry[..len];
         let len = len as u64;
         let (at, store) = self.stores.place(self.next_at, len);
@@ -287,10 +301,10 @@ impl OpenReceipt {
             })
             .ok_or_else(exhausted)?,
             (Store::Wide16, Some(map)) => {
-                store_in_slot::<16>(map, at, entry, store16).ok_or_else(exhausted)?
+                store_in_page::<16>(map, at, entry, store16).ok_or_else(exhausted)?
             }
             (Store::Wide32, Some(map)) => {
-                store_in_slot::<32>(map, at, entry, store32).ok_or_else(exhausted)?
+                store_in_page::<32>(map, at, entry, store32).ok_or_else(exhausted)?
             }
         }
         self.next_at = at + len;
@@ -314,10 +328,21 @@ impl OpenReceipt {
 
     /// Replaces the receipt with its final text, atomically. The text is written in pieces
     /// ([`Receipt::write_json_pretty`]): a 10^7-seed receipt is never in memory whole.
+    ///
+    /// The open receipt stays mapped and open until its name is taken by the final one, and
+    /// is let go by another thread: unmapping it and freeing its pages (the file has no name
+    /// left then) cost about a millisecond per 3 MB of receipt — 43 MB for 10^6 seeds near
+    /// 2^64 — which the run need not wait for.
     pub fn finish(mut self, receipt: &mut Receipt) -> io::Result<()> {
-        self.map = None;
-        self.file = None;
-        write_atomic_with(&self.path, |w| receipt.write_json_pretty(w))
+        let open = (self.map.take(), self.file.take());
+        write_atomic_with(&self.path, |w| receipt.write_json_pretty(w))?;
+        if open.0.is_some() || open.1.is_some() {
+            // (Where no thread can be started, it is let go here.)
+            let _ = std::thread::Builder::new()
+                .name("seedledger-unmap".into())
+                .spawn(move || drop(open));
+        }
+        Ok(())
     }
 }
 
@@ -343,8 +368,43 @@ fn store_in_slot<const N: usize>(
     Some(())
 }
 
+/// Stores `entry` at byte `at` of `map` with `store`: `N` bytes holding `at..at +
+/// entry.len()`, inside one page (and the mapping), written whole — starting at `at` when they
+/// fit in its page, else ending where the page (or the mapping) ends; the other bytes are
+/// written back as they are. `None` when there are no such `N` bytes (the entry crosses a
+/// page, or the mapping is too short).
+#[inline]
+fn store_in_page<const N: usize>(
+    map: &mut MmapMut,
+    at: u64,
+    entry: &[u8],
+    store: impl FnOnce(*mut u8, &[u8; N]),
+) -> Option<()> {
+    let at = usize::try_from(at).ok()?;
+    let page_end = (at / PAGE as usize + 1) * PAGE as usize;
+    let end = page_end.min(map.len());
+    let window = if at + N <= end {
+        at
+    } else {
+        end.checked_sub(N)?
+    };
+    if window > at
+        || at + entry.len() > window + N
+        || window / PAGE as usize != (window + N - 1) / PAGE as usize
+    {
+        return None;
+    }
+    let offset = at - window;
+    let mut bytes = [0u8; N];
+    bytes.copy_from_slice(&map[window..window + N]);
+    bytes[offset..offset + entry.len()].copy_from_slice(entry);
+    store(map.as_mut_ptr().wrapping_add(window), &bytes);
+    Some(())
+}
+
 /// One SSE2 `movdqu` of `bytes` to `dst` (see the module docs; the caller checked that
-/// `dst..dst + 16` is inside a live mapping it alone writes, 16-aligned).
+/// `dst..dst + 16` is inside one page of a live mapping it alone writes; `movdqu` needs no
+/// alignment).
 #[inline]
 fn store16(dst: *mut u8, bytes: &[u8; 16]) {
     #[cfg(target_arch = "x86_64")]
@@ -486,12 +546,29 @@ impl WitnessFormatter {
     /// Appends the row of `seed` (`signature` is `None` for a pass) to `out`.
     #[inline]
     pub fn push_row(&self, out: &mut Vec<u8>, seed: u64, signature: Option<&str>) {
+        self.push_row_digits(out, Decimal::new(seed).as_bytes(), signature);
+    }
+
+    /// As [`WitnessFormatter::push_row`], the digits of `seed` taken from `run` (the rows of
+    /// one run come in plan order: the digits of the seed before, plus one). The same bytes.
+    #[inline]
+    pub(crate) fn push_row_in_run(
+        &self,
+        out: &mut Vec<u8>,
+        run: &mut DecimalRun,
+        seed: u64,
+        signature: Option<&str>,
+    ) {
+        self.push_row_digits(out, run.digits(seed), signature);
+    }
+
+    #[inline]
+    fn push_row_digits(&self, out: &mut Vec<u8>, digits: &[u8], signature: Option<&str>) {
         let start = out.len();
-        let digits = Decimal::new(seed);
         out.extend_from_slice(self.head.as_bytes());
-        out.extend_from_slice(digits.as_bytes());
+        out.extend_from_slice(digits);
         out.extend_from_slice(self.middle.as_bytes());
-        out.extend_from_slice(digits.as_bytes());
+        out.extend_from_slice(digits);
         match signature {
             None => out.extend_from_slice(self.pass_tail.as_bytes()),
             Some(sig) => {
@@ -881,10 +958,27 @@ mod tests {
             .collect()
     }
 
+    /// Consecutive seeds crossing into a new digit (the open receipt adds one to the digits
+    /// of the seed before), small to near `u64::MAX`.
+    fn consecutive_plans() -> Vec<Vec<u64>> {
+        let mut plans: Vec<Vec<u64>> = [9_999_000, 999_999_999_999_000, u64::MAX - 1_999]
+            .iter()
+            .map(|&base| (base..=base + 1_999).collect())
+            .collect();
+        plans.push((1..3_000).collect());
+        plans
+    }
+
     fn check_every_step(stores: Stores) {
+        check_every_step_of(stores, mixed_plan());
+        for plan in consecutive_plans() {
+            check_every_step_of(stores, plan);
+        }
+    }
+
+    fn check_every_step_of(stores: Stores, planned: Vec<u64>) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.json");
-        let planned = mixed_plan();
         let mut open = OpenReceipt::create_with(&path, &fields(), &planned, true, stores).unwrap();
         let read = || -> serde_json::Value {
             serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
@@ -953,15 +1047,17 @@ mod tests {
                     assert!(start >= at);
                     let size = match store {
                         Store::Word => 8,
-                        Store::Wide16 => 16,
-                        Store::Wide32 => 32,
-                        Store::Write => PAGE,
+                        Store::Wide16 | Store::Wide32 | Store::Write => PAGE,
                     };
                     assert_eq!(
                         start / size,
                         (start + len - 1) / size,
                         "{at} {len} {store:?}"
                     );
+                    // Longer entries are packed: a gap only where one would cross a page.
+                    if len > 8 && at / PAGE == (at + len - 1) / PAGE {
+                        assert_eq!(start, at, "{at} {len}");
+                    }
                 }
             }
         }
@@ -974,6 +1070,53 @@ mod tests {
             }
         }
         assert_eq!(Stores::PORTABLE.place(0, 9).1, Store::Write);
+    }
+
+    /// The 16 and 32 bytes stored around an entry hold it, lie inside its page and the
+    /// mapping, and write the other bytes back as they were; an entry crossing a page, or
+    /// with no such bytes in the mapping, is refused.
+    #[test]
+    fn a_wide_store_stays_inside_the_entrys_page() {
+        fn check<const N: usize>(map_len: usize) {
+            let mut map = MmapMut::map_anon(map_len).unwrap();
+            for (i, b) in map.iter_mut().enumerate() {
+                *b = (i % 251) as u8;
+            }
+            let base = map.as_ptr() as usize;
+            for at in (0..map_len as u64).filter(|a| a % PAGE < 40 || a % PAGE > PAGE - 40) {
+                for len in 9..=N.min(21) {
+                    let entry = vec![b'7'; len];
+                    let before = map.to_vec();
+                    let mut window = None;
+                    let stored = store_in_page::<N>(&mut map, at, &entry, |dst, bytes| {
+                        window = Some(dst as usize - base);
+                        // SAFETY: `dst..dst + N` is inside the mapping (asserted below too).
+                        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, N) };
+                    });
+                    let at = at as usize;
+                    let fits = at / PAGE as usize == (at + len - 1) / PAGE as usize
+                        && at + len <= map_len
+                        && (at / PAGE as usize) * (PAGE as usize) + N <= map_len;
+                    assert_eq!(stored.is_some(), fits, "{at} {len} {N}");
+                    let Some(w) = window else {
+                        assert_eq!(map.to_vec(), before);
+                        continue;
+                    };
+                    assert!(
+                        w <= at && at + len <= w + N && w + N <= map_len,
+                        "{at} {len}"
+                    );
+                    assert_eq!(w / PAGE as usize, (w + N - 1) / PAGE as usize, "{at} {len}");
+                    let mut expected = before.clone();
+                    expected[at..at + len].copy_from_slice(&entry);
+                    assert_eq!(map.to_vec(), expected, "{at} {len}");
+                    map.copy_from_slice(&before);
+                }
+            }
+        }
+        check::<16>(3 * PAGE as usize);
+        check::<32>(3 * PAGE as usize);
+        check::<32>(2 * PAGE as usize + 20);
     }
 
     #[test]
@@ -1009,6 +1152,23 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn handed_rows_reach_the_file_in_order_and_finish_waits_for_them() {
+        hand_rows_from(1);
+    }
+
+    /// The drainer formats the rows of consecutive seeds from the digits of the seed before:
+    /// the bytes of rows of 16- and 20-digit seeds, across carries into a new digit, are still
+    /// [`WitnessFormatter::push_row`]'s.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn handed_rows_of_large_seeds_are_the_rows_formatted_one_by_one() {
+        hand_rows_from(999_999_999_999_999 - 30_000);
+        hand_rows_from(u64::MAX - 60_000);
+    }
+
+    /// Hands the rows of seeds `base..=base + 59_999` to a drainer and checks the file.
+    #[cfg(target_os = "linux")]
+    #[allow(clippy::unwrap_used)] // a test's helper
+    fn hand_rows_from(base: u64) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("w.jsonl");
         let cx = run_1_rows();
@@ -1020,14 +1180,15 @@ mod tests {
         // Enough verdicts to go round the ring twice; one signature too long for the ring,
         // whose row this process appends itself, after the ring's.
         let huge = "assert:".to_string() + &"x".repeat(crate::pending::RING);
-        for seed in 1..=60_000u64 {
-            let signature = match seed {
+        for i in 1..=60_000u64 {
+            let seed = base + (i - 1);
+            let signature = match i {
                 30_001 => Some(huge.as_str()),
-                _ => (seed % 7 == 0).then_some("assert:x"),
+                _ => (i % 7 == 0).then_some("assert:x"),
             };
             WitnessFormatter::new(&cx).push_row(&mut all, seed, signature);
             sink.push(seed, signature).unwrap();
-            if seed % 4999 == 0 || seed == 30_001 {
+            if i % 4999 == 0 || i == 30_001 {
                 // (A read racing one of the drainer's appends may see part of it: whole
                 // lines are what a crash leaves, as the writer cuts a torn tail, not what a
                 // concurrent reader sees.)

@@ -720,6 +720,8 @@ struct Open {
     unsynced: bool,
     /// How the run's rows read (its `TEMPLATE` record), once known.
     rows: Option<crate::ledger::WitnessFormatter>,
+    /// The digits of the last seed formatted (a run's seeds come one after the other).
+    digits: seedledger_format::DecimalRun,
 }
 
 impl<'a> Draining<'a> {
@@ -877,6 +879,7 @@ impl<'a> Draining<'a> {
                 unstarted: 0,
                 unsynced: false,
                 rows: None,
+                digits: seedledger_format::DecimalRun::new(),
             });
         }
         let pos = (consumed % RING as u64) as usize;
@@ -897,7 +900,7 @@ impl<'a> Draining<'a> {
         out.clear();
         let mut at = 0;
         while at < records.len() {
-            let next = expand(records, at, &mut open.rows, out);
+            let next = expand(records, at, (&mut open.rows, &mut open.digits), out);
             let done = next.is_none_or(|n| n == records.len());
             if !out.is_empty() && (out.len() >= PIECE || done) {
                 // (The rows of the records before one that makes no sense are appended.)
@@ -959,7 +962,10 @@ impl std::error::Error for CorruptRing {}
 fn expand(
     records: &[u8],
     at: usize,
-    rows: &mut Option<crate::ledger::WitnessFormatter>,
+    (rows, digits): (
+        &mut Option<crate::ledger::WitnessFormatter>,
+        &mut seedledger_format::DecimalRun,
+    ),
     out: &mut Vec<u8>,
 ) -> Option<usize> {
     let u32_at = |i: usize| -> Option<usize> {
@@ -971,14 +977,16 @@ fn expand(
     };
     match *records.get(at)? {
         PASS => {
-            rows.as_ref()?.push_row(out, seed_at(at + 1)?, None);
+            rows.as_ref()?
+                .push_row_in_run(out, digits, seed_at(at + 1)?, None);
             Some(at + 9)
         }
         FAIL => {
             let len = u32_at(at + 9)?;
             let sig = records.get(at + 13..(at + 13).checked_add(len)?)?;
             let sig = std::str::from_utf8(sig).ok()?;
-            rows.as_ref()?.push_row(out, seed_at(at + 1)?, Some(sig));
+            rows.as_ref()?
+                .push_row_in_run(out, digits, seed_at(at + 1)?, Some(sig));
             Some(at + 13 + len)
         }
         tag @ (TEMPLATE | ROWS) => {
