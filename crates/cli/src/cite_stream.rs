@@ -625,7 +625,7 @@ pub fn decide<'a>(
         Some((review, known)) => (Some(review), None, Some(known)),
         None => (None, None, None),
     };
-    let prepare = |it: &WitnessLine| look_up(it, memory).filter(|_| review_asks);
+    let prepare = |it: &WitnessLine| review_asks.then(|| look_up(it, memory)).flatten();
     stream_prepared(
         files,
         roles,

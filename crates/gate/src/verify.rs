@@ -11,12 +11,22 @@ use seedledger_format::{
 };
 use std::collections::{BTreeMap, HashMap};
 
+/// The rng scheme a receipt's seeds mean their inputs under (no `rng`: `chacha8-v1`, as a
+/// row without one).
+fn receipt_scheme(receipt: &Receipt) -> &str {
+    receipt
+        .rng
+        .as_deref()
+        .unwrap_or(WitnessRow::SCHEME_WITHOUT_RNG)
+}
+
 /// Compares a receipt with the witness rows of its run (the lines of its witness file; rows
 /// of other runs — other `run_id`s, replays — are ignored). `Ok` when they agree, else one
 /// lowercase fragment saying the first disagreement. Checked:
 ///
 /// * the receipt names its `run_id`, and the rows of that run are well formed, of the
-///   receipt's property, patch, code, digest, pin and bound;
+///   receipt's property, patch, code, digest, pin, bound and rng scheme (a row or receipt
+///   without `rng`: `chacha8-v1`);
 /// * their seeds are the receipt's `attempted_seeds` less the ones `verdicts` marks discarded
 ///   (`d`: no verdict, so no row), in order, one row each — exactly for a closed receipt
 ///   (`stopped_early: false`), as a prefix for an open one (a crash may lose the last batch
@@ -32,15 +42,6 @@ use std::collections::{BTreeMap, HashMap};
 /// rows are its parts' rows, under the parts' run ids, one part's after another. They are
 /// checked as above once put in plan order; each must be of the part its seed falls in, and
 /// each part's rows must follow plan order.
-/// The rng scheme a receipt's seeds mean their inputs under (no `rng`: `chacha8-v1`, as a
-/// row without one).
-fn receipt_scheme(receipt: &Receipt) -> &str {
-    receipt
-        .rng
-        .as_deref()
-        .unwrap_or(WitnessRow::SCHEME_WITHOUT_RNG)
-}
-
 pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), String> {
     if receipt.run_id.is_none() {
         return Err(

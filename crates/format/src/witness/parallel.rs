@@ -20,6 +20,12 @@ pub const CHUNK: usize = 1 << 19;
 /// The most threads that parse.
 const MAX_WORKERS: usize = 4;
 
+/// The most lines a chunk holds parsed at once: a chunk of more (short lines) is parsed in
+/// steps of this many, the later ones on the caller's thread, so that the memory of the
+/// parsed lines is bounded by lines, not by bytes (a row a runner writes is hundreds of
+/// bytes: a chunk holds about a thousand).
+const MAX_SLOTS: usize = 4096;
+
 /// How a file's lines are read: [`ParallelLines::read`].
 #[derive(Debug, Clone, Copy)]
 pub struct ParallelLines {
@@ -40,7 +46,8 @@ pub enum Streamed<'a, X> {
 /// How a read ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinesRead {
-    /// The bytes read from the input (all of it unless `stopped`).
+    /// The bytes read from the input: all of it, unless `stopped` (then some of it, how
+    /// much unspecified: the reader may have run ahead).
     pub bytes: u64,
     /// The fold asked to stop before the end.
     pub stopped: bool,
@@ -88,8 +95,10 @@ impl ParallelLines {
     /// `prepare` ran on it on a worker (it may change the line, and fills the line's `X`,
     /// which starts as whatever the slot held last: `prepare` sets all of it; it must not
     /// depend on the line's number, which is then its number within a chunk of the file: a
-    /// field error that names it is renumbered with it). A read error
-    /// ends the reading after the lines before it, as the sequential reader's does.
+    /// field error that names it is renumbered with it). A read error ends the reading with
+    /// that error, after the lines of the chunks read whole before it (the sequential reader
+    /// also hands over the whole lines of its last block: the error is the same, the lines
+    /// before it may be fewer).
     pub fn read<R, X, S, P>(
         self,
         reader: R,
@@ -139,8 +148,17 @@ impl ParallelLines {
                             .unwrap_or_else(PoisonError::into_inner)
                             .recv();
                         let Ok(mut c) = next else { return };
-                        parse(&mut c);
-                        if done_tx.send(Done::Chunk(c)).is_err() {
+                        // A panic (in `prepare`, say) is handed to the caller's thread, which
+                        // stops the reading and passes it on: the other threads would
+                        // otherwise wait for this chunk forever.
+                        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            parse(&mut c);
+                        }));
+                        let done = match parsed {
+                            Ok(()) => Done::Chunk(c),
+                            Err(panic) => Done::Panicked(panic),
+                        };
+                        if done_tx.send(done).is_err() {
                             return;
                         }
                     }
@@ -193,13 +211,15 @@ impl ParallelLines {
             // Lines of the chunks handed over.
             let mut lines = 0usize;
             let mut end: Option<(u64, LinesRead, Option<std::io::Error>)> = None;
+            let mut panicked = None;
             let outcome = loop {
                 if let Some(mut c) = waiting.remove(&next) {
                     next += 1;
-                    lines = c.renumber(lines);
-                    let go_on = c.each(&mut each);
+                    let handed = c.hand_over(lines, &parse, &mut each);
                     let _ = free_tx.send(c);
-                    if !go_on {
+                    if let Some(after) = handed {
+                        lines = after;
+                    } else {
                         break Ok(LinesRead {
                             bytes: end.as_ref().map_or(0, |e| e.1.bytes),
                             stopped: true,
@@ -225,8 +245,12 @@ impl ParallelLines {
                         read,
                         error,
                     }) => end = Some((chunks, read, error)),
-                    // Every sender is gone before the end: a worker panicked (the scope
-                    // passes the panic on).
+                    Ok(Done::Panicked(panic)) => {
+                        panicked = Some(panic);
+                        break Err(std::io::Error::other("a thread reading the file panicked"));
+                    }
+                    // Every sender is gone before the end: the reader thread panicked (the
+                    // scope passes the panic on).
                     Err(_) => {
                         break Err(std::io::Error::other(
                             "a thread reading the witness file stopped",
@@ -237,6 +261,9 @@ impl ParallelLines {
             // The reader and the workers stop once nothing takes their chunks.
             drop(free_tx);
             drop(done_rx);
+            if let Some(panic) = panicked {
+                std::panic::resume_unwind(panic);
+            }
             outcome
         })
     }
@@ -294,9 +321,9 @@ fn here<R: Read, X: Default>(
     let mut lines = 0;
     while more {
         parse(&mut chunk);
-        lines = chunk.renumber(lines);
-        if !chunk.each(each) {
-            return Ok(chunker.read(true));
+        match chunk.hand_over(lines, parse, each) {
+            Some(after) => lines = after,
+            None => return Ok(chunker.read(true)),
         }
         more = chunker.fill(&mut chunk)?;
     }
@@ -305,6 +332,8 @@ fn here<R: Read, X: Default>(
 
 enum Done<X> {
     Chunk(Chunk<X>),
+    /// A worker panicked, with this payload.
+    Panicked(Box<dyn std::any::Any + Send>),
     End {
         /// How many chunks the file had.
         chunks: u64,
@@ -320,8 +349,10 @@ struct Chunk<X> {
     /// `bytes[..len]` are the chunk's; the rest is room for the next fill.
     bytes: Vec<u8>,
     len: usize,
-    /// The chunk's lines (blank ones too), counted as it is parsed: its lines are numbered
-    /// from 1 in the chunk and renumbered in file order when they are handed over.
+    /// Where the parsing stopped (`len`: the chunk is parsed to its end).
+    at: usize,
+    /// The chunk's lines (blank ones too) up to `at`: its lines are numbered from 1 in the
+    /// chunk and renumbered in file order when they are handed over.
     lines: usize,
     slots: Vec<Slot<X>>,
     used: usize,
@@ -358,6 +389,7 @@ impl<X> Default for Chunk<X> {
             seq: 0,
             bytes,
             len: 0,
+            at: 0,
             lines: 0,
             slots: Vec::new(),
             used: 0,
@@ -373,7 +405,8 @@ struct Slot<X> {
 }
 
 impl<X: Default> Chunk<X> {
-    /// Splits and parses the chunk's lines into its slots (reusing their strings).
+    /// Splits and parses the chunk's next lines, from `at`, into its slots (reusing their
+    /// strings): up to [`MAX_SLOTS`] of them.
     fn parse(
         &mut self,
         complete_only: bool,
@@ -381,10 +414,10 @@ impl<X: Default> Chunk<X> {
         prepare: &impl Fn(&mut WitnessLine, &[u8], &mut X),
     ) {
         let bytes = &self.bytes[..self.len];
-        let mut at = 0;
-        let mut number = 0;
+        let mut at = self.at;
+        let mut number = self.lines;
         self.used = 0;
-        while at < bytes.len() {
+        while at < bytes.len() && self.used < MAX_SLOTS {
             let (range, complete) = match memchr::memchr(b'\n', &bytes[at..]) {
                 Some(i) => {
                     let range = at..at + i;
@@ -399,7 +432,9 @@ impl<X: Default> Chunk<X> {
             };
             number += 1;
             let Some(text) = line_text(bytes, range, complete, complete_only) else {
+                // A torn last line: the reading ends before it.
                 number -= 1;
+                at = bytes.len();
                 break;
             };
             if self.used == self.slots.len() {
@@ -422,18 +457,34 @@ impl<X: Default> Chunk<X> {
                 self.used += 1;
             }
         }
+        self.at = at;
         self.lines = number;
     }
 
-    /// Numbers the chunk's lines as lines of the file, `before` lines into it (the lines of
-    /// the chunks before), and returns the lines up to the chunk's end.
-    fn renumber(&mut self, before: usize) -> usize {
-        if before > 0 {
-            for slot in &mut self.slots[..self.used] {
-                slot.line.renumber(before);
+    /// Hands the chunk's lines to `each`, in order, numbered as lines of the file, `before`
+    /// lines into it (the lines of the chunks before); what a worker left unparsed (past
+    /// [`MAX_SLOTS`] lines) is parsed here, step by step. The lines up to the chunk's end, or
+    /// `None` when `each` returned `false`.
+    fn hand_over(
+        &mut self,
+        before: usize,
+        parse: &impl Fn(&mut Chunk<X>),
+        each: &mut impl FnMut(Streamed<'_, X>) -> bool,
+    ) -> Option<usize> {
+        loop {
+            if before > 0 {
+                for slot in &mut self.slots[..self.used] {
+                    slot.line.renumber(before);
+                }
             }
+            if !self.each(each) {
+                return None;
+            }
+            if self.at >= self.len {
+                return Some(before + self.lines);
+            }
+            parse(self);
         }
-        before + self.lines
     }
 
     /// The parsed lines into `each`, in order, until it returns `false` (then `false`).
@@ -472,6 +523,8 @@ impl<R: Read> Chunker<R> {
     fn fill<X>(&mut self, c: &mut Chunk<X>) -> std::io::Result<bool> {
         c.len = 0;
         c.used = 0;
+        c.at = 0;
+        c.lines = 0;
         if self.eof && self.carry.is_empty() {
             return Ok(false);
         }
@@ -695,6 +748,72 @@ mod tests {
                 assert!(read.stopped);
                 assert_eq!(seen, stop_at, "workers {workers}");
             }
+        }
+    }
+
+    /// A file of short lines (more than `MAX_SLOTS` in a chunk) reads as the sequential
+    /// reader reads it, and no chunk ever holds more than `MAX_SLOTS` parsed lines.
+    #[test]
+    fn a_chunk_of_many_short_lines_is_parsed_in_bounded_steps() {
+        let mut bytes = Vec::new();
+        for i in 0..3 * MAX_SLOTS + 17 {
+            bytes.extend_from_slice(match i % 4 {
+                0 => b"x\n".as_slice(),
+                1 => b"{}\n",
+                2 => b"\n",
+                _ => b"{\"seed\":\"x\"}\n",
+            });
+        }
+        let none = |_: &[u8]| false;
+        let (want, want_bytes) = sequential(&bytes, false, &none);
+        for workers in [0, 2] {
+            let (got, got_bytes) = parallel(&bytes, ParallelLines::new().workers(workers), &none);
+            assert_eq!(got_bytes, want_bytes);
+            assert!(got == want, "workers {workers}");
+        }
+        let mut chunker = Chunker {
+            reader: &bytes[..],
+            carry: Vec::new(),
+            bytes: 0,
+            eof: false,
+            seq: 0,
+            chunk: CHUNK,
+        };
+        let mut chunk: Chunk<()> = Chunk::default();
+        assert!(chunker.fill(&mut chunk).unwrap());
+        let mut steps = 0;
+        while chunk.at < chunk.len {
+            chunk.parse(false, &none, &|_, _, _| {});
+            assert!(chunk.used <= MAX_SLOTS);
+            steps += 1;
+        }
+        assert!(steps >= 3, "{steps} steps");
+    }
+
+    /// A `prepare` that panics stops the reading and the panic reaches the caller, whatever
+    /// the number of workers: no thread is left waiting for the chunk that never came.
+    #[test]
+    fn a_panicking_prepare_reaches_the_caller_and_nothing_hangs() {
+        let bytes = awkward_file(3000);
+        for workers in [0, 1, 2, 4] {
+            let outcome = std::panic::catch_unwind(|| {
+                ParallelLines::new().workers(workers).chunk(100).read(
+                    &bytes[..],
+                    |_| false,
+                    |line, _, _: &mut ()| {
+                        if line.witness_id.as_deref() == Some("w1500") {
+                            panic!("prepare failed on purpose");
+                        }
+                    },
+                    |_| true,
+                )
+            });
+            let panic = outcome.expect_err("the panic reaches the caller");
+            assert_eq!(
+                panic.downcast_ref::<&str>(),
+                Some(&"prepare failed on purpose"),
+                "workers {workers}"
+            );
         }
     }
 
