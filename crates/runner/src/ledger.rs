@@ -944,8 +944,8 @@ mod tests {
     }
 
     /// Seeds of every length: 1 to 20 digits (entries of 1 to 21 bytes), so that every
-    /// store (8-byte word, 16-byte and 32-byte slots, `pwrite`) is used, across page
-    /// boundaries.
+    /// store (8-byte word, 16- and 32-byte windows kept inside their page, `pwrite`) is used,
+    /// across page boundaries.
     fn mixed_plan() -> Vec<u64> {
         (0..3000u64)
             .map(|i| match i % 5 {
@@ -1036,6 +1036,16 @@ mod tests {
     #[test]
     fn receipt_is_valid_json_after_every_step_without_wide_stores() {
         check_every_step(Stores::PORTABLE);
+    }
+
+    /// SSE2 without AVX: 16-byte stores and `pwrite` mixed in one page.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn receipt_is_valid_json_after_every_step_with_sse2_stores_only() {
+        check_every_step(Stores {
+            wide16: true,
+            wide32: false,
+        });
     }
 
     #[test]
