@@ -433,7 +433,7 @@ impl Pinned {
     /// file is read ahead of the fold, so a file appended to while the fold ran may have
     /// been read whole before; it has changed all the same.)
     fn unchanged(&self, path: &Path) -> anyhow::Result<()> {
-        let now = std::fs::metadata(path)
+        let now = std::fs::symlink_metadata(path)
             .with_context(|| format!("cannot read witness file `{}`", path.display()))?;
         match self.0.get(path) {
             Some(first) if *first != Stamp::of(&now) => bail!(Pinned::changed(path)),
