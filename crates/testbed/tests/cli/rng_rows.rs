@@ -397,3 +397,128 @@ fn a_receipt_s_rows_under_another_scheme_do_not_verify() {
     std::fs::write(&witness, &original).unwrap();
     agree("the rows as written");
 }
+
+/// A batch of witness files of many chunks (read on several threads,
+/// `seedledger_format::ParallelLines`) verifies, decides and cites as a small one does, and
+/// a bad line deep in a file is named by its line in the file.
+#[test]
+fn a_batch_read_on_several_threads_verifies_decides_and_cites() {
+    let (root, base) = repository();
+    let plan = "1..=6000";
+    let run = |out: &str, extra: &[&str], env: &[(&str, &str)]| {
+        let mut args = vec![
+            "prop",
+            "run",
+            "--property",
+            PROPERTY,
+            "--seeds",
+            plan,
+            "--patch-id",
+            PATCH,
+            "--base",
+            &base,
+            "--out",
+            out,
+        ];
+        args.extend(extra);
+        root.run_env(&args, env)
+    };
+    ok(&run("local", &[], &[LOCAL_ONLY]), 1, "the local run fails");
+    ok(
+        &run("remote", &["--runner", "remote"], &[]),
+        0,
+        "the remote run passes",
+    );
+    let local_rows = root
+        .path()
+        .join(format!("local/{PATCH}/{PROPERTY}.witness.jsonl"));
+    let remote_rows = root
+        .path()
+        .join(format!("remote/{PATCH}/{PROPERTY}.witness.jsonl"));
+    for rows in [&local_rows, &remote_rows] {
+        let len = std::fs::metadata(rows).unwrap().len();
+        assert!(len > 4 << 19, "{len} bytes: more than four chunks");
+    }
+    let receipt: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            root.path()
+                .join(format!("local/{PATCH}/{PROPERTY}.receipt.json")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let failing: Vec<u64> = receipt["failing_seeds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect();
+    assert!(failing.len() > 50, "{} failing seeds", failing.len());
+
+    let verify = root.run(&[
+        "gate",
+        "close",
+        "--verify",
+        &format!("local/{PATCH}/{PROPERTY}.receipt.json"),
+    ]);
+    ok(&verify, 0, "the receipt verifies");
+    assert!(
+        verify
+            .stdout
+            .contains("rows agree (6000 attempted seeds of run"),
+        "{}",
+        verify.stdout
+    );
+    let decide = |files: [&str; 2]| {
+        root.run(&[
+            "gate",
+            "decide",
+            "--property",
+            PROPERTY,
+            "--witnesses",
+            files[0],
+            files[1],
+        ])
+    };
+    let files = [
+        format!("local/{PATCH}/{PROPERTY}.witness.jsonl"),
+        format!("remote/{PATCH}/{PROPERTY}.witness.jsonl"),
+    ];
+    let decided = decide([&files[0], &files[1]]);
+    ok(&decided, 0, "decide admits");
+    assert!(
+        decided.stdout.contains("same-seed review: passed"),
+        "{}",
+        decided.stdout
+    );
+    let cited = cite(&root, "remote", &[]);
+    ok(&cited, 0, "cited");
+    let local_run = receipt["run_id"].as_str().unwrap();
+    let pair = cited
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("same-seed review: passed"))
+        .unwrap_or_else(|| panic!("{}", cited.stdout));
+    let seed: u64 = pair.rsplit("on seed ").next().unwrap().parse().unwrap();
+    assert!(failing.contains(&seed), "{pair}");
+    assert!(
+        pair.contains(&format!("fail `{local_run}-{seed}`")),
+        "{pair}"
+    );
+    assert_eq!(store(&root), 1);
+
+    // A line deep in the remote file made malformed: named by its line in the file.
+    let text = std::fs::read_to_string(&remote_rows).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[4444] = "{\"witness_id\": 5}";
+    std::fs::write(&remote_rows, lines.join("\n") + "\n").unwrap();
+    let refused = decide([&files[0], &files[1]]);
+    ok(&refused, 1, "a malformed row refuses the batch");
+    let out = format!("{}{}", refused.stdout, refused.stderr);
+    // The line's number and the line its field error names: both renumbered in file order.
+    assert!(out.contains("malformed witness line 4445"), "{out}");
+    assert!(
+        out.contains("line 4445: field `witness_id`: expected a string"),
+        "{out}"
+    );
+}
