@@ -205,8 +205,8 @@ impl LedgerScan {
     }
 
     /// The largest receipt a caller should scan from memory ([`LedgerScan::read_bytes`])
-    /// rather than from a reader: a receipt of about a million seeds, or 400,000 seeds of
-    /// twenty digits.
+    /// rather than from a reader: a receipt of up to about two million seeds of seven
+    /// digits, or 700,000 of twenty.
     pub const IN_MEMORY: u64 = 1 << 25;
 
     /// [`LedgerScan::read`] over a receipt's bytes held in memory: the same scan, read several
