@@ -187,13 +187,20 @@ impl RandomState {
     fn biased_run(&mut self, max: u64, k: usize, mut each: impl FnMut(u64)) {
         match self.scheme {
             Scheme::V2 => {
-                let mut hot = Hot::of(self);
+                let mut run = HotRun {
+                    hot: Hot::of(self),
+                    state: self,
+                };
                 for _ in 0..k {
-                    let index = hot.biased_v2(&mut self.rng.block, &self.recent, max);
-                    hot.remember(&mut self.recent, index);
+                    let index = run
+                        .hot
+                        .biased_v2(&mut run.state.rng.block, &run.state.recent, max);
+                    run.hot.remember(&mut run.state.recent, index);
                     each(index);
                 }
-                hot.store(self);
+                // `run` stores the scalars back as it is dropped: here, or while `each`
+                // unwinds (a generator's `map` that panics, which the property may catch and
+                // then draw on from the state the draws so far left).
             }
             Scheme::V1 => {
                 for _ in 0..k {
@@ -250,11 +257,46 @@ impl RandomState {
 /// The scalars of a [`RandomState`] a `chacha8-v2` draw reads and writes, copied out so
 /// that a run of draws ([`RandomState::biased_run`]) holds them in locals; the stream's
 /// block and the recent ring stay in the state.
+#[derive(Clone, Copy)]
 struct Hot {
     pos: usize,
     bits: u64,
     bits_left: u32,
     n_recent: usize,
+}
+
+/// A run's copied scalars and the state they are stored back into when it is dropped.
+struct HotRun<'s> {
+    hot: Hot,
+    state: &'s mut RandomState,
+}
+
+impl Drop for HotRun<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.hot.store(self.state);
+    }
+}
+
+/// A run's choice count, taken up front: set back to what the draws so far took if the run
+/// does not end whole (see [`TestCase::fast_choice_run`]).
+struct RunCount<'c> {
+    before: usize,
+    /// Choices per draw.
+    each: usize,
+    /// Draws handed out.
+    done: usize,
+    whole: bool,
+    n_choices: &'c mut usize,
+}
+
+impl Drop for RunCount<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if !self.whole {
+            *self.n_choices = self.before + self.done * self.each;
+        }
+    }
 }
 
 /// The next `n` control bits (`n` < 64) from the word `bits` holds (`bits_left` of them
@@ -521,21 +563,34 @@ impl TestCase {
     /// (the `k` choices and whatever choices without randomness stand between them, such as
     /// a collection's `true` "continue?" flags), counts them, calls `each` with every index
     /// in order, and returns true; else does nothing and returns false (the caller draws one
-    /// by one). The stream is consumed exactly as by `k` calls of [`TestCase::choice`]; the
-    /// count is taken up front, which nothing outside this call can see.
+    /// by one). The stream is consumed exactly as by `k` calls of [`TestCase::choice`]. The
+    /// count is taken up front; should `each` panic (a generator's `map`) and the property
+    /// catch it and draw on, the count is set back to the choices the draws so far took (each
+    /// draw's `counted / k`), as drawing one at a time would have left it.
     #[inline(always)]
     pub(crate) fn fast_choice_run(
         &mut self,
         max: u64,
         k: usize,
         counted: usize,
-        each: impl FnMut(u64),
+        mut each: impl FnMut(u64),
     ) -> bool {
         if counted > self.fast_limit.saturating_sub(self.n_choices) {
             return false;
         }
-        self.n_choices += counted;
-        self.random.biased_run(max, k, each);
+        let mut count = RunCount {
+            before: self.n_choices,
+            each: counted.checked_div(k).unwrap_or(0),
+            done: 0,
+            whole: false,
+            n_choices: &mut self.n_choices,
+        };
+        *count.n_choices += counted;
+        self.random.biased_run(max, k, |index| {
+            count.done += 1;
+            each(index);
+        });
+        count.whole = true;
         true
     }
 

@@ -71,6 +71,37 @@ fn a_collection_at_the_choice_limit_stops_where_single_draws_would() {
     assert!(fits > 0 && overruns > 0, "{fits} fit, {overruns} overran");
 }
 
+/// A property that catches a panic of a generator's `map` in the middle of a collection and
+/// draws on finds the same stream on the main run's fast path (a run of integers drawn in
+/// one go) as one choice at a time: the same later values, after the same number of
+/// choices, under both schemes. (A seed means one input, whatever the property does.)
+#[test]
+fn a_panic_caught_inside_a_collection_leaves_the_stream_where_single_draws_would() {
+    let draw = |tc: &mut TestCase| {
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            tc.draw(&vec(
+                any_int::<u8>().map(|x| {
+                    assert!(x % 7 != 3, "no {x}");
+                    x
+                }),
+                0..=200,
+            ))
+        }));
+        let after: Vec<u64> = (0..40).map(|_| tc.draw(&any_int::<u64>())).collect();
+        (caught.is_ok(), after, tc.n_choices())
+    };
+    let mut panicked = 0;
+    for scheme in Scheme::ALL {
+        for seed in 0..200 {
+            let fast = draw(&mut TestCase::random_with(scheme, seed));
+            let one_by_one = draw(&mut TestCase::recording_with(scheme, seed));
+            assert_eq!(fast, one_by_one, "{scheme}, seed {seed}");
+            panicked += usize::from(!fast.0);
+        }
+    }
+    assert!(panicked > 100, "{panicked} of 400 draws panicked");
+}
+
 // ---------------------------------------------------------------- 128-bit integers
 
 #[test]
