@@ -96,6 +96,14 @@ fn cite(root: &Root, remote: &str, extra: &[&str]) -> Run {
     root.run(&args)
 }
 
+/// The receipt of the local run (`local/`), as JSON.
+fn local_receipt(root: &Root) -> Value {
+    let path = root
+        .path()
+        .join(format!("local/{PATCH}/{PROPERTY}.receipt.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 fn store(root: &Root) -> usize {
     std::fs::read_dir(root.path().join("props/freezes")).map_or(0, |d| d.count())
 }
@@ -107,14 +115,7 @@ fn a_fail_and_a_pass_of_one_seed_under_two_rng_schemes_back_no_citation() {
     // The local runner, under the default scheme, fails seed 1171 (and only it).
     let local = prop_run(&root, &base, "local", &[], &[LOCAL_ONLY]);
     ok(&local, 1, "the local run fails");
-    let receipt: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            root.path()
-                .join(format!("local/{PATCH}/{PROPERTY}.receipt.json")),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let receipt = local_receipt(&root);
     assert_eq!(receipt["rng"], "chacha8-v2");
     assert_eq!(receipt["failing_seeds"], serde_json::json!([FAILING]));
 
@@ -439,14 +440,7 @@ fn a_batch_read_on_several_threads_verifies_decides_and_cites() {
         let len = std::fs::metadata(rows).unwrap().len();
         assert!(len > 4 << 19, "{len} bytes: more than four chunks");
     }
-    let receipt: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            root.path()
-                .join(format!("local/{PATCH}/{PROPERTY}.receipt.json")),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let receipt = local_receipt(&root);
     let failing: Vec<u64> = receipt["failing_seeds"]
         .as_array()
         .unwrap()
