@@ -18,8 +18,12 @@ pub enum CiCommand {
     /// its output go to the log and, when $GITHUB_STEP_SUMMARY is set, to the step summary.
     /// Never writes a citation: citing is a local, human action (`gate cite`).
     ///
+    /// With `--base REV` (or $SEEDLEDGER_BASE) it first shows what the patch changes about
+    /// freezing (`gate freezes --base REV`).
+    ///
     /// Exit status: 0 every gate command ran (whatever it decided: the reasons are the
-    /// report); 2 a command could not run or reported an error (unreadable evidence).
+    /// report); 1 the patch edits or removes a citation or adds one that does not verify;
+    /// 2 a command could not run or reported an error (unreadable evidence).
     Gate(GateArgs),
     /// The merge job: `gate merge` for every property whose part receipts (`prop run
     /// --partition`) lie under the given directories (one per matrix job, e.g. downloaded
@@ -56,6 +60,12 @@ pub struct GateArgs {
     /// The workspace root (specs, fixtures, git work tree) [default: the current directory].
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// The base revision of the patch: the job also shows what the patch changes about
+    /// freezing (`gate freezes --base REV`: citations and trust-file lines added, edited or
+    /// removed) and fails when a citation is edited or removed or an added one does not
+    /// verify against the base's trust file.
+    #[arg(long, env = "SEEDLEDGER_BASE", value_name = "REV")]
+    base: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -228,6 +238,20 @@ fn gate(args: &GateArgs) -> ExitStatus {
         None => Vec::new(),
     };
     let mut steps = Vec::new();
+    match &args.base {
+        Some(base) => {
+            let mut diff = os(&["gate", "freezes", "--base", base]);
+            diff.extend(root.iter().cloned());
+            let diff = step(&diff, &[]);
+            if diff.code == Some(1) {
+                worst = ExitStatus::No;
+            }
+            steps.push(diff);
+        }
+        None => errln!(
+            "note: no --base (or $SEEDLEDGER_BASE): what this patch changes about freezing (citations, trust-file lines) is not shown"
+        ),
+    }
     if receipts.is_empty() {
         errln!(
             "error: no receipts under `{}`{}",
@@ -273,7 +297,7 @@ fn gate(args: &GateArgs) -> ExitStatus {
         steps.push(step(&decide, &[]));
     }
     if steps.iter().any(|s| s.code != Some(0) && s.code != Some(1)) {
-        worst = ExitStatus::Error;
+        worst = worst.max(ExitStatus::Error);
     }
     outln!(
         "ci gate: {} receipts, {} failing properties decided; nothing is cited here (citing is `cargo xtask gate cite`, a local, human action)",
@@ -377,6 +401,9 @@ fn simulate(args: &SimulateArgs) -> ExitStatus {
     let mut gate = os(&["ci", "gate", "--patch-id", &args.patch_id]);
     gate.extend(["--local".into(), local.into_os_string()]);
     gate.extend(["--remote".into(), remote.into_os_string()]);
+    if let Some(base) = &args.base {
+        gate.extend(os(&["--base", base]));
+    }
     gate.extend(common);
     outln!("== the gate");
     let third = step(&gate, &[]);

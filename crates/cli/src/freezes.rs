@@ -1,10 +1,11 @@
 //! The freeze store as the command line reads it: the citation files under
 //! `props/freezes/` (or `--freezes DIR`), and what is current for each — the spec's digest,
 //! the fixture's pin, the work tree's code identity against the citation's own base. The
-//! comparisons are the gate's (`citation_state`); this module only reads files and asks git.
+//! rules are the gate's (`authenticate_citation`, `citation_state`, `check_clock`); this
+//! module only reads files, the clock and asks git.
 
-use seedledger_format::{Citation, sha256_hex};
-use seedledger_gate::{CitationState, Current, citation_state};
+use seedledger_format::{Citation, TrustedKeys, parse_rfc3339};
+use seedledger_gate::{Authenticity, CitationState, CitedEvidence, Current, citation_state};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -15,8 +16,13 @@ const MAX_CITATION_BYTES: u64 = 64 * 1024;
 #[derive(Debug, Clone)]
 pub struct Stored {
     pub path: PathBuf,
-    /// The citation, or why the file is not one (never honoured).
-    pub citation: Result<Citation, String>,
+    /// The citation and how it stands under the trust file, or why the file may not be
+    /// honoured (`invalid (<why>)`, never honoured).
+    pub citation: Result<(Citation, Authenticity), String>,
+    /// The `fail_id` and `pass_id` the file names, read leniently: evidence a valid or an
+    /// invalid citation names is cited evidence all the same.
+    pub fail_id: Option<String>,
+    pub pass_id: Option<String>,
 }
 
 /// A stored citation with its state.
@@ -24,6 +30,7 @@ pub struct Stored {
 pub struct Judged {
     pub path: PathBuf,
     pub citation: Citation,
+    pub authenticity: Authenticity,
     pub state: CitationState,
 }
 
@@ -35,9 +42,10 @@ pub fn store_dir(root: &Path, given: Option<&Path>) -> PathBuf {
     }
 }
 
-/// Every `*.json` file of the store, sorted by name. A store that does not exist is empty;
-/// one that cannot be listed is an error.
-pub fn read_store(dir: &Path) -> Result<Vec<Stored>, String> {
+/// Every `*.json` file of the store, sorted by name, each read and authenticated against
+/// `keys` (the trust file, when the repository has one: `seedledger_gate::authenticate_citation`).
+/// A store that does not exist is empty; one that cannot be listed is an error.
+pub fn read_store(dir: &Path, keys: Option<&TrustedKeys>) -> Result<Vec<Stored>, String> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -49,17 +57,44 @@ pub fn read_store(dir: &Path) -> Result<Vec<Stored>, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     paths.sort();
-    Ok(paths
-        .into_iter()
-        .map(|path| {
-            let citation = read_citation(&path);
-            Stored { path, citation }
-        })
-        .collect())
+    Ok(paths.into_iter().map(|path| read_stored(path, keys)).collect())
 }
 
-/// Reads one citation file: not through a symlink, at most [`MAX_CITATION_BYTES`], strictly.
-pub fn read_citation(path: &Path) -> Result<Citation, String> {
+/// The store as `prop run` and `ci gate` read it: [`read_store`] under the repository's trust
+/// file, which is read only when the store holds a file (a run without citations does not
+/// depend on it).
+pub fn read_store_at(root: &Path, dir: &Path) -> Result<Vec<Stored>, String> {
+    let any = std::fs::read_dir(dir).is_ok_and(|mut entries| {
+        entries.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json")))
+    });
+    if !any {
+        return read_store(dir, None);
+    }
+    let trust = crate::trust::Roles::load(root).map_err(|e| format!("{e:#}"))?;
+    read_store(dir, trust.keys())
+}
+
+fn read_stored(path: PathBuf, keys: Option<&TrustedKeys>) -> Stored {
+    let text = read_citation_text(&path);
+    let named = |key: &str| {
+        let value: serde_json::Value = serde_json::from_str(text.as_deref().ok()?).ok()?;
+        value.get(key)?.as_str().map(str::to_string)
+    };
+    let (fail_id, pass_id) = (named("fail_id"), named("pass_id"));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let citation = text.and_then(|text| {
+        seedledger_gate::authenticate_citation(&text, name.as_deref().unwrap_or(""), keys)
+    });
+    Stored {
+        path,
+        citation,
+        fail_id,
+        pass_id,
+    }
+}
+
+/// Reads one citation file's text: not through a symlink, at most [`MAX_CITATION_BYTES`].
+fn read_citation_text(path: &Path) -> Result<String, String> {
     let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot read: {e}"))?;
     if meta.file_type().is_symlink() {
         return Err("is a symbolic link; citations are read only from regular files".into());
@@ -73,23 +108,35 @@ pub fn read_citation(path: &Path) -> Result<Citation, String> {
             meta.len()
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
-    Citation::parse(&text).map_err(|e| e.to_string())
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))
 }
 
-/// The file name a new citation gets in the store: `<property>.<written_at>.<8 hex>.json`,
-/// so that citations of one property sort by age and never collide.
-pub fn file_name(citation: &Citation, text: &str) -> String {
-    let stamp: String = citation
-        .written_at
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect();
-    format!(
-        "{}.{stamp}.{}.json",
-        citation.property_id,
-        &sha256_hex(text.as_bytes())[..8]
-    )
+/// The evidence every file of the store names, for `gate cite`'s one-citation-per-evidence
+/// rule (`shown`: each file as printed).
+pub fn cited_evidence<'a>(store: &'a [Stored], shown: &'a [String]) -> Vec<CitedEvidence<'a>> {
+    store
+        .iter()
+        .zip(shown)
+        .map(|(s, file)| CitedEvidence {
+            file,
+            fail_id: s.fail_id.as_deref(),
+            pass_id: s.pass_id.as_deref(),
+        })
+        .collect()
+}
+
+/// Now, checked against the store (`seedledger_gate::check_clock`): not before 1970, not
+/// before the newest citation that may be honoured was written (an invalid file cannot stop
+/// the clock).
+pub fn now_checked(store: &[Stored]) -> Result<i64, String> {
+    let now = now();
+    let written = store.iter().filter_map(|s| {
+        let (c, _) = s.citation.as_ref().ok()?;
+        Some((parse_rfc3339(&c.written_at)?, c.written_at.clone()))
+    });
+    seedledger_gate::check_clock(now, written)
+        .map(|()| now)
+        .map_err(|e| e.to_string())
 }
 
 /// What is current in the work tree at `root`, computed once per property and per base.
@@ -149,14 +196,17 @@ impl Currents {
     }
 }
 
-/// Seconds since the Unix epoch, now.
+/// Seconds since the Unix epoch, now (negative before 1970).
 pub fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    let secs = |d: std::time::Duration| i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => secs(d),
+        Err(before) => -secs(before.duration()).max(1),
+    }
 }
 
 /// Why a citation is not honoured, for people: `expired at ...`, `retired (spec changed)`.
+/// (An invalid file is never judged: its reason is `Stored::citation`'s error.)
 pub fn why_not(judged: &Judged) -> String {
     match judged.state {
         CitationState::Expired => format!("expired at {}", judged.citation.expires_at),

@@ -167,15 +167,25 @@ pub enum GateCommand {
     /// changed)`, `retired (diff changed)` (the work tree's code identity, computed against the
     /// citation's own base revision — or HEAD — is not the cited one), `expired`, `active`.
     /// Only `active` citations are honoured by `prop run`. A file that is not a valid citation
-    /// is listed as `invalid` (never honoured).
+    /// is listed as `invalid (<why>)` (never honoured); where props/trusted-runners.jsonl
+    /// exists, so is a citation whose signature does not verify under one of its `citer` keys
+    /// or whose file name does not match its text (SPEC: Who may cite). Without a trust file
+    /// every citation is an `unauthenticated citation`, and each line says so.
     ///
     /// Output, one line per file, sorted by name. Human: `<file>: <state>` followed by the
-    /// property, frozen signature, expiry, patch and review. JSON (`--format json`): one object
-    /// per line, `{"citation": <file>, "state": <state>, "property_id", "signature",
-    /// "expires_at", "patch_id", "seed", "same_seed_review", "error": null}`; a file that is not
-    /// a citation gives `{"citation": <file>, "state": "invalid", "error": "<why>"}`.
+    /// property, frozen signature, expiry, patch, review and `signed by citer key `<id>`` or
+    /// `unauthenticated citation`. JSON (`--format json`): one object per line,
+    /// `{"citation": <file>, "state": <state>, "property_id", "signature", "expires_at",
+    /// "patch_id", "seed", "same_seed_review", "authenticity": "signed"|"unauthenticated",
+    /// "key_id" (signed only), "error": null}`; an invalid file gives `{"citation": <file>,
+    /// "state": "invalid", "error": "<why>"}`.
     ///
-    /// Exit status: 0 listed; 2 the store cannot be listed or a file is not a valid citation.
+    /// With `--base REV`: what the work tree changes about freezing against REV instead (see
+    /// `--base`).
+    ///
+    /// Exit status: 0 listed; 2 the store or trust file cannot be read, a file is invalid, or
+    /// the clock is before 1970 or before the newest citation was written. With `--base`: 0 no
+    /// change fails the job, 1 one does, 2 git or a file cannot be read.
     #[command(verbatim_doc_comment)]
     Freezes(FreezesArgs),
 
@@ -294,6 +304,12 @@ pub struct CiteArgs {
     /// Who is asking to write: only a local runner may write a citation.
     #[arg(long, value_enum, default_value_t = Role::Local)]
     runner: Role,
+    /// The citer's secret key, in a file only its owner may read (mode 600) [default: the
+    /// key in $SEEDLEDGER_CITER_KEY]. Required where props/trusted-runners.jsonl exists: the
+    /// citation is signed with it, and only citations signed by a `citer` key of that file
+    /// are honoured.
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -326,6 +342,12 @@ pub struct FreezesArgs {
     /// by then?).
     #[arg(long, value_name = "RFC3339")]
     at: Option<String>,
+    /// Instead of the list, what the work tree changes about freezing against this base
+    /// revision: citations added (each authenticated against the base's trust file), edited
+    /// or removed, and trust-file lines added or removed. Exit 1 when a citation is edited or
+    /// removed, or an added one does not verify (`ci gate` runs this).
+    #[arg(long, value_name = "REV", conflicts_with = "at")]
+    base: Option<String>,
 }
 
 /// What the witness rows are decided against: the flags `gate decide` and `gate cite` share.
@@ -716,14 +738,11 @@ fn expectation(args: &ExpectArgs) -> anyhow::Result<Expectation> {
     // Without `--root`, defaults are relative paths (shown as `props/ID.md`, not `./props/...`).
     let root = args.root.clone().unwrap_or_else(crate::prop::discover_root);
     let property = args.property.as_str();
+    seedledger_format::check_id("property id", property)
+        .map_err(|e| anyhow!("--property: {e}"))?;
     let spec_path = match &args.spec {
         Some(path) => path.clone(),
         None => {
-            if property.is_empty() || property.contains(['/', '\\']) || property.starts_with('.') {
-                bail!(
-                    "`--property {property}` is not a property id (no path separators, not empty)"
-                );
-            }
             root.join("props").join(format!("{property}.md"))
         }
     };
@@ -788,6 +807,13 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         .clone()
         .unwrap_or_else(crate::prop::discover_root);
     let store = crate::freezes::store_dir(&root, args.store.as_deref());
+    // Who may cite, first: a trust file needs a citer key; the store's evidence and clock.
+    let trust = crate::trust::Roles::load(&root)?;
+    let signer = crate::trust::citer_key(&trust, args.key_file.as_deref())?;
+    let stored = crate::freezes::read_store(&store, trust.keys()).map_err(|e| anyhow!(e))?;
+    let now = crate::freezes::now_checked(&stored).map_err(|e| anyhow!(e))?;
+    let shown: Vec<String> = stored.iter().map(|s| s.path.display().to_string()).collect();
+    let cited = crate::freezes::cited_evidence(&stored, &shown);
     let files = with_neighbours(&args.receipts);
     let mut receipts = read_receipts(&files)?;
 
@@ -932,11 +958,12 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         writer: Runner::from(args.runner),
         receipts: &facts,
         expires_at: args.expires_at.as_deref(),
-        now: crate::freezes::now(),
+        now,
         waive_same_seed_review: args.waive_same_seed_review,
         runs_without_receipt: &runs_without_receipt,
         spec_reviewed: x.oracle == seedledger_format::OracleSource::HumanReviewed,
         roles_authenticated,
+        cited: &cited,
     };
     // The review printed is the one the citation writer ran (the patch's rows at its code).
     let cited = match (seedledger_gate::cite_checks(&req), review, known.as_mut()) {
@@ -956,7 +983,12 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         (Err(e), ..) => Err(e),
     };
     let (outcome, review) = match cited {
-        Ok((citation, review)) => (Ok(write_citation(&store, &citation)?), Some(review)),
+        Ok((mut citation, review)) => {
+            if let Some((key, key_id)) = &signer {
+                seedledger_gate::sign_citation(&mut citation, key, key_id);
+            }
+            (Ok(write_citation(&store, &citation)?), Some(review))
+        }
         Err(e) if e.is_input_error() => bail!("{e}"),
         Err(CiteError::Review { reason, detail }) => (
             Err(CiteError::Review {
@@ -1069,7 +1101,7 @@ fn write_citation(store: &Path, citation: &Citation) -> anyhow::Result<String> {
     let text = citation.to_json_pretty();
     std::fs::create_dir_all(store)
         .with_context(|| format!("cannot create the freeze store `{}`", store.display()))?;
-    let out = store.join(crate::freezes::file_name(citation, &text));
+    let out = store.join(citation.file_name(&text));
     match write_atomic_new(&out, text.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
             "`{}` already exists; a citation is never refreshed or extended",
@@ -1146,24 +1178,42 @@ fn print_decision(d: &FreezeDecision, review: &Review, roles: &str, format: Form
 fn freezes(args: &FreezesArgs) -> ExitStatus {
     let root = args.root.clone().unwrap_or_else(crate::prop::discover_root);
     let dir = crate::freezes::store_dir(&root, args.store.as_deref());
-    let store = match crate::freezes::read_store(&dir) {
-        Ok(store) => store,
+    if let Some(base) = &args.base {
+        return crate::store_diff::run(&root, &dir, base);
+    }
+    let read = crate::trust::Roles::load(&root).and_then(|trust| {
+        let store = crate::freezes::read_store(&dir, trust.keys()).map_err(|e| anyhow!(e))?;
+        Ok((trust, store))
+    });
+    let (trust, store) = match read {
+        Ok(read) => read,
         Err(e) => {
-            err_line(&format!("error: {e}"));
+            err_line(&format!("error: {e:#}"));
             return ExitStatus::Error;
         }
     };
     if store.is_empty() && args.format == Format::Human {
         err_line(&format!("note: no citations in `{}`", dir.display()));
     }
+    if trust.keys().is_none() && !store.is_empty() {
+        err_line(&format!(
+            "note: no `{}` declares who may cite: every citation here is an {} (anyone who can write the store can freeze)",
+            seedledger_format::TRUST_FILE,
+            seedledger_gate::UNAUTHENTICATED
+        ));
+    }
     let now = match args.at.as_deref().map(parse_rfc3339) {
-        None => crate::freezes::now(),
-        Some(Some(at)) => at,
-        Some(None) => {
-            err_line(&format!(
-                "error: `--at {}` is not an RFC 3339 time such as 2030-01-01T00:00:00Z",
-                args.at.as_deref().unwrap_or("")
-            ));
+        None => crate::freezes::now_checked(&store),
+        Some(Some(at)) if at >= 0 => Ok(at),
+        Some(_) => Err(format!(
+            "`--at {}` is not an RFC 3339 time since 1970 such as 2030-01-01T00:00:00Z",
+            args.at.as_deref().unwrap_or("")
+        )),
+    };
+    let now = match now {
+        Ok(now) => now,
+        Err(e) => {
+            err_line(&format!("error: {e}"));
             return ExitStatus::Error;
         }
     };
@@ -1172,30 +1222,7 @@ fn freezes(args: &FreezesArgs) -> ExitStatus {
     for stored in &store {
         let shown = stored.path.display().to_string();
         match &stored.citation {
-            Ok(c) => {
-                let state = currents.judge(c, now);
-                match args.format {
-                    Format::Human => out_line(&format!(
-                        "{shown}: {state}  property {} [{}] expires {}, patch {}, same-seed review {}",
-                        c.property_id,
-                        c.signature,
-                        c.expires_at,
-                        c.patch_id,
-                        c.same_seed_review.as_str()
-                    )),
-                    Format::Json => gate_json::print(&FreezeLine {
-                        citation: &shown,
-                        state: state.as_str(),
-                        property_id: Some(&c.property_id),
-                        signature: Some(&c.signature),
-                        expires_at: Some(&c.expires_at),
-                        patch_id: Some(&c.patch_id),
-                        seed: Some(c.seed),
-                        same_seed_review: Some(c.same_seed_review.as_str()),
-                        error: None,
-                    }),
-                }
-            }
+            Ok((c, auth)) => print_freeze(&shown, c, auth, currents.judge(c, now), args.format),
             Err(e) => {
                 status = ExitStatus::Error;
                 err_line(&format!("error: citation `{shown}`: {e}"));
@@ -1210,13 +1237,55 @@ fn freezes(args: &FreezesArgs) -> ExitStatus {
                         patch_id: None,
                         seed: None,
                         same_seed_review: None,
-                        error: Some(&e.to_string()),
+                        authenticity: None,
+                        key_id: None,
+                        error: Some(e),
                     }),
                 }
             }
         }
     }
     status
+}
+
+/// One citation that may be honoured, as `gate freezes` lists it.
+fn print_freeze(
+    shown: &str,
+    c: &Citation,
+    auth: &seedledger_gate::Authenticity,
+    state: seedledger_gate::CitationState,
+    format: Format,
+) {
+    match format {
+        Format::Human => out_line(&format!(
+            "{shown}: {state}  property {} [{}] expires {}, patch {}, same-seed review {}, {}",
+            c.property_id,
+            c.signature,
+            c.expires_at,
+            c.patch_id,
+            c.same_seed_review.as_str(),
+            auth.label()
+        )),
+        Format::Json => gate_json::print(&FreezeLine {
+            citation: shown,
+            state: state.as_str(),
+            property_id: Some(&c.property_id),
+            signature: Some(&c.signature),
+            expires_at: Some(&c.expires_at),
+            patch_id: Some(&c.patch_id),
+            seed: Some(c.seed),
+            same_seed_review: Some(c.same_seed_review.as_str()),
+            authenticity: Some(match auth {
+                seedledger_gate::Authenticity::Signed { .. } => "signed",
+                seedledger_gate::Authenticity::Unauthenticated => "unauthenticated",
+            }),
+            key_id: match auth {
+                seedledger_gate::Authenticity::Signed { key_id } => Some(key_id),
+                seedledger_gate::Authenticity::Unauthenticated => None,
+            },
+            error: None,
+        }),
+    }
 }
 
 fn print_hash(file: &Path, what: &str, hash: fn(&[u8]) -> String) -> ExitStatus {

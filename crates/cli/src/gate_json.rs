@@ -139,7 +139,13 @@ pub struct FreezeLine<'a> {
     pub seed: Option<Option<u64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub same_seed_review: Option<&'a str>,
-    /// Why the citation is invalid; null for one that could be read.
+    /// `signed` (its signature verifies under `key_id`, a citer key of the trust file) or
+    /// `unauthenticated` (no trust file). Only for a citation that may be honoured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authenticity: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_id: Option<&'a str>,
+    /// Why the citation is invalid (never honoured); null for one that may be honoured.
     pub error: Option<&'a str>,
 }
 
@@ -203,6 +209,8 @@ mod tests {
             patch_id: None,
             seed: None,
             same_seed_review: None,
+            authenticity: None,
+            key_id: None,
             error: Some("bad"),
         };
         assert_eq!(keys(&invalid), ["citation", "error", "state"]);

@@ -36,6 +36,7 @@ mod progress;
 mod prop;
 mod report;
 mod scaffold;
+mod store_diff;
 mod supervise;
 mod trust;
 

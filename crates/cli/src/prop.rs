@@ -446,7 +446,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     };
     let store_dir = crate::freezes::store_dir(&root, args.freezes.as_deref());
     let store = match worker.map_or_else(
-        || crate::freezes::read_store(&store_dir),
+        || crate::freezes::read_store_at(&root, &store_dir),
         |_| Ok(Vec::new()),
     ) {
         Ok(store) => store,
@@ -455,13 +455,16 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     for bad in &store {
         if let Err(e) = &bad.citation {
             errln!(
-                "warning: citation `{}` is ignored (never honoured): {e}",
+                "warning: citation `{}`: invalid ({e}): never honoured",
                 bad.path.display()
             );
         }
     }
     let mut currents = crate::freezes::Currents::new(&root);
-    let now = crate::freezes::now();
+    let now = match crate::freezes::now_checked(&store) {
+        Ok(now) => now,
+        Err(e) => return error(e),
+    };
     // The worker writes the rows, so it alone reads the signing key (a remote run's
     // $SEEDLEDGER_RUNNER_KEY, see `trust.rs`) and says what the gate will make of its rows.
     let signer = match worker.map(|_| crate::trust::runner_key(args.runner.into(), &root)) {
@@ -524,11 +527,12 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
                 result.freezes = store
                     .iter()
                     .filter_map(|stored| {
-                        let citation = stored.citation.as_ref().ok()?;
+                        let (citation, authenticity) = stored.citation.as_ref().ok()?;
                         (citation.property_id == property.id).then(|| crate::freezes::Judged {
                             path: stored.path.clone(),
                             state: currents.judge(citation, now),
                             citation: citation.clone(),
+                            authenticity: authenticity.clone(),
                         })
                     })
                     .collect();

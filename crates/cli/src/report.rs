@@ -143,13 +143,11 @@ impl PropertyResult {
         cited
             .into_iter()
             .map(|c| {
-                let file = self
-                    .freezes
-                    .iter()
-                    .find(|j| std::ptr::eq(&j.citation, c))
-                    .map_or(String::new(), |j| j.path.display().to_string());
+                let judged = self.freezes.iter().find(|j| std::ptr::eq(&j.citation, c));
+                let file = judged.map_or(String::new(), |j| j.path.display().to_string());
+                let auth = judged.map_or(String::new(), |j| j.authenticity.label());
                 format!(
-                    "frozen until {} (citation {file}) [{}]",
+                    "frozen until {} (citation {file}) [{}], {auth}",
                     c.expires_at, c.signature
                 )
             })
@@ -756,6 +754,7 @@ mod tests {
             path: PathBuf::from("props/freezes/p.json"),
             state: seedledger_gate::CitationState::Active,
             citation: citation("assert:quote.total >= 0", "2999-01-01T00:00:00Z"),
+            authenticity: seedledger_gate::Authenticity::Unauthenticated,
         }];
         result
     }
@@ -777,6 +776,8 @@ mod tests {
             code_base: None,
             expires_at: expires_at.into(),
             written_at: "2026-12-01T00:00:00Z".into(),
+            key_id: None,
+            sig: None,
         }
     }
 
@@ -784,7 +785,7 @@ mod tests {
     fn a_frozen_failure_is_reported_in_every_view_without_failing() {
         let result = frozen("p_frozen");
         assert_eq!(result.status(), Status::Frozen);
-        let line = "frozen until 2999-01-01T00:00:00Z (citation props/freezes/p.json) [assert:quote.total >= 0]";
+        let line = "frozen until 2999-01-01T00:00:00Z (citation props/freezes/p.json) [assert:quote.total >= 0], unauthenticated citation";
         assert_eq!(result.frozen_lines(), [line]);
         // JUnit: skipped, with the freeze as message and the failing seeds and replay kept.
         let (_, report) = round_trip(std::slice::from_ref(&result));
@@ -965,6 +966,7 @@ mod tests {
             path: PathBuf::from("props/freezes/p.json"),
             state: seedledger_gate::CitationState::Active,
             citation: citation("assert:x", "2999-01-01T00:00:00Z"),
+            authenticity: seedledger_gate::Authenticity::Unauthenticated,
         }];
         assert_eq!(frozen.status(), Status::TooManyDiscards);
         // Half discarded is healthy.

@@ -10,7 +10,7 @@ use crate::gate::read_bounded;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use seedledger_format::{
-    ExitStatus, MAX_TRUST_FILE_BYTES, Runner, RunnerKey, TRUST_FILE, TrustedKey, TrustedKeys,
+    ExitStatus, KeyRole, MAX_TRUST_FILE_BYTES, Runner, RunnerKey, TRUST_FILE, TrustedKey, TrustedKeys,
     WitnessLine, public_key_hex, write_atomic,
 };
 use std::path::{Path, PathBuf};
@@ -36,12 +36,18 @@ impl Roles {
         {
             return Ok(Roles { trust: None });
         }
+        refuse_loose(&path, "trust file", 0o022, "go-w")?;
         let bytes = read_bounded(&path, "trust file", MAX_TRUST_FILE_BYTES)?;
         let keys = TrustedKeys::parse_bytes(&bytes)
             .with_context(|| format!("trust file `{}`", path.display()))?;
         Ok(Roles {
             trust: Some((path, keys)),
         })
+    }
+
+    /// The trust file's keys, when the repository has one.
+    pub fn keys(&self) -> Option<&TrustedKeys> {
+        self.trust.as_ref().map(|(_, keys)| keys)
     }
 
     /// The line as `seedledger_gate::authenticate_line` admits it under the trust file
@@ -67,7 +73,7 @@ impl Roles {
         match &self.trust {
             Some((path, keys)) => {
                 let remote: Vec<String> = keys
-                    .with_role(Runner::Remote)
+                    .with_role(KeyRole::Remote)
                     .map(|k| format!("`{}`", k.key_id))
                     .collect();
                 format!(
@@ -128,7 +134,7 @@ pub fn runner_key(role: Runner, root: &Path) -> anyhow::Result<Option<RunnerKey>
         && let Some((path, _)) = &roles.trust
     {
         match roles.declared(&key) {
-            Some(k) if k.role == Runner::Remote => {}
+            Some(k) if k.role == KeyRole::Remote => {}
             Some(k) => errln!(
                 "warning: {RUNNER_KEY_ENV} is key `{}`, which `{}` declares for the `{}` role: the gate will refuse these remote rows",
                 k.key_id,
@@ -143,6 +149,89 @@ pub fn runner_key(role: Runner, root: &Path) -> anyhow::Result<Option<RunnerKey>
         }
     }
     Ok(Some(key))
+}
+
+/// The environment variable that holds the citer's secret key (`gate cite`).
+pub const CITER_KEY_ENV: &str = "SEEDLEDGER_CITER_KEY";
+
+/// Refuses `path` when its mode grants any of `bits` (group or others may write it, say), as
+/// ssh refuses a loose key: whoever can write a trust file decides who may cite, and whoever
+/// can read a key file can cite. `fix` is the `chmod` that mends it.
+pub fn refuse_loose(path: &Path, what: &str, bits: u32, fix: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(()); // the read that follows names the error
+    };
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & bits != 0 {
+        bail!(
+            "{what} `{}` has mode {mode:04o}: it must not be {} by group or others; run `chmod {fix} {}`",
+            path.display(),
+            if bits & 0o044 != 0 {
+                "readable or writable"
+            } else {
+                "writable"
+            },
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The key `gate cite` signs with, and its id in the trust file: `--key-file FILE` or else
+/// `$SEEDLEDGER_CITER_KEY` (the text form of `keys generate --role citer`). With a trust
+/// file, a key declared for `citer` is required; without one, citations are unauthenticated
+/// and a key given is not used (said on stderr). The key's text is never printed.
+pub fn citer_key(roles: &Roles, key_file: Option<&Path>) -> anyhow::Result<Option<(RunnerKey, String)>> {
+    let (text, from) = match key_file {
+        Some(file) => {
+            refuse_loose(file, "key file", 0o077, "600")?;
+            let bytes = read_bounded(file, "key file", 4096)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("key file `{}`: not UTF-8 text", file.display()))?;
+            (Some(text), format!("key file `{}`", file.display()))
+        }
+        None => match std::env::var_os(CITER_KEY_ENV).filter(|v| !v.is_empty()) {
+            Some(v) => (
+                Some(
+                    v.into_string()
+                        .map_err(|_| anyhow::anyhow!("{CITER_KEY_ENV}: not UTF-8 text"))?,
+                ),
+                CITER_KEY_ENV.to_string(),
+            ),
+            None => (None, String::new()),
+        },
+    };
+    let Some((path, keys)) = &roles.trust else {
+        if text.is_some() {
+            errln!(
+                "note: no `{TRUST_FILE}` declares who may cite, so the citation is not signed (an unauthenticated citation); the key in {from} is not used"
+            );
+        }
+        return Ok(None);
+    };
+    let Some(text) = text else {
+        bail!(
+            "`{}` declares who may cite: give a `citer` key in ${CITER_KEY_ENV} or with --key-file FILE (`cargo xtask keys generate --role citer` makes one)",
+            path.display()
+        );
+    };
+    let key = RunnerKey::parse(&text).map_err(|e| anyhow::anyhow!("{from}: {e}"))?;
+    match keys.find(&key.public_key()) {
+        Some(k) if k.role == KeyRole::Citer => Ok(Some((key, k.key_id.clone()))),
+        Some(k) => bail!(
+            "{from} is key `{}`, which `{}` declares for the `{}` role (line {}), not for `citer`",
+            k.key_id,
+            path.display(),
+            k.role,
+            k.line
+        ),
+        None => bail!(
+            "{from} (public key {}) is not declared in `{}`: only a `citer` key of the trust file may cite",
+            public_key_hex(&key.public_key()),
+            path.display()
+        ),
+    }
 }
 
 /// Keys for authenticated runner roles.
@@ -161,6 +250,12 @@ pub enum KeysCommand {
     /// Once the trust file exists, `gate decide` and `gate cite` refuse every remote row that
     /// is not signed by a key declared for `remote` (`malformed witness <id>`).
     ///
+    /// `--role citer` makes a key that may sign citations: once the trust file exists, only
+    /// citations signed by a declared citer key are honoured, and `gate cite` needs the key:
+    ///
+    ///   (umask 077; cargo xtask keys generate --role citer > ~/.seedledger-citer.key)
+    ///   cargo xtask gate cite --key-file ~/.seedledger-citer.key ...
+    ///
     /// Exit status: 0 generated; 2 error (no props/ directory under ROOT, a trust file that
     /// cannot be read, a key id already declared, a failed write).
     #[command(verbatim_doc_comment)]
@@ -172,11 +267,32 @@ pub enum KeysCommand {
     List(ListArgs),
 }
 
+/// What a generated key may sign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KeyRoleArg {
+    /// Witness rows of the remote runner.
+    Remote,
+    /// Witness rows of a local runner (which never signs; declared for completeness).
+    Local,
+    /// Citations (`gate cite`).
+    Citer,
+}
+
+impl From<KeyRoleArg> for KeyRole {
+    fn from(role: KeyRoleArg) -> KeyRole {
+        match role {
+            KeyRoleArg::Remote => KeyRole::Remote,
+            KeyRoleArg::Local => KeyRole::Local,
+            KeyRoleArg::Citer => KeyRole::Citer,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
-    /// The role the key signs rows for.
+    /// What the key signs: the remote runner's rows, or citations (`citer`).
     #[arg(long, value_enum, default_value = "remote")]
-    role: crate::prop::Role,
+    role: KeyRoleArg,
     /// A name for the key in the trust file [default: ROLE-<first 8 hex digits of the public
     /// key>].
     #[arg(long, value_name = "ID")]
@@ -229,7 +345,7 @@ fn generate(args: &GenerateArgs) -> anyhow::Result<ExitStatus> {
     getrandom::fill(&mut secret)
         .map_err(|e| anyhow::anyhow!("cannot get randomness from the operating system: {e}"))?;
     let key = RunnerKey::from_secret_bytes(&secret);
-    let role = Runner::from(args.role);
+    let role = KeyRole::from(args.role);
     let public_hex = public_key_hex(&key.public_key());
     let key_id = args
         .key_id
@@ -276,11 +392,14 @@ fn generate(args: &GenerateArgs) -> anyhow::Result<ExitStatus> {
         path.display()
     );
     match role {
-        Runner::Remote => errln!(
+        KeyRole::Remote => errln!(
             "the secret key is on stdout: store it as the CI secret {RUNNER_KEY_ENV} of the remote job and nowhere else,\n    e.g. cargo xtask keys generate --role remote | gh secret set {RUNNER_KEY_ENV}"
         ),
-        Runner::Local => errln!(
+        KeyRole::Local => errln!(
             "the secret key is on stdout; note that a local runner never signs its rows (local rows need no signature)"
+        ),
+        KeyRole::Citer => errln!(
+            "the secret key is on stdout: keep it where only the maintainers who cite can read it ({CITER_KEY_ENV}, or a key file of mode 600 given to `gate cite --key-file`)"
         ),
     }
     Ok(ExitStatus::Success)

@@ -21,7 +21,13 @@ pub const SIG_FIELD: &str = "sig";
 /// [`canonical_json`]. `Err` when the line is not JSON, not an object, repeats a key, or
 /// holds a number that is not an integer (the error names it, e.g. `timings[2]`).
 pub fn witness_canonical_bytes(line: &str) -> Result<Vec<u8>, ParseError> {
-    let mut value = crate::json::parse(line)?;
+    canonical_bytes_without_sig(line)
+}
+
+/// The canonical bytes of a signed JSON object given as text (a witness row, a citation):
+/// read strictly, an object, its top-level `sig` left out, the rest in [`canonical_json`].
+pub fn canonical_bytes_without_sig(text: &str) -> Result<Vec<u8>, ParseError> {
+    let mut value = crate::json::parse(text)?;
     let Value::Object(map) = &mut value else {
         return Err(ParseError::NotObject);
     };

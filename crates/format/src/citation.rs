@@ -52,6 +52,16 @@ impl SameSeedReview {
 /// | `code_base` | string, optional | the base revision (commit id) `code` was computed against |
 /// | `expires_at` | RFC 3339 UTC | from policy; from then on the citation is not honoured |
 /// | `written_at` | RFC 3339 UTC | when the local gate wrote it |
+/// | `key_id` | string, optional | the `citer` key of the trust file that signed it |
+/// | `sig` | 128 hex, optional | ed25519 signature by `key_id` over the citation's canonical bytes |
+///
+/// # Canonical bytes and file name
+///
+/// What `sig` signs is the citation's canonical bytes: every member but `sig`, written as a
+/// witness row's are ([`crate::canonical_json`]: compact, keys sorted, at every depth). The
+/// file's name is `<property_id>.<written_at's letters and digits>.<8 hex>.json`, the hex the
+/// first eight digits of the SHA-256 of the file's whole text ([`Citation::file_name`]): a
+/// file whose text changed no longer matches its name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Citation {
     pub schema_version: u32,
@@ -71,6 +81,10 @@ pub struct Citation {
     pub code_base: Option<String>,
     pub expires_at: String,
     pub written_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sig: Option<String>,
 }
 
 impl Citation {
@@ -127,6 +141,19 @@ impl Citation {
             if value.get("seed").is_some_and(|v| !v.is_null()) {
                 f.seed("seed")?;
             }
+            if value.get("key_id").is_some() && crate::hash::check_id("key id", f.text("key_id")?).is_err() {
+                return Err(invalid(
+                    "key_id",
+                    "ASCII letters, digits, `.`, `_` and `-`, starting with a letter or digit, at most 128",
+                ));
+            }
+            if value.get("sig").is_some() {
+                if value.get("key_id").is_none() {
+                    return Err(invalid("key_id", "the id of the key that made `sig`"));
+                }
+                crate::trust::signature_from_hex(f.text("sig")?)
+                    .map_err(|_| invalid("sig", "128 lowercase hex digits (an ed25519 signature)"))?;
+            }
             match f.text("same_seed_review")? {
                 // A passed review names its pair's seed (SPEC: Same-seed review).
                 "passed" => f.seed("seed").map(|_| ()),
@@ -160,6 +187,34 @@ impl Citation {
         let mut text = crate::pretty::to_json_readable(&value);
         text.push('\n');
         text
+    }
+
+    /// The bytes `sig` signs: every member but `sig`, in canonical form (see `# Canonical
+    /// bytes and file name`).
+    pub fn canonical_bytes(&self) -> Vec<u8> {
+        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut value {
+            map.remove(crate::canonical::SIG_FIELD);
+        }
+        // A citation holds strings, booleans and integers only, so it always has a form.
+        crate::canonical::canonical_json(&value).unwrap_or_default()
+    }
+
+    /// The name the file holding `text` (this citation's text as written) has in the freeze
+    /// store: `<property_id>.<written_at's letters and digits>.<8 hex>.json`, so that citations
+    /// of one property sort by age, never collide, and a file edited after it was written no
+    /// longer matches its name.
+    pub fn file_name(&self, text: &str) -> String {
+        let stamp: String = self
+            .written_at
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect();
+        format!(
+            "{}.{stamp}.{}.json",
+            self.property_id,
+            &crate::hash::sha256_hex(text.as_bytes())[..8]
+        )
     }
 }
 
@@ -200,6 +255,8 @@ mod tests {
             code_base: Some("b".repeat(40)),
             expires_at: "2030-01-01T00:00:00Z".into(),
             written_at: "2026-12-01T00:00:00Z".into(),
+            key_id: Some("citer-1".into()),
+            sig: Some("ab".repeat(64)),
         }
     }
 

@@ -24,7 +24,9 @@ mod spec;
 mod trust;
 mod witness;
 
-pub use canonical::{SIG_FIELD, canonical_json, witness_canonical_bytes};
+pub use canonical::{
+    SIG_FIELD, canonical_bytes_without_sig, canonical_json, witness_canonical_bytes,
+};
 pub use citation::{
     CITATION_SCHEMA_VERSION, Citation, SameSeedReview, format_rfc3339, parse_rfc3339,
 };
@@ -55,7 +57,7 @@ pub use receipt::{
 pub use seed::{Decimal, seed_from_json, seeds_from_json};
 pub use spec::{NO_FIXTURE, OracleSource, SpecFile};
 pub use trust::{
-    KeyTextError, MAX_TRUST_FILE_BYTES, RunnerKey, SECRET_KEY_PREFIX, TRUST_FILE, TrustFileError,
+    KeyRole, KeyTextError, MAX_TRUST_FILE_BYTES, RunnerKey, SECRET_KEY_PREFIX, TRUST_FILE, TrustFileError,
     TrustedKey, TrustedKeys, parse_public_key, public_key_hex, signature_from_hex,
     signature_to_hex,
 };

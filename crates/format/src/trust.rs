@@ -12,13 +12,15 @@
 //!
 //! * `key_id`: a name for people and error messages, unique in the file (ASCII letters,
 //!   digits, `.`, `_` and `-`, first a letter or digit, at most 128);
-//! * `role`: `remote` or `local` — the runner role the key may sign rows for;
+//! * `role`: `remote` or `local` — the runner role the key may sign rows for — or `citer`,
+//!   a key that may sign citations (`gate cite`; SPEC: Who may cite);
 //! * `public_key`: the ed25519 public key, 64 lowercase hex digits (32 bytes); a valid curve
 //!   point that is not of small order, unique in the file.
 //!
 //! Other members (`comment`, say) are ignored; a repeated key in an object is refused. The
 //! file may hold at most [`MAX_TRUST_FILE_BYTES`]. Its presence switches authentication on:
-//! every remote row must then carry a `sig` that verifies under a key declared for `remote`.
+//! every remote row must then carry a `sig` that verifies under a key declared for `remote`,
+//! and every citation a `sig` that verifies under the `citer` key it names.
 //!
 //! # Text forms
 //!
@@ -41,12 +43,49 @@ pub const MAX_TRUST_FILE_BYTES: u64 = 1 << 20;
 /// The prefix of a runner's secret key in its text form.
 pub const SECRET_KEY_PREFIX: &str = "seedledger-ed25519-secret:";
 
+/// What a declared key may sign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyRole {
+    /// Witness rows of a local runner.
+    Local,
+    /// Witness rows of a remote runner.
+    Remote,
+    /// Citations (`gate cite`).
+    Citer,
+}
+
+impl KeyRole {
+    /// The role's name in the trust file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyRole::Local => "local",
+            KeyRole::Remote => "remote",
+            KeyRole::Citer => "citer",
+        }
+    }
+}
+
+impl From<Runner> for KeyRole {
+    fn from(runner: Runner) -> KeyRole {
+        match runner {
+            Runner::Local => KeyRole::Local,
+            Runner::Remote => KeyRole::Remote,
+        }
+    }
+}
+
+impl fmt::Display for KeyRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One declared key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrustedKey {
     pub key_id: String,
-    /// The role the key may sign rows for.
-    pub role: Runner,
+    /// What the key may sign.
+    pub role: KeyRole,
     pub public_key: VerifyingKey,
     /// 1-based line of the trust file that declares it.
     pub line: usize,
@@ -140,7 +179,7 @@ impl TrustedKeys {
     }
 
     /// The keys declared for `role`.
-    pub fn with_role(&self, role: Runner) -> impl Iterator<Item = &TrustedKey> {
+    pub fn with_role(&self, role: KeyRole) -> impl Iterator<Item = &TrustedKey> {
         self.keys.iter().filter(move |k| k.role == role)
     }
 
@@ -204,13 +243,14 @@ fn parse_key(text: &str, line: usize) -> Result<TrustedKey, TrustFileError> {
         ));
     }
     let role = match f.text("role").map_err(|e| at_line(e.into()))? {
-        "remote" => Runner::Remote,
-        "local" => Runner::Local,
+        "remote" => KeyRole::Remote,
+        "local" => KeyRole::Local,
+        "citer" => KeyRole::Citer,
         _ => {
             return Err(field_err(
                 "role",
                 FieldProblem::Invalid {
-                    expected: "`remote` or `local`",
+                    expected: "`remote`, `local` or `citer`",
                 },
             ));
         }
@@ -375,7 +415,7 @@ mod tests {
         );
         let keys = TrustedKeys::parse(&text).unwrap();
         assert_eq!(keys.keys().len(), 2);
-        let remote: Vec<_> = keys.with_role(Runner::Remote).collect();
+        let remote: Vec<_> = keys.with_role(KeyRole::Remote).collect();
         assert_eq!(remote.len(), 1);
         assert_eq!(
             (remote[0].key_id.as_str(), remote[0].line),
@@ -388,7 +428,7 @@ mod tests {
         );
         assert_eq!(
             keys.find(&keys.keys()[1].public_key).map(|k| k.role),
-            Some(Runner::Local)
+            Some(KeyRole::Local)
         );
         assert_eq!(TrustedKeys::parse("").unwrap().keys().len(), 0);
     }
@@ -405,7 +445,7 @@ mod tests {
                 line("a", "cloud", PK),
                 1,
                 Some("role"),
-                "`remote` or `local`",
+                "`remote`, `local` or `citer`",
             ),
             (
                 line("a", "remote", &PK.to_uppercase()),

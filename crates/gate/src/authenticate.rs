@@ -12,7 +12,8 @@
 
 use ed25519_dalek::Signature;
 use seedledger_format::{
-    FieldError, FieldProblem, ParseError, Runner, SIG_FIELD, TrustedKey, TrustedKeys, WitnessLine,
+    FieldError, FieldProblem, KeyRole, ParseError, Runner, SIG_FIELD, TrustedKey, TrustedKeys,
+    WitnessLine,
     signature_from_hex, witness_canonical_bytes,
 };
 use serde_json::Value;
@@ -90,7 +91,7 @@ pub fn authenticate_row<'k>(line: &str, keys: &'k TrustedKeys) -> Result<&'k Tru
     let canonical = witness_canonical_bytes(line)
         .map_err(|e| format!("the row has no canonical bytes to verify: {e}"))?;
     let verifies = |k: &&TrustedKey| verify(k, &canonical, &sig);
-    if let Some(key) = keys.with_role(Runner::Remote).find(verifies) {
+    if let Some(key) = keys.with_role(KeyRole::Remote).find(verifies) {
         return Ok(key);
     }
     if let Some(other) = keys.keys().iter().find(verifies) {
@@ -100,7 +101,7 @@ pub fn authenticate_row<'k>(line: &str, keys: &'k TrustedKeys) -> Result<&'k Tru
         ));
     }
     let remote: Vec<String> = keys
-        .with_role(Runner::Remote)
+        .with_role(KeyRole::Remote)
         .map(|k| format!("`{}`", k.key_id))
         .collect();
     if remote.is_empty() {

@@ -11,6 +11,7 @@ use crate::decide::{Expected, FreezeDecision};
 use crate::errors::CiteError;
 use crate::freeze::{Current, receipt_retirement};
 use crate::review::Review;
+use crate::store::CitedEvidence;
 #[cfg(doc)]
 use crate::review::{Origin, same_seed_review};
 use seedledger_format::{
@@ -201,6 +202,9 @@ pub struct CiteRequest<'a> {
     pub spec_reviewed: bool,
     /// A trust file authenticates runner roles (see `Origin::authenticated`).
     pub roles_authenticated: bool,
+    /// The evidence every file of the freeze store names, in any state: a citation naming
+    /// either cited row refuses ([`crate::already_cited`]).
+    pub cited: &'a [CitedEvidence<'a>],
 }
 
 /// What [`cite_checks`] and [`cite_written`] read: a [`CiteRequest`] without the rows, for a
@@ -219,6 +223,7 @@ pub struct CiteFacts<'a> {
     pub runs_without_receipt: &'a [String],
     pub spec_reviewed: bool,
     pub roles_authenticated: bool,
+    pub cited: &'a [CitedEvidence<'a>],
 }
 
 impl<'a> CiteRequest<'a> {
@@ -235,6 +240,7 @@ impl<'a> CiteRequest<'a> {
             runs_without_receipt: self.runs_without_receipt,
             spec_reviewed: self.spec_reviewed,
             roles_authenticated: self.roles_authenticated,
+            cited: self.cited,
         }
     }
 }
@@ -491,6 +497,12 @@ pub fn cite_written(
         reason,
         detail: review.detail.clone(),
     })?;
+    if let Some((file, id)) = crate::already_cited(req.cited, &pair.fail_id, &pair.pass_id) {
+        return Err(CiteError::AlreadyCited {
+            id,
+            file: file.to_string(),
+        });
+    }
     // `cite_checks` parsed the expiry already.
     let expires = req
         .expires_at
@@ -519,6 +531,8 @@ pub fn cite_written(
         code_base: origin.code_base.clone(),
         expires_at: format_rfc3339(expires),
         written_at: format_rfc3339(req.now),
+        key_id: None,
+        sig: None,
     };
     Ok((citation, review))
 }
@@ -722,6 +736,7 @@ mod tests {
             runs_without_receipt: &[],
             spec_reviewed: true,
             roles_authenticated: false,
+            cited: &[],
         };
         edit(&mut req);
         cite(&req).map(|(citation, _)| citation)
@@ -905,6 +920,7 @@ mod tests {
             runs_without_receipt: &[],
             spec_reviewed: true,
             roles_authenticated: false,
+            cited: &[],
         };
         assert!(matches!(
             cite(&req).unwrap_err(),

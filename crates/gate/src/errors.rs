@@ -89,6 +89,12 @@ pub enum CiteError {
     /// Two runs wrote rows under one witness id.
     #[error("two runs wrote rows named `{0}`; witness ids are unique, so the evidence was edited")]
     EditedRows(String),
+    /// A stored citation already names one of the cited rows: a citation is never refreshed
+    /// or extended (SPEC: Who may cite).
+    #[error(
+        "witness `{id}` is already cited by `{file}`: one piece of evidence backs one citation, which is never refreshed or extended; a new citation needs new evidence"
+    )]
+    AlreadyCited { id: String, file: String },
     /// A required text field of the request is empty.
     #[error("field `{0}` is empty")]
     Empty(&'static str),

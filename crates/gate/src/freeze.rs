@@ -209,6 +209,8 @@ mod tests {
             code_base: Some("base".into()),
             expires_at: expires_at.into(),
             written_at: "2026-12-01T00:00:00Z".into(),
+            key_id: None,
+            sig: None,
         }
     }
 

@@ -16,6 +16,10 @@
 //!   that streams the rows (the citable local rows then kept as [`RowPrints`]).
 //! * [`merge_parts`] combines the part receipts of one property's split plan into one
 //!   receipt of the whole plan, or refuses parts that do not belong together.
+//! * [`authenticate_citation`] says whether a stored citation may be honoured at all (signed
+//!   by a `citer` key of the trust file, its name matching its text), [`sign_citation`] signs
+//!   one, [`already_cited`] keeps one piece of evidence to one citation, and [`check_clock`]
+//!   refuses a clock that cannot judge expiry.
 //! * [`citation_state`], [`receipt_retirement`] and [`honour`] say whether a written freeze
 //!   is still honoured, whether a receipt still counts, and how a run's failure modes read
 //!   against the active freezes of its property.
@@ -37,6 +41,7 @@ mod freeze;
 mod inputs;
 mod merge;
 mod review;
+mod store;
 #[cfg(test)]
 mod test_rng;
 mod verify;
@@ -68,5 +73,9 @@ pub use freeze::{
 pub use merge::{MergePart, MergeRefusal, Merged, merge_parts};
 pub use review::{
     CitedPair, Origin, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review, same_seed_review,
+};
+pub use store::{
+    Authenticity, CitedEvidence, ClockError, UNAUTHENTICATED, already_cited, authenticate_citation,
+    check_clock, sign_citation,
 };
 pub use verify::{Agreed, MAX_STREAMED_PARTS, RunRows, agree_as_streams, verify_receipt};

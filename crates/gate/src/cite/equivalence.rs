@@ -621,6 +621,7 @@ fn cite_in_steps_agrees_with_the_former_cite() {
             runs_without_receipt: &without,
             spec_reviewed: c.spec_reviewed,
             roles_authenticated: c.authenticated,
+            cited: &[],
         };
         let old = reference::cite(&req);
         let new = cite(&req);

@@ -1,0 +1,284 @@
+//! What a patch changes about freezing (`gate freezes --base REV`, a step of `ci gate`): the
+//! citations of the freeze store and the lines of the trust file that the work tree adds,
+//! edits or removes against the base revision, each added citation authenticated against the
+//! *base's* trust file (a patch cannot vouch for its own citation by adding a key). An edited
+//! or removed citation, or an added one that does not verify, fails the job: a citation is
+//! never edited, and only the gate, holding a citer key the base trusts, mints one.
+
+use anyhow::{Context, bail};
+use seedledger_format::{ExitStatus, TRUST_FILE, TrustedKeys};
+use seedledger_gate::Authenticity;
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// One change to the freeze store or the trust file, as printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The line printed (`citation added: ...`, `trust file: line added: ...`).
+    pub line: String,
+    /// Whether this change fails the job.
+    pub fails: bool,
+}
+
+/// `gate freezes --base REV`: prints every change of the store (`store`, relative to `root`)
+/// and of the trust file against `base`; exit 1 when one fails the job, 0 otherwise, 2 when
+/// git or a file cannot be read.
+pub fn run(root: &Path, store: &Path, base: &str) -> ExitStatus {
+    match changes(root, store, base) {
+        Ok(changes) => {
+            if changes.is_empty() {
+                outln!("the patch changes no citation and no trust-file line against `{base}`");
+            }
+            for c in &changes {
+                outln!("{}", c.line);
+            }
+            let failing = changes.iter().filter(|c| c.fails).count();
+            if failing > 0 {
+                outln!(
+                    "{failing} change(s) to the freeze store fail this job: a citation is never edited or removed by a patch, and only one signed by a citer key of the base's trust file may be added"
+                );
+                ExitStatus::No
+            } else {
+                ExitStatus::Success
+            }
+        }
+        Err(e) => {
+            errln!("error: {e:#}");
+            ExitStatus::Error
+        }
+    }
+}
+
+/// The changes, citations first (by file name), then the trust file's lines.
+pub fn changes(root: &Path, store: &Path, base: &str) -> anyhow::Result<Vec<Change>> {
+    let rel = store.strip_prefix(root).unwrap_or(store);
+    if rel.is_absolute() {
+        bail!(
+            "the freeze store `{}` is not under the workspace root `{}`: git cannot tell what the patch changed in it",
+            store.display(),
+            root.display()
+        );
+    }
+    let base_commit = git(root, &["rev-parse", "--verify", "--quiet", &format!("{base}^{{commit}}")])
+        .ok()
+        .map(|out| String::from_utf8_lossy(&out).trim().to_string())
+        .filter(|c| !c.is_empty())
+        .with_context(|| format!("--base `{base}` is not a commit of the repository at `{}`", root.display()))?;
+    let base_trust = base_file(root, &base_commit, Path::new(TRUST_FILE))?;
+    let base_keys = match &base_trust {
+        Some(bytes) => Some(
+            TrustedKeys::parse_bytes(bytes)
+                .with_context(|| format!("the base's trust file `{base}:{TRUST_FILE}`"))?,
+        ),
+        None => None,
+    };
+    let before = base_citations(root, &base_commit, rel)?;
+    let after = tree_citations(store)?;
+    let shown = |name: &str| rel.join(name).display().to_string();
+    let mut out = Vec::new();
+    for (name, text) in &after {
+        match before.get(name) {
+            Some(old) if old == text => {}
+            Some(_) => out.push(Change {
+                line: format!(
+                    "citation edited: {}: a citation is never edited (a new one needs new evidence)",
+                    shown(name)
+                ),
+                fails: true,
+            }),
+            None => out.push(added(&shown(name), name, text, base_keys.as_ref())),
+        }
+    }
+    for name in before.keys().filter(|n| !after.contains_key(*n)) {
+        out.push(Change {
+            line: format!(
+                "citation removed: {}: a patch does not remove citations (an expired or retired one is no longer honoured anyway)",
+                shown(name)
+            ),
+            fails: true,
+        });
+    }
+    let now_trust = match std::fs::read(root.join(TRUST_FILE)) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read `{TRUST_FILE}`")),
+    };
+    out.extend(trust_lines(base_trust.as_deref(), now_trust.as_deref()));
+    Ok(out)
+}
+
+/// An added citation, authenticated against the base's trust file.
+fn added(shown: &str, name: &str, text: &[u8], base_keys: Option<&TrustedKeys>) -> Change {
+    let text = String::from_utf8_lossy(text);
+    match seedledger_gate::authenticate_citation(&text, name, base_keys) {
+        Ok((_, Authenticity::Signed { key_id })) => Change {
+            line: format!(
+                "citation added: {shown}: verifies (signed by citer key `{key_id}` of the base's trust file)"
+            ),
+            fails: false,
+        },
+        Ok((_, Authenticity::Unauthenticated)) => Change {
+            line: format!(
+                "citation added: {shown}: unauthenticated citation (the base has no `{TRUST_FILE}`: nothing says who may cite)"
+            ),
+            fails: false,
+        },
+        Err(why) => Change {
+            line: format!("citation added: {shown}: does not verify: {why}"),
+            fails: true,
+        },
+    }
+}
+
+/// The trust file's lines the patch adds or removes (blank lines left out).
+fn trust_lines(before: Option<&[u8]>, after: Option<&[u8]>) -> Vec<Change> {
+    let lines = |bytes: Option<&[u8]>| -> Vec<String> {
+        String::from_utf8_lossy(bytes.unwrap_or_default())
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let (old, new) = (lines(before), lines(after));
+    let mut out = Vec::new();
+    match (before.is_some(), after.is_some()) {
+        (false, true) => out.push(Change {
+            line: format!("trust file added: `{TRUST_FILE}`: from now on only signed citations and signed remote rows count"),
+            fails: false,
+        }),
+        (true, false) => out.push(Change {
+            line: format!("trust file removed: `{TRUST_FILE}`: citations and runner roles become unauthenticated"),
+            fails: false,
+        }),
+        _ => {}
+    }
+    for l in new.iter().filter(|l| !old.contains(l)) {
+        out.push(Change {
+            line: format!("trust file: line added: {l}"),
+            fails: false,
+        });
+    }
+    for l in old.iter().filter(|l| !new.contains(l)) {
+        out.push(Change {
+            line: format!("trust file: line removed: {l}"),
+            fails: false,
+        });
+    }
+    out
+}
+
+/// `*.json` files of the store in the work tree, by name.
+fn tree_citations(store: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    let entries = match std::fs::read_dir(store) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(e).with_context(|| format!("cannot list `{}`", store.display())),
+    };
+    for entry in entries {
+        let path = entry?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if name.ends_with(".json") {
+            let bytes = std::fs::read(&path)
+                .with_context(|| format!("cannot read `{}`", path.display()))?;
+            out.insert(name.to_string(), bytes);
+        }
+    }
+    Ok(out)
+}
+
+/// `*.json` files directly under `rel` in the base commit, by name, read in one `git cat-file
+/// --batch`.
+fn base_citations(root: &Path, commit: &str, rel: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
+    let mut dir = rel.display().to_string();
+    if !dir.ends_with('/') {
+        dir.push('/');
+    }
+    let listing = git(root, &["ls-tree", "-z", commit, "--", &dir])?;
+    let mut blobs = Vec::new();
+    for entry in listing.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+        let entry = String::from_utf8_lossy(entry);
+        let Some((meta, path)) = entry.split_once('\t') else {
+            continue;
+        };
+        let mut meta = meta.split(' ');
+        let (_, kind, id) = (meta.next(), meta.next(), meta.next());
+        let name = path.rsplit('/').next().unwrap_or(path);
+        if kind == Some("blob") && name.ends_with(".json") {
+            blobs.push((name.to_string(), id.unwrap_or_default().to_string()));
+        }
+    }
+    let texts = cat_blobs(root, blobs.iter().map(|(_, id)| id.as_str()))?;
+    Ok(blobs.into_iter().map(|(n, _)| n).zip(texts).collect())
+}
+
+/// One file of the base commit, or `None` when the base has none.
+fn base_file(root: &Path, commit: &str, rel: &Path) -> anyhow::Result<Option<Vec<u8>>> {
+    let spec = format!("{commit}:{}", rel.display());
+    match git(root, &["cat-file", "-e", &spec]) {
+        Ok(_) => git(root, &["cat-file", "blob", &spec]).map(Some),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The bytes of each blob, in order, through one `git cat-file --batch`.
+fn cat_blobs<'a>(root: &Path, ids: impl Iterator<Item = &'a str>) -> anyhow::Result<Vec<Vec<u8>>> {
+    let ids: Vec<&str> = ids.collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot run git")?;
+    let mut stdin = child.stdin.take().context("git's stdin")?;
+    let request: String = ids.iter().map(|id| format!("{id}\n")).collect();
+    // The request is written from a thread: git answers while it reads.
+    let writer = std::thread::spawn(move || stdin.write_all(request.as_bytes()));
+    let mut out = BufReader::new(child.stdout.take().context("git's stdout")?);
+    let mut texts = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let mut header = String::new();
+        out.read_line(&mut header)?;
+        let size: usize = header
+            .split(' ')
+            .nth(2)
+            .and_then(|s| s.trim().parse().ok())
+            .with_context(|| format!("git cat-file could not read blob {id}: {}", header.trim()))?;
+        let mut bytes = vec![0; size + 1];
+        out.read_exact(&mut bytes)?;
+        bytes.pop();
+        texts.push(bytes);
+    }
+    let _ = writer.join();
+    let _ = child.wait();
+    Ok(texts)
+}
+
+fn git(root: &Path, args: &[&str]) -> anyhow::Result<Vec<u8>> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run git")?;
+    if !out.status.success() {
+        bail!(
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(out.stdout)
+}
