@@ -57,7 +57,10 @@ pub fn read_store(dir: &Path, keys: Option<&TrustedKeys>) -> Result<Vec<Stored>,
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     paths.sort();
-    Ok(paths.into_iter().map(|path| read_stored(path, keys)).collect())
+    Ok(paths
+        .into_iter()
+        .map(|path| read_stored(path, keys))
+        .collect())
 }
 
 /// The store as `prop run` and `ci gate` read it: [`read_store`] under the repository's trust

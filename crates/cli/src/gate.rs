@@ -738,13 +738,10 @@ fn expectation(args: &ExpectArgs) -> anyhow::Result<Expectation> {
     // Without `--root`, defaults are relative paths (shown as `props/ID.md`, not `./props/...`).
     let root = args.root.clone().unwrap_or_else(crate::prop::discover_root);
     let property = args.property.as_str();
-    seedledger_format::check_id("property id", property)
-        .map_err(|e| anyhow!("--property: {e}"))?;
+    seedledger_format::check_id("property id", property).map_err(|e| anyhow!("--property: {e}"))?;
     let spec_path = match &args.spec {
         Some(path) => path.clone(),
-        None => {
-            root.join("props").join(format!("{property}.md"))
-        }
+        None => root.join("props").join(format!("{property}.md")),
     };
     let spec_bytes = read_bounded(&spec_path, "spec", MAX_SPEC_BYTES)?;
     let spec_text = std::str::from_utf8(&spec_bytes).map_err(|e| {
@@ -812,7 +809,10 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
     let signer = crate::trust::citer_key(&trust, args.key_file.as_deref())?;
     let stored = crate::freezes::read_store(&store, trust.keys()).map_err(|e| anyhow!(e))?;
     let now = crate::freezes::now_checked(&stored).map_err(|e| anyhow!(e))?;
-    let shown: Vec<String> = stored.iter().map(|s| s.path.display().to_string()).collect();
+    let shown: Vec<String> = stored
+        .iter()
+        .map(|s| s.path.display().to_string())
+        .collect();
     let cited = crate::freezes::cited_evidence(&stored, &shown);
     let files = with_neighbours(&args.receipts);
     let mut receipts = read_receipts(&files)?;

@@ -61,11 +61,24 @@ pub fn changes(root: &Path, store: &Path, base: &str) -> anyhow::Result<Vec<Chan
             root.display()
         );
     }
-    let base_commit = git(root, &["rev-parse", "--verify", "--quiet", &format!("{base}^{{commit}}")])
-        .ok()
-        .map(|out| String::from_utf8_lossy(&out).trim().to_string())
-        .filter(|c| !c.is_empty())
-        .with_context(|| format!("--base `{base}` is not a commit of the repository at `{}`", root.display()))?;
+    let base_commit = git(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{base}^{{commit}}"),
+        ],
+    )
+    .ok()
+    .map(|out| String::from_utf8_lossy(&out).trim().to_string())
+    .filter(|c| !c.is_empty())
+    .with_context(|| {
+        format!(
+            "--base `{base}` is not a commit of the repository at `{}`",
+            root.display()
+        )
+    })?;
     let base_trust = base_file(root, &base_commit, Path::new(TRUST_FILE))?;
     let base_keys = match &base_trust {
         Some(bytes) => Some(
@@ -194,7 +207,11 @@ fn tree_citations(store: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
 
 /// `*.json` files directly under `rel` in the base commit, by name, read in one `git cat-file
 /// --batch`.
-fn base_citations(root: &Path, commit: &str, rel: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
+fn base_citations(
+    root: &Path,
+    commit: &str,
+    rel: &Path,
+) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
     let mut dir = rel.display().to_string();
     if !dir.ends_with('/') {
         dir.push('/');

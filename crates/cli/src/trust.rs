@@ -10,8 +10,8 @@ use crate::gate::read_bounded;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use seedledger_format::{
-    ExitStatus, KeyRole, MAX_TRUST_FILE_BYTES, Runner, RunnerKey, TRUST_FILE, TrustedKey, TrustedKeys,
-    WitnessLine, public_key_hex, write_atomic,
+    ExitStatus, KeyRole, MAX_TRUST_FILE_BYTES, Runner, RunnerKey, TRUST_FILE, TrustedKey,
+    TrustedKeys, WitnessLine, public_key_hex, write_atomic,
 };
 use std::path::{Path, PathBuf};
 
@@ -182,7 +182,10 @@ pub fn refuse_loose(path: &Path, what: &str, bits: u32, fix: &str) -> anyhow::Re
 /// `$SEEDLEDGER_CITER_KEY` (the text form of `keys generate --role citer`). With a trust
 /// file, a key declared for `citer` is required; without one, citations are unauthenticated
 /// and a key given is not used (said on stderr). The key's text is never printed.
-pub fn citer_key(roles: &Roles, key_file: Option<&Path>) -> anyhow::Result<Option<(RunnerKey, String)>> {
+pub fn citer_key(
+    roles: &Roles,
+    key_file: Option<&Path>,
+) -> anyhow::Result<Option<(RunnerKey, String)>> {
     let (text, from) = match key_file {
         Some(file) => {
             refuse_loose(file, "key file", 0o077, "600")?;

@@ -141,7 +141,9 @@ impl Citation {
             if value.get("seed").is_some_and(|v| !v.is_null()) {
                 f.seed("seed")?;
             }
-            if value.get("key_id").is_some() && crate::hash::check_id("key id", f.text("key_id")?).is_err() {
+            if value.get("key_id").is_some()
+                && crate::hash::check_id("key id", f.text("key_id")?).is_err()
+            {
                 return Err(invalid(
                     "key_id",
                     "ASCII letters, digits, `.`, `_` and `-`, starting with a letter or digit, at most 128",
@@ -151,8 +153,9 @@ impl Citation {
                 if value.get("key_id").is_none() {
                     return Err(invalid("key_id", "the id of the key that made `sig`"));
                 }
-                crate::trust::signature_from_hex(f.text("sig")?)
-                    .map_err(|_| invalid("sig", "128 lowercase hex digits (an ed25519 signature)"))?;
+                crate::trust::signature_from_hex(f.text("sig")?).map_err(|_| {
+                    invalid("sig", "128 lowercase hex digits (an ed25519 signature)")
+                })?;
             }
             match f.text("same_seed_review")? {
                 // A passed review names its pair's seed (SPEC: Same-seed review).

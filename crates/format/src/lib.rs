@@ -57,8 +57,8 @@ pub use receipt::{
 pub use seed::{Decimal, seed_from_json, seeds_from_json};
 pub use spec::{NO_FIXTURE, OracleSource, SpecFile};
 pub use trust::{
-    KeyRole, KeyTextError, MAX_TRUST_FILE_BYTES, RunnerKey, SECRET_KEY_PREFIX, TRUST_FILE, TrustFileError,
-    TrustedKey, TrustedKeys, parse_public_key, public_key_hex, signature_from_hex,
+    KeyRole, KeyTextError, MAX_TRUST_FILE_BYTES, RunnerKey, SECRET_KEY_PREFIX, TRUST_FILE,
+    TrustFileError, TrustedKey, TrustedKeys, parse_public_key, public_key_hex, signature_from_hex,
     signature_to_hex,
 };
 pub use witness::{

@@ -13,8 +13,7 @@
 use ed25519_dalek::Signature;
 use seedledger_format::{
     FieldError, FieldProblem, KeyRole, ParseError, Runner, SIG_FIELD, TrustedKey, TrustedKeys,
-    WitnessLine,
-    signature_from_hex, witness_canonical_bytes,
+    WitnessLine, signature_from_hex, witness_canonical_bytes,
 };
 use serde_json::Value;
 

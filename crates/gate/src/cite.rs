@@ -11,9 +11,9 @@ use crate::decide::{Expected, FreezeDecision};
 use crate::errors::CiteError;
 use crate::freeze::{Current, receipt_retirement};
 use crate::review::Review;
-use crate::store::CitedEvidence;
 #[cfg(doc)]
 use crate::review::{Origin, same_seed_review};
+use crate::store::CitedEvidence;
 use seedledger_format::{
     CITATION_SCHEMA_VERSION, Citation, Runner, SameSeedReview, WitnessLine, WitnessRow,
     format_rfc3339, parse_rfc3339,

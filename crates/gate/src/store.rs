@@ -62,10 +62,7 @@ pub fn authenticate_citation(
                 .to_string(),
         );
     };
-    let Some(key) = keys
-        .with_role(KeyRole::Citer)
-        .find(|k| k.key_id == key_id)
-    else {
+    let Some(key) = keys.with_role(KeyRole::Citer).find(|k| k.key_id == key_id) else {
         return Err(match keys.keys().iter().find(|k| k.key_id == key_id) {
             Some(k) => format!(
                 "signed by key `{key_id}`, which the trust file declares for the `{}` role (line {}), not for `citer`",
@@ -153,7 +150,10 @@ impl std::error::Error for ClockError {}
 /// Whether `now` may judge expiry, given when the store's citations were written (seconds
 /// since the epoch; unreadable ones left out by the caller): not before 1970, not before the
 /// newest of them.
-pub fn check_clock(now: i64, written: impl IntoIterator<Item = (i64, String)>) -> Result<(), ClockError> {
+pub fn check_clock(
+    now: i64,
+    written: impl IntoIterator<Item = (i64, String)>,
+) -> Result<(), ClockError> {
     if now < 0 {
         return Err(ClockError::BeforeEpoch { now });
     }
@@ -219,7 +219,10 @@ mod tests {
     #[test]
     fn a_signed_citation_verifies_and_every_tampering_is_named() {
         let citer = key(1);
-        let keys = trust(&[("citer-1", "citer", &citer), ("remote-1", "remote", &key(2))]);
+        let keys = trust(&[
+            ("citer-1", "citer", &citer),
+            ("remote-1", "remote", &key(2)),
+        ]);
         let (text, name) = signed(&citer, "citer-1");
         let (read, auth) = authenticate_citation(&text, &name, Some(&keys)).unwrap();
         assert_eq!(
@@ -230,14 +233,17 @@ mod tests {
         );
         assert_eq!(read.sig.as_deref().map(str::len), Some(128));
         // Re-spacing the text keeps the signature (canonical bytes) but not the name.
-        let why = |text: &str, name: &str| authenticate_citation(text, name, Some(&keys)).unwrap_err();
+        let why =
+            |text: &str, name: &str| authenticate_citation(text, name, Some(&keys)).unwrap_err();
         let later = text.replace("2030-01-01T00:00:00Z", "2999-01-01T00:00:00Z");
         assert!(why(&later, &name).contains("file name does not match"));
         // Renamed to match the edit: the signature refuses it.
         let renamed = read.file_name(&later);
         assert_ne!(renamed, name);
         let c: Citation = Citation::parse(&later).unwrap();
-        assert!(why(&later, &c.file_name(&later)).contains("does not verify under citer key `citer-1`"));
+        assert!(
+            why(&later, &c.file_name(&later)).contains("does not verify under citer key `citer-1`")
+        );
         // Unsigned, by hand.
         let bare = citation().to_json_pretty();
         let bare_name = citation().file_name(&bare);

@@ -223,6 +223,8 @@ mod reference {
             code_base: eligible.code_base.map(str::to_string),
             expires_at: format_rfc3339(expires),
             written_at: format_rfc3339(req.now),
+            key_id: None,
+            sig: None,
         };
         Ok((citation, review))
     }

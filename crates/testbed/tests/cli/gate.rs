@@ -34,7 +34,7 @@ pub(crate) fn review_passed(fail_id: &str, pass_id: &str, seed: u64) -> String {
 }
 
 /// The `same_seed_review` object of a JSON last line for a same-seed pair.
-pub(crate) fn review_json_passed(fail_id: &str, pass_id: &str, seed: u64) -> Value {
+fn review_json_passed(fail_id: &str, pass_id: &str, seed: u64) -> Value {
     json!({"passed": true, "reason": null, "fail_id": fail_id, "pass_id": pass_id, "seed": seed})
 }
 

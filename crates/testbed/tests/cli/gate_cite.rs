@@ -5,8 +5,8 @@
 //! patch at that code on one seed — and the refusal is printed otherwise.
 
 use crate::gate::{
-    ADMIT, Dir, NO_SAME_SEED, REVIEW_REFUSED, Run, edit, json_lines, keys, review_json_passed,
-    review_json_refused, review_passed,
+    ADMIT, Dir, NO_SAME_SEED, REVIEW_REFUSED, Run, edit, json_lines, keys, review_json_refused,
+    review_passed,
 };
 use serde_json::{Value, json};
 
@@ -339,11 +339,12 @@ fn cite_writes_a_citation_into_the_store_when_every_check_passes() {
     }
 }
 
-/// Citations are never refreshed, extended or overwritten: a second cite writes a second
-/// file beside the first (under a new name), and whatever the store held stays as it was.
-/// JSON output: the last line says what was written.
+/// Citations are never refreshed, extended or overwritten: the first cite writes a new file
+/// beside whatever the store held, and a second cite of the same evidence with a later expiry
+/// is refused (SPEC: Who may cite), leaving every file as it was. JSON output: the last line
+/// says what was written.
 #[test]
-fn cite_writes_a_new_file_each_time_and_never_touches_existing_ones() {
+fn cite_writes_a_new_file_and_never_cites_the_same_evidence_again() {
     let p = Patch::new();
     p.receipt("r.json", json!({}));
     p.dir.write_rows(
@@ -357,13 +358,12 @@ fn cite_writes_a_new_file_each_time_and_never_touches_existing_ones() {
     p.dir.write("props/freezes/old.json", "the old citation\n");
     let before = utc_now();
     let first = p.cite(&["r.json"], &["--expires-at", FUTURE]);
+    let after = utc_now();
     assert_eq!(first.code, 0, "{}", first.stderr);
     let names = p.store();
     assert_eq!(names.len(), 2, "{names:?}");
     let first_name = names.iter().find(|n| *n != "old.json").unwrap().clone();
     let first_text = p.dir.read(&format!("{STORE}/{first_name}"));
-    // Another expiry (with an offset and a fraction: written in UTC, to the second), so the
-    // two citations differ even when written in the same second.
     let second = p.cite(
         &["r.json"],
         &[
@@ -373,46 +373,27 @@ fn cite_writes_a_new_file_each_time_and_never_touches_existing_ones() {
             "json",
         ],
     );
-    let after = utc_now();
-    assert_eq!(second.code, 0, "{}", second.stderr);
-    let names = p.store();
-    assert_eq!(names.len(), 3, "{names:?}");
-    let second_name = names
-        .iter()
-        .find(|n| **n != first_name && *n != "old.json")
-        .unwrap()
-        .clone();
+    assert_eq!(second.code, 1, "{}", second.stderr);
+    assert_eq!(p.store(), names);
+    let last = json_lines(&second.stdout).pop().unwrap();
+    assert_eq!(last["written"], false);
+    assert_eq!(last["citation"], Value::Null);
     assert_eq!(
-        json_lines(&second.stdout).pop().unwrap(),
-        json!({
-            "written": true,
-            "reason": ADMIT,
-            "refusal": null,
-            "review_reason": null,
-            "citation": format!("props/freezes/{second_name}"),
-            "fail_id": "run-r-1103",
-            "pass_id": "run-r-1101",
-            "same_seed_review": review_json_passed("run-r-1103", "w-remote-9", 1103),
-            "roles": "unauthenticated",
-        })
+        last["refusal"],
+        format!(
+            "witness `run-r-1103` is already cited by `props/freezes/{first_name}`: one piece of evidence backs one citation, which is never refreshed or extended; a new citation needs new evidence"
+        )
     );
-    let want = |expires_at| Expect {
+    let want = Expect {
         fail_id: "run-r-1103",
         pass_id: "w-remote-9",
         seed: Some(1103),
         review: "passed",
         code: &p.code,
         code_base: None,
-        expires_at,
+        expires_at: FUTURE,
     };
-    check_citation(&p.dir, &first_name, &want(FUTURE), &before, &after);
-    check_citation(
-        &p.dir,
-        &second_name,
-        &want("2999-01-01T01:00:00Z"),
-        &before,
-        &after,
-    );
+    check_citation(&p.dir, &first_name, &want, &before, &after);
     assert_eq!(p.dir.read(&format!("{STORE}/{first_name}")), first_text);
     assert_eq!(
         p.dir.read(&format!("{STORE}/old.json")),
@@ -1107,13 +1088,13 @@ fn cite_input_errors_exit_2_and_write_nothing() {
             "a store that is a file".to_string(),
             vec!["r.json"],
             with(&["--store", "not-a-dir"]),
-            vec!["cannot create the freeze store `not-a-dir`".to_string()],
+            vec!["freeze store `not-a-dir`".to_string()],
         ),
         (
             "a store under a file".to_string(),
             vec!["r.json"],
             with(&["--store", "not-a-dir/freezes"]),
-            vec!["cannot create the freeze store `not-a-dir/freezes`".to_string()],
+            vec!["freeze store `not-a-dir/freezes`".to_string()],
         ),
     ]);
     let before = tree(&p.dir);

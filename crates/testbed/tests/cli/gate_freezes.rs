@@ -177,7 +177,7 @@ fn freezes_lists_every_state() {
         .map(|(file, changes, state)| {
             let c = r.citation(changes.clone());
             format!(
-                "props/freezes/{file}: {state}  property {} [AssertionError] expires {}, patch agent-1842, same-seed review {}",
+                "props/freezes/{file}: {state}  property {} [AssertionError] expires {}, patch agent-1842, same-seed review {}, unauthenticated citation",
                 c["property_id"].as_str().unwrap(),
                 c["expires_at"].as_str().unwrap(),
                 c["same_seed_review"].as_str().unwrap()
@@ -203,6 +203,7 @@ fn freezes_lists_every_state() {
                 "patch_id": "agent-1842",
                 "seed": c["seed"],
                 "same_seed_review": c["same_seed_review"],
+                "authenticity": "unauthenticated",
                 "error": null,
             }),
             "{file}"

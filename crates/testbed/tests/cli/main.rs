@@ -4,6 +4,7 @@
 
 mod bench;
 mod campaign;
+mod citer;
 mod files;
 mod freeze;
 mod gate;
