@@ -34,6 +34,10 @@ pub enum BenchCommand {
     /// the cost of starting a replacement worker. Build with `--release`:
     /// `cargo run --release -p xtask -- bench isolate`.
     Isolate(IsolateBenchArgs),
+    /// What a freeze store of N signed citations costs `prop run` (start-up: reading,
+    /// authenticating and judging every citation), against an empty store, in interleaved
+    /// rounds. Build with `--release`: `cargo run --release -p xtask -- bench store`.
+    Store(crate::bench_store::StoreBenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -72,6 +76,7 @@ pub fn run(cmd: BenchCommand, suite: &[Property]) -> ExitStatus {
         BenchCommand::Runner(args) => runner_bench(&args),
         BenchCommand::Scale(args) => crate::bench_scale::run(&args, suite),
         BenchCommand::Isolate(args) => isolate_bench(&args, suite),
+        BenchCommand::Store(args) => crate::bench_store::run(&args),
     }
 }
 

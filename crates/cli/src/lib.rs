@@ -22,6 +22,7 @@ macro_rules! errln {
 mod bench;
 mod bench_scale;
 mod bench_shrink;
+mod bench_store;
 mod campaign;
 mod ci;
 mod cite_stream;
