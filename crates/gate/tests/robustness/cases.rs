@@ -1,6 +1,7 @@
 //! Fixed cases: every example and table row the seed documents state
 //! (`000_e60a9fb1407a7065.txt`, the seed ledger; `004_c916ff9fe6e58311.txt`, the citation
-//! rule), SPEC's own examples, and the oracle's readings of JSON. Each case is checked
+//! rule), SPEC's own examples, the oracle's readings of JSON, and signed citations'
+//! canonical bytes, file name and standings written out by hand. Each case is checked
 //! against a literal, both for the oracle and for the product: the oracle must be right
 //! before its disagreements mean anything.
 
@@ -881,5 +882,238 @@ fn spec_decision_2_readings() {
         (&"d".repeat(64), &"p".repeat(64)),
         "malformed witness line 7",
         None,
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Signed citations (SPEC "Who may cite"): the canonical bytes, the file name and the four
+// standings, each against a literal or a signature made here with ed25519-dalek.
+
+/// A citation as `gate cite` writes one (pretty, members in the format's order), unsigned.
+const CITATION: &str = r#"{
+  "schema_version": 2,
+  "patch_id": "pr-7",
+  "property_id": "order_total_nonneg",
+  "property_digest": "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+  "fixture_pin": "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee",
+  "bound": "total>=0",
+  "signature": "assert:quote.total >= 0",
+  "fail_id": "local-1-5",
+  "pass_id": "remote-2-5",
+  "seed": 5,
+  "same_seed_review": "passed",
+  "code": "diff:x",
+  "expires_at": "2030-01-01T00:00:00Z",
+  "written_at": "2026-12-01T00:00:00Z"
+}
+"#;
+
+/// The canonical bytes of a text with every trap of the rule, written out by hand: the
+/// top-level `sig` left out but a nested one kept; keys sorted by UTF-8 bytes (`B` < `a\0` <
+/// `b` < `schema_version` < `é` < `ﬁ` < `😀`: UTF-16 would put `😀` before `ﬁ`); the escapes
+/// serde_json writes and the characters it leaves alone (`/`, DEL, `é`); integers at both
+/// ends of the range.
+#[test]
+fn canonical_bytes_by_hand() {
+    let text = "{\"sig\": \"ab\", \"schema_version\": 2,\n \"b\": {\"z\": -9223372036854775808, \"a\": [18446744073709551615, null, true], \"sig\": \"kept\"},\n \"\\u00e9\": \"tab\\there \\\"q\\\" \\\\ \\/ \\u0001 \\u007f\", \"😀\": 0, \"ﬁ\": 1, \"B\": \"\\u00E9\", \"a\\u0000\": false}";
+    let want = concat!(
+        r#"{"B":"é","a\u0000":false,"b":{"a":[18446744073709551615,null,true],"sig":"kept","z":-9223372036854775808},"#,
+        r#""schema_version":2,"é":"tab\there \"q\" \\ / \u0001 "#,
+        "\u{7f}",
+        r#"","ﬁ":1,"😀":0}"#
+    );
+    let Read::Doc(doc) = json::read(text.as_bytes()) else {
+        panic!("not JSON: {text}");
+    };
+    let oracle_says = oracle::canonical_without_sig(&doc).map(String::from_utf8);
+    assert_eq!(oracle_says, Some(Ok(want.to_string())), "oracle");
+    let product_says = seedledger_format::canonical_bytes_without_sig(text).map(String::from_utf8);
+    assert_eq!(product_says.ok(), Some(Ok(want.to_string())), "product");
+    // Numbers with no canonical form: no bytes to sign, in both.
+    for n in [
+        "1.5",
+        "1e3",
+        "100.0",
+        "-0",
+        "18446744073709551616",
+        "-9223372036854775809",
+    ] {
+        let text = format!("{{\"a\":[{n}]}}");
+        let Read::Doc(doc) = json::read(text.as_bytes()) else {
+            panic!("not JSON: {text}");
+        };
+        assert_eq!(oracle::canonical_without_sig(&doc), None, "oracle: {n}");
+        assert!(
+            seedledger_format::canonical_bytes_without_sig(&text).is_err(),
+            "product: {n}"
+        );
+    }
+}
+
+/// The file name of [`CITATION`]: its SHA-256 computed outside this test
+/// (`sha256sum`: `b016353e…`).
+#[test]
+fn citation_file_name_by_hand() {
+    let want = "order_total_nonneg.20261201T000000Z.b016353e.json";
+    assert_eq!(
+        oracle::citation_file_name("order_total_nonneg", "2026-12-01T00:00:00Z", CITATION),
+        want,
+        "oracle"
+    );
+    let c = seedledger_format::Citation::parse(CITATION).unwrap();
+    assert_eq!(c.file_name(CITATION), want, "product");
+    for (id, ok) in [
+        ("order.total-nonneg_2", true),
+        ("9", true),
+        (&"p".repeat(128), true),
+        (&"p".repeat(129), false),
+        (".x", false),
+        ("-x", false),
+        ("a/b", false),
+        ("é", false),
+        ("", false),
+    ] {
+        assert_eq!(oracle::follows_id_rule(id), ok, "oracle: {id:?}");
+        assert_eq!(
+            seedledger_format::check_id("property id", id).is_ok(),
+            ok,
+            "product: {id:?}"
+        );
+    }
+}
+
+/// [`CITATION`] signed by `key` as `key_id`: the signature made here over its canonical
+/// bytes as written out by hand.
+fn signed_by_hand(key: u8, key_id: &str) -> String {
+    use ed25519_dalek::{Signer as _, SigningKey};
+    let canonical = format!(
+        r#"{{"bound":"total>=0","code":"diff:x","expires_at":"2030-01-01T00:00:00Z","fail_id":"local-1-5","fixture_pin":"{e}","key_id":"{key_id}","pass_id":"remote-2-5","patch_id":"pr-7","property_digest":"{d}","property_id":"order_total_nonneg","same_seed_review":"passed","schema_version":2,"seed":5,"signature":"assert:quote.total >= 0","written_at":"2026-12-01T00:00:00Z"}}"#,
+        d = "d".repeat(64),
+        e = "e".repeat(64),
+    );
+    let sig = SigningKey::from_bytes(&[key; 32]).sign(canonical.as_bytes());
+    let hex: String = sig.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    CITATION.replace(
+        "\n}\n",
+        &format!(",\n  \"key_id\": \"{key_id}\",\n  \"sig\": \"{hex}\"\n}}\n"),
+    )
+}
+
+/// SPEC "Who may cite", one case per standing: honoured when signed by a declared citer
+/// and named after its text; `invalid` when re-spaced under its old name (the signature
+/// still verifies), edited and renamed (it does not), signed by a remote key, or unsigned;
+/// `unauthenticated` without a trust file.
+#[test]
+fn who_may_cite_by_hand() {
+    use ed25519_dalek::SigningKey;
+    use seedledger_gate::{Authenticity, authenticate_citation};
+    let declared = [("citer-1", "citer", 1u8), ("remote-ci", "remote", 3u8)];
+    let keys: Vec<oracle::TrustKey> = declared
+        .iter()
+        .map(|(id, role, b)| oracle::TrustKey {
+            key_id: id.to_string(),
+            role,
+            public_key: SigningKey::from_bytes(&[*b; 32]).verifying_key(),
+        })
+        .collect();
+    let trust_text: String = keys
+        .iter()
+        .map(|k| {
+            let hex: String = k
+                .public_key
+                .to_bytes()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            format!(
+                "{{\"key_id\":\"{}\",\"role\":\"{}\",\"public_key\":\"{hex}\"}}\n",
+                k.key_id, k.role
+            )
+        })
+        .collect();
+    let trusted = seedledger_format::TrustedKeys::parse(&trust_text).unwrap();
+    let name =
+        |text: &str| oracle::citation_file_name("order_total_nonneg", "2026-12-01T00:00:00Z", text);
+    // `Some(key_id)`: honoured as signed by that citer key; `None`: invalid.
+    let check = |what: &str, text: &str, file: &str, want: Option<&str>, rule: &str| {
+        let oracle_says = oracle::authenticate(text, file, Some(&keys));
+        match want {
+            Some(id) => assert_eq!(
+                oracle_says.map(|(_, s)| s),
+                Ok(oracle::Standing::Signed(id.to_string())),
+                "oracle: {what}"
+            ),
+            None => assert_eq!(
+                oracle_says.map(|_| ()).map_err(|r| r.rule),
+                Err(rule),
+                "oracle: {what}"
+            ),
+        }
+        let product_says = authenticate_citation(text, file, Some(&trusted));
+        match want {
+            Some(id) => assert_eq!(
+                product_says.map(|(_, a)| a),
+                Ok(Authenticity::Signed {
+                    key_id: id.to_string()
+                }),
+                "product: {what}"
+            ),
+            None => assert!(product_says.is_err(), "product: {what}"),
+        }
+    };
+    let text = signed_by_hand(1, "citer-1");
+    check(
+        "signed by a citer",
+        &text,
+        &name(&text),
+        Some("citer-1"),
+        "",
+    );
+    let spaced = text.replace(": ", ":");
+    check(
+        "re-spaced, old name",
+        &spaced,
+        &name(&text),
+        None,
+        oracle::NAME,
+    );
+    check(
+        "re-spaced, renamed",
+        &spaced,
+        &name(&spaced),
+        Some("citer-1"),
+        "",
+    );
+    let edited = text.replace("2030-01-01T00:00:00Z", "2999-01-01T00:00:00Z");
+    check(
+        "edited, renamed",
+        &edited,
+        &name(&edited),
+        None,
+        oracle::FORGED,
+    );
+    let remote = signed_by_hand(3, "remote-ci");
+    check(
+        "signed by a remote key",
+        &remote,
+        &name(&remote),
+        None,
+        oracle::NOT_CITER,
+    );
+    check(
+        "unsigned",
+        CITATION,
+        &name(CITATION),
+        None,
+        oracle::UNSIGNED,
+    );
+    // Without a trust file: honoured, unauthenticated, whatever the name.
+    assert_eq!(
+        oracle::authenticate(&edited, "any.json", None).map(|(_, s)| s),
+        Ok(oracle::Standing::Unauthenticated)
+    );
+    assert_eq!(
+        authenticate_citation(&edited, "any.json", None).map(|(_, a)| a),
+        Ok(Authenticity::Unauthenticated)
     );
 }

@@ -3,16 +3,17 @@
 //! hold whatever the oracle says.
 
 use crate::campaign::Ctx;
-use crate::generate::{self, BOUND, PIN, PROPERTY, Rng};
+use crate::generate::{self, BOUND, PIN, PROPERTY, Rng, SignedCitation};
 use crate::json::{self, Json, Read};
 use crate::known::{self, Known};
-use crate::oracle::{self, Close, LineRead, RowClass};
+use crate::oracle::{self, Close, LineRead, RowClass, Standing};
 use seedledger_format::{
-    Citation, Receipt, SpecFile, WitnessLine, WitnessRow, parse_witness_lines,
+    Citation, Receipt, SpecFile, TrustedKeys, WitnessLine, WitnessRow, parse_witness_lines,
 };
 use seedledger_gate::{
-    CloseStatus, Closing, Expected, FreezeDecision, NotJsonError, close_ledger, close_ledger_bytes,
-    close_ledger_text, decide_freeze, witness_lines_from_bytes,
+    Authenticity, CloseStatus, Closing, Expected, FreezeDecision, NotJsonError,
+    authenticate_citation, close_ledger, close_ledger_bytes, close_ledger_text, decide_freeze,
+    witness_lines_from_bytes,
 };
 
 pub const CLOSE: &str = "close_ledger_bytes";
@@ -22,6 +23,8 @@ pub const DECIDE: &str = "decide_freeze(witness_lines_from_bytes)";
 pub const ROWS: &str = "parse_witness_lines";
 pub const CITATION: &str = "Citation::parse";
 pub const SPEC: &str = "SpecFile::parse";
+pub const SIGNED: &str = "authenticate_citation (trust file)";
+pub const UNSIGNED: &str = "authenticate_citation (no trust file)";
 
 fn answer(close: Close) -> &'static str {
     match close {
@@ -651,22 +654,7 @@ pub fn citation(ctx: &mut Ctx<'_>, text: &str) {
     ctx.input(CITATION, if res.is_ok() { "ok" } else { "refused" });
     match (&res, &want) {
         (Ok(c), Ok(w)) => {
-            let got = oracle::CitationFacts {
-                patch_id: c.patch_id.clone(),
-                property_id: c.property_id.clone(),
-                property_digest: c.property_digest.clone(),
-                fixture_pin: c.fixture_pin.clone(),
-                bound: c.bound.clone(),
-                signature: c.signature.clone(),
-                fail_id: c.fail_id.clone(),
-                pass_id: c.pass_id.clone(),
-                seed: c.seed,
-                waived: c.same_seed_review.as_str() == "waived",
-                code: c.code.clone(),
-                code_base: c.code_base.clone(),
-                expires_at: c.expires_at.clone(),
-                written_at: c.written_at.clone(),
-            };
+            let got = citation_facts(c);
             if got != *w {
                 ctx.finding(
                     "misread",
@@ -689,6 +677,135 @@ pub fn citation(ctx: &mut Ctx<'_>, text: &str) {
         (Err(e), Ok(_)) => ctx.note(&format!(
             "{CITATION} stricter than the oracle: {}",
             error_class(&e.to_string())
+        )),
+        (Err(_), Err(_)) => {}
+    }
+}
+
+/// What the product read of a citation, in the oracle's terms.
+fn citation_facts(c: &Citation) -> oracle::CitationFacts {
+    oracle::CitationFacts {
+        patch_id: c.patch_id.clone(),
+        property_id: c.property_id.clone(),
+        property_digest: c.property_digest.clone(),
+        fixture_pin: c.fixture_pin.clone(),
+        bound: c.bound.clone(),
+        signature: c.signature.clone(),
+        fail_id: c.fail_id.clone(),
+        pass_id: c.pass_id.clone(),
+        seed: c.seed,
+        waived: c.same_seed_review.as_str() == "waived",
+        code: c.code.clone(),
+        code_base: c.code_base.clone(),
+        expires_at: c.expires_at.clone(),
+        written_at: c.written_at.clone(),
+        key_id: c.key_id.clone(),
+        sig: c.sig.clone(),
+    }
+}
+
+/// One stored citation read with its repository's trust file, and sometimes as if there
+/// were none.
+pub fn signed_citation(ctx: &mut Ctx<'_>, case: &SignedCitation) {
+    if ctx.verbose {
+        eprintln!("  story: {}", case.story.join("; "));
+        eprintln!("  file name: {:?}", case.file_name);
+        eprintln!("  trust file:\n{}", case.trust.text);
+        eprintln!("  text: {:?}", case.text);
+        if let Read::Doc(doc) = json::read(case.text.as_bytes()) {
+            let canonical = oracle::canonical_without_sig(&doc);
+            let canonical = canonical.as_deref().map(String::from_utf8_lossy);
+            eprintln!("  oracle's canonical bytes: {canonical:?}");
+        }
+    }
+    // The trust file is the generator's; the product must read the keys it declares.
+    let keys = TrustedKeys::parse(&case.trust.text).expect("the generated trust file reads");
+    let declared: Vec<(&str, &str)> = keys
+        .keys()
+        .iter()
+        .map(|k| (k.key_id.as_str(), k.role.as_str()))
+        .collect();
+    let told: Vec<(&str, &str)> = case
+        .trust
+        .keys
+        .iter()
+        .map(|k| (k.key_id.as_str(), k.role))
+        .collect();
+    assert_eq!(
+        declared, told,
+        "the trust file declares what the oracle is told"
+    );
+    authenticate(ctx, SIGNED, case, Some((&keys, &case.trust.keys)));
+    if case.without_trust_too {
+        authenticate(ctx, UNSIGNED, case, None);
+    }
+}
+
+/// `authenticate_citation` against the oracle, with the trust file (`keys`, and the same
+/// keys as the oracle is told them) or without one.
+fn authenticate(
+    ctx: &mut Ctx<'_>,
+    reader: &'static str,
+    case: &SignedCitation,
+    keys: Option<(&TrustedKeys, &[oracle::TrustKey])>,
+) {
+    let (text, name) = (case.text.as_str(), case.file_name.as_str());
+    let bytes = text.as_bytes();
+    let want = oracle::authenticate(text, name, keys.map(|k| k.1));
+    let Some(res) = ctx.guard(reader, bytes, || {
+        authenticate_citation(text, name, keys.map(|k| k.0))
+    }) else {
+        return;
+    };
+    let standing = |a: &Authenticity| match a {
+        Authenticity::Signed { key_id } => Standing::Signed(key_id.clone()),
+        Authenticity::Unauthenticated => Standing::Unauthenticated,
+    };
+    let label = match (&res, &want) {
+        (Ok((_, Authenticity::Signed { .. })), _) => "signed".to_string(),
+        (Ok((_, Authenticity::Unauthenticated)), _) => "unauthenticated".to_string(),
+        (Err(_), Err(r)) if r.detail.is_empty() => format!("invalid: {}", r.rule),
+        (Err(_), Err(r)) => format!("invalid: {} ({})", r.rule, r.detail),
+        (Err(_), Ok(_)) => "invalid (the oracle accepts)".to_string(),
+    };
+    ctx.input(reader, &label);
+    if case.by_product && keys.is_some() {
+        ctx.note(&format!("written by the product's signer: {label}"));
+    }
+    if ctx.verbose {
+        eprintln!("  product: {res:?}\n  oracle: {want:?}");
+    }
+    match (&res, &want) {
+        (Ok((c, a)), Ok((w, ws))) => {
+            let got = standing(a);
+            if got != *ws {
+                // Honoured without the check a trust file asks for is the open door.
+                let kind = if keys.is_some() && got == Standing::Unauthenticated {
+                    "fail-open"
+                } else {
+                    "differs"
+                };
+                let what = format!("standing: product {got:?}, oracle {ws:?}; name {name:?}");
+                ctx.finding(kind, reader, what, bytes);
+            }
+            let got = citation_facts(c);
+            if got != *w {
+                let what = format!("values: product {got:?}, oracle {w:?}");
+                ctx.finding("misread", reader, what, bytes);
+            }
+        }
+        (Ok((_, a)), Err(r)) => {
+            let what = format!(
+                "{} ({}): product accepts ({}), oracle refuses; name {name:?}",
+                r.rule,
+                r.detail,
+                a.label()
+            );
+            ctx.finding("fail-open", reader, what, bytes);
+        }
+        (Err(e), Ok(_)) => ctx.note(&format!(
+            "{reader} stricter than the oracle: {}",
+            error_class(e)
         )),
         (Err(_), Err(_)) => {}
     }

@@ -1,12 +1,19 @@
 //! The generator: valid documents of every kind the readers take, then structure-aware
 //! mutations (drop, repeat, retype and rename members; repeated keys at any depth; boundary
 //! and huge numbers; deep nesting), then spellings (whitespace, escapes) and byte damage
-//! (truncation, flipped bytes, invalid UTF-8, random bytes).
+//! (truncation, flipped bytes, invalid UTF-8, random bytes). Signed citations come with a
+//! trust file, are signed by the right or a wrong key, and are edited and named after
+//! signing (see [`signed_citation`]).
 //!
 //! Everything draws from [`Rng`], a SplitMix64 stream seeded per case, so a case is replayed
 //! from its number alone.
 
 use crate::json::{self, Choices, Json, Spelling};
+use crate::oracle::{self, TrustKey};
+use ed25519_dalek::{Signer as _, SigningKey};
+use seedledger_format::{Citation, RunnerKey};
+use seedledger_gate::sign_citation;
+use std::sync::OnceLock;
 
 /// SplitMix64 (Steele, Lea and Flood, 2014).
 pub struct Rng(u64);
@@ -754,7 +761,41 @@ const TIMES: [&str; 24] = [
     "2030-01-01T00:00:00.Z",
 ];
 
+/// A citation, often valid: [`citation_members`], then sometimes a field of the wrong value
+/// and structural mutations.
 pub fn citation(g: &mut Rng) -> Json {
+    let mut v = citation_members(g);
+    if g.chance(12) {
+        v.set(
+            g.pick(&[
+                "schema_version",
+                "same_seed_review",
+                "property_digest",
+                "seed",
+            ]),
+            match g.below(8) {
+                0 => num(1),
+                1 => Json::Num("2.0".into()),
+                2 => s("2"),
+                3 => s("yes"),
+                4 => s(&"D".repeat(64)),
+                5 => s(&"d".repeat(63)),
+                6 => Json::Num("-1".into()),
+                _ => Json::Null,
+            },
+        );
+    }
+    if g.chance(50) {
+        for _ in 0..1 + g.below(3) {
+            mutate(g, &mut v, &CITATION_KEYS);
+        }
+    }
+    v
+}
+
+/// A citation's members as `gate cite` writes them, unmutated; only the times are sometimes
+/// ones a reader must refuse (or may disagree on).
+pub fn citation_members(g: &mut Rng) -> Json {
     let waived = g.chance(25);
     let mut members = vec![
         ("schema_version", num(2)),
@@ -794,33 +835,7 @@ pub fn citation(g: &mut Rng) -> Json {
             g.pick(&TIMES)
         }),
     ));
-    let mut v = obj(members);
-    if g.chance(12) {
-        v.set(
-            g.pick(&[
-                "schema_version",
-                "same_seed_review",
-                "property_digest",
-                "seed",
-            ]),
-            match g.below(8) {
-                0 => num(1),
-                1 => Json::Num("2.0".into()),
-                2 => s("2"),
-                3 => s("yes"),
-                4 => s(&"D".repeat(64)),
-                5 => s(&"d".repeat(63)),
-                6 => Json::Num("-1".into()),
-                _ => Json::Null,
-            },
-        );
-    }
-    if g.chance(50) {
-        for _ in 0..1 + g.below(3) {
-            mutate(g, &mut v, &CITATION_KEYS);
-        }
-    }
-    v
+    obj(members)
 }
 
 pub fn citation_text(g: &mut Rng) -> String {
@@ -830,6 +845,616 @@ pub fn citation_text(g: &mut Rng) -> String {
         damage(g, &mut bytes);
     }
     String::from_utf8_lossy(&bytes).into_owned()
+}
+
+// ---------------------------------------------------------------------------------------
+// Signed citations: a citation, a trust file, the text as stored and the file's name.
+
+/// The keys the campaign signs with: the id a trust file may declare each under, its role
+/// there, and the byte its 32-byte secret seed repeats. `mallory` is never declared.
+pub const SIGNERS: [(&str, &str, u8); 5] = [
+    ("citer-1", "citer", 1),
+    ("citer-2", "citer", 2),
+    ("remote-ci", "remote", 3),
+    ("local-1", "local", 4),
+    ("mallory", "undeclared", 5),
+];
+
+const CITER_1: usize = 0;
+const CITER_2: usize = 1;
+const REMOTE: usize = 2;
+const LOCAL: usize = 3;
+const MALLORY: usize = 4;
+
+/// The signing key of `SIGNERS[i]` (derived once: a debug build is slow at it).
+fn signing_key(i: usize) -> &'static SigningKey {
+    static KEYS: OnceLock<Vec<SigningKey>> = OnceLock::new();
+    &KEYS.get_or_init(|| {
+        SIGNERS
+            .iter()
+            .map(|(_, _, b)| SigningKey::from_bytes(&[*b; 32]))
+            .collect()
+    })[i]
+}
+
+/// A trust file: its text, and the keys it declares as the oracle is told them.
+#[derive(Debug, Clone)]
+pub struct Trust {
+    pub text: String,
+    pub keys: Vec<TrustKey>,
+}
+
+/// One stored citation and the repository around it.
+#[derive(Debug, Clone)]
+pub struct SignedCitation {
+    /// The file's whole text.
+    pub text: String,
+    /// Its name in the store.
+    pub file_name: String,
+    pub trust: Trust,
+    /// Whether it is also read as if the repository had no trust file.
+    pub without_trust_too: bool,
+    /// Whether the product's own writer signed and wrote it (`sign_citation`).
+    pub by_product: bool,
+    /// What the generator did, for replays.
+    pub story: Vec<String>,
+}
+
+/// A trust file declaring `declared` (`(key_id, role, signer)`), in the format its reader
+/// documents: one JSON object per line, blank lines and other members ignored.
+fn trust_file(g: &mut Rng, mut declared: Vec<(&'static str, &'static str, usize)>) -> Trust {
+    for i in (1..declared.len()).rev() {
+        declared.swap(i, g.below(i + 1));
+    }
+    let mut text = String::new();
+    let mut keys = Vec::new();
+    for (key_id, role, signer) in declared {
+        let public_key = signing_key(signer).verifying_key();
+        let hex: String = public_key
+            .to_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let comment = if g.chance(20) {
+            ",\"comment\":\"rotated 2026\""
+        } else {
+            ""
+        };
+        text.push_str(&format!(
+            "{{\"key_id\":\"{key_id}\",\"role\":\"{role}\",\"public_key\":\"{hex}\"{comment}}}\n"
+        ));
+        if g.chance(10) {
+            text.push('\n');
+        }
+        keys.push(TrustKey {
+            key_id: key_id.to_string(),
+            role,
+            public_key,
+        });
+    }
+    Trust { text, keys }
+}
+
+/// The repository's trust file: mostly every campaign key but `mallory`; sometimes one that
+/// declares no citer, only the second citer, nothing at all, or `citer-1`'s key for
+/// another role.
+fn trust(g: &mut Rng, honest: bool) -> Trust {
+    let all = vec![
+        ("citer-1", "citer", CITER_1),
+        ("citer-2", "citer", CITER_2),
+        ("remote-ci", "remote", REMOTE),
+        ("local-1", "local", LOCAL),
+    ];
+    let declared = if honest || g.chance(80) {
+        all
+    } else {
+        match g.below(4) {
+            0 => vec![("remote-ci", "remote", REMOTE), ("local-1", "local", LOCAL)],
+            1 => vec![
+                ("citer-2", "citer", CITER_2),
+                ("remote-ci", "remote", REMOTE),
+            ],
+            2 => Vec::new(),
+            _ => vec![
+                ("citer-1", "remote", CITER_1),
+                ("citer-2", "citer", CITER_2),
+            ],
+        }
+    };
+    trust_file(g, declared)
+}
+
+/// Property ids at and past the id rule's edges.
+const PROPERTY_IDS: [&str; 14] = [
+    "9lives",
+    "A.b_c-d",
+    "order.total",
+    "../x",
+    ".hidden",
+    "-x",
+    "_x",
+    "a/b",
+    "a b",
+    "é",
+    "a\u{0}",
+    "order_total_nonneg ",
+    "\u{ff21}",
+    "",
+];
+
+/// Strings the canonical form must spell exactly: every escape, characters it leaves alone
+/// (`/`, DEL, U+2028, non-ASCII), characters whose UTF-8 and UTF-16 orders differ.
+const ODD_STRINGS: [&str; 12] = [
+    "quote \" backslash \\ slash /",
+    "\u{8}\u{c}\n\r\t",
+    "\u{0}\u{1}\u{1f}\u{7f}",
+    "line\u{2028}separator",
+    "é = e\u{301}",
+    "😀",
+    "\u{fb01}",
+    "~",
+    "A",
+    "a",
+    "<script>",
+    "tab\there",
+];
+
+/// Keys whose byte order is a trap: case, non-ASCII, a character past U+FFFF against one
+/// below it (UTF-16 would order them the other way), prefixes, `sig` nested.
+const ODD_KEYS: [&str; 14] = [
+    "b", "a", "B", "aa", "a\u{0}", "é", "e", "~", "_", "😀", "\u{fb01}", "z", "Z", "sig",
+];
+
+/// Integers at the ends of the canonical range.
+const INTEGERS: [&str; 7] = [
+    "0",
+    "1101",
+    "18446744073709551615",
+    "-1",
+    "-9223372036854775808",
+    "42",
+    "7",
+];
+
+/// Numbers with no canonical form.
+const NOT_INTEGERS: [&str; 8] = [
+    "1.5",
+    "1e3",
+    "100.0",
+    "-0",
+    "18446744073709551616",
+    "-9223372036854775809",
+    "0.0",
+    "1E2",
+];
+
+/// A value for canonical writing to get right: nested objects with trap keys, odd strings,
+/// integers at the ends of the range, arrays, `null` and booleans.
+fn canonical_trap(g: &mut Rng, depth: usize) -> Json {
+    match g.below(if depth > 2 { 5 } else { 8 }) {
+        0 => Json::Str(g.pick(&ODD_STRINGS).to_string()),
+        1 => Json::Num(g.pick(&INTEGERS).to_string()),
+        2 => Json::Null,
+        3 => Json::Bool(g.chance(50)),
+        4 => Json::Str(String::new()),
+        5 | 6 => {
+            let mut keys: Vec<&str> = ODD_KEYS.to_vec();
+            for i in (1..keys.len()).rev() {
+                keys.swap(i, g.below(i + 1));
+            }
+            let n = 1 + g.below(5);
+            Json::Obj(
+                keys[..n]
+                    .iter()
+                    .map(|k| (k.to_string(), canonical_trap(g, depth + 1)))
+                    .collect(),
+            )
+        }
+        _ => Json::Arr(
+            (0..g.below(4))
+                .map(|_| canonical_trap(g, depth + 1))
+                .collect(),
+        ),
+    }
+}
+
+/// A number with no canonical form somewhere in `v` (top level or nested).
+fn not_an_integer(g: &mut Rng) -> Json {
+    let n = Json::Num(g.pick(&NOT_INTEGERS).to_string());
+    match g.below(3) {
+        0 => n,
+        1 => Json::Arr(vec![Json::Num("1".into()), n]),
+        _ => obj(vec![("a", Json::Null), ("n", n)]),
+    }
+}
+
+/// Inserts member `key` at a random place.
+fn insert_member(g: &mut Rng, v: &mut Json, key: &str, value: Json) {
+    if let Json::Obj(members) = v {
+        let at = g.below(members.len() + 1);
+        members.insert(at, (key.to_string(), value));
+    }
+}
+
+fn shuffle_members(g: &mut Rng, v: &mut Json) {
+    if let Json::Obj(members) = v {
+        for i in (1..members.len()).rev() {
+            members.swap(i, g.below(i + 1));
+        }
+    }
+}
+
+/// A member's string value, or `fallback`.
+fn text_of<'a>(v: &'a Json, key: &str, fallback: &'a str) -> &'a str {
+    v.get(key).and_then(Json::text).unwrap_or(fallback)
+}
+
+/// The name `text` gets in the store when `v` is its citation.
+fn name_of(v: &Json, text: &str) -> String {
+    oracle::citation_file_name(
+        text_of(v, "property_id", "x"),
+        text_of(v, "written_at", ""),
+        text,
+    )
+}
+
+/// Who signs, and under which `key_id`: `(the key_id member, if any; the signing key, if
+/// it is signed)`.
+fn signer(g: &mut Rng, honest: bool, story: &mut Vec<String>) -> (Option<Json>, Option<usize>) {
+    let id = |i: usize| Some(s(SIGNERS[i].0));
+    let citer = if g.chance(50) { CITER_1 } else { CITER_2 };
+    let (what, key_id, key) = match if honest { 0 } else { g.below(100) } {
+        0..=54 => ("a citer key", id(citer), Some(citer)),
+        55..=62 => ("the remote key", id(REMOTE), Some(REMOTE)),
+        63..=67 => ("the local key", id(LOCAL), Some(LOCAL)),
+        68..=73 => ("an undeclared key", id(MALLORY), Some(MALLORY)),
+        74..=79 => ("an undeclared key as citer-1", id(CITER_1), Some(MALLORY)),
+        80..=84 => ("citer-2's key as citer-1", id(CITER_1), Some(CITER_2)),
+        85..=88 => ("a citer key, no key_id", None, Some(citer)),
+        89..=92 => ("nobody", None, None),
+        _ => {
+            let odd = match g.below(6) {
+                0 => s(""),
+                1 => s("citer 1"),
+                2 => s("Citer-1"),
+                3 => s("citer-1 "),
+                4 => num(7),
+                _ => Json::Null,
+            };
+            ("citer-1 under an odd key_id", Some(odd), Some(CITER_1))
+        }
+    };
+    story.push(format!("signer: {what}"));
+    (key_id, key)
+}
+
+/// The `sig` member (or none) for `v` (which holds its `key_id`), signed by `key`.
+fn sig_member(
+    g: &mut Rng,
+    honest: bool,
+    v: &Json,
+    key: usize,
+    story: &mut Vec<String>,
+) -> Option<Json> {
+    let canonical = |v: &Json| oracle::canonical_without_sig(v);
+    let sign = |bytes: &[u8]| -> String {
+        let sig = signing_key(key).sign(bytes).to_bytes();
+        sig.iter().map(|b| format!("{b:02x}")).collect()
+    };
+    let good = canonical(v).unwrap_or_else(|| json::plain(v).into_bytes());
+    let (what, sig) = match if honest { 0 } else { g.below(100) } {
+        0..=61 => ("over its canonical bytes", sign(&good)),
+        62..=65 => {
+            let mut before = v.clone();
+            before.remove("key_id");
+            let bytes = canonical(&before).unwrap_or_default();
+            ("before key_id was recorded", sign(&bytes))
+        }
+        66..=69 => {
+            let mut other = v.clone();
+            other.set("written_at", s("2029-06-01T00:00:00Z"));
+            other.set("seed", num(1103));
+            let bytes = canonical(&other).unwrap_or_default();
+            ("over another citation", sign(&bytes))
+        }
+        70..=73 => (
+            "over compact text in member order",
+            sign(json::plain(v).as_bytes()),
+        ),
+        74..=76 => {
+            let mut with = v.clone();
+            with.set("sig", s(""));
+            let bytes = json::plain(&with).into_bytes();
+            ("over bytes that hold a sig member", sign(&bytes))
+        }
+        77..=90 => {
+            let mut sig = sign(&good);
+            let what = match g.below(7) {
+                0 => {
+                    let at = g.below(128);
+                    let c = if &sig[at..at + 1] == "0" { "1" } else { "0" };
+                    sig.replace_range(at..at + 1, c);
+                    "damaged: one digit changed"
+                }
+                1 => {
+                    sig = sig.to_uppercase();
+                    "damaged: upper case"
+                }
+                2 => {
+                    sig.truncate(126);
+                    "damaged: cut short"
+                }
+                3 => {
+                    sig.push_str("00");
+                    "damaged: too long"
+                }
+                4 => {
+                    // S past the group order: a malleable spelling of some signature.
+                    sig.replace_range(126..128, "ff");
+                    "damaged: S not canonical"
+                }
+                5 => {
+                    sig = "0".repeat(128);
+                    "damaged: zeros"
+                }
+                _ => {
+                    sig = format!("{} ", &sig);
+                    "damaged: a space after it"
+                }
+            };
+            (what, sig)
+        }
+        r => {
+            story.push("sig: absent or not a string".into());
+            return match r % 4 {
+                0 => None,
+                1 => Some(Json::Null),
+                2 => Some(num(0)),
+                _ => Some(Json::Arr(Vec::new())),
+            };
+        }
+    };
+    story.push(format!("sig: {what}"));
+    Some(s(&sig))
+}
+
+/// A change made after signing, to the value or only to the text; returns the new text.
+fn edit(g: &mut Rng, v: &mut Json, signed_text: &str, story: &mut Vec<String>) -> String {
+    let (what, text) = match g.below(10) {
+        0..=2 => {
+            let what = match g.below(8) {
+                0 => {
+                    v.set("expires_at", s("2999-01-01T00:00:00Z"));
+                    "expires_at extended"
+                }
+                1 => {
+                    v.set("bound", s("total>0"));
+                    "bound changed"
+                }
+                2 => {
+                    v.set("seed", num(1103));
+                    "seed changed"
+                }
+                3 => {
+                    v.set("same_seed_review", s("waived"));
+                    "review waived"
+                }
+                4 => {
+                    v.set("note", s("edited"));
+                    "a member added"
+                }
+                5 => {
+                    v.set("key_id", s("citer-2"));
+                    "key_id changed to the other citer"
+                }
+                6 => {
+                    v.set("written_at", s("2030-01-01T00:00:01Z"));
+                    "written_at changed"
+                }
+                _ => {
+                    v.set("zz_nested", obj(vec![("sig", s("x")), ("n", num(1))]));
+                    "a nested sig member added"
+                }
+            };
+            (what, spell(g, v, false))
+        }
+        3 | 4 => ("re-spaced", spell(g, v, false)),
+        5 => {
+            shuffle_members(g, v);
+            ("members reordered", spell(g, v, false))
+        }
+        6 => ("a newline appended", format!("{signed_text}\n")),
+        7 => {
+            if let Some(sig) = v.get("sig").cloned() {
+                v.remove("sig");
+                insert_member(g, v, "sig", sig);
+            }
+            ("sig moved", spell(g, v, false))
+        }
+        8 => {
+            let sig = v.get("sig").cloned().unwrap_or(Json::Null);
+            insert_member(g, v, "sig", sig);
+            ("sig repeated", spell(g, v, false))
+        }
+        _ => {
+            let mut bytes = signed_text.as_bytes().to_vec();
+            damage(g, &mut bytes);
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            ("bytes damaged", text)
+        }
+    };
+    story.push(format!("edited after signing: {what}"));
+    text
+}
+
+/// The name the file is stored under: the name of its text, or of the text as signed, or a
+/// name that is wrong in one way.
+fn file_name(
+    g: &mut Rng,
+    honest: bool,
+    signed: (&Json, &str),
+    stored: (&Json, &str),
+    story: &mut Vec<String>,
+) -> String {
+    let right = name_of(stored.0, stored.1);
+    let (what, name) = match if honest { 0 } else { g.below(100) } {
+        0..=59 => ("the name of its text", right),
+        60..=79 => (
+            "the name of the text as signed",
+            name_of(signed.0, signed.1),
+        ),
+        r => {
+            let at = right.len().saturating_sub(13);
+            let wrong = match r % 10 {
+                0 => name_of(stored.0, &format!("{} ", stored.1)),
+                1 => format!("{}{}", &right[..at], right[at..].to_uppercase()),
+                2 => right.replacen(".json", "", 1),
+                3 => format!("{right}.json"),
+                4 => format!("props/freezes/{right}"),
+                5 => format!("{right} "),
+                6 => oracle::citation_file_name(
+                    "order_total_nonneg",
+                    text_of(stored.0, "written_at", ""),
+                    stored.1,
+                ),
+                7 => format!(
+                    "{}.{}.{}",
+                    text_of(stored.0, "property_id", "x"),
+                    text_of(stored.0, "written_at", "-"),
+                    &right[at..]
+                ),
+                8 => right.replacen(".json", "0.json", 1),
+                _ => {
+                    let mut cut = right.clone();
+                    cut.remove(at.min(cut.len().saturating_sub(1)));
+                    cut
+                }
+            };
+            ("a wrong name", wrong)
+        }
+    };
+    story.push(format!("name: {what}"));
+    name
+}
+
+/// A stored citation: signed (or not) as SPEC "Who may cite" says `gate cite` signs, then
+/// perhaps edited, under a name that matches its text or not. About half of them are
+/// honest — a valid citation signed by a declared citer, stored under its own name — so
+/// that acceptance is exercised as much as refusal.
+pub fn signed_citation(g: &mut Rng) -> SignedCitation {
+    let honest = g.chance(45);
+    let mut story = vec![if honest { "honest" } else { "mixed" }.to_string()];
+    let trust = trust(g, honest);
+    if !honest && g.chance(8) {
+        return product_signed(g, trust, story);
+    }
+    let mut v = if honest || g.chance(60) {
+        citation_members(g)
+    } else {
+        citation(g)
+    };
+    if !honest && g.chance(12) {
+        let id = g.pick(&PROPERTY_IDS);
+        story.push(format!("property id {id:?}"));
+        v.set("property_id", s(id));
+    }
+    if !honest && g.chance(6) {
+        v.set("property_id", s(&"p".repeat(128 + g.below(2))));
+        story.push("property id of 128 or 129 characters".into());
+    }
+    if g.chance(30) {
+        let key = g.pick(&["note", "x_ext", "Z", "é", "sig_", "😀", "\u{fb01}", "aaa"]);
+        let value = canonical_trap(g, 0);
+        insert_member(g, &mut v, key, value);
+        story.push(format!("member {key:?} for the canonical form"));
+    }
+    if g.chance(25) {
+        let field = g.pick(&["bound", "signature", "patch_id", "fail_id", "code"]);
+        v.set(field, s(g.pick(&ODD_STRINGS)));
+        story.push(format!("odd string in {field}"));
+    }
+    if !honest && g.chance(15) {
+        let value = not_an_integer(g);
+        insert_member(g, &mut v, "x_number", value);
+        story.push("a number with no canonical form".into());
+    }
+    if g.chance(30) {
+        shuffle_members(g, &mut v);
+    }
+    let (key_id, key) = signer(g, honest, &mut story);
+    if let Some(id) = key_id {
+        insert_member(g, &mut v, "key_id", id);
+    }
+    if let Some(key) = key
+        && let Some(sig) = sig_member(g, honest, &v, key, &mut story)
+    {
+        insert_member(g, &mut v, "sig", sig);
+    }
+    let mut signed_text = spell(g, &v, false);
+    if g.chance(30) {
+        signed_text.push('\n');
+    }
+    let signed = v.clone();
+    let text = if !honest && g.chance(35) {
+        edit(g, &mut v, &signed_text, &mut story)
+    } else {
+        signed_text.clone()
+    };
+    let file_name = file_name(g, honest, (&signed, &signed_text), (&v, &text), &mut story);
+    SignedCitation {
+        text,
+        file_name,
+        trust,
+        without_trust_too: g.chance(33),
+        by_product: false,
+        story,
+    }
+}
+
+/// A citation the product's own writer signed (`sign_citation`) and wrote
+/// (`to_json_pretty`, `file_name`): what `gate cite` leaves in the store, for the oracle to
+/// judge. Sometimes edited after.
+fn product_signed(g: &mut Rng, trust: Trust, mut story: Vec<String>) -> SignedCitation {
+    story.push("written and signed by the product".into());
+    let v = citation_members(g);
+    let signer = g.pick(&[CITER_1, CITER_1, CITER_2, REMOTE, MALLORY]);
+    story.push(format!("signer: {}", SIGNERS[signer].0));
+    let citation = Citation::parse(&json::plain(&v));
+    let (text, file_name) = match citation {
+        Ok(mut c) => {
+            let key = RunnerKey::from_secret_bytes(&[SIGNERS[signer].2; 32]);
+            sign_citation(&mut c, &key, SIGNERS[signer].0);
+            let text = c.to_json_pretty();
+            let name = c.file_name(&text);
+            (text, name)
+        }
+        Err(_) => {
+            story.push("not a citation the product reads: written plainly".into());
+            let text = json::plain(&v);
+            let name = name_of(&v, &text);
+            (text, name)
+        }
+    };
+    let (text, file_name) = match json::read(text.as_bytes()) {
+        json::Read::Doc(mut doc) if g.chance(30) => {
+            let edited = edit(g, &mut doc, &text, &mut story);
+            let name = if g.chance(50) {
+                name_of(&doc, &edited)
+            } else {
+                file_name
+            };
+            (edited, name)
+        }
+        _ => (text, file_name),
+    };
+    SignedCitation {
+        text,
+        file_name,
+        trust,
+        without_trust_too: g.chance(33),
+        by_product: true,
+        story,
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 //! What SPEC says every reader must answer, written from SPEC's text (and, for the file
 //! formats SPEC leaves to the product, from their documented `# Format`), never from the
-//! product's code. It reads bytes with its own JSON reader ([`crate::json`]).
+//! product's code. It reads bytes with its own JSON reader ([`crate::json`]), and for signed
+//! citations writes canonical bytes with its own writer, hashes with `sha2` and verifies with
+//! `ed25519-dalek` directly.
 //!
 //! Its shape differs on purpose from the gate's early-return chains: each SPEC rule is a
 //! predicate in a table over facts read once from the document, and the answer is the first
@@ -10,6 +12,9 @@
 //! Readings of places where SPEC leaves room are marked "Reading:".
 
 use crate::json::{self, Json, Read};
+use ed25519_dalek::{Signature, VerifyingKey};
+use sha2::{Digest, Sha256};
+use std::cell::OnceCell;
 
 // ---------------------------------------------------------------------------------------
 // Gate decision 1: close_ledger.
@@ -545,6 +550,8 @@ pub struct CitationFacts {
     pub code_base: Option<String>,
     pub expires_at: String,
     pub written_at: String,
+    pub key_id: Option<String>,
+    pub sig: Option<String>,
 }
 
 /// A citation a strict reader may accept, or why not. Reading:
@@ -553,7 +560,11 @@ pub struct CitationFacts {
 /// * SPEC "Same-seed review": after a passed review "the citation names that pair (`fail_id`,
 ///   `pass_id`, `seed`)", so `same_seed_review: "passed"` needs a seed. A waived citation may
 ///   name one or not (the format says it is absent then; a reader need not insist);
-/// * optional members (`seed`, `code_base`) may be absent or null.
+/// * optional members (`seed`, `code_base`, `key_id`, `sig`) may be absent or null;
+/// * `key_id` is a non-empty string (the format says no more of it; a key the trust file
+///   declares follows the id rule, but a reader without one has nothing to look it up in);
+///   `sig` is 128 lowercase hex (the trust file's documented text form of a signature), and
+///   names its signer: a `sig` without a `key_id` is signed by no key the file can name.
 pub fn citation(text: &str) -> Result<CitationFacts, &'static str> {
     let doc = match json::read(text.as_bytes()) {
         Read::NotJson(..) => return Err("not JSON"),
@@ -588,6 +599,22 @@ pub fn citation(text: &str) -> Result<CitationFacts, &'static str> {
         None | Some(Json::Null) => None,
         Some(v) => Some(v.text().ok_or("code_base")?.to_string()),
     };
+    let key_id = match doc.get("key_id") {
+        None | Some(Json::Null) => None,
+        Some(v) => Some(non_empty(v).ok_or("key_id")?.to_string()),
+    };
+    let sig = match doc.get("sig") {
+        None | Some(Json::Null) => None,
+        Some(v) => Some(
+            v.text()
+                .filter(|t| signature_bytes(t).is_some())
+                .ok_or("sig")?
+                .to_string(),
+        ),
+    };
+    if sig.is_some() && key_id.is_none() {
+        return Err("a sig that names no key_id");
+    }
     Ok(CitationFacts {
         patch_id: s("patch_id")?,
         property_id: s("property_id")?,
@@ -603,6 +630,8 @@ pub fn citation(text: &str) -> Result<CitationFacts, &'static str> {
         code_base,
         expires_at: time("expires_at")?,
         written_at: time("written_at")?,
+        key_id,
+        sig,
     })
 }
 
@@ -662,6 +691,309 @@ pub fn is_rfc3339(s: &str) -> bool {
                 && num(i + 4, 2).is_some_and(|m| m <= 59)
         }
         _ => false,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Signed citations (`authenticate_citation`): SPEC "Who may cite"; the canonical bytes and
+// the file name as `Citation`'s `# Canonical bytes and file name` and the canonical form's
+// documentation define them; the trust file's roles as its `# Format` says.
+
+/// One key a trust file declares (the oracle is told them; it does not read the file).
+#[derive(Debug, Clone)]
+pub struct TrustKey {
+    pub key_id: String,
+    /// `local`, `remote` or `citer`.
+    pub role: &'static str,
+    pub public_key: VerifyingKey,
+}
+
+/// How a citation that may be honoured stands (SPEC "Who may cite").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// Its `sig` verifies under the trust file's `citer` key of this id.
+    Signed(String),
+    /// There is no trust file: honoured, and every view says `unauthenticated citation`.
+    Unauthenticated,
+}
+
+/// Why a stored citation is `invalid`: the rule that refused it, and for a text that is not
+/// a citation at all, what [`citation`] said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    pub rule: &'static str,
+    pub detail: &'static str,
+}
+
+pub const NOT_A_CITATION: &str = "not a citation";
+pub const ID_RULE: &str = "property id outside the id rule";
+pub const NAME: &str = "file name does not match the text";
+pub const UNSIGNED: &str = "unsigned";
+pub const UNDECLARED: &str = "key_id names no key of the trust file";
+pub const NOT_CITER: &str = "key_id names a key declared for another role";
+pub const NO_CANONICAL: &str = "no canonical bytes";
+pub const FORGED: &str = "sig does not verify over the canonical bytes";
+
+/// Every rule, in the order the answer is read from (for coverage counts).
+pub const SIGNED_RULES: [&str; 8] = [
+    NOT_A_CITATION,
+    ID_RULE,
+    NAME,
+    UNSIGNED,
+    UNDECLARED,
+    NOT_CITER,
+    NO_CANONICAL,
+    FORGED,
+];
+
+/// What the oracle knows of one stored citation, read once; the signature is checked only
+/// when a rule asks (it is the one costly fact).
+struct Stored<'a> {
+    reading: Result<CitationFacts, &'static str>,
+    id_ok: bool,
+    name_ok: bool,
+    /// The declaration `key_id` names, whatever its role.
+    key: Option<&'a TrustKey>,
+    canonical: Option<Vec<u8>>,
+    verified: OnceCell<bool>,
+}
+
+impl Stored<'_> {
+    fn facts(&self) -> Option<&CitationFacts> {
+        self.reading.as_ref().ok()
+    }
+
+    fn verified(&self) -> bool {
+        *self.verified.get_or_init(
+            || match (self.key, self.canonical.as_deref(), self.facts()) {
+                (Some(key), Some(bytes), Some(c)) => c
+                    .sig
+                    .as_deref()
+                    .is_some_and(|sig| verifies(&key.public_key, bytes, sig)),
+                _ => false,
+            },
+        )
+    }
+}
+
+/// `(rule, refuses)`: the first rule that refuses a citation says why it is `invalid`.
+type StoredRule = (&'static str, fn(&Stored<'_>) -> bool);
+
+/// Without a trust file: "citations are honoured" when they are citations whose property
+/// id can name a file (the store names files by it).
+const WITHOUT_TRUST: [StoredRule; 2] = [
+    (NOT_A_CITATION, |s| s.facts().is_none()),
+    (ID_RULE, |s| !s.id_ok),
+];
+
+/// With a trust file: "honoured only if its signature verifies against a `citer` key of
+/// that file and its file name matches its content".
+const WITH_TRUST: [StoredRule; 8] = [
+    (NOT_A_CITATION, |s| s.facts().is_none()),
+    (ID_RULE, |s| !s.id_ok),
+    (NAME, |s| !s.name_ok),
+    (UNSIGNED, |s| {
+        s.facts()
+            .is_some_and(|c| c.key_id.is_none() || c.sig.is_none())
+    }),
+    (UNDECLARED, |s| s.key.is_none()),
+    (NOT_CITER, |s| s.key.is_some_and(|k| k.role != "citer")),
+    (NO_CANONICAL, |s| s.canonical.is_none()),
+    (FORGED, |s| !s.verified()),
+];
+
+/// SPEC "Who may cite" for one file of the store: `text` its whole text, `file_name` its
+/// name, `trust` the keys the repository's trust file declares, when it has one.
+pub fn authenticate(
+    text: &str,
+    file_name: &str,
+    trust: Option<&[TrustKey]>,
+) -> Result<(CitationFacts, Standing), Refusal> {
+    let reading = citation(text);
+    let facts = reading.as_ref().ok();
+    let canonical = match (facts, json::read(text.as_bytes())) {
+        (Some(_), Read::Doc(doc)) => canonical_without_sig(&doc),
+        _ => None,
+    };
+    let stored = Stored {
+        id_ok: facts.is_some_and(|c| follows_id_rule(&c.property_id)),
+        name_ok: facts
+            .is_some_and(|c| citation_file_name(&c.property_id, &c.written_at, text) == file_name),
+        key: facts
+            .and_then(|c| c.key_id.as_deref())
+            .and_then(|id| trust?.iter().find(|k| k.key_id == id)),
+        canonical,
+        verified: OnceCell::new(),
+        reading,
+    };
+    let rules: &[StoredRule] = if trust.is_some() {
+        &WITH_TRUST
+    } else {
+        &WITHOUT_TRUST
+    };
+    if let Some((rule, _)) = rules.iter().find(|(_, refuses)| refuses(&stored)) {
+        let detail = stored.reading.as_ref().err().copied().unwrap_or("");
+        return Err(Refusal { rule, detail });
+    }
+    let standing = match (trust, stored.key) {
+        (Some(_), Some(key)) => Standing::Signed(key.key_id.clone()),
+        _ => Standing::Unauthenticated,
+    };
+    let facts = stored.reading.map_err(|detail| Refusal {
+        rule: NOT_A_CITATION,
+        detail,
+    })?;
+    Ok((facts, standing))
+}
+
+/// The id rule (the trust file's `key_id`, and every id that names a file): ASCII letters,
+/// digits, `.`, `_` and `-`, the first a letter or a digit, at most 128 of them.
+pub fn follows_id_rule(id: &str) -> bool {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    let mut chars = id.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.clone().all(allowed)
+        && id.chars().count() <= 128
+}
+
+/// The name of the store's file holding `text`: `<property_id>.<written_at's ASCII letters
+/// and digits>.<the first 8 hex digits of the SHA-256 of the whole text>.json`.
+pub fn citation_file_name(property_id: &str, written_at: &str, text: &str) -> String {
+    let stamp: String = written_at
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    format!("{property_id}.{stamp}.{hex}.json")
+}
+
+/// A `sig`'s 64 bytes: exactly 128 lowercase hex digits.
+pub fn signature_bytes(sig: &str) -> Option<[u8; 64]> {
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let b = sig.as_bytes();
+    if b.len() != 128 {
+        return None;
+    }
+    let mut out = [0u8; 64];
+    for (i, pair) in b.chunks(2).enumerate() {
+        out[i] = digit(pair[0])? * 16 + digit(pair[1])?;
+    }
+    Some(out)
+}
+
+/// Whether `sig` (text form) is `key`'s ed25519 signature of `message`. Reading: "verifies"
+/// is RFC 8032 verification in its strict form — no small-order key or `R`, a canonical
+/// `S` — which the trust file's format asks of its keys ("not of small order").
+pub fn verifies(key: &VerifyingKey, message: &[u8], sig: &str) -> bool {
+    signature_bytes(sig).is_some_and(|b| {
+        key.verify_strict(message, &Signature::from_bytes(&b))
+            .is_ok()
+    })
+}
+
+/// The canonical bytes of a JSON object without its top-level `sig`: what a citer signs.
+/// `None` when `doc` is not an object or holds a value with no canonical form.
+pub fn canonical_without_sig(doc: &Json) -> Option<Vec<u8>> {
+    let Json::Obj(members) = doc else {
+        return None;
+    };
+    let kept: Vec<(String, Json)> = members
+        .iter()
+        .filter(|(k, _)| k != "sig")
+        .cloned()
+        .collect();
+    let mut out = String::new();
+    write_canonical(&Json::Obj(kept), &mut out)?;
+    Some(out.into_bytes())
+}
+
+/// Appends the canonical form of `v`: no whitespace; an object's members sorted by their
+/// keys' UTF-8 bytes, at every depth; arrays in order; strings as [`write_canonical_str`]
+/// spells them; integers as [`canonical_integer`] does; `true`, `false`, `null`.
+fn write_canonical(v: &Json, out: &mut String) -> Option<()> {
+    match v {
+        Json::Null => out.push_str("null"),
+        Json::Bool(true) => out.push_str("true"),
+        Json::Bool(false) => out.push_str("false"),
+        Json::Num(text) => out.push_str(&canonical_integer(text)?),
+        Json::Str(s) => write_canonical_str(s, out),
+        Json::Arr(items) => {
+            let mut sep = "";
+            out.push('[');
+            for it in items {
+                out.push_str(sep);
+                write_canonical(it, out)?;
+                sep = ",";
+            }
+            out.push(']');
+        }
+        Json::Obj(members) => {
+            let mut order: Vec<usize> = (0..members.len()).collect();
+            order.sort_by(|&a, &b| members[a].0.as_bytes().cmp(members[b].0.as_bytes()));
+            let mut sep = "";
+            out.push('{');
+            for i in order {
+                out.push_str(sep);
+                write_canonical_str(&members[i].0, out);
+                out.push(':');
+                write_canonical(&members[i].1, out)?;
+                sep = ",";
+            }
+            out.push('}');
+        }
+        // Text the reader never makes: no canonical form.
+        Json::Raw(_) => return None,
+    }
+    Some(())
+}
+
+/// A string as the canonical form spells it (as serde_json writes strings): `"` and `\`
+/// escaped with a backslash; backspace, form feed, line feed, carriage return and tab as
+/// `\b \f \n \r \t`; every other character below U+0020 as `\u00xx` with lowercase hex;
+/// everything else (`/`, DEL, U+2028, any non-ASCII) as itself.
+fn write_canonical_str(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{0}'..='\u{1f}' => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A number's canonical text: an integer written without fraction or exponent, in decimal,
+/// from 0 to 2^64-1 without a sign and from -2^63 to -1 with `-`. Anything else (`1.5`, `1e3`,
+/// `100.0`, an integer past those ends) has none. Reading: `-0` has none either — the range
+/// with a sign ends before zero, and zero is written without one, so no canonical text would
+/// say what `-0` said.
+pub fn canonical_integer(text: &str) -> Option<String> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let magnitude: u128 = digits.parse().ok()?;
+    match negative {
+        false if magnitude <= u128::from(u64::MAX) => Some(magnitude.to_string()),
+        true if (1..=1u128 << 63).contains(&magnitude) => Some(format!("-{magnitude}")),
+        _ => None,
     }
 }
 
