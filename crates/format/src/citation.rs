@@ -141,16 +141,16 @@ impl Citation {
             if value.get("seed").is_some_and(|v| !v.is_null()) {
                 f.seed("seed")?;
             }
-            if value.get("key_id").is_some()
-                && crate::hash::check_id("key id", f.text("key_id")?).is_err()
-            {
+            // `key_id` and `sig` are optional: absent or null (SPEC's reading rules).
+            let given = |key: &str| value.get(key).is_some_and(|v| !v.is_null());
+            if given("key_id") && crate::hash::check_id("key id", f.text("key_id")?).is_err() {
                 return Err(invalid(
                     "key_id",
                     "ASCII letters, digits, `.`, `_` and `-`, starting with a letter or digit, at most 128",
                 ));
             }
-            if value.get("sig").is_some() {
-                if value.get("key_id").is_none() {
+            if given("sig") {
+                if !given("key_id") {
                     return Err(invalid("key_id", "the id of the key that made `sig`"));
                 }
                 crate::trust::signature_from_hex(f.text("sig")?).map_err(|_| {
@@ -316,6 +316,46 @@ mod tests {
         );
         assert_eq!(field(edit("\"seed\": 1102", "\"seed\": -1")).0, "seed");
         assert!(matches!(edit("{", "[{"), ParseError::NotJson { .. }));
+    }
+
+    #[test]
+    fn signed_members_canonical_bytes_and_file_name() {
+        let c = citation();
+        let text = c.to_json_pretty();
+        // `sig` is left out of what it signs; every other member is in, keys sorted, compact.
+        let canonical = String::from_utf8(c.canonical_bytes()).unwrap();
+        assert!(!canonical.contains("\"sig\""), "{canonical}");
+        assert!(
+            canonical.starts_with("{\"bound\":\"parse(print(total))=total\",\"code\":"),
+            "{canonical}"
+        );
+        assert!(canonical.contains("\"key_id\":\"citer-1\""), "{canonical}");
+        assert_eq!(
+            crate::canonical::canonical_bytes_without_sig(&text).unwrap(),
+            c.canonical_bytes()
+        );
+        // The name: property, written_at's letters and digits, the text's hash.
+        let name = c.file_name(&text);
+        let hash = crate::hash::sha256_hex(text.as_bytes());
+        assert_eq!(
+            name,
+            format!(
+                "order_receipt_roundtrip.20261201T000000Z.{}.json",
+                &hash[..8]
+            )
+        );
+        assert_ne!(c.file_name(&format!("{text} ")), name);
+        let field = |text: String| match Citation::parse(&text).unwrap_err() {
+            ParseError::Field(f) => f.field,
+            other => panic!("{other}"),
+        };
+        let no_key = text.replace("\"key_id\": \"citer-1\",", "");
+        assert_eq!(field(no_key), "key_id");
+        assert_eq!(field(text.replace(&"ab".repeat(64), "AB")), "sig");
+        assert_eq!(field(text.replace("\"citer-1\"", "\"../k\"")), "key_id");
+        // Null is absent.
+        let unsigned = text.replace(&format!("\"{}\"", "ab".repeat(64)), "null");
+        assert_eq!(Citation::parse(&unsigned).unwrap().sig, None);
     }
 
     #[test]
