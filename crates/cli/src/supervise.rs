@@ -13,11 +13,15 @@
 //! `progress` (seeds done of planned, failures, elapsed time; about every 100 ms per running
 //! property, see `progress.rs`). Whatever else the worker's
 //! stdout carries (a property's own `println!`) is passed through unchanged; its stderr is the
-//! supervisor's. A property that started and never sent `done` is the one the process died
-//! in: the supervisor reads its receipt (open, `stopped_early: true`: the last attempted seed
-//! is the trial that was running, see the runner's `ledger.rs`) and its witness rows, and
-//! appends the missing row of the crashed trial (`crash:<SIGNAL>` or `exit:<status>`) when
-//! the culprit is certain. The worker does not write its rows: it copies them into a memory
+//! supervisor's. A run that started and never sent `done` either finished — its receipt is
+//! closed (`finished_at` written, nothing left to shrink): the worker reports runs in suite
+//! order, so a run that finished beside a longer one waits for it, and it is reported as its
+//! receipt says, never as a crash — or is one the process died in: the supervisor reads its
+//! receipt (open, `stopped_early: true`: the last attempted seed is the trial that was
+//! running, see the runner's `ledger.rs`) and its witness rows, and appends the missing row
+//! of the crashed trial (`crash:<SIGNAL>` or `exit:<status>`) when the culprit is certain:
+//! it was the only run under way (finished runs do not count) and nothing stopped the
+//! process from outside. The worker does not write its rows: it copies them into a memory
 //! mapping the supervisor created and passed by descriptor (hidden `--pending-rows-fd`, the
 //! runner's `PendingRows`), and a thread of the supervisor (the runner's `Drainer`) appends
 //! them to the witness file while the trials go on. When the worker is gone, the drainer
@@ -470,7 +474,20 @@ fn supervise(
         .into_iter()
         .map(|lost| (lost.run_id, lost.error))
         .collect();
-    // The runs the worker died in.
+    // Runs whose receipts say they finished are reported as their receipts say; the
+    // worker died in the others.
+    for (property, summary) in finished_in_flight(&mut seen, selected, config) {
+        if let Some((_, e)) = lost_rows
+            .iter()
+            .find(|(id, _)| Some(id) == summary.receipt.run_id.as_ref())
+        {
+            errln!(
+                "warning: `{}` finished, but the witness rows of its last trials, which the run process had not appended yet, could not be written: {e}",
+                property.id
+            );
+        }
+        report(property, Ok(summary));
+    }
     let several = seen.in_flight.len() > 1;
     let crashes: Vec<Crash> = seen
         .in_flight
@@ -502,9 +519,11 @@ fn supervise(
         );
         // Several runs were under way and nothing says which one ended the process.
         let note = if several && signal.is_none() && timed_out.is_empty() {
+            let ids: Vec<&str> = seen.in_flight.iter().map(|(id, _)| id.as_str()).collect();
             Some(format!(
-                "; {} properties were running when the process died and any of them may have caused it (run with --jobs 1 or one --property to tell)",
-                seen.in_flight.len()
+                "; {} properties were running when the process died (`{}`) and any of them may have caused it (run with --jobs 1 or one --property to tell)",
+                ids.len(),
+                ids.join("`, `")
             ))
         } else if parallel_seeds && signal.is_none() && timed_out.is_empty() {
             Some(format!(
@@ -564,6 +583,54 @@ fn supervise(
         outcome.tool_error = true;
     }
     outcome
+}
+
+/// Takes out of `seen.in_flight` the runs whose receipts on disk say they finished — closed
+/// under their own run id (`finished_at` written) with no shrinking left (`shrink_status` not
+/// `in_progress`) — and returns them in suite order with the summary to report. The worker
+/// reports runs in suite order, so a run that finished beside a longer one sends its `done`
+/// only after that one's: a process that dies meanwhile leaves finished runs without one.
+/// A finished run is never what the process died in; the receipt is what is reported.
+fn finished_in_flight<'a>(
+    seen: &mut Seen,
+    selected: &'a [Property],
+    config: &RunConfig,
+) -> Vec<(&'a Property, RunSummary)> {
+    let mut finished = Vec::new();
+    for property in selected {
+        let Some(at) = seen.in_flight.iter().position(|(id, _)| id == property.id) else {
+            continue;
+        };
+        let run_id = seen.in_flight[at].1.as_str();
+        let Ok((receipt_path, witness_path)) =
+            evidence_paths(&config.out_dir, &config.patch_id, property.id)
+        else {
+            continue;
+        };
+        let closed = std::fs::read_to_string(&receipt_path)
+            .ok()
+            .and_then(|t| parse_receipt(&t).ok())
+            .filter(|r| {
+                r.run_id.as_deref() == Some(run_id)
+                    && r.finished_at.is_some()
+                    && r.shrink_status.as_deref() != Some("in_progress")
+            });
+        if let Some(receipt) = closed {
+            seen.in_flight.remove(at);
+            seen.ended.push(property.id.to_string());
+            finished.push((
+                property,
+                RunSummary {
+                    property_id: property.id.to_string(),
+                    root: config.root.clone(),
+                    receipt_path,
+                    witness_path,
+                    receipt,
+                },
+            ));
+        }
+    }
+    finished
 }
 
 /// Handles one line of the worker's stdout: passes text through, acts on an event.
