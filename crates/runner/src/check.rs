@@ -14,7 +14,9 @@
 //! `ROOT/target/seedledger/<patch>/` as `prop run` does (patch `$SEEDLEDGER_PATCH_ID`, else
 //! `local`; code identity against `$SEEDLEDGER_BASE`, else HEAD), and panics on failure with
 //! the summary: failing seeds, signature, minimal input and the replay command. A failing
-//! `cargo test` is therefore replayable with `cargo xtask prop replay`.
+//! `cargo test` is therefore replayable with `cargo xtask prop replay`. The root is absolute
+//! before the run's first trial (the runner's `anchor.rs`): a property that changes the
+//! process's directory moves neither its own evidence nor that of a test running beside it.
 //!
 //! Use `prop run` for CI evidence (supervised, every property, JUnit, the freeze store); use
 //! `check` for the edit-compile-test loop of one property in an IDE or `cargo test`.
@@ -71,7 +73,9 @@ pub fn try_check(property: &Property) -> Result<RunSummary, String> {
 /// [`try_check`] in the workspace at `root` (its `props/`, its `target/seedledger/`): for
 /// tests that keep their evidence out of the real workspace, such as a planted bug's.
 pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, String> {
-    let root = root.to_path_buf();
+    // Tests of one binary share its process: another test's trial may change its directory
+    // while this one runs. The root is fixed before this run's first trial.
+    let root = crate::anchor::anchored(root);
     let count = match std::env::var("SEEDLEDGER_CASES") {
         Ok(text) => text
             .parse::<u64>()
@@ -109,12 +113,13 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
 }
 
 /// The workspace root for a test: from the test crate's directory (`CARGO_MANIFEST_DIR`, set
-/// by cargo when it runs the test), or the current directory, up to the first directory that
-/// has `props/`.
+/// by cargo when it runs the test), or the directory the test binary started in (the first
+/// [`crate::start_dir`], not whatever directory another test's trial moved the process to),
+/// up to the first directory that has `props/`.
 fn test_root() -> Result<PathBuf, String> {
     let start = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::current_dir().ok())
+        .map(|dir| crate::anchor::anchored(Path::new(&dir)))
+        .or_else(|| crate::anchor::start_dir().map(Path::to_path_buf))
         .ok_or("cannot tell where the test runs from")?;
     start
         .ancestors()
