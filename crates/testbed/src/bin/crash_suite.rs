@@ -23,6 +23,12 @@
 //! The `*_after_passes` properties end their process on their third trial only once the
 //! receipt of `passes` in the default output directory is closed: run beside `passes` with
 //! `--jobs 2`, the process dies with one run finished and one under way.
+//!
+//! `blocks_third` creates `blocked.marker` in the current directory on its third trial and
+//! then blocks until its process ends; `aborts_at_10_when_blocked` is `abort_at_10` that first
+//! waits for that file. Run side by side with `--jobs 2`, the process dies with both runs in
+//! a trial; replayed alone, only the second one's trial ends its process (the first one's is
+//! then a first trial, and passes).
 
 use seedledger_runner::{Fixture, PropResult, Property, TestCase, int, prop_assert};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -251,6 +257,34 @@ fn overflows_after_passes(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// The file `blocks_third` creates once it is blocked.
+const BLOCKED: &str = "blocked.marker";
+
+fn blocks_third(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if third(&TRIALS) {
+        let _ = std::fs::write(BLOCKED, b"");
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    Ok(())
+}
+
+fn aborts_at_10_when_blocked(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    if at_10(tc) {
+        for _ in 0..6000 {
+            if std::path::Path::new(BLOCKED).exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::process::abort();
+    }
+    Ok(())
+}
+
 const CRASH_SUITE: &[Property] = &[
     Property::new("passes", passes),
     Property::new("exits_zero", exits_zero),
@@ -272,6 +306,8 @@ const CRASH_SUITE: &[Property] = &[
     Property::new("masks_everything", masks_everything),
     Property::new("aborts_after_passes", aborts_after_passes),
     Property::new("overflows_after_passes", overflows_after_passes),
+    Property::new("blocks_third", blocks_third),
+    Property::new("aborts_at_10_when_blocked", aborts_at_10_when_blocked),
 ];
 
 fn main() -> std::process::ExitCode {

@@ -1020,3 +1020,82 @@ fn an_abort_beside_a_finished_run_in_json_blames_only_the_aborting_trial() {
 fn a_stack_overflow_beside_a_finished_run_blames_only_the_overflowing_trial() {
     crash_beside_a_finished_run("overflows_after_passes", true);
 }
+
+/// Two runs are in a trial when the process dies (`blocks_third` blocked in its third trial,
+/// `aborts_at_10_when_blocked` aborting on its first seed that draws `n >= 10`): each trial is
+/// replayed alone, one at a time; only the aborting one ends its process, so it gets its crash
+/// row, and every message names both runs and what their replays did.
+#[test]
+fn with_two_runs_in_a_trial_the_replays_alone_name_the_trial_that_ended_the_process() {
+    let scratch = Scratch::with(&["fails_at_10", "blocks_third", "aborts_at_10_when_blocked"]);
+    // The seed that aborts: the first failing seed of the ordinary twin.
+    let reference = scratch.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        "1..=20",
+        "--property",
+        "fails_at_10",
+        "--no-shrink",
+    ]);
+    assert_eq!(reference.code, 1, "{}", reference.stderr);
+    let aborting = seeds(&scratch.evidence("fails_at_10").receipt["failing_seeds"])[0];
+
+    let run = scratch.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        "1..=20",
+        "--jobs",
+        "2",
+        "--property",
+        "aborts_at_10_when_blocked",
+        "--property",
+        "blocks_third",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let lines: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |id: &str| {
+        let found: Vec<&Value> = lines.iter().filter(|l| l["property_id"] == id).collect();
+        assert_eq!(found.len(), 1, "one line for {id}: {}", run.stdout);
+        found[0].clone()
+    };
+    let (culprit, blocked) = (of("aborts_at_10_when_blocked"), of("blocks_third"));
+    for line in [&culprit, &blocked] {
+        assert_eq!(line["status"], "error", "{line}");
+        let error = line["error"].as_str().unwrap();
+        for told in [
+            "2 properties were running when the process died",
+            &format!(
+                "`aborts_at_10_when_blocked` seed {aborting} ended its process [crash:SIGABRT]"
+            ),
+            "`blocks_third` seed 3 ran to its end [ok]",
+            "so `aborts_at_10_when_blocked` ended it",
+        ] {
+            assert!(error.contains(told), "{told}: {error}");
+        }
+    }
+    assert_eq!(culprit["crash"]["seed"], aborting);
+    assert_eq!(culprit["crash"]["signature"], "crash:SIGABRT");
+    assert_eq!(blocked["crash"]["seed"], 3);
+    assert_eq!(blocked["crash"]["signature"], Value::Null);
+
+    let evidence = scratch.evidence("aborts_at_10_when_blocked");
+    evidence.assert_open_and_agreeing();
+    assert_eq!(evidence.attempted(), (1..=aborting).collect::<Vec<_>>());
+    let last = evidence.rows.last().unwrap();
+    assert_eq!(
+        (last.seed, last.signature.as_str()),
+        (aborting, "crash:SIGABRT")
+    );
+    let evidence = scratch.evidence("blocks_third");
+    assert_eq!(evidence.receipt["stopped_early"], true);
+    assert_eq!(evidence.attempted(), [1, 2, 3]);
+    assert_eq!(evidence.row_seeds(), [1, 2], "the blocked trial has no row");
+}
