@@ -1,24 +1,46 @@
-//! Paths fixed before the first trial. A trial runs in the process that writes its evidence
-//! and may change that process's directory (`std::env::set_current_dir`); a relative path
-//! opened after it would then name another file. Every path the runner and the command line
-//! open after a trial may have run is absolute: relative ones are joined to the directory the
-//! process was in when [`start_dir`] was first called, which the command line does before it
-//! parses its arguments and [`crate::check`] before its first run. Joining is lexical
-//! (`std::path::absolute`: `.` components dropped, `..` and symbolic links kept), so an
-//! anchored path names the file its relative spelling named at the start.
+//! Paths and environment fixed before the first trial. A trial runs in the process that
+//! writes its evidence and may change that process's directory (`std::env::set_current_dir`)
+//! or environment; a relative path opened after it would then name another file, and git
+//! started after it (is the spec committed?) could be pointed at another repository. Every
+//! path the runner and the command line open after a trial may have run is absolute:
+//! relative ones are joined to the directory the process was in when [`start_dir`] was first
+//! called, which the command line does before it parses its arguments and [`crate::check`]
+//! before its first run; and git is started with the environment of that moment. Joining is
+//! lexical (`std::path::absolute`: `.` components dropped, `..` and symbolic links kept), so
+//! an anchored path names the file its relative spelling named at the start.
 
 use crate::run::RunConfig;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-static START: OnceLock<Option<PathBuf>> = OnceLock::new();
+/// The process's directory and environment when first asked.
+struct Start {
+    dir: Option<PathBuf>,
+    env: Vec<(OsString, OsString)>,
+}
 
-/// The directory the process was in when this was first called (`None` when it could not be
-/// told, for example because it was removed): what relative paths are anchored to.
+static START: OnceLock<Start> = OnceLock::new();
+
+fn start() -> &'static Start {
+    START.get_or_init(|| Start {
+        dir: std::env::current_dir().ok(),
+        env: std::env::vars_os().collect(),
+    })
+}
+
+/// The directory the process was in when this (or [`anchored`]) was first called (`None`
+/// when it could not be told, for example because it was removed): what relative paths are
+/// anchored to. The environment of that moment is kept as well, for the processes the
+/// runner starts (see [`start_env`]).
 pub fn start_dir() -> Option<&'static Path> {
-    START
-        .get_or_init(|| std::env::current_dir().ok())
-        .as_deref()
+    start().dir.as_deref()
+}
+
+/// The process's environment when [`start_dir`] was first called: the environment git is
+/// started with, whatever a trial set since.
+pub(crate) fn start_env() -> &'static [(OsString, OsString)] {
+    &start().env
 }
 
 /// `path` as an absolute path: unchanged when it is one, else joined to [`start_dir`] (the

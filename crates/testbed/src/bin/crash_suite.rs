@@ -18,7 +18,8 @@
 //! Trials that bend what the process shares rather than end it, for the evidence-path tests
 //! (`crates/testbed/tests/cli/anchored.rs`): `moves_at_10` is `fails_at_10` that first
 //! changes the process's directory to `$CRASH_SUITE_MOVE_TO`; `masks_everything` sets the
-//! umask to `0o777` on its first trial and passes.
+//! umask to `0o777` on its first trial and passes; `misleads_git` sets `GIT_DIR` to a path
+//! that is no repository and passes.
 //!
 //! The `*_after_passes` properties end their process on their third trial only once the
 //! receipt of `passes` in the default output directory is closed: run beside `passes` with
@@ -223,6 +224,16 @@ fn masks_everything(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+fn misleads_git(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let _ = tc.draw(&int(0..=9u8));
+    // SAFETY: the run of this suite that sets it runs one property at a time (`--jobs 1`),
+    // and no other thread of the process reads the environment meanwhile.
+    unsafe {
+        std::env::set_var("GIT_DIR", "/nonexistent/seedledger-misled");
+    }
+    Ok(())
+}
+
 /// Returns once the receipt of `passes` (default output directory and patch, run from the
 /// root) says its run finished every planned seed; gives up after a minute.
 fn after_passes_closed() {
@@ -304,6 +315,7 @@ const CRASH_SUITE: &[Property] = &[
     Property::new("hang_at_10", hang_at_10),
     Property::new("moves_at_10", moves_at_10),
     Property::new("masks_everything", masks_everything),
+    Property::new("misleads_git", misleads_git),
     Property::new("aborts_after_passes", aborts_after_passes),
     Property::new("overflows_after_passes", overflows_after_passes),
     Property::new("blocks_third", blocks_third),

@@ -2,7 +2,8 @@
 //! or umask moves no evidence and costs no reading of it. The trials live in the test-only
 //! `crash_suite` binary (`moves_at_10` changes directory to `$CRASH_SUITE_MOVE_TO` and fails on
 //! the inputs where its ordinary twin `fails_at_10` fails; `masks_everything` sets the umask to
-//! `0o777`); every path on the command lines here is relative to the scratch root.
+//! `0o777`; `misleads_git` sets `GIT_DIR` to a path that is no repository); every path on the
+//! command lines here is relative to the scratch root.
 
 use crate::support::{Run, crash_command, crash_root, finish};
 use seedledger_format::{Verdict, WitnessRow, parse_witness_lines};
@@ -21,7 +22,13 @@ struct Scratch {
 impl Scratch {
     fn new() -> Scratch {
         Scratch {
-            root: crash_root(&["fails_at_10", "moves_at_10", "masks_everything", "passes"]),
+            root: crash_root(&[
+                "fails_at_10",
+                "moves_at_10",
+                "masks_everything",
+                "misleads_git",
+                "passes",
+            ]),
             away: tempfile::tempdir().unwrap(),
         }
     }
@@ -259,4 +266,52 @@ fn a_trial_that_sets_the_umask_leaves_the_evidence_files_modes_explicit() {
         assert_eq!(mode, 0o644, "{name}: {mode:o}");
     }
     assert_eq!(scratch.receipt("out", "passes")["stopped_early"], false);
+}
+
+/// A trial that sets `GIT_DIR` changes nothing a later run records: the next property's spec,
+/// committed in the scratch repository, is still read as committed (`spec_committed: true`,
+/// `oracle_source: human_reviewed`).
+#[test]
+fn a_trial_that_sets_git_dir_does_not_change_what_the_next_run_records() {
+    let scratch = Scratch::new();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.invalid",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(scratch.path())
+            .env_remove("GIT_DIR")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "props", "fixtures"]);
+    git(&["commit", "-q", "-m", "specs"]);
+    let run = scratch.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        "101..=105",
+        "--jobs",
+        "1",
+        "--property",
+        "misleads_git",
+        "--property",
+        "passes",
+        "--out",
+        "out",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for id in ["misleads_git", "passes"] {
+        let receipt = scratch.receipt("out", id);
+        assert_eq!(receipt["spec_committed"], true, "{id}: {receipt}");
+        assert_eq!(receipt["oracle_source"], "human_reviewed", "{id}");
+    }
 }
