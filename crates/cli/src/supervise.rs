@@ -13,19 +13,12 @@
 //! `progress` (seeds done of planned, failures, elapsed time; about every 100 ms per running
 //! property, see `progress.rs`). Whatever else the worker's
 //! stdout carries (a property's own `println!`) is passed through unchanged; its stderr is the
-//! supervisor's. A run that started and never sent `done` either finished — its receipt is
-//! closed (`finished_at` written, nothing left to shrink): the worker reports runs in suite
-//! order, so a run that finished beside a longer one waits for it, and it is reported as its
-//! receipt says, never as a crash — or is one the process died in: the supervisor reads its
+//! supervisor's. A property that started and never sent `done`, and whose receipt is not
+//! closed, is one the process died in (see "Crash blame" below): the supervisor reads its
 //! receipt (open, `stopped_early: true`: the last attempted seed is the trial that was
 //! running, see the runner's `ledger.rs`) and its witness rows, and appends the missing row
-//! of the crashed trial (`crash:<SIGNAL>` or `exit:<status>`) when the culprit is certain:
-//! it was the only run under way (finished runs do not count) and nothing stopped the
-//! process from outside. When several runs were in a trial, each one's trial is replayed
-//! alone, one at a time, in an `--isolate` trial worker (under its receipt's scheme, on the
-//! fixture it pinned, for at most [`REPLAY_ALONE_TIMEOUT`]): when exactly one ends its process
-//! and every other runs to its end, that one is certain and gets the row; every crashed
-//! run's message names the runs under way and what each replay did. The worker does not write its rows: it copies them into a memory
+//! of the crashed trial (`crash:<SIGNAL>` or `exit:<status>`) when the culprit is certain.
+//! The worker does not write its rows: it copies them into a memory
 //! mapping the supervisor created and passed by descriptor (hidden `--pending-rows-fd`, the
 //! runner's `PendingRows`), and a thread of the supervisor (the runner's `Drainer`) appends
 //! them to the witness file while the trials go on. When the worker is gone, the drainer
@@ -37,6 +30,19 @@
 //! (or shrink) ended the process — a crash is a failed property; 2 when the worker died
 //! outside any property (a crash of the tool); 128 + the signal (130 for SIGINT, 143 for
 //! SIGTERM) when the supervisor or the worker was interrupted.
+//!
+//! Crash blame agrees with the receipts. The worker reports runs in suite order, so a run
+//! that finished beside a longer one sends its `done` only after that one's; a run whose
+//! receipt is closed under its run id (`finished_at` written, `shrink_status` not
+//! `in_progress`) finished, whatever the worker sent, and is reported as its receipt says,
+//! never as a crash. Of the others, a lone one is certain to be the culprit unless the
+//! process was stopped from outside or timed out, its seeds ran on several workers, or rows
+//! of its finished trials could not be appended. When several were in a trial, each one's
+//! trial is replayed alone, one at a time, in an `--isolate` trial worker (under its
+//! receipt's scheme, on the fixture it pinned, for at most [`REPLAY_ALONE_TIMEOUT`]): when
+//! exactly one ends its process and every other runs to its end, that one is certain and
+//! gets the row; every crashed run's message names the runs under way and what each replay
+//! did.
 
 use crate::prop::Format;
 use seedledger_format::{Receipt, WitnessRow, parse_witness_lines};
