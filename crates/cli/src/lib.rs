@@ -115,6 +115,9 @@ pub fn main() -> ExitCode {
 /// The command line over `suites` (concatenated, in run order): parses the process's
 /// arguments, runs the command, returns its exit status.
 pub fn main_with(suites: &[&[seedledger_runner::Property]]) -> ExitCode {
+    // Relative paths on the command line name files in this directory, whatever a trial does
+    // to the process's directory later (see the runner's `anchor.rs`).
+    let _ = seedledger_runner::start_dir();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -385,7 +385,27 @@ fn parse_partition(text: &str) -> Result<seedledger_format::Partition, String> {
 }
 
 fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
-    let root = root_of(&args.common);
+    // The supervised worker runs the trials: its root and output directory are fixed before
+    // the first one (the runner's `anchor.rs`), so a trial that changes directory moves no
+    // evidence. The supervisor runs none and keeps them as given, for what it prints.
+    let worker = args.supervised_worker;
+    let fixed = |path: PathBuf| match worker {
+        Some(_) => seedledger_runner::anchored(&path),
+        None => path,
+    };
+    let root = fixed(root_of(&args.common));
+    // The CI files written at the end, and whether to write them, fixed now as well.
+    let junit = args
+        .junit
+        .as_deref()
+        .map(|given| (given, seedledger_runner::anchored(given)));
+    let on_github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+    let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY")
+        .filter(|p| !p.is_empty())
+        .map(|given| {
+            let anchored = seedledger_runner::anchored(Path::new(&given));
+            (PathBuf::from(given), anchored)
+        });
     if let Err(e) = seedledger_format::check_id("patch id", &args.patch_id) {
         return error(format_args!("--patch-id: {e}"));
     }
@@ -432,7 +452,6 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     };
     // Supervised (see `supervise.rs`): the worker runs the properties, so it alone computes
     // the code identity (and refuses a bad --base); the supervisor alone judges the freezes.
-    let worker = args.supervised_worker;
     let code = match worker.map(|_| seedledger_runner::code_identity(&root, args.base.as_deref())) {
         None => None,
         Some(Ok(code)) => Some(code),
@@ -479,7 +498,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         out_dir: args
             .out
             .clone()
-            .unwrap_or_else(|| root.join("target").join("seedledger")),
+            .map_or_else(|| root.join("target").join("seedledger"), fixed),
         root,
         patch_id: args.patch_id.clone(),
         runner: args.runner.into(),
@@ -575,7 +594,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         status = ExitStatus::Error;
     }
     // CI projections of the receipts, after every property finished.
-    if let Some(path) = &args.junit {
+    if let Some((path, anchored)) = &junit {
         let info = crate::report::RunInfo {
             patch_id: &args.patch_id,
             runner: Runner::from(args.runner).as_str(),
@@ -583,7 +602,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         let written = crate::report::junit_xml(&results, info)
             .map_err(|e| e.to_string())
             .and_then(|xml| {
-                seedledger_format::write_atomic(path, xml.as_bytes()).map_err(|e| e.to_string())
+                seedledger_format::write_atomic(anchored, xml.as_bytes()).map_err(|e| e.to_string())
             });
         if let Err(e) = written {
             errln!(
@@ -593,14 +612,13 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
             status = ExitStatus::Error;
         }
     }
-    let on_github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
     if args.github_annotations || on_github {
         eprint!("{}", crate::report::github_annotations(&results));
-        if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        if let Some((path, anchored)) = &step_summary {
             let appended = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
-                .open(&path)
+                .open(anchored)
                 .and_then(|mut file| {
                     std::io::Write::write_all(
                         &mut file,
@@ -610,7 +628,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
             if let Err(e) = appended {
                 errln!(
                     "warning: failed to append the step summary to `{}`: {e}",
-                    Path::new(&path).display()
+                    path.display()
                 );
             }
         }
@@ -955,8 +973,11 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         Ok(key) => key,
         Err(e) => return error(format_args!("{e:#}")),
     };
+    // The row is appended after the trial, which may change the process's directory: the
+    // witness file is fixed now (the runner's `anchor.rs`); it is printed as given.
+    let anchored_witnesses = seedledger_runner::anchored(&witness_path);
     let target = ReplayTarget {
-        witness_path: &witness_path,
+        witness_path: &anchored_witnesses,
         runner: args.runner.into(),
         expected_fixture_hash: expected,
         patch_id,
@@ -1005,7 +1026,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
             location,
             compared: result.outcome.failure().and_then(|f| f.compared.clone()),
             witness_id: result.witness.as_ref().map(|w| w.witness_id.clone()),
-            witness_file: result.witness.as_ref().map(|_| result.witness_path.clone()),
+            witness_file: result.witness.as_ref().map(|_| witness_path.clone()),
         };
         outln!("{}", crate::output::line(&line));
     } else {
@@ -1057,7 +1078,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
                 "  witness row {} ({}) appended to {}",
                 w.witness_id,
                 w.runner,
-                result.witness_path.display()
+                witness_path.display()
             );
         }
     }
@@ -1094,12 +1115,21 @@ pub(crate) fn receipt_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
-    let root = root_of(&args.common);
+    // Every replay's trial may change the process's directory: the root, the receipts'
+    // directory and the output directory are fixed before the first (the runner's
+    // `anchor.rs`); paths are printed as given.
+    let root = seedledger_runner::anchored(&root_of(&args.common));
+    let dir = seedledger_runner::anchored(&args.dir);
+    let out = seedledger_runner::anchored(&args.out);
+    let shown = |path: &Path, anchored: &Path, given: &Path| {
+        path.strip_prefix(anchored)
+            .map_or_else(|_| path.to_path_buf(), |rest| given.join(rest))
+    };
     let signer = match crate::trust::runner_key(args.runner.into(), &root) {
         Ok(key) => key,
         Err(e) => return error(format_args!("{e:#}")),
     };
-    let files = match receipt_files(&args.dir) {
+    let files = match receipt_files(&dir) {
         Ok(files) => files,
         Err(e) => {
             return error(format_args!(
@@ -1114,8 +1144,9 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
     let mut codes: std::collections::HashMap<Option<String>, Result<String, String>> =
         std::collections::HashMap::new();
     let mut status = ExitStatus::Success;
-    for file in files {
-        let receipt = match std::fs::read_to_string(&file)
+    for anchored_file in files {
+        let file = shown(&anchored_file, &dir, &args.dir);
+        let receipt = match std::fs::read_to_string(&anchored_file)
             .map_err(|e| e.to_string())
             .and_then(|t| Receipt::parse(&t).map_err(|e| e.to_string()))
         {
@@ -1165,8 +1196,8 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
             }
             (Err(_), None) => None,
         };
-        let witness_path = match seedledger_runner::evidence_paths(
-            &args.out,
+        let anchored_witnesses = match seedledger_runner::evidence_paths(
+            &out,
             &receipt.patch_id,
             &receipt.property_id,
         ) {
@@ -1185,7 +1216,7 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
             .iter()
             .map(|f| (f.seed, f.signature.clone()))
             .collect();
-        let beside = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
+        let beside = anchored_file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
         if let Ok(text) = std::fs::read_to_string(&beside) {
             for line in seedledger_format::parse_witness_lines(&text) {
                 if let Ok(row) = line.row
@@ -1200,7 +1231,7 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
         let mut failed_run = None;
         for &seed in &receipt.failing_seeds {
             let target = ReplayTarget {
-                witness_path: &witness_path,
+                witness_path: &anchored_witnesses,
                 runner: args.runner.into(),
                 expected_fixture_hash: Some(&receipt.fixture_hash),
                 patch_id: &receipt.patch_id,
@@ -1236,6 +1267,7 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
         if !again.is_empty() {
             status = status.max(ExitStatus::No);
         }
+        let witness_path = shown(&anchored_witnesses, &out, &args.out);
         let mut signatures: Vec<&str> = again.iter().map(|(_, s)| s.as_str()).collect();
         signatures.dedup();
         match args.common.format {

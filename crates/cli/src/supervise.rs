@@ -13,11 +13,12 @@
 //! `progress` (seeds done of planned, failures, elapsed time; about every 100 ms per running
 //! property, see `progress.rs`). Whatever else the worker's
 //! stdout carries (a property's own `println!`) is passed through unchanged; its stderr is the
-//! supervisor's. A property that started and never sent `done` is the one the process died
-//! in: the supervisor reads its receipt (open, `stopped_early: true`: the last attempted seed
-//! is the trial that was running, see the runner's `ledger.rs`) and its witness rows, and
-//! appends the missing row of the crashed trial (`crash:<SIGNAL>` or `exit:<status>`) when
-//! the culprit is certain. The worker does not write its rows: it copies them into a memory
+//! supervisor's. A property that started and never sent `done`, and whose receipt is not
+//! closed, is one the process died in (see "Crash blame" below): the supervisor reads its
+//! receipt (open, `stopped_early: true`: the last attempted seed is the trial that was
+//! running, see the runner's `ledger.rs`) and its witness rows, and appends the missing row
+//! of the crashed trial (`crash:<SIGNAL>` or `exit:<status>`) when the culprit is certain.
+//! The worker does not write its rows: it copies them into a memory
 //! mapping the supervisor created and passed by descriptor (hidden `--pending-rows-fd`, the
 //! runner's `PendingRows`), and a thread of the supervisor (the runner's `Drainer`) appends
 //! them to the witness file while the trials go on. When the worker is gone, the drainer
@@ -29,6 +30,19 @@
 //! (or shrink) ended the process — a crash is a failed property; 2 when the worker died
 //! outside any property (a crash of the tool); 128 + the signal (130 for SIGINT, 143 for
 //! SIGTERM) when the supervisor or the worker was interrupted.
+//!
+//! Crash blame agrees with the receipts. The worker reports runs in suite order, so a run
+//! that finished beside a longer one sends its `done` only after that one's; a run whose
+//! receipt is closed under its run id (`finished_at` written, `shrink_status` not
+//! `in_progress`) finished, whatever the worker sent, and is reported as its receipt says,
+//! never as a crash. Of the others, a lone one is certain to be the culprit unless the
+//! process was stopped from outside or timed out, its seeds ran on several workers, or rows
+//! of its finished trials could not be appended. When several were in a trial, each one's
+//! trial is replayed alone, one at a time, in an `--isolate` trial worker (under its
+//! receipt's scheme, on the fixture it pinned, for at most [`REPLAY_ALONE_TIMEOUT`]): when
+//! exactly one ends its process and every other runs to its end, that one is certain and
+//! gets the row; every crashed run's message names the runs under way and what each replay
+//! did.
 
 use crate::prop::Format;
 use seedledger_format::{Receipt, WitnessRow, parse_witness_lines};
@@ -470,7 +484,20 @@ fn supervise(
         .into_iter()
         .map(|lost| (lost.run_id, lost.error))
         .collect();
-    // The runs the worker died in.
+    // Runs whose receipts say they finished are reported as their receipts say; the
+    // worker died in the others.
+    for (property, summary) in finished_in_flight(&mut seen, selected, config) {
+        if let Some((_, e)) = lost_rows
+            .iter()
+            .find(|(id, _)| Some(id) == summary.receipt.run_id.as_ref())
+        {
+            errln!(
+                "warning: `{}` finished, but the witness rows of its last trials, which the run process had not appended yet, could not be written: {e}",
+                property.id
+            );
+        }
+        report(property, Ok(summary));
+    }
     let several = seen.in_flight.len() > 1;
     let crashes: Vec<Crash> = seen
         .in_flight
@@ -486,6 +513,22 @@ fn supervise(
     // is named, but any trial under way may have ended the process, so none gets the
     // crash's failing row.
     let parallel_seeds = seed_jobs > 1;
+    // Several runs were under way and nothing says which one ended the process: the trial
+    // each was in is replayed alone, one at a time, to tell.
+    let replays = if several && signal.is_none() && timed_out.is_empty() && !parallel_seeds {
+        errln!(
+            "note: {} properties were running when the run process died; replaying the trial each was in, alone and one at a time, to tell which one ended it",
+            crashes.len()
+        );
+        crashes
+            .iter()
+            .map(|c| (c, c.replay_alone(selected, config)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let culprit = culprit_of(&replays);
+    let told = told_by_replays(&replays, culprit);
     for crash in &crashes {
         // Rows of its finished trials could not be appended: a crash row would follow a
         // gap, so none is written, and the message says why.
@@ -493,18 +536,22 @@ fn supervise(
             .iter()
             .find(|(run_id, _)| *run_id == crash.run_id)
             .map(|(_, e)| e.as_str());
+        // The replays named this run's trial as the one that ends its process.
+        let alone = culprit.is_some_and(|c| c.run_id == crash.run_id);
         let verdict = crash.judge(
             ending,
             signal,
-            several || parallel_seeds || lost.is_some(),
+            (several && !alone) || parallel_seeds || lost.is_some(),
             &timed_out,
             config,
         );
         // Several runs were under way and nothing says which one ended the process.
         let note = if several && signal.is_none() && timed_out.is_empty() {
+            let ids: Vec<&str> = seen.in_flight.iter().map(|(id, _)| id.as_str()).collect();
             Some(format!(
-                "; {} properties were running when the process died and any of them may have caused it (run with --jobs 1 or one --property to tell)",
-                seen.in_flight.len()
+                "; {} properties were running when the process died (`{}`){told}",
+                ids.len(),
+                ids.join("`, `")
             ))
         } else if parallel_seeds && signal.is_none() && timed_out.is_empty() {
             Some(format!(
@@ -564,6 +611,54 @@ fn supervise(
         outcome.tool_error = true;
     }
     outcome
+}
+
+/// Takes out of `seen.in_flight` the runs whose receipts on disk say they finished — closed
+/// under their own run id (`finished_at` written) with no shrinking left (`shrink_status` not
+/// `in_progress`) — and returns them in suite order with the summary to report. The worker
+/// reports runs in suite order, so a run that finished beside a longer one sends its `done`
+/// only after that one's: a process that dies meanwhile leaves finished runs without one.
+/// A finished run is never what the process died in; the receipt is what is reported.
+fn finished_in_flight<'a>(
+    seen: &mut Seen,
+    selected: &'a [Property],
+    config: &RunConfig,
+) -> Vec<(&'a Property, RunSummary)> {
+    let mut finished = Vec::new();
+    for property in selected {
+        let Some(at) = seen.in_flight.iter().position(|(id, _)| id == property.id) else {
+            continue;
+        };
+        let run_id = seen.in_flight[at].1.as_str();
+        let Ok((receipt_path, witness_path)) =
+            evidence_paths(&config.out_dir, &config.patch_id, property.id)
+        else {
+            continue;
+        };
+        let closed = std::fs::read_to_string(&receipt_path)
+            .ok()
+            .and_then(|t| parse_receipt(&t).ok())
+            .filter(|r| {
+                r.run_id.as_deref() == Some(run_id)
+                    && r.finished_at.is_some()
+                    && r.shrink_status.as_deref() != Some("in_progress")
+            });
+        if let Some(receipt) = closed {
+            seen.in_flight.remove(at);
+            seen.ended.push(property.id.to_string());
+            finished.push((
+                property,
+                RunSummary {
+                    property_id: property.id.to_string(),
+                    root: config.root.clone(),
+                    receipt_path,
+                    witness_path,
+                    receipt,
+                },
+            ));
+        }
+    }
+    finished
 }
 
 /// Handles one line of the worker's stdout: passes text through, acts on an event.
@@ -985,6 +1080,128 @@ impl Crash {
             full.push_str(&format!("; replay: {replay}"));
         }
         full
+    }
+}
+
+/// How long a trial replayed alone to tell which run ended the process may take.
+const REPLAY_ALONE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What the trial a run was in when the process died did when replayed alone, in a process
+/// of its own.
+enum Alone {
+    /// It ended its process: the signature (`crash:SIGABRT`, `exit:0`, ...).
+    Ended { seed: u64, signature: String },
+    /// It ran to its end: `ok`, or the signature of its failure.
+    Returned { seed: u64, signature: String },
+    /// It could not be told: why.
+    Untold(String),
+}
+
+impl Crash {
+    /// Replays the trial this run was in (its last attempted seed, which has no row) alone in
+    /// an `--isolate` trial worker, under the receipt's scheme and on the fixture the receipt
+    /// pinned.
+    fn replay_alone(&self, selected: &[Property], config: &RunConfig) -> Alone {
+        use seedledger_runner::TrialExecutor as _;
+        let Some(seed) = self.last_attempted() else {
+            return Alone::Untold("it was not in a trial".to_string());
+        };
+        if self.rows.last().is_some_and(|row| row.seed == seed) {
+            return Alone::Untold("it was between two trials".to_string());
+        }
+        let (Ok(receipt), Some(property)) = (
+            &self.receipt,
+            selected.iter().find(|p| p.id == self.property_id),
+        ) else {
+            return Alone::Untold("its receipt cannot be read".to_string());
+        };
+        let fixture = seedledger_runner::load_spec(&config.root, property.id)
+            .and_then(|spec| seedledger_runner::load_fixture(&config.root, &spec))
+            .map_err(|e| e.to_string())
+            .and_then(|(bytes, pin)| {
+                if seedledger_format::fixture_hash_from_pin(&pin) == receipt.fixture_hash {
+                    Ok(bytes)
+                } else {
+                    Err("its fixture changed".to_string())
+                }
+            });
+        let rng = seedledger_runner::Scheme::of_receipt(receipt.rng.as_deref())
+            .map_err(|e| e.to_string());
+        let executor = crate::isolate::Isolated::this_program(Some(REPLAY_ALONE_TIMEOUT));
+        let (fixture, rng, executor) = match (fixture, rng, executor) {
+            (Ok(fixture), Ok(rng), Ok(executor)) => (fixture, rng, executor),
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Alone::Untold(e),
+        };
+        let input = seedledger_runner::TrialInput::Random { seed, rng };
+        // On a thread of its own: the trial worker it starts ends with the thread.
+        let evaluated = std::thread::scope(|scope| {
+            scope
+                .spawn(move || {
+                    let fixture = seedledger_runner::Fixture::new(fixture);
+                    executor.run_trial(property, &fixture, &input)
+                })
+                .join()
+                .unwrap_or_else(|_| Err("the replay panicked".to_string()))
+        });
+        match evaluated.map(|e| e.outcome.failure().map(|f| f.signature.clone())) {
+            Ok(Some(signature)) if signature == "timeout" => Alone::Untold(format!(
+                "it ran longer than {} s",
+                REPLAY_ALONE_TIMEOUT.as_secs()
+            )),
+            Ok(Some(signature))
+                if signature.starts_with("crash:") || signature.starts_with("exit:") =>
+            {
+                Alone::Ended { seed, signature }
+            }
+            Ok(signature) => Alone::Returned {
+                seed,
+                signature: signature.unwrap_or_else(|| "ok".to_string()),
+            },
+            Err(e) => Alone::Untold(e),
+        }
+    }
+}
+
+/// The run whose trial alone ended its process when replayed, when every other one's ran to
+/// its end: the culprit is then certain.
+fn culprit_of<'a>(replays: &[(&'a Crash, Alone)]) -> Option<&'a Crash> {
+    let mut ended = replays
+        .iter()
+        .filter(|(_, a)| matches!(a, Alone::Ended { .. }));
+    let culprit = ended.next()?;
+    let others_returned = replays
+        .iter()
+        .all(|(c, a)| c.run_id == culprit.0.run_id || matches!(a, Alone::Returned { .. }));
+    (ended.next().is_none() && others_returned).then_some(culprit.0)
+}
+
+/// What the replays told, for every crashed run's message: `; replayed alone, one at a time:
+/// ...`, then who caused it, or that any of them may have.
+fn told_by_replays(replays: &[(&Crash, Alone)], culprit: Option<&Crash>) -> String {
+    let each: Vec<String> = replays
+        .iter()
+        .map(|(crash, alone)| match alone {
+            Alone::Ended { seed, signature } => format!(
+                "`{}` seed {seed} ended its process [{signature}]",
+                crash.property_id
+            ),
+            Alone::Returned { seed, signature } => format!(
+                "`{}` seed {seed} ran to its end [{signature}]",
+                crash.property_id
+            ),
+            Alone::Untold(why) => format!("`{}` not told: {why}", crash.property_id),
+        })
+        .collect();
+    let replayed = if each.is_empty() {
+        String::new()
+    } else {
+        format!("; replayed alone, one at a time: {}", each.join(", "))
+    };
+    match culprit {
+        Some(c) => format!("{replayed}; so `{}` ended it", c.property_id),
+        None => format!(
+            "{replayed}; any of them may have caused it (run with --jobs 1 or one --property to tell)"
+        ),
     }
 }
 

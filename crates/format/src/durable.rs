@@ -1,11 +1,37 @@
 //! Durable writing: whole files are replaced atomically (temp file in the same directory,
 //! fsync, rename, fsync of the directory); journals are appended under an advisory lock, and
 //! a torn last line left by a crash is cut off before the next append.
+//!
+//! Modes are explicit: a file these functions create gets [`FILE_MODE`] and a directory
+//! [`DIR_MODE`], set on the new file or directory itself, so the process's umask — which a
+//! property under test may change in the middle of a run — never takes part.
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+
+/// The mode of every file created here: read by everyone, written by its owner.
+pub const FILE_MODE: u32 = 0o644;
+
+/// The mode of every directory created here.
+pub const DIR_MODE: u32 = 0o755;
+
+/// Creates `dir` and its missing parents (like `create_dir_all`), each new one with mode
+/// [`DIR_MODE`] whatever the umask.
+pub fn create_dirs(dir: &Path) -> io::Result<()> {
+    if dir.as_os_str().is_empty() || dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        create_dirs(parent)?;
+    }
+    match std::fs::create_dir(dir) {
+        Ok(()) => std::fs::set_permissions(dir, Permissions::from_mode(DIR_MODE)),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(e) => Err(e),
+    }
+}
 
 /// Replaces `path` with `bytes` atomically: a reader sees the old file or the new one,
 /// never a mix, and a crash leaves one of the two. Creates missing parent directories. The
@@ -113,7 +139,7 @@ fn temp_filled(
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => Path::new(".").to_path_buf(),
     };
-    std::fs::create_dir_all(&dir)?;
+    create_dirs(&dir)?;
     let tmp = tempfile::Builder::new()
         .prefix(".seedledger-")
         .suffix(".tmp")
@@ -124,7 +150,7 @@ fn temp_filled(
         w.flush()?;
     }
     tmp.as_file()
-        .set_permissions(Permissions::from_mode(0o644))?;
+        .set_permissions(Permissions::from_mode(FILE_MODE))?;
     tmp.as_file().sync_all()?;
     Ok((dir, tmp))
 }
@@ -143,21 +169,33 @@ pub struct JsonLinesWriter {
 }
 
 impl JsonLinesWriter {
-    /// Opens `path` for appending, creating it (and its parent directories) if needed, and
-    /// repairs a torn last line. A `path` that is a symbolic link is refused (never
-    /// followed: the torn-line repair would otherwise truncate whatever it points to).
+    /// Opens `path` for appending, creating it (mode [`FILE_MODE`]; its parent directories
+    /// as [`create_dirs`] does) if needed, and repairs a torn last line. A `path` that is a
+    /// symbolic link is refused (never followed: the torn-line repair would otherwise
+    /// truncate whatever it points to).
     pub fn open(path: &Path) -> io::Result<JsonLinesWriter> {
         if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
+            create_dirs(dir)?;
         }
-        let mut options = OpenOptions::new();
-        options.create(true).read(true).append(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.custom_flags(libc::O_NOFOLLOW);
-        }
-        let mut file = options.open(path).map_err(|e| {
+        let open = |create: bool| {
+            let mut options = OpenOptions::new();
+            options.create_new(create).read(true).append(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.custom_flags(libc::O_NOFOLLOW);
+            }
+            options.open(path)
+        };
+        // Created here: its mode is set on the new file; an existing file keeps its own.
+        let opened = match open(true) {
+            Ok(file) => file
+                .set_permissions(Permissions::from_mode(FILE_MODE))
+                .map(|()| file),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => open(false),
+            Err(e) => Err(e),
+        };
+        let mut file = opened.map_err(|e| {
             if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
                 io::Error::new(
                     io::ErrorKind::InvalidInput,
@@ -502,6 +540,35 @@ mod tests {
         let all: Vec<u8> = pieces.concat();
         assert!(all.len() as u64 > 3 * WRITEBACK_EVERY, "{}", all.len());
         assert_eq!(std::fs::read(&p).unwrap(), all);
+    }
+
+    /// Under a umask that masks every bit (a property under test may set one), the files and
+    /// directories created here still get their modes; a file that existed keeps its own.
+    #[test]
+    fn created_files_and_directories_get_their_modes_whatever_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let kept = dir.path().join("kept.jsonl");
+        std::fs::write(&kept, b"{}\n").unwrap();
+        std::fs::set_permissions(&kept, Permissions::from_mode(0o600)).unwrap();
+        // SAFETY: umask(2) touches no memory; the umask is set back below.
+        let before = unsafe { libc::umask(0o777) };
+        let made = (|| {
+            JsonLinesWriter::open(&dir.path().join("a/b/rows.jsonl"))?.append("{}")?;
+            JsonLinesWriter::open(&kept)?.append("{}")?;
+            write_atomic(&dir.path().join("c/receipt.json"), b"{}")
+        })();
+        // SAFETY: as above.
+        unsafe { libc::umask(before) };
+        made.unwrap();
+        assert_eq!(mode(&dir.path().join("a")), DIR_MODE);
+        assert_eq!(mode(&dir.path().join("a/b")), DIR_MODE);
+        assert_eq!(mode(&dir.path().join("a/b/rows.jsonl")), FILE_MODE);
+        assert_eq!(mode(&dir.path().join("c")), DIR_MODE);
+        assert_eq!(mode(&dir.path().join("c/receipt.json")), FILE_MODE);
+        assert_eq!(mode(&kept), 0o600);
+        assert_eq!(std::fs::read(&kept).unwrap(), b"{}\n{}\n");
     }
 
     #[test]

@@ -14,7 +14,10 @@
 //! `ROOT/target/seedledger/<patch>/` as `prop run` does (patch `$SEEDLEDGER_PATCH_ID`, else
 //! `local`; code identity against `$SEEDLEDGER_BASE`, else HEAD), and panics on failure with
 //! the summary: failing seeds, signature, minimal input and the replay command. A failing
-//! `cargo test` is therefore replayable with `cargo xtask prop replay`.
+//! `cargo test` is therefore replayable with `cargo xtask prop replay`. The root is absolute
+//! before the run's first trial (the runner's `anchor.rs`), and the environment variables are
+//! read once, at the first run of the process: a property that changes the process's
+//! directory or environment moves neither its own evidence nor that of a test beside it.
 //!
 //! Use `prop run` for CI evidence (supervised, every property, JUnit, the freeze store); use
 //! `check` for the edit-compile-test loop of one property in an IDE or `cargo test`.
@@ -71,17 +74,18 @@ pub fn try_check(property: &Property) -> Result<RunSummary, String> {
 /// [`try_check`] in the workspace at `root` (its `props/`, its `target/seedledger/`): for
 /// tests that keep their evidence out of the real workspace, such as a planted bug's.
 pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, String> {
-    let root = root.to_path_buf();
-    let count = match std::env::var("SEEDLEDGER_CASES") {
-        Ok(text) => text
+    // Tests of one binary share its process: another test's trial may change its directory
+    // while this one runs. The root is fixed before this run's first trial.
+    let root = crate::anchor::anchored(root);
+    let env = check_env();
+    let count = match &env.cases {
+        Some(text) => text
             .parse::<u64>()
             .map_err(|_| format!("SEEDLEDGER_CASES=`{text}` is not a number of seeds"))?,
-        Err(_) => DEFAULT_CASES,
+        None => DEFAULT_CASES,
     };
     let seeds = cases(count, DEFAULT_BASE_SEED).map_err(|e| e.to_string())?;
-    let base = std::env::var("SEEDLEDGER_BASE")
-        .ok()
-        .filter(|b| !b.is_empty());
+    let base = env.base.clone().filter(|b| !b.is_empty());
     let code = match crate::code::code_identity(&root, base.as_deref()) {
         Ok(code) => Some(code),
         Err(e) if base.is_some() => return Err(format!("SEEDLEDGER_BASE: {e}")),
@@ -89,7 +93,7 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
     };
     let config = RunConfig {
         out_dir: root.join("target").join("seedledger"),
-        patch_id: std::env::var("SEEDLEDGER_PATCH_ID").unwrap_or_else(|_| "local".to_string()),
+        patch_id: env.patch_id.clone().unwrap_or_else(|| "local".to_string()),
         runner: Runner::Local,
         seeds,
         rng: crate::rng::Scheme::DEFAULT,
@@ -109,12 +113,15 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
 }
 
 /// The workspace root for a test: from the test crate's directory (`CARGO_MANIFEST_DIR`, set
-/// by cargo when it runs the test), or the current directory, up to the first directory that
-/// has `props/`.
+/// by cargo when it runs the test), or the directory the test binary started in (the first
+/// [`crate::start_dir`], not whatever directory another test's trial moved the process to),
+/// up to the first directory that has `props/`.
 fn test_root() -> Result<PathBuf, String> {
-    let start = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::current_dir().ok())
+    let start = check_env()
+        .manifest_dir
+        .as_deref()
+        .map(crate::anchor::anchored)
+        .or_else(|| crate::anchor::start_dir().map(Path::to_path_buf))
         .ok_or("cannot tell where the test runs from")?;
     start
         .ancestors()
@@ -126,6 +133,26 @@ fn test_root() -> Result<PathBuf, String> {
                 start.display()
             )
         })
+}
+
+/// The environment [`check`] reads, as it was at the first run of the process: the tests of a
+/// binary share its process, and a trial of one may change the environment of the others
+/// (the same reason their paths are anchored, see `anchor.rs`).
+struct CheckEnv {
+    cases: Option<String>,
+    base: Option<String>,
+    patch_id: Option<String>,
+    manifest_dir: Option<PathBuf>,
+}
+
+fn check_env() -> &'static CheckEnv {
+    static ENV: std::sync::OnceLock<CheckEnv> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| CheckEnv {
+        cases: std::env::var("SEEDLEDGER_CASES").ok(),
+        base: std::env::var("SEEDLEDGER_BASE").ok(),
+        patch_id: std::env::var("SEEDLEDGER_PATCH_ID").ok(),
+        manifest_dir: std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from),
+    })
 }
 
 fn failure_summary(summary: &RunSummary) -> String {

@@ -11,6 +11,9 @@
 //!   store — with `+dirty:<sha256 of git diff HEAD>` appended when tracked files differ from
 //!   `HEAD`.
 //!
+//! Git runs in the root with the environment the process started with (`anchor.rs`), not
+//! one a trial may have changed since.
+//!
 //! The freeze store ([`FREEZE_STORE`]) is left out of both diffs: committing a citation must
 //! not retire it. Untracked files are not part of a diff (git's rule); in CI everything is
 //! committed. The base is resolved to a commit id once and recorded as such, so a moving
@@ -66,6 +69,8 @@ pub fn code_identity(root: &Path, base: Option<&str>) -> Result<CodeIdentity, Co
         let out = Command::new("git")
             .args(args)
             .current_dir(dir)
+            .env_clear()
+            .envs(crate::anchor::start_env().iter().map(|(k, v)| (k, v)))
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| CodeError::NoGit {

@@ -5,7 +5,9 @@
 //! repository without commits, a path not in `HEAD`, and any git error inside a repository
 //! (for example git refusing a repository owned by another user): failing closed. Only when
 //! the root is not inside a git work tree at all, or git is not installed, does the receipt
-//! omit `spec_committed` and keep the file's `oracle_source`.
+//! omit `spec_committed` and keep the file's `oracle_source`. Git is asked with the
+//! environment the process started with (`anchor.rs`): a trial that sets `GIT_DIR` changes
+//! nothing a later run records.
 
 use seedledger_format::OracleSource;
 use std::io::Write;
@@ -37,6 +39,8 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
         let mut child = Command::new("git")
             .args(args)
             .current_dir(dir)
+            .env_clear()
+            .envs(crate::anchor::start_env().iter().map(|(k, v)| (k, v)))
             .stdin(if input.is_some() {
                 Stdio::piped()
             } else {
@@ -138,7 +142,9 @@ const DISCOVERY_VARIABLES: [&str; 8] = [
 /// [`DISCOVERY_VARIABLES`]; `GIT_CONFIG` covers `GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`,
 /// ...).
 fn git_environment() -> bool {
-    std::env::vars_os().any(|(name, _)| moves_discovery(&name))
+    crate::anchor::start_env()
+        .iter()
+        .any(|(name, _)| moves_discovery(name))
 }
 
 /// Whether the variable `name` is one of [`DISCOVERY_VARIABLES`].

@@ -2,6 +2,7 @@
 //! choices keyed by a seed), seed plans, execution of every planned seed, shrinking, and the
 //! receipts and witness rows that record it all.
 
+mod anchor;
 mod case;
 mod check;
 mod clock;
@@ -25,6 +26,7 @@ mod signature;
 mod trials;
 mod watchdog;
 
+pub use anchor::{anchored, start_dir};
 pub use case::{JournalEntry, MAX_CHOICES, Record, Span, Stop, TestCase, set_journal};
 pub use check::{check, check_registered, try_check, try_check_in};
 pub use clock::rfc3339;

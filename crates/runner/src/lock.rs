@@ -15,6 +15,9 @@
 //! The archived name still matches `*.receipt.json`: `gate counts`, `gate close` and `gate
 //! cite` keep seeing every earlier receipt, so an open one left by a crash keeps the patch's
 //! freeze path disabled — a crash cannot be hidden by running again.
+//!
+//! The lock file and the directories it needs get explicit modes (`FILE_MODE`, `DIR_MODE` of
+//! the format crate), never the umask's: a trial may change the umask mid-run.
 
 use crate::errors::RunError;
 use std::fs::{File, OpenOptions};
@@ -56,7 +59,7 @@ pub(crate) fn lock(
         source,
     };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(failed)?;
+        seedledger_format::create_dirs(dir).map_err(failed)?;
     }
     let mut file = OpenOptions::new()
         .read(true)
@@ -104,7 +107,12 @@ pub(crate) fn lock(
         }
         Err(std::fs::TryLockError::Error(e)) => return Err(failed(e)),
     }
-    // Ours now: say who holds it (best effort: the lock, not this text, is what excludes).
+    // Ours now: say who holds it (best effort: the lock, not this text, is what excludes),
+    // and give it its mode whatever the umask was when it was created (a trial of an earlier
+    // run may have changed it): the next run must be able to open it.
+    let _ = file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
+        seedledger_format::FILE_MODE,
+    ));
     let _ = file.set_len(0);
     let _ = std::os::unix::fs::FileExt::write_all_at(&file, format!("{holder}\n").as_bytes(), 0);
     Ok(EvidenceLock { _file: file })

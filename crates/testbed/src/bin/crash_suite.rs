@@ -14,6 +14,22 @@
 //! misbehaves exactly when `n >= 10`, so the same seed crashes in every process and the
 //! minimal crashing input is `10`. `fails_at_10` is their ordinary twin (a failing
 //! `prop_assert!` on the same input): run in one process, it says which seeds draw `n >= 10`.
+//!
+//! Trials that bend what the process shares rather than end it, for the evidence-path tests
+//! (`crates/testbed/tests/cli/anchored.rs`): `moves_at_10` is `fails_at_10` that first
+//! changes the process's directory to `$CRASH_SUITE_MOVE_TO`; `masks_everything` sets the
+//! umask to `0o777` on its first trial and passes; `misleads_git` sets `GIT_DIR` to a path
+//! that is no repository and passes.
+//!
+//! The `*_after_passes` properties end their process on their third trial only once the
+//! receipt of `passes` in the default output directory is closed: run beside `passes` with
+//! `--jobs 2`, the process dies with one run finished and one under way.
+//!
+//! `blocks_third` creates `blocked.marker` in the current directory on its third trial and
+//! then blocks until its process ends; `aborts_at_10_when_blocked` is `abort_at_10` that first
+//! waits for that file. Run side by side with `--jobs 2`, the process dies with both runs in
+//! a trial; replayed alone, only the second one's trial ends its process (the first one's is
+//! then a first trial, and passes).
 
 use seedledger_runner::{Fixture, PropResult, Property, TestCase, int, prop_assert};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -188,6 +204,98 @@ fn hang_at_10(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+fn moves_at_10(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let n = tc.draw(&int(0..=20u8));
+    if n >= 10
+        && let Some(dir) = std::env::var_os("CRASH_SUITE_MOVE_TO")
+    {
+        let _ = std::env::set_current_dir(dir);
+    }
+    prop_assert!(n < 10);
+    Ok(())
+}
+
+fn masks_everything(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let _ = tc.draw(&int(0..=9u8));
+    // SAFETY: umask(2) touches no memory.
+    unsafe {
+        libc::umask(0o777);
+    }
+    Ok(())
+}
+
+fn misleads_git(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let _ = tc.draw(&int(0..=9u8));
+    // SAFETY: the run of this suite that sets it runs one property at a time (`--jobs 1`),
+    // and no other thread of the process reads the environment meanwhile.
+    unsafe {
+        std::env::set_var("GIT_DIR", "/nonexistent/seedledger-misled");
+    }
+    Ok(())
+}
+
+/// Returns once the receipt of `passes` (default output directory and patch, run from the
+/// root) says its run finished every planned seed; gives up after a minute.
+fn after_passes_closed() {
+    let path = "target/seedledger/local/passes.receipt.json";
+    for _ in 0..6000 {
+        if std::fs::read_to_string(path)
+            .is_ok_and(|t| t.contains("\"finished_at\"") && t.contains("\"stopped_early\": false"))
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn aborts_after_passes(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if third(&TRIALS) {
+        after_passes_closed();
+        std::process::abort();
+    }
+    Ok(())
+}
+
+fn overflows_after_passes(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if third(&TRIALS) {
+        after_passes_closed();
+        std::hint::black_box(deeper(0));
+    }
+    Ok(())
+}
+
+/// The file `blocks_third` creates once it is blocked.
+const BLOCKED: &str = "blocked.marker";
+
+fn blocks_third(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if third(&TRIALS) {
+        let _ = std::fs::write(BLOCKED, b"");
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    Ok(())
+}
+
+fn aborts_at_10_when_blocked(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    if at_10(tc) {
+        for _ in 0..6000 {
+            if std::path::Path::new(BLOCKED).exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::process::abort();
+    }
+    Ok(())
+}
+
 const CRASH_SUITE: &[Property] = &[
     Property::new("passes", passes),
     Property::new("exits_zero", exits_zero),
@@ -205,6 +313,13 @@ const CRASH_SUITE: &[Property] = &[
     Property::new("overflow_at_10", overflow_at_10),
     Property::new("alloc_at_10", alloc_at_10),
     Property::new("hang_at_10", hang_at_10),
+    Property::new("moves_at_10", moves_at_10),
+    Property::new("masks_everything", masks_everything),
+    Property::new("misleads_git", misleads_git),
+    Property::new("aborts_after_passes", aborts_after_passes),
+    Property::new("overflows_after_passes", overflows_after_passes),
+    Property::new("blocks_third", blocks_third),
+    Property::new("aborts_at_10_when_blocked", aborts_at_10_when_blocked),
 ];
 
 fn main() -> std::process::ExitCode {

@@ -2,6 +2,7 @@
 //! binary in scratch workspaces (`support.rs`), one module per command group.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod anchored;
 mod bench;
 mod campaign;
 mod citer;

@@ -772,11 +772,13 @@ fn a_second_run_of_a_property_into_the_same_directory_is_refused_while_the_first
 
     let second = scratch.run(&args);
     assert_eq!(second.code, 2, "{}\n{}", second.stdout, second.stderr);
+    // The run process names its evidence paths as it fixed them before its first trial:
+    // absolute.
     let lock = scratch.dir().join("slow.lock");
     assert!(
         second.stderr.contains(&format!(
             "another run holds the evidence lock `{}`",
-            Path::new("target/seedledger/local/slow.lock").display()
+            lock.display()
         )),
         "{}",
         second.stderr
@@ -869,4 +871,231 @@ fn a_second_run_archives_the_first_receipt_and_an_open_one_keeps_the_freeze_path
     assert_eq!(v["open_receipts"], 1, "{v}");
     assert_eq!(v["budget_passes"], 1, "{v}");
     assert_eq!(v["freeze_enabled"], false, "{v}");
+}
+
+/// `property` ends the process on its third trial (seed 103) once `passes`, running beside it
+/// (`--jobs 2`, `property` first in suite order), has closed its receipt. Checks that every
+/// view agrees with the receipts: `passes` is reported as the pass its receipt records (never
+/// a crash, in the summary, the JSON lines, JUnit, the annotations and the step summary), and
+/// the trial that ended the process gets its crash row, as when `property` runs alone.
+fn crash_beside_a_finished_run(property: &str, json: bool) {
+    let scratch = Scratch::with(&["passes", property]);
+    let mut args = vec![
+        "prop",
+        "run",
+        "--seeds",
+        PLAN,
+        "--jobs",
+        "2",
+        "--property",
+        property,
+        "--property",
+        "passes",
+        "--junit",
+        "junit.xml",
+        "--github-annotations",
+    ];
+    if json {
+        args.extend(["--format", "json"]);
+    }
+    let summary = scratch.path().join("step-summary.md");
+    let run = crate::support::finish({
+        let mut cmd = scratch.command(&args);
+        cmd.env("GITHUB_STEP_SUMMARY", &summary);
+        cmd
+    });
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    // The receipts: `passes` closed with every seed, `property` open at the crashed seed.
+    let passes = scratch.evidence("passes");
+    assert_eq!(passes.receipt["stopped_early"], false);
+    assert_eq!(passes.attempted(), [101, 102, 103, 104, 105]);
+    assert_eq!(passes.row_seeds(), passes.attempted());
+    let crashed = scratch.evidence(property);
+    crashed.assert_open_and_agreeing();
+    assert_eq!(crashed.attempted(), [101, 102, CRASH_SEED]);
+    let last = crashed.rows.last().unwrap();
+    assert_eq!(
+        (last.seed, last.signature.as_str(), last.verdict),
+        (
+            CRASH_SEED,
+            "crash:SIGABRT",
+            seedledger_format::Verdict::Fail
+        ),
+        "the trial that ended the process has its crash row"
+    );
+    // What the user sees.
+    assert!(
+        !run.stderr.contains("CRASH passes"),
+        "a finished run is never a crash: {}",
+        run.stderr
+    );
+    if json {
+        let lines: Vec<Value> = run
+            .stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let of = |id: &str| {
+            let found: Vec<&Value> = lines.iter().filter(|l| l["property_id"] == id).collect();
+            assert_eq!(found.len(), 1, "one line for {id}: {}", run.stdout);
+            found[0]
+        };
+        assert_eq!(of("passes")["status"], "pass", "{}", run.stdout);
+        assert!(of("passes").get("crash").is_none(), "{}", run.stdout);
+        let crash = &of(property)["crash"];
+        assert_eq!(of(property)["status"], "error");
+        assert_eq!(crash["seed"], CRASH_SEED);
+        assert_eq!(crash["phase"], "trial");
+        assert_eq!(crash["signature"], "crash:SIGABRT");
+    } else {
+        assert!(
+            run.stdout.contains("PASS passes  5/5 seeds"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stderr.contains(&format!(
+                "CRASH {property}  3/5 seeds: the run process was killed by SIGABRT (signal 6) during the trial of seed {CRASH_SEED}; a failing witness row [crash:SIGABRT] records it"
+            )),
+            "{}",
+            run.stderr
+        );
+    }
+    // The CI projections.
+    let xml = std::fs::read_to_string(scratch.path().join("junit.xml")).unwrap();
+    let report = quick_junit::Report::deserialize_from_str(&xml).unwrap();
+    let case = |id: &str| {
+        report.test_suites[0]
+            .test_cases
+            .iter()
+            .find(|c| c.name.as_str() == id)
+            .unwrap_or_else(|| panic!("no testcase {id}: {xml}"))
+    };
+    assert!(
+        matches!(
+            case("passes").status,
+            quick_junit::TestCaseStatus::Success { .. }
+        ),
+        "{xml}"
+    );
+    assert!(
+        matches!(
+            case(property).status,
+            quick_junit::TestCaseStatus::NonSuccess {
+                kind: quick_junit::NonSuccessKind::Error,
+                ..
+            }
+        ),
+        "{xml}"
+    );
+    assert!(
+        !run.stderr.contains("::error title=seedledger passes::"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("::error title=seedledger {property}::")),
+        "{}",
+        run.stderr
+    );
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        summary.contains("1 passed, 0 failed, 0 frozen, 0 invalid, 1 errors"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn an_abort_beside_a_finished_run_blames_only_the_aborting_trial() {
+    crash_beside_a_finished_run("aborts_after_passes", false);
+}
+
+#[test]
+fn an_abort_beside_a_finished_run_in_json_blames_only_the_aborting_trial() {
+    crash_beside_a_finished_run("aborts_after_passes", true);
+}
+
+#[test]
+fn a_stack_overflow_beside_a_finished_run_blames_only_the_overflowing_trial() {
+    crash_beside_a_finished_run("overflows_after_passes", true);
+}
+
+/// Two runs are in a trial when the process dies (`blocks_third` blocked in its third trial,
+/// `aborts_at_10_when_blocked` aborting on its first seed that draws `n >= 10`): each trial is
+/// replayed alone, one at a time; only the aborting one ends its process, so it gets its crash
+/// row, and every message names both runs and what their replays did.
+#[test]
+fn with_two_runs_in_a_trial_the_replays_alone_name_the_trial_that_ended_the_process() {
+    let scratch = Scratch::with(&["fails_at_10", "blocks_third", "aborts_at_10_when_blocked"]);
+    // The seed that aborts: the first failing seed of the ordinary twin.
+    let reference = scratch.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        "1..=20",
+        "--property",
+        "fails_at_10",
+        "--no-shrink",
+    ]);
+    assert_eq!(reference.code, 1, "{}", reference.stderr);
+    let aborting = seeds(&scratch.evidence("fails_at_10").receipt["failing_seeds"])[0];
+
+    let run = scratch.run(&[
+        "prop",
+        "run",
+        "--seeds",
+        "1..=20",
+        "--jobs",
+        "2",
+        "--property",
+        "aborts_at_10_when_blocked",
+        "--property",
+        "blocks_third",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let lines: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |id: &str| {
+        let found: Vec<&Value> = lines.iter().filter(|l| l["property_id"] == id).collect();
+        assert_eq!(found.len(), 1, "one line for {id}: {}", run.stdout);
+        found[0].clone()
+    };
+    let (culprit, blocked) = (of("aborts_at_10_when_blocked"), of("blocks_third"));
+    for line in [&culprit, &blocked] {
+        assert_eq!(line["status"], "error", "{line}");
+        let error = line["error"].as_str().unwrap();
+        for told in [
+            "2 properties were running when the process died",
+            &format!(
+                "`aborts_at_10_when_blocked` seed {aborting} ended its process [crash:SIGABRT]"
+            ),
+            "`blocks_third` seed 3 ran to its end [ok]",
+            "so `aborts_at_10_when_blocked` ended it",
+        ] {
+            assert!(error.contains(told), "{told}: {error}");
+        }
+    }
+    assert_eq!(culprit["crash"]["seed"], aborting);
+    assert_eq!(culprit["crash"]["signature"], "crash:SIGABRT");
+    assert_eq!(blocked["crash"]["seed"], 3);
+    assert_eq!(blocked["crash"]["signature"], Value::Null);
+
+    let evidence = scratch.evidence("aborts_at_10_when_blocked");
+    evidence.assert_open_and_agreeing();
+    assert_eq!(evidence.attempted(), (1..=aborting).collect::<Vec<_>>());
+    let last = evidence.rows.last().unwrap();
+    assert_eq!(
+        (last.seed, last.signature.as_str()),
+        (aborting, "crash:SIGABRT")
+    );
+    let evidence = scratch.evidence("blocks_third");
+    assert_eq!(evidence.receipt["stopped_early"], true);
+    assert_eq!(evidence.attempted(), [1, 2, 3]);
+    assert_eq!(evidence.row_seeds(), [1, 2], "the blocked trial has no row");
 }
