@@ -870,3 +870,33 @@ fn a_second_run_archives_the_first_receipt_and_an_open_one_keeps_the_freeze_path
     assert_eq!(v["budget_passes"], 1, "{v}");
     assert_eq!(v["freeze_enabled"], false, "{v}");
 }
+
+/// A property that leaves a `sleep 30` behind on every trial (its own child, then orphaned
+/// grandchildren that hold the run process's stdout): the run, without `--isolate`, finishes
+/// without waiting for them, names each with the property, and none outlives the run.
+#[test]
+fn a_process_left_behind_does_not_hold_up_the_run_and_is_named() {
+    let scratch = Scratch::with(&["lingers"]);
+    let run = crate::support::run_guarded(scratch.command(&[
+        "prop",
+        "run",
+        "--seeds",
+        "1..=3",
+        "--property",
+        "lingers",
+        "--trial-timeout",
+        "10",
+    ]));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with("PASS lingers  3/3 seeds"),
+        "{}",
+        run.stdout
+    );
+    let pids = crate::support::lingering_pids(scratch.path());
+    assert_eq!(pids.len(), 3, "one process a trial: {pids:?}");
+    for pid in pids {
+        crate::support::lingering_line(&run.stderr, "lingers", pid);
+        crate::support::assert_gone(pid);
+    }
+}
