@@ -68,6 +68,9 @@ pub struct TrialWorkerArgs {
     /// The pid of the run process that started this worker.
     #[arg(long, value_name = "PID")]
     parent: u32,
+    /// The descriptor of the worker's protocol channel (see `isolate.rs`).
+    #[arg(long, value_name = "FD")]
+    channel_fd: i32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -208,6 +211,10 @@ pub struct RunArgs {
     /// appended (see `supervise.rs` and the runner's `PendingRows`).
     #[arg(long, hide = true, value_name = "FD")]
     pending_rows_fd: Option<i32>,
+    /// Internal: the descriptor the supervised worker writes its events to (see
+    /// `supervise.rs`).
+    #[arg(long, hide = true, value_name = "FD")]
+    events_fd: Option<i32>,
 }
 
 #[derive(Debug, Args)]
@@ -291,7 +298,7 @@ pub fn run(cmd: PropCommand, suite: &[Property]) -> ExitStatus {
         PropCommand::List(args) => list(args, suite),
         PropCommand::Replay(args) => replay(args, suite),
         PropCommand::TrialWorker(args) => match find(suite, &args.property) {
-            Ok(property) => crate::isolate::worker(property, args.parent),
+            Ok(property) => crate::isolate::worker(property, args.parent, args.channel_fd),
             Err(e) => error(e),
         },
     }
@@ -511,7 +518,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         None => crate::progress::wanted(args.common.format),
     };
     let supervision = crate::supervise::run(
-        worker.map(|pid| (pid, args.pending_rows_fd)),
+        worker.map(|pid| (pid, args.pending_rows_fd, args.events_fd)),
         progress,
         args.common.format,
         &selected,
