@@ -274,8 +274,11 @@ impl Worker {
             TrialInput::Random { seed, .. } | TrialInput::Recording { seed, .. } => Some(*seed),
             TrialInput::Replay { .. } => None,
         };
-        // A write that fails means the worker is gone: its ending says why, below.
-        let _ = writeln!(self.channel, "{request}");
+        // One write (a socket wakes its reader for each). A write that fails means the
+        // worker is gone: its ending says why, below.
+        let mut line = request.to_string();
+        line.push('\n');
+        let _ = self.channel.write_all(line.as_bytes());
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut journal = Journal::default();
         loop {
@@ -332,6 +335,7 @@ impl Worker {
                     }));
                 }
                 Err(RecvTimeoutError::Disconnected) => {
+                    self.name_leftovers();
                     let (ending, overflowed) = self.finish()?;
                     let signature = if overflowed {
                         "crash:stack_overflow".to_string()
@@ -357,9 +361,11 @@ impl Worker {
     }
 
     /// Ends the channel (the worker ends at the end of its input), waits for the worker to
-    /// end, kills what is left of its process group (named as left behind by the last
-    /// trial), reads what the worker wrote without waiting for anything a process left
-    /// behind holds, and reaps it: how it ended, and whether it said it overflowed its stack.
+    /// end, kills what is left of its process group, reads what the worker wrote without
+    /// waiting for anything a process left behind holds, and reaps it: how it ended, and
+    /// whether it said it overflowed its stack. (A worker that replied to its last trial
+    /// has killed and named what its trials left; one that did not is named by the caller,
+    /// [`Worker::name_leftovers`], before this.)
     fn finish(&mut self) -> Result<(Ending, bool), String> {
         // SAFETY: shutdown(2) on our own socket touches no memory.
         unsafe {
@@ -368,7 +374,6 @@ impl Worker {
         self.finished = true;
         let pid = self.child.id() as i32;
         procs::wait_ended(pid);
-        self.name_leftovers();
         procs::kill_group(pid);
         self.pump.stop();
         if let Some(mut stderr) = self.stderr.take() {
@@ -383,7 +388,8 @@ impl Worker {
         Ok((Ending::of(status), self.overflowed.load(Ordering::SeqCst)))
     }
 
-    /// Names the live processes of the worker's group (other than the worker) not named yet.
+    /// Names the live processes of the worker's group (other than the worker) not named yet
+    /// (the worker ended in a trial, or is about to be killed in one).
     fn name_leftovers(&mut self) {
         for leftover in procs::group_members(self.child.id() as i32) {
             if !self.named.contains(&leftover.pid) {

@@ -21,7 +21,8 @@
 //! the markers those protocols once shared with the property's output. `lingers` passes and
 //! leaves a process behind on every trial (`sleep 30`: on its first trial as its own child,
 //! later as an orphaned grandchild through `sh`), appending each pid to `lingering.pids` in
-//! the working directory.
+//! the working directory. `lingers_then_hangs` leaves one behind the same way (its own
+//! child) and then never returns.
 
 use seedledger_runner::{Fixture, PropResult, Property, TestCase, int, prop_assert};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -273,6 +274,24 @@ fn lingers(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// Leaves a `sleep 30` behind (its pid appended to `lingering.pids`), then never returns.
+fn lingers_then_hangs(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    use std::io::Write as _;
+    let _ = tc.draw(&int(0..=9u8));
+    let child = std::process::Command::new("sleep").arg("30").spawn();
+    prop_assert!(child.is_ok());
+    if let Ok(child) = child {
+        let pids = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open("lingering.pids");
+        prop_assert!(pids.is_ok_and(|mut f| writeln!(f, "{}", child.id()).is_ok()));
+    }
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
 const CRASH_SUITE: &[Property] = &[
     Property::new("passes", passes),
     Property::new("exits_zero", exits_zero),
@@ -292,6 +311,7 @@ const CRASH_SUITE: &[Property] = &[
     Property::new("hang_at_10", hang_at_10),
     Property::new("forges_protocol", forges_protocol),
     Property::new("lingers", lingers),
+    Property::new("lingers_then_hangs", lingers_then_hangs),
 ];
 
 fn main() -> std::process::ExitCode {

@@ -22,6 +22,7 @@ const PROPERTIES: &[&str] = &[
     "hang_at_10",
     "forges_protocol",
     "lingers",
+    "lingers_then_hangs",
 ];
 
 struct Scratch {
@@ -453,4 +454,40 @@ fn isolated_a_process_left_behind_is_killed_and_named_with_its_seed() {
     }
     named_seeds.sort();
     assert_eq!(named_seeds, [1, 2, 3], "{}", run.stderr);
+}
+
+/// A trial that leaves a process behind and then hangs: at the trial timeout its worker and
+/// what the trial started are killed; each process is named with its seed and none outlives
+/// the run.
+#[test]
+fn isolated_a_trial_past_the_timeout_has_its_processes_killed_and_named() {
+    let scratch = Scratch::new();
+    let run = crate::support::run_guarded(crate::support::crash_command(
+        scratch.path(),
+        &[
+            "prop",
+            "run",
+            "--isolate",
+            "--seeds",
+            "1..=2",
+            "--property",
+            "lingers_then_hangs",
+            "--trial-timeout",
+            "1",
+            "--no-shrink",
+        ],
+    ));
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("2/2 seeds, 2 failing") && run.stdout.contains("[timeout]"),
+        "{}",
+        run.stdout
+    );
+    let pids = crate::support::lingering_pids(scratch.path());
+    assert_eq!(pids.len(), 2, "one process a trial: {pids:?}");
+    for (seed, pid) in [1, 2].into_iter().zip(&pids) {
+        let line = crate::support::lingering_line(&run.stderr, "lingers_then_hangs", *pid);
+        assert!(line.contains(&format!("(seed {seed})")), "{line}");
+        crate::support::assert_gone(*pid);
+    }
 }
