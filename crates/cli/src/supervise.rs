@@ -153,25 +153,23 @@ pub(crate) fn lingering(property: &str, seed: Option<u64>, leftover: &Leftover, 
         "outlived": outlived,
     });
     if !emit(&event) {
-        errln!(
-            "{}",
-            lingering_note(Some(property), seed, leftover, outlived)
-        );
+        errln!("{}", lingering_note(&[property], seed, leftover, outlived));
     }
 }
 
 /// `note: lingering process of `ID` (seed N): pid P (`COMMAND`) outlived its trial and was
-/// killed`.
+/// killed`; with several candidate properties, `of one of `A`, `B``.
 fn lingering_note(
-    property: Option<&str>,
+    properties: &[&str],
     seed: Option<u64>,
     leftover: &Leftover,
     outlived: &str,
 ) -> String {
-    let whose = match (property, seed) {
-        (Some(id), Some(seed)) => format!(" of `{id}` (seed {seed})"),
-        (Some(id), None) => format!(" of `{id}`"),
-        (None, _) => String::new(),
+    let whose = match (properties, seed) {
+        ([], _) => String::new(),
+        ([id], Some(seed)) => format!(" of `{id}` (seed {seed})"),
+        ([id], None) => format!(" of `{id}`"),
+        (ids, _) => format!(" of one of `{}`", ids.join("`, `")),
     };
     format!(
         "note: lingering process{whose}: pid {} (`{}`) outlived {outlived} and was killed",
@@ -516,15 +514,14 @@ fn supervise(
     };
     handle.close();
     let _ = forwarder.join();
-    // What the run left behind: every process still below this one.
-    let only = match selected {
-        [p] => Some(p.id),
-        _ => None,
-    };
+    // What the run left behind: every process still below this one, from one of the
+    // properties that ran (which one, only `--isolate` tells).
+    let mut ran: Vec<&str> = seen.in_flight.iter().map(|(id, _)| id.as_str()).collect();
+    ran.extend(seen.ended.iter().map(String::as_str));
     for leftover in procs::kill_leftovers() {
         errln!(
             "{}",
-            lingering_note(only, None, &leftover, "the run process")
+            lingering_note(&ran, None, &leftover, "the run process")
         );
     }
 
@@ -886,7 +883,7 @@ fn on_line(
             hidden(bars, || {
                 errln!(
                     "{}",
-                    lingering_note(Some(p.id), e["seed"].as_u64(), &leftover, outlived)
+                    lingering_note(&[p.id], e["seed"].as_u64(), &leftover, outlived)
                 );
             });
         }

@@ -223,7 +223,7 @@ fn forged_lines() -> Vec<String> {
             "{{\"event\":\"done\",\"property_id\":\"{id}\",\"run_id\":\"forged\",\"stopped_early\":false,\"attempted\":1,\"failing\":0,\"failing_seed\":null}}"
         ),
         format!("{{\"event\":\"stopped\",\"property_id\":\"{id}\",\"error\":\"forged\"}}"),
-        format!("{{\"event\":\"not_run\",\"property_id\":\"passes\"}}"),
+        "{\"event\":\"not_run\",\"property_id\":\"passes\"}".to_string(),
         format!("{{\"event\":\"error\",\"property_id\":\"{id}\",\"error\":\"forged\"}}"),
         format!("{{\"event\":\"lingering\",\"property_id\":\"{id}\",\"seed\":1,\"pid\":1}}"),
     ];
