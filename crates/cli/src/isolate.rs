@@ -196,13 +196,15 @@ impl Worker {
         let (send, lines) = channel();
         let overflowed = Arc::new(AtomicBool::new(false));
         let quiet = Arc::new(AtomicBool::new(false));
+        let pid = child.id() as i32;
         let started = ours
             .try_clone()
-            .and_then(|fd| Pump::start(fd, protocol_reader(send)))
+            .and_then(|fd| Pump::start(fd, pid, protocol_reader(send)))
             .and_then(|pump| {
                 let stderr = match child.stderr.take() {
                     Some(err) => Some(Pump::start(
                         OwnedFd::from(err),
+                        pid,
                         stderr_reader(Arc::clone(&overflowed), Arc::clone(&quiet)),
                     )?),
                     None => None,

@@ -102,23 +102,27 @@ pub(crate) fn take_inherited(fd: RawFd) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// A thread reading a descriptor until its end of file, or until [`Pump::stop`].
+/// A thread reading a descriptor until its end of file, until the process it watches has
+/// ended (Linux, through a pidfd), or until [`Pump::stop`]; in the last two cases it reads
+/// what the descriptor already holds and no more.
 pub(crate) struct Pump {
     stop: Option<OwnedFd>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Pump {
-    /// Reads `fd` on a new thread, handing each chunk read to `on_bytes`, until end of file
-    /// or [`Pump::stop`].
+    /// Reads `fd` on a new thread, handing each chunk read to `on_bytes`, until end of file,
+    /// the end of child `writer` (where the system can watch it), or [`Pump::stop`].
     pub(crate) fn start(
         fd: OwnedFd,
+        writer: i32,
         mut on_bytes: impl FnMut(&[u8]) + Send + 'static,
     ) -> io::Result<Pump> {
         let (stop_read, stop_write) = pipe()?;
+        let exited = pidfd(writer);
         let thread = std::thread::Builder::new()
             .name("seedledger-pump".into())
-            .spawn(move || pump(&fd, &stop_read, &mut on_bytes))?;
+            .spawn(move || pump(&fd, &stop_read, exited.as_ref(), &mut on_bytes))?;
         Ok(Pump {
             stop: Some(stop_write),
             thread: Some(thread),
@@ -142,22 +146,40 @@ impl Drop for Pump {
     }
 }
 
-fn pump(fd: &OwnedFd, stop: &OwnedFd, on_bytes: &mut dyn FnMut(&[u8])) {
+/// A descriptor that becomes readable when child `pid` ends (Linux 5.3 and later).
+fn pidfd(pid: i32) -> Option<OwnedFd> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+        // SAFETY: the descriptor was just created (close-on-exec) and is owned by nothing else.
+        Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
+fn pump(fd: &OwnedFd, stop: &OwnedFd, exited: Option<&OwnedFd>, on_bytes: &mut dyn FnMut(&[u8])) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut file = std::fs::File::from(match fd.try_clone() {
         Ok(fd) => fd,
         Err(_) => return,
     });
+    let exited = exited.map_or(-1, AsRawFd::as_raw_fd);
     loop {
-        match poll_ready([fd.as_raw_fd(), stop.as_raw_fd()], -1) {
-            Ok([true, _]) => match file.read(&mut buf) {
+        match poll_ready([fd.as_raw_fd(), stop.as_raw_fd(), exited], -1) {
+            Ok([true, _, _]) => match file.read(&mut buf) {
                 Ok(0) => return,
                 Ok(n) => on_bytes(&buf[..n]),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return,
             },
-            Ok([false, true]) => {
-                // Stopped: what is already there, then nothing more.
+            Ok([false, true, _] | [false, _, true]) => {
+                // Stopped, or the writer has ended: what is already there, then no more.
                 // (A bound: a process left behind may write on and on.)
                 for _ in 0..256 {
                     if !matches!(poll_ready([fd.as_raw_fd()], 0), Ok([true])) {
@@ -170,7 +192,7 @@ fn pump(fd: &OwnedFd, stop: &OwnedFd, on_bytes: &mut dyn FnMut(&[u8])) {
                 }
                 return;
             }
-            Ok([false, false]) => {}
+            Ok([false, false, false]) => {}
             Err(_) => return,
         }
     }
@@ -397,13 +419,35 @@ mod tests {
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut pump = {
             let seen = std::sync::Arc::clone(&seen);
-            Pump::start(read, move |b| seen.lock().unwrap().extend_from_slice(b)).unwrap()
+            let me = std::process::id() as i32;
+            Pump::start(read, me, move |b| seen.lock().unwrap().extend_from_slice(b)).unwrap()
         };
         let mut writer = std::fs::File::from(write.try_clone().unwrap());
         writer.write_all(b"written before the stop\n").unwrap();
         // `write` stays open (as a process left behind would hold it): stop must not wait.
         pump.stop();
         assert_eq!(&seen.lock().unwrap()[..], b"written before the stop\n");
+        drop(write);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pump_ends_when_its_writer_ends_though_another_process_holds_the_pipe() {
+        let (read, write) = pipe().unwrap();
+        let mut child = Command::new("true").spawn().unwrap();
+        let (send, ended) = std::sync::mpsc::channel::<()>();
+        let _pump = Pump::start(read, child.id() as i32, move |_| {
+            let _ = &send;
+        })
+        .unwrap();
+        // `write` stays open: only the end of the writer ends the pump (the thread drops
+        // `send`). 20 s is a guard against a hang, not a measure of speed.
+        let outcome = ended.recv_timeout(std::time::Duration::from_secs(20));
+        assert_eq!(
+            outcome,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
+        );
+        child.wait().unwrap();
         drop(write);
     }
 
