@@ -176,8 +176,9 @@ pub struct RunArgs {
     /// Run every trial (and shrink evaluation) in a worker process: a trial that ends its
     /// process (exit, abort, stack overflow, failed allocation, a signal) or runs past
     /// --trial-timeout is a failing trial with the signature exit:<status>, crash:<SIGNAL>,
-    /// crash:stack_overflow or timeout, and the run goes on in a new worker. Costs a pipe
-    /// round trip per trial (see README "Crash isolation").
+    /// crash:stack_overflow or timeout, and the run goes on in a new worker; processes a
+    /// trial leaves behind are killed and named with its seed. Costs a round trip on a
+    /// socket per trial (see README "Crash isolation").
     #[arg(long)]
     isolate: bool,
     /// Do not shrink failing seeds (receipts then say shrink_stable: false).

@@ -23,7 +23,7 @@
 //! it), then only what the pipes already hold: a process a property left behind that still
 //! holds the worker's stdout never holds up the run. On Linux the supervisor adopts orphaned
 //! descendants (`PR_SET_CHILD_SUBREAPER`); once the worker is gone, every process still
-//! below it is named (pid, command, the property when one was planned) and killed.
+//! below it is named (pid, command, the property or properties that ran) and killed.
 //!
 //! A property that started and never sent `done` is the one the process died
 //! in: the supervisor reads its receipt (open, `stopped_early: true`: the last attempted seed
@@ -688,7 +688,7 @@ fn read_worker(
     let (mut out_buf, mut event_buf) = (Vec::new(), Vec::new());
     let mut chunk = vec![0u8; 64 * 1024];
     let raw = |f: &Option<File>| f.as_ref().map_or(-1, AsRawFd::as_raw_fd);
-    // Reads one chunk of `file` into `buf`; false (and the file dropped) at its end.
+    // Reads one chunk of `file` into `buf`; at its end (or an error) the file is dropped.
     let mut read_into = |file: &mut Option<File>, buf: &mut Vec<u8>| {
         let Some(f) = file else { return };
         match f.read(&mut chunk) {
