@@ -30,7 +30,7 @@ pub enum BenchCommand {
     /// `cargo run --release -p xtask -- bench scale`.
     Scale(crate::bench_scale::ScaleBenchArgs),
     /// The cost of `prop run --isolate` per trial: a cheap property of the suite run in this
-    /// process against the same seeds through a trial worker (a pipe round trip each), and
+    /// process against the same seeds through a trial worker (a round trip on a socket each), and
     /// the cost of starting a replacement worker. Build with `--release`:
     /// `cargo run --release -p xtask -- bench isolate`.
     Isolate(IsolateBenchArgs),

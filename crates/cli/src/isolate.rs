@@ -5,13 +5,18 @@
 //!
 //! One long-lived worker per property (per run thread): it is started with the fixture's
 //! bytes (the run's own, so it cannot see a fixture edited since), then answers one request
-//! per line on its stdin with one reply line on its stdout, so a trial costs a pipe round
-//! trip, not a process start. The worker runs each trial exactly as a run in one process
+//! per line with one reply line, so a trial costs a round trip on a socket, not a process
+//! start. The worker runs each trial exactly as a run in one process
 //! does ([`TrialInput::evaluate_here`]: `seedledger_runner::evaluate`), so a seed means the
 //! same input and an ordinary failure the same signature with and without `--isolate`.
 //!
-//! The protocol (every worker line starts with [`MARKER`]; other lines are the property's
-//! own output, passed through):
+//! The protocol runs on a channel of its own: a socket pair whose worker end is passed by
+//! descriptor (hidden `--channel-fd`) and made close-on-exec by the worker at once, so
+//! neither a program the property starts nor another worker holds it (see `procs.rs`).
+//! The worker's stdout is the run's own stdout and its stderr is passed on (during trials of
+//! the main run): what the property prints reaches the user and is never read as protocol,
+//! whatever it says. Code in the worker that writes to the channel's descriptor directly
+//! could still forge a reply; printed text cannot.
 //! * parent -> worker: first `<n>\n` and the fixture's `n` bytes, then one JSON request per
 //!   line: `{"random": SEED, "rng": SCHEME}`, `{"recording": SEED, "rng": SCHEME}` (the
 //!   run's scheme name, `chacha8-v2`; a request without a known scheme is refused) or `{"replay": [CHOICES], "capture": B}`;
@@ -22,6 +27,10 @@
 //!   `left` and `right` (a failed comparison's values), and for a
 //!   recording trial `choices`, `maxes`, `spans`, `drawn`.
 //!
+//! * a reply also names, under `lingering` (`[[PID, COMMAND], ...]`), the processes the trial
+//!   left behind: the worker adopts orphaned descendants (Linux), and after every trial that
+//!   left a child (one `waitid` tells) kills and reaps them all.
+//!
 //! When the worker dies before replying, the trial fails with `exit:<status>` (the property
 //! called `std::process::exit`), `crash:stack_overflow` (Rust printed "has overflowed its
 //! stack" on the worker's stderr before aborting), or `crash:<SIGNAL>` (`crash:SIGABRT` for
@@ -31,8 +40,14 @@
 //!
 //! The worker runs in its own process group, so a Ctrl-C in the terminal reaches the run
 //! process (which stops between trials) and not the trial under way; on Linux it dies with
-//! the thread that started it (`PR_SET_PDEATHSIG`).
+//! the thread that started it (`PR_SET_PDEATHSIG`). The processes a trial starts share that
+//! group unless they leave it: when a worker ends (a crash, the trial timeout, the end of
+//! the run) what is left of its group is named (Linux) and killed before it is reaped, and
+//! its stderr is read for what it already holds, never waited on for an end of file a
+//! leftover holds back. Each process left behind is reported with the property and the seed
+//! (see `supervise.rs`, the `lingering` event).
 
+use crate::procs::{self, Leftover, Pump};
 use crate::supervise::Ending;
 use seedledger_format::ExitStatus;
 use seedledger_runner::{
@@ -41,18 +56,16 @@ use seedledger_runner::{
 };
 use serde_json::{Value, json};
 use std::cell::RefCell;
+use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-/// The start of every protocol line on a worker's stdout (an ASCII record separator first).
-pub const MARKER: &str = "\u{1e}seedledger-trial ";
 
 /// The text Rust's runtime prints on stderr before aborting on a stack overflow.
 const STACK_OVERFLOW: &str = "has overflowed its stack";
@@ -130,14 +143,21 @@ struct Worker {
     property: &'static str,
     fixture: Vec<u8>,
     child: Child,
-    stdin: Option<ChildStdin>,
+    /// The run's end of the channel (requests are written to it; `pump` reads the replies).
+    channel: File,
     lines: Receiver<Line>,
-    stdout_thread: Option<JoinHandle<()>>,
-    stderr_thread: Option<JoinHandle<()>>,
+    pump: Pump,
+    stderr: Option<Pump>,
     overflowed: Arc<AtomicBool>,
     /// The worker's stderr is passed on only during trials of the main run: a shrink makes
     /// many crashing runs, whose runtime messages would bury the report.
     quiet: Arc<AtomicBool>,
+    /// The seed of the trial under way or last run (`None`: a shrink candidate), to name
+    /// with a process it leaves behind.
+    seed: Option<u64>,
+    /// The processes of its group already named as left behind.
+    named: Vec<i32>,
+    finished: bool,
 }
 
 impl Worker {
@@ -146,6 +166,14 @@ impl Worker {
         property: &Property,
         fixture: &Fixture,
     ) -> Result<Worker, String> {
+        let cannot = |e: std::io::Error| {
+            format!(
+                "cannot start a trial worker `{}` for property `{}`: {e}",
+                exe.display(),
+                property.id
+            )
+        };
+        let (ours, theirs) = procs::socket_pair().map_err(cannot)?;
         let mut command = Command::new(exe);
         command
             .args([
@@ -156,46 +184,60 @@ impl Worker {
                 "--parent",
             ])
             .arg(std::process::id().to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+            .arg("--channel-fd")
+            .arg(theirs.as_raw_fd().to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::inherit())
             .stderr(Stdio::piped())
             .process_group(0);
-        let mut child = command.spawn().map_err(|e| {
-            format!(
-                "cannot start a trial worker `{}` for property `{}`: {e}",
-                exe.display(),
-                property.id
-            )
-        })?;
+        procs::pass_fd(&mut command, theirs.as_raw_fd());
+        let mut child = command.spawn().map_err(cannot)?;
+        drop(theirs);
         let (send, lines) = channel();
-        let stdout_thread = child
-            .stdout
-            .take()
-            .map(|out| std::thread::spawn(move || read_stdout(out, &send)));
         let overflowed = Arc::new(AtomicBool::new(false));
         let quiet = Arc::new(AtomicBool::new(false));
-        let stderr_thread = child.stderr.take().map(|err| {
-            let (overflowed, quiet) = (Arc::clone(&overflowed), Arc::clone(&quiet));
-            std::thread::spawn(move || read_stderr(err, &overflowed, &quiet))
-        });
+        let pid = child.id() as i32;
+        let started = ours
+            .try_clone()
+            .and_then(|fd| Pump::start(fd, pid, protocol_reader(send)))
+            .and_then(|pump| {
+                let stderr = match child.stderr.take() {
+                    Some(err) => Some(Pump::start(
+                        OwnedFd::from(err),
+                        pid,
+                        stderr_reader(Arc::clone(&overflowed), Arc::clone(&quiet)),
+                    )?),
+                    None => None,
+                };
+                Ok((pump, stderr))
+            });
+        let (pump, stderr) = match started {
+            Ok(pumps) => pumps,
+            Err(e) => {
+                procs::kill_group(child.id() as i32);
+                let _ = child.wait();
+                return Err(cannot(e));
+            }
+        };
         let mut worker = Worker {
             property: property.id,
             fixture: fixture.bytes().to_vec(),
-            stdin: child.stdin.take(),
+            channel: File::from(ours),
             child,
             lines,
-            stdout_thread,
-            stderr_thread,
+            pump,
+            stderr,
             overflowed,
             quiet,
+            seed: None,
+            named: Vec::new(),
+            finished: false,
         };
-        let sent = worker.stdin.as_mut().is_some_and(|stdin| {
-            stdin
-                .write_all(format!("{}\n", fixture.bytes().len()).as_bytes())
-                .and_then(|()| stdin.write_all(fixture.bytes()))
-                .and_then(|()| stdin.flush())
-                .is_ok()
-        });
+        let sent = worker
+            .channel
+            .write_all(format!("{}\n", fixture.bytes().len()).as_bytes())
+            .and_then(|()| worker.channel.write_all(fixture.bytes()))
+            .is_ok();
         let ready = sent
             && loop {
                 match worker.lines.recv_timeout(STARTUP) {
@@ -205,7 +247,7 @@ impl Worker {
                 }
             };
         if !ready {
-            let _ = worker.child.kill();
+            procs::kill_group(worker.child.id() as i32);
             let ending = worker.finish();
             return Err(format!(
                 "the trial worker for property `{}` did not start ({})",
@@ -230,11 +272,15 @@ impl Worker {
                 json!({ "replay": choices, "capture": capture })
             }
         };
-        // A write that fails means the worker is gone: its ending says why, below.
-        let _ = self
-            .stdin
-            .as_mut()
-            .map(|stdin| writeln!(stdin, "{request}").and_then(|()| stdin.flush()));
+        self.seed = match input {
+            TrialInput::Random { seed, .. } | TrialInput::Recording { seed, .. } => Some(*seed),
+            TrialInput::Replay { .. } => None,
+        };
+        // One write (a socket wakes its reader for each). A write that fails means the
+        // worker is gone: its ending says why, below.
+        let mut line = request.to_string();
+        line.push('\n');
+        let _ = self.channel.write_all(line.as_bytes());
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut journal = Journal::default();
         loop {
@@ -250,12 +296,21 @@ impl Worker {
             match next {
                 Ok(Line::Journal(entry)) => journal.add(&entry),
                 Ok(Line::Reply(reply)) => {
-                    return parse_reply(&reply).map(Trial::Done).map_err(|e| {
+                    let evaluation = parse_reply(&reply).map_err(|e| {
                         format!(
                             "the trial worker of `{}` replied `{reply}`: {e}",
                             self.property
                         )
-                    });
+                    })?;
+                    for leftover in lingering_of(&reply) {
+                        crate::supervise::lingering(
+                            self.property,
+                            self.seed,
+                            &leftover,
+                            "its trial",
+                        );
+                    }
+                    return Ok(Trial::Done(evaluation));
                 }
                 Ok(Line::Ready) => {
                     return Err(format!(
@@ -264,7 +319,9 @@ impl Worker {
                     ));
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    let _ = self.child.kill();
+                    // The worker and every process of its group (what the trial started).
+                    self.name_leftovers();
+                    procs::kill_group(self.child.id() as i32);
                     let _ = self.finish();
                     let secs = timeout.map_or(0.0, |t| t.as_secs_f64());
                     return Ok(Trial::Ended(Evaluation {
@@ -280,6 +337,7 @@ impl Worker {
                     }));
                 }
                 Err(RecvTimeoutError::Disconnected) => {
+                    self.name_leftovers();
                     let (ending, overflowed) = self.finish()?;
                     let signature = if overflowed {
                         "crash:stack_overflow".to_string()
@@ -304,92 +362,121 @@ impl Worker {
         }
     }
 
-    /// Closes the worker's stdin, waits for it to end and for its output to be read; how it
-    /// ended, and whether it said it overflowed its stack.
+    /// Ends the channel (the worker ends at the end of its input), waits for the worker to
+    /// end, kills what is left of its process group, reads what the worker wrote without
+    /// waiting for anything a process left behind holds, and reaps it: how it ended, and
+    /// whether it said it overflowed its stack. (A worker that replied to its last trial
+    /// has killed and named what its trials left; one that did not is named by the caller,
+    /// [`Worker::name_leftovers`], before this.)
     fn finish(&mut self) -> Result<(Ending, bool), String> {
-        drop(self.stdin.take());
+        // SAFETY: shutdown(2) on our own socket touches no memory.
+        unsafe {
+            libc::shutdown(self.channel.as_raw_fd(), libc::SHUT_WR);
+        }
+        self.finished = true;
+        let pid = self.child.id() as i32;
+        procs::wait_ended(pid);
+        procs::kill_group(pid);
+        self.pump.stop();
+        if let Some(mut stderr) = self.stderr.take() {
+            stderr.stop();
+        }
         let status = self.child.wait().map_err(|e| {
             format!(
                 "cannot wait for the trial worker of `{}`: {e}",
                 self.property
             )
         })?;
-        if let Some(t) = self.stdout_thread.take() {
-            let _ = t.join();
-        }
-        if let Some(t) = self.stderr_thread.take() {
-            let _ = t.join();
-        }
         Ok((Ending::of(status), self.overflowed.load(Ordering::SeqCst)))
+    }
+
+    /// Names the live processes of the worker's group (other than the worker) not named yet
+    /// (the worker ended in a trial, or is about to be killed in one).
+    fn name_leftovers(&mut self) {
+        for leftover in procs::group_members(self.child.id() as i32) {
+            if !self.named.contains(&leftover.pid) {
+                self.named.push(leftover.pid);
+                crate::supervise::lingering(self.property, self.seed, &leftover, "its trial");
+            }
+        }
     }
 }
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        if self.stdout_thread.is_some() {
+        if !self.finished {
             let _ = self.finish();
         }
     }
 }
 
-fn read_stdout(out: std::process::ChildStdout, send: &Sender<Line>) {
-    let mut reader = BufReader::new(out);
-    let mut line = Vec::new();
-    let marker = MARKER.as_bytes();
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
+/// The reader of the worker's protocol lines: each complete line, as a [`Line`], to `send`.
+fn protocol_reader(send: Sender<Line>) -> impl FnMut(&[u8]) + Send + 'static {
+    let mut pending = Vec::new();
+    move |bytes| {
+        pending.extend_from_slice(bytes);
+        let mut start = 0;
+        while let Some(end) = pending[start..].iter().position(|&b| b == b'\n') {
+            let text = String::from_utf8_lossy(&pending[start..start + end]).into_owned();
+            start += end + 1;
+            let message = if text == "ready" {
+                Line::Ready
+            } else if let Some(entry) = text.strip_prefix("j ") {
+                Line::Journal(entry.to_string())
+            } else if let Some(reply) = text.strip_prefix("r ") {
+                Line::Reply(reply.to_string())
+            } else {
+                Line::Reply(text)
+            };
+            let _ = send.send(message);
         }
-        let Some(at) = line.windows(marker.len()).position(|w| w == marker) else {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(&line);
-            let _ = out.flush();
-            continue;
-        };
-        if at > 0 {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(&line[..at]);
-            let _ = out.write_all(b"\n");
-            let _ = out.flush();
+        pending.drain(..start);
+    }
+}
+
+/// The reader of the worker's stderr: passed on (unless `quiet`), and watched for Rust's
+/// stack-overflow message.
+fn stderr_reader(
+    overflowed: Arc<AtomicBool>,
+    quiet: Arc<AtomicBool>,
+) -> impl FnMut(&[u8]) + Send + 'static {
+    // The end of the previous chunk, so that a message cut in two is still seen.
+    let mut tail: Vec<u8> = Vec::new();
+    move |bytes| {
+        tail.extend_from_slice(bytes);
+        let needle = STACK_OVERFLOW.as_bytes();
+        if tail.windows(needle.len()).any(|w| w == needle) {
+            overflowed.store(true, Ordering::SeqCst);
         }
-        let text = String::from_utf8_lossy(&line[at + marker.len()..])
-            .trim_end()
-            .to_string();
-        let message = if text == "ready" {
-            Line::Ready
-        } else if let Some(entry) = text.strip_prefix("j ") {
-            Line::Journal(entry.to_string())
-        } else if let Some(reply) = text.strip_prefix("r ") {
-            Line::Reply(reply.to_string())
-        } else {
-            Line::Reply(text)
-        };
-        if send.send(message).is_err() {
-            return;
+        let keep = tail.len().saturating_sub(needle.len());
+        tail.drain(..keep);
+        if !quiet.load(Ordering::SeqCst) {
+            let mut out = std::io::stderr().lock();
+            let _ = out.write_all(bytes);
         }
     }
 }
 
-fn read_stderr(err: std::process::ChildStderr, overflowed: &AtomicBool, quiet: &AtomicBool) {
-    let mut reader = BufReader::new(err);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        if String::from_utf8_lossy(&line).contains(STACK_OVERFLOW) {
-            overflowed.store(true, Ordering::SeqCst);
-        }
-        if quiet.load(Ordering::SeqCst) {
-            continue;
-        }
-        let mut out = std::io::stderr().lock();
-        let _ = out.write_all(&line);
+/// The processes a reply says the trial left behind (the worker killed them).
+fn lingering_of(reply: &str) -> Vec<Leftover> {
+    if !reply.contains("\"lingering\"") {
+        return Vec::new();
     }
+    let v: Value = serde_json::from_str(reply).unwrap_or(Value::Null);
+    v["lingering"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| {
+                    Some(Leftover {
+                        pid: i32::try_from(item[0].as_i64()?).ok()?,
+                        command: item[1].as_str().unwrap_or("").to_string(),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The record of a trial rebuilt from its journal (for a trial whose worker died).
@@ -527,10 +614,18 @@ fn parse_reply(reply: &str) -> Result<Evaluation, String> {
 
 // ------------------------------------------------------------------------------ the worker
 
-/// Writes one protocol line on stdout.
+/// The trial worker's end of its channel (requests in, protocol lines out).
+static CHANNEL: OnceLock<Mutex<File>> = OnceLock::new();
+
+/// Writes one protocol line on the channel.
 fn say(text: &str) -> bool {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{MARKER}{text}").is_ok() && out.flush().is_ok()
+    let Some(Ok(mut out)) = CHANNEL.get().map(Mutex::lock) else {
+        return false;
+    };
+    let mut line = String::with_capacity(text.len() + 1);
+    line.push_str(text);
+    line.push('\n');
+    out.write_all(line.as_bytes()).is_ok()
 }
 
 fn journal_line(entry: JournalEntry<'_>) {
@@ -542,22 +637,32 @@ fn journal_line(entry: JournalEntry<'_>) {
     };
 }
 
-/// `prop trial-worker`: reads the fixture, then runs one trial per request until stdin
-/// closes. Exit 0 at the end of its input, 2 on a protocol error (said on stderr).
-pub fn worker(property: &Property, parent: u32) -> ExitStatus {
+/// `prop trial-worker`: reads the fixture from its channel (descriptor `channel`), then runs
+/// one trial per request until the channel ends; after each trial, kills the processes the
+/// trial left behind and names them in its reply. Exit 0 at the end of its input, 2 on a
+/// protocol error (said on stderr).
+pub fn worker(property: &Property, parent: u32, channel: i32) -> ExitStatus {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_PDEATHSIG takes a signal number and touches no memory of this process.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
     }
+    let fail = |what: &dyn std::fmt::Display| {
+        errln!("error: trial worker of `{}`: {what}", property.id);
+        ExitStatus::Error
+    };
     if std::os::unix::process::parent_id() != parent {
-        errln!(
-            "error: trial worker of `{}`: its run (pid {parent}) is gone",
-            property.id
-        );
-        return ExitStatus::Error;
+        return fail(&format_args!("its run (pid {parent}) is gone"));
     }
-    let mut input = BufReader::new(std::io::stdin().lock());
+    let (mut input, output) = match procs::take_inherited(channel)
+        .and_then(|fd| Ok((File::from(fd.try_clone()?), File::from(fd))))
+    {
+        Ok((read, write)) => (BufReader::new(read), write),
+        Err(e) => return fail(&format_args!("its channel: {e}")),
+    };
+    let _ = CHANNEL.set(Mutex::new(output));
+    // What a trial leaves behind is this process's to find, even when orphaned.
+    procs::adopt_orphans();
     let mut header = String::new();
     let fixture = match input
         .read_line(&mut header)
@@ -567,22 +672,10 @@ pub fn worker(property: &Property, parent: u32) -> ExitStatus {
             let mut bytes = vec![0; len];
             match input.read_exact(&mut bytes) {
                 Ok(()) => Fixture::new(bytes),
-                Err(e) => {
-                    errln!(
-                        "error: trial worker of `{}`: reading the fixture: {e}",
-                        property.id
-                    );
-                    return ExitStatus::Error;
-                }
+                Err(e) => return fail(&format_args!("reading the fixture: {e}")),
             }
         }
-        _ => {
-            errln!(
-                "error: trial worker of `{}`: no fixture header",
-                property.id
-            );
-            return ExitStatus::Error;
-        }
+        _ => return fail(&"no fixture header"),
     };
     seedledger_runner::set_journal(Some(journal_line));
     if !say("ready") {
@@ -594,21 +687,20 @@ pub fn worker(property: &Property, parent: u32) -> ExitStatus {
         match input.read_line(&mut line) {
             Ok(0) => return ExitStatus::Success,
             Ok(_) => {}
-            Err(e) => {
-                errln!("error: trial worker of `{}`: {e}", property.id);
-                return ExitStatus::Error;
-            }
+            Err(e) => return fail(&e),
         }
         let Some(request) = parse_request(&line) else {
-            errln!(
-                "error: trial worker of `{}`: unreadable request `{}`",
-                property.id,
-                line.trim()
-            );
-            return ExitStatus::Error;
+            return fail(&format_args!("unreadable request `{}`", line.trim()));
         };
         let evaluation = request.evaluate_here(property, &fixture);
-        if !say(&format!("r {}", reply_of(&evaluation))) {
+        let mut reply = reply_of(&evaluation);
+        if procs::has_children() {
+            let left = procs::kill_leftovers();
+            if !left.is_empty() {
+                reply["lingering"] = left.iter().map(|l| json!([l.pid, l.command])).collect();
+            }
+        }
+        if !say(&format!("r {reply}")) {
             return ExitStatus::Error;
         }
     }

@@ -33,6 +33,7 @@ mod gate_stream;
 mod isolate;
 mod merge;
 mod output;
+mod procs;
 mod progress;
 mod prop;
 mod report;

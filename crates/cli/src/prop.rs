@@ -68,6 +68,9 @@ pub struct TrialWorkerArgs {
     /// The pid of the run process that started this worker.
     #[arg(long, value_name = "PID")]
     parent: u32,
+    /// The descriptor of the worker's protocol channel (see `isolate.rs`).
+    #[arg(long, value_name = "FD")]
+    channel_fd: i32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -173,8 +176,9 @@ pub struct RunArgs {
     /// Run every trial (and shrink evaluation) in a worker process: a trial that ends its
     /// process (exit, abort, stack overflow, failed allocation, a signal) or runs past
     /// --trial-timeout is a failing trial with the signature exit:<status>, crash:<SIGNAL>,
-    /// crash:stack_overflow or timeout, and the run goes on in a new worker. Costs a pipe
-    /// round trip per trial (see README "Crash isolation").
+    /// crash:stack_overflow or timeout, and the run goes on in a new worker; processes a
+    /// trial leaves behind are killed and named with its seed. Costs a round trip on a
+    /// socket per trial (see README "Crash isolation").
     #[arg(long)]
     isolate: bool,
     /// Do not shrink failing seeds (receipts then say shrink_stable: false).
@@ -208,6 +212,10 @@ pub struct RunArgs {
     /// appended (see `supervise.rs` and the runner's `PendingRows`).
     #[arg(long, hide = true, value_name = "FD")]
     pending_rows_fd: Option<i32>,
+    /// Internal: the descriptor the supervised worker writes its events to (see
+    /// `supervise.rs`).
+    #[arg(long, hide = true, value_name = "FD")]
+    events_fd: Option<i32>,
 }
 
 #[derive(Debug, Args)]
@@ -291,7 +299,7 @@ pub fn run(cmd: PropCommand, suite: &[Property]) -> ExitStatus {
         PropCommand::List(args) => list(args, suite),
         PropCommand::Replay(args) => replay(args, suite),
         PropCommand::TrialWorker(args) => match find(suite, &args.property) {
-            Ok(property) => crate::isolate::worker(property, args.parent),
+            Ok(property) => crate::isolate::worker(property, args.parent, args.channel_fd),
             Err(e) => error(e),
         },
     }
@@ -533,7 +541,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         None => crate::progress::wanted(args.common.format),
     };
     let supervision = crate::supervise::run(
-        worker.map(|pid| (pid, args.pending_rows_fd)),
+        worker.map(|pid| (pid, args.pending_rows_fd, args.events_fd)),
         progress,
         args.common.format,
         &selected,

@@ -4,20 +4,32 @@
 //! a failed allocation, a signal, a trial timeout — the supervisor still names the property
 //! and the seed, reports every property that finished, and writes the CI files.
 //!
-//! The protocol: the worker writes one event per line to its stdout, each line starting with
-//! [`EVENT`] and carrying one JSON object: `plan` (the properties, once the arguments were
-//! accepted), `start` (a run's id, once its receipt exists), `done` (the run's id, `stopped_early`
-//! and its counts of attempted and failing seeds, checked against the receipt on disk, which
-//! is what is reported), `stopped` / `not_run` (after SIGINT or SIGTERM), `error`, and — only
+//! The protocol: the worker writes one event per line, one JSON object each, to a pipe of
+//! its own (passed by descriptor, hidden `--events-fd`, and made close-on-exec by the worker
+//! at once, so no program a property starts holds it; see `procs.rs`): `plan` (the
+//! properties, once the arguments were accepted), `start` (a run's id, once its receipt
+//! exists), `done` (the run's id, `stopped_early` and its counts of attempted and failing
+//! seeds, checked against the receipt on disk, which is what is reported), `stopped` /
+//! `not_run` (after SIGINT or SIGTERM), `error`, `lingering` (a process a trial left behind
+//! and that was killed: property, seed, pid, command; from `--isolate` workers), and — only
 //! when the supervisor draws progress bars and passed the hidden `--progress-events` —
 //! `progress` (seeds done of planned, failures, elapsed time; about every 100 ms per running
-//! property, see `progress.rs`). Whatever else the worker's
-//! stdout carries (a property's own `println!`) is passed through unchanged; its stderr is the
-//! supervisor's. A property that started and never sent `done`, and whose receipt is not
-//! closed, is one the process died in (see "Crash blame" below): the supervisor reads its
-//! receipt (open, `stopped_early: true`: the last attempted seed is the trial that was
-//! running, see the runner's `ledger.rs`) and its witness rows, and appends the missing row
-//! of the crashed trial (`crash:<SIGNAL>` or `exit:<status>`) when the culprit is certain.
+//! property, see `progress.rs`). The worker's stdout is read separately and passed through
+//! unchanged (what a property prints, whatever it says, is never an event); its stderr is
+//! the supervisor's. A property runs in the worker's process and could write to the event
+//! pipe's descriptor directly: a `done` counts only if the receipt on disk says the same.
+//!
+//! The supervisor reads until the worker has ended (a thread waits for it without reaping
+//! it), then only what the pipes already hold: a process a property left behind that still
+//! holds the worker's stdout never holds up the run. On Linux the supervisor adopts orphaned
+//! descendants (`PR_SET_CHILD_SUBREAPER`); once the worker is gone, every process still
+//! below it is named (pid, command, the property or properties that ran) and killed.
+//!
+//! A property that started and never sent `done`, and whose receipt is not closed, is one
+//! the process died in (see "Crash blame" below): the supervisor reads its receipt (open,
+//! `stopped_early: true`: the last attempted seed is the trial that was running, see the
+//! runner's `ledger.rs`) and its witness rows, and appends the missing row of the crashed
+//! trial (`crash:<SIGNAL>` or `exit:<status>`) when the culprit is certain.
 //! The worker does not write its rows: it copies them into a memory
 //! mapping the supervisor created and passed by descriptor (hidden `--pending-rows-fd`, the
 //! runner's `PendingRows`), and a thread of the supervisor (the runner's `Drainer`) appends
@@ -44,6 +56,7 @@
 //! gets the row; every crashed run's message names the runs under way and what each replay
 //! did.
 
+use crate::procs::{self, Leftover};
 use crate::prop::Format;
 use seedledger_format::{Receipt, WitnessRow, parse_witness_lines};
 use seedledger_runner::{
@@ -51,15 +64,13 @@ use seedledger_runner::{
     evidence_paths,
 };
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-
-/// The start of every event line on the worker's stdout (an ASCII record separator first, so
-/// that no ordinary output starts an event by accident).
-pub const EVENT: &str = "\u{1e}seedledger-event ";
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// How much of a witness file's end is read for the rows of a crashed run.
 const ROWS_TAIL: u64 = 1 << 20;
@@ -100,8 +111,8 @@ pub fn exit(code: i32) -> seedledger_format::ExitStatus {
 /// asks its worker for them); see `progress.rs`.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
-    // (the supervisor's pid, the pending rows' descriptor it passed)
-    worker: Option<(u32, Option<i32>)>,
+    // (the supervisor's pid, the pending rows' and the events' descriptors it passed)
+    worker: Option<(u32, Option<i32>, Option<i32>)>,
     progress: bool,
     format: Format,
     selected: &[Property],
@@ -130,17 +141,61 @@ fn parse_receipt(text: &str) -> Result<Receipt, seedledger_format::ParseError> {
 
 // ------------------------------------------------------------------------------ the worker
 
-/// Writes one event line; false when the supervisor can no longer read it.
+/// The supervised worker's end of the event pipe.
+static EVENTS: OnceLock<Mutex<File>> = OnceLock::new();
+
+/// Writes one event line; false when the supervisor can no longer read it (or this process
+/// is not supervised).
 fn emit(event: &Value) -> bool {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{EVENT}{event}").is_ok() && out.flush().is_ok()
+    let Some(Ok(mut out)) = EVENTS.get().map(Mutex::lock) else {
+        return false;
+    };
+    let mut line = event.to_string();
+    line.push('\n');
+    out.write_all(line.as_bytes()).is_ok()
+}
+
+/// Reports a process a trial of `property` left behind, which was killed: an event for the
+/// supervisor, or, where nobody supervises this process, a note on stderr.
+pub(crate) fn lingering(property: &str, seed: Option<u64>, leftover: &Leftover, outlived: &str) {
+    let event = json!({
+        "event": "lingering",
+        "property_id": property,
+        "seed": seed,
+        "pid": leftover.pid,
+        "command": leftover.command,
+        "outlived": outlived,
+    });
+    if !emit(&event) {
+        errln!("{}", lingering_note(&[property], seed, leftover, outlived));
+    }
+}
+
+/// `note: lingering process of `ID` (seed N): pid P (`COMMAND`) outlived its trial and was
+/// killed`; with several candidate properties, `of one of `A`, `B``.
+fn lingering_note(
+    properties: &[&str],
+    seed: Option<u64>,
+    leftover: &Leftover,
+    outlived: &str,
+) -> String {
+    let whose = match (properties, seed) {
+        ([], _) => String::new(),
+        ([id], Some(seed)) => format!(" of `{id}` (seed {seed})"),
+        ([id], None) => format!(" of `{id}`"),
+        (ids, _) => format!(" of one of `{}`", ids.join("`, `")),
+    };
+    format!(
+        "note: lingering process{whose}: pid {} (`{}`) outlived {outlived} and was killed",
+        leftover.pid, leftover.command
+    )
 }
 
 fn run_worker(
     selected: &[Property],
     config: &RunConfig,
     (jobs, seed_jobs): (usize, usize),
-    (supervisor, pending_rows): (u32, Option<i32>),
+    (supervisor, pending_rows, events): (u32, Option<i32>, Option<i32>),
     executor: Option<Arc<dyn TrialExecutor>>,
     progress: bool,
 ) -> Supervision {
@@ -157,6 +212,22 @@ fn run_worker(
             exit_now: Some(2),
             ..Supervision::default()
         };
+    }
+    match events.map(procs::take_inherited) {
+        Some(Ok(fd)) => {
+            let _ = EVENTS.set(Mutex::new(File::from(fd)));
+        }
+        other => {
+            let why = match other {
+                Some(Err(e)) => e.to_string(),
+                _ => "none was passed (--events-fd)".to_string(),
+            };
+            errln!("error: the event pipe of the supervising `prop run`: {why}");
+            return Supervision {
+                exit_now: Some(2),
+                ..Supervision::default()
+            };
+        }
     }
     let mut control = RunControl::new()
         .row_per_trial(true)
@@ -343,30 +414,38 @@ fn supervise(
         .ok()
         .map(Arc::new)
         .and_then(|rows| Some((rows.drainer().ok()?, rows)));
+    // Every process the run leaves behind ends up below this one (Linux), to be found when
+    // the worker is gone.
+    procs::adopt_orphans();
+    // The event pipe, and one that closes when the worker has ended.
+    let ((events, events_theirs), (ended, ended_theirs)) =
+        match procs::pipe().and_then(|a| Ok((a, procs::pipe()?))) {
+            Ok(pipes) => pipes,
+            Err(e) => {
+                handle.close();
+                return fail(format!("cannot create the run process's pipes: {e}"));
+            }
+        };
     let mut command = Command::new(&exe);
     command
         .args(std::env::args_os().skip(1))
         .arg("--supervised-worker")
         .arg(std::process::id().to_string())
         .args(progress.then_some("--progress-events"))
+        .arg("--events-fd")
+        .arg(events_theirs.as_raw_fd().to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::piped());
+    procs::pass_fd(&mut command, events_theirs.as_raw_fd());
     if let Some((_, rows)) = &pending {
+        // The mapping's descriptor (close-on-exec here) is kept open across the exec.
         let fd = rows.fd();
         command.arg("--pending-rows-fd").arg(fd.to_string());
-        // SAFETY: between fork and exec only fcntl(2), which is async-signal-safe: the
-        // mapping's descriptor (close-on-exec here) is kept open across the worker's exec.
-        unsafe {
-            use std::os::unix::process::CommandExt;
-            command.pre_exec(move || {
-                if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        procs::pass_fd(&mut command, fd);
     }
-    let mut child = match command.spawn() {
+    let spawned = command.spawn();
+    drop(events_theirs);
+    let mut child = match spawned {
         Ok(child) => child,
         Err(e) => {
             handle.close();
@@ -411,17 +490,30 @@ fn supervise(
 
     let mut seen = Seen::default();
     let mut bars = progress.then(crate::progress::Bars::new);
-    if let Some(stdout) = child.stdout.take() {
-        let mut reader = BufReader::new(stdout);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => on_line(&line, &mut seen, &mut bars, selected, config, &mut report),
+    // A thread waits for the worker to end (without reaping it): then the reading stops.
+    let waiter = {
+        let pid = child.id() as i32;
+        std::thread::spawn(move || {
+            procs::wait_ended(pid);
+            drop(ended_theirs);
+        })
+    };
+    read_worker(
+        child.stdout.take().map(OwnedFd::from),
+        events,
+        &ended,
+        |read| match read {
+            Chunk::Output(bytes) => hidden(&bars, || {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(bytes);
+                let _ = out.flush();
+            }),
+            Chunk::Event(line) => {
+                on_line(line, &mut seen, &mut bars, selected, config, &mut report)
             }
-        }
-    }
+        },
+    );
+    let _ = waiter.join();
     // The worker is gone: no bar outlives it (what it died in is reported below).
     drop(bars);
     if let Ok(mut pid) = alive.lock() {
@@ -436,6 +528,16 @@ fn supervise(
     };
     handle.close();
     let _ = forwarder.join();
+    // What the run left behind: every process still below this one, from one of the
+    // properties that ran (which one, only `--isolate` tells).
+    let mut ran: Vec<&str> = seen.in_flight.iter().map(|(id, _)| id.as_str()).collect();
+    ran.extend(seen.ended.iter().map(String::as_str));
+    for leftover in procs::kill_leftovers() {
+        errln!(
+            "{}",
+            lingering_note(&ran, None, &leftover, "the run process")
+        );
+    }
 
     let mut signal = match first_signal.load(Ordering::SeqCst) {
         0 => None,
@@ -661,7 +763,91 @@ fn finished_in_flight<'a>(
     finished
 }
 
-/// Handles one line of the worker's stdout: passes text through, acts on an event.
+/// What the worker sent: output of its stdout to pass through, or one event line.
+enum Chunk<'a> {
+    Output(&'a [u8]),
+    Event(&'a [u8]),
+}
+
+/// Reads the worker's stdout and its event pipe, in the order written (output that came
+/// before an event is passed on before it), until `ended` closes (the worker has ended);
+/// then only what the two pipes already hold.
+fn read_worker(
+    stdout: Option<OwnedFd>,
+    events: OwnedFd,
+    ended: &OwnedFd,
+    mut on: impl FnMut(Chunk<'_>),
+) {
+    let mut output = stdout.map(File::from);
+    let mut events = Some(File::from(events));
+    let (mut out_buf, mut event_buf) = (Vec::new(), Vec::new());
+    let mut chunk = vec![0u8; 64 * 1024];
+    let raw = |f: &Option<File>| f.as_ref().map_or(-1, AsRawFd::as_raw_fd);
+    // Reads one chunk of `file` into `buf`; at its end (or an error) the file is dropped.
+    let mut read_into = |file: &mut Option<File>, buf: &mut Vec<u8>| {
+        let Some(f) = file else { return };
+        match f.read(&mut chunk) {
+            Ok(0) | Err(_) => *file = None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let mut worker_ended = false;
+    // After the worker's end, a bound on the rounds: a process left behind may write on.
+    let mut rounds_left = 256;
+    loop {
+        let (timeout, ended_fd) = match worker_ended {
+            true => (0, -1),
+            false => (-1, ended.as_raw_fd()),
+        };
+        let Ok([out_ready, event_ready, end_ready]) =
+            procs::poll_ready([raw(&output), raw(&events), ended_fd], timeout)
+        else {
+            break;
+        };
+        if out_ready {
+            read_into(&mut output, &mut out_buf);
+            if let Some(end) = out_buf.iter().rposition(|&b| b == b'\n') {
+                on(Chunk::Output(&out_buf[..=end]));
+                out_buf.drain(..=end);
+            }
+        } else if event_ready {
+            // Only once the output written before it is passed on, whole lines or not.
+            if !out_buf.is_empty() {
+                on(Chunk::Output(&out_buf));
+                out_buf.clear();
+            }
+            read_into(&mut events, &mut event_buf);
+            let mut start = 0;
+            while let Some(end) = event_buf[start..].iter().position(|&b| b == b'\n') {
+                on(Chunk::Event(&event_buf[start..=start + end]));
+                start += end + 1;
+            }
+            event_buf.drain(..start);
+        }
+        worker_ended |= end_ready;
+        if output.is_none() && events.is_none() {
+            if !worker_ended {
+                // Both pipes are closed: the worker is ending; wait for it alone.
+                let _ = procs::poll_ready([ended.as_raw_fd()], -1);
+            }
+            break;
+        }
+        if worker_ended && ((!out_ready && !event_ready) || rounds_left == 0) {
+            break;
+        }
+        if worker_ended {
+            rounds_left -= 1;
+        }
+    }
+    if !out_buf.is_empty() {
+        on(Chunk::Output(&out_buf));
+    }
+    if !event_buf.is_empty() {
+        on(Chunk::Event(&event_buf));
+    }
+}
+
+/// Acts on one event line from the worker.
 /// Whatever it prints, it prints with the progress bars (if any) hidden; a run's end takes
 /// its bar away before its summary line.
 fn on_line(
@@ -672,23 +858,7 @@ fn on_line(
     config: &RunConfig,
     report: &mut impl FnMut(&Property, Result<RunSummary, String>),
 ) {
-    let marker = EVENT.as_bytes();
-    let Some(at) = line.windows(marker.len()).position(|w| w == marker) else {
-        hidden(bars, || {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(line);
-            let _ = out.flush();
-        });
-        return;
-    };
-    if at > 0 {
-        hidden(bars, || {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(&line[..at]);
-            let _ = out.flush();
-        });
-    }
-    let event: Option<Value> = serde_json::from_slice(&line[at + marker.len()..]).ok();
+    let event: Option<Value> = serde_json::from_slice(line).ok();
     let kind = event.as_ref().and_then(|e| e["event"].as_str());
     let id = event.as_ref().and_then(|e| e["property_id"].as_str());
     let property = id.and_then(|id| selected.iter().find(|p| p.id == id));
@@ -731,9 +901,9 @@ fn on_line(
         (Some("done"), Some(p), Some(e)) => {
             let paths =
                 evidence_paths(&config.out_dir, &config.patch_id, p.id).map_err(|e| e.to_string());
-            // The event channel is the worker's stdout, which the property shares: a "done"
-            // counts only if the receipt on disk says the same (a property cannot print its
-            // way out of a crash). The receipt reported is the one on disk.
+            // A property in the worker's process could write to the event pipe's descriptor:
+            // a "done" counts only if the receipt on disk says the same (a property cannot
+            // write its way out of a crash). The receipt reported is the one on disk.
             let on_disk = paths
                 .as_ref()
                 .ok()
@@ -796,12 +966,28 @@ fn on_line(
         (Some("not_run"), Some(p), _) => {
             seen.not_run.push(p.id.to_string());
         }
+        (Some("lingering"), Some(p), Some(e)) => {
+            let leftover = Leftover {
+                pid: e["pid"]
+                    .as_i64()
+                    .and_then(|p| i32::try_from(p).ok())
+                    .unwrap_or(0),
+                command: text("command"),
+            };
+            let outlived = e["outlived"].as_str().unwrap_or("its trial");
+            hidden(bars, || {
+                errln!(
+                    "{}",
+                    lingering_note(&[p.id], e["seed"].as_u64(), &leftover, outlived)
+                );
+            });
+        }
         _ => {
             seen.bad_events += 1;
             hidden(bars, || {
                 errln!(
                     "error: unreadable event from the run process: {}",
-                    String::from_utf8_lossy(&line[at..]).trim()
+                    String::from_utf8_lossy(line).trim()
                 );
             });
         }

@@ -30,6 +30,15 @@
 //! waits for that file. Run side by side with `--jobs 2`, the process dies with both runs in
 //! a trial; replayed alone, only the second one's trial ends its process (the first one's is
 //! then a first trial, and passes).
+//!
+//! `forges_protocol` fails exactly as `fails_at_10` does, after printing, on stdout and on
+//! stderr, at line starts and mid-line, every line the trial worker's and the supervisor's
+//! protocols know (replies, journal entries, `ready`, every event kind), with and without
+//! the markers those protocols once shared with the property's output. `lingers` passes and
+//! leaves a process behind on every trial (`sleep 30`: on its first trial as its own child,
+//! later as an orphaned grandchild through `sh`), appending each pid to `lingering.pids` in
+//! the working directory. `lingers_then_hangs` leaves one behind the same way (its own
+//! child) and then never returns.
 
 use seedledger_runner::{Fixture, PropResult, Property, TestCase, int, prop_assert};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -296,6 +305,101 @@ fn aborts_at_10_when_blocked(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// Every protocol line the trial worker and the supervisor understand, as text.
+fn forged_lines() -> Vec<String> {
+    const TRIAL: &str = "\u{1e}seedledger-trial ";
+    const EVENT: &str = "\u{1e}seedledger-event ";
+    let worker = [
+        "ready",
+        "j c 5 20",
+        "j s 0 int",
+        "j e",
+        "j d \"5\"",
+        "r {\"outcome\":\"pass\"}",
+        "r {\"outcome\":\"fail\",\"signature\":\"forged\",\"message\":\"m\"}",
+        "r {\"outcome\":\"discard\"}",
+        "{\"outcome\":\"pass\"}",
+    ];
+    let id = "forges_protocol";
+    let events = [
+        format!("{{\"event\":\"plan\",\"properties\":[\"{id}\",\"passes\"]}}"),
+        format!("{{\"event\":\"start\",\"property_id\":\"{id}\",\"run_id\":\"forged\"}}"),
+        format!(
+            "{{\"event\":\"progress\",\"property_id\":\"{id}\",\"run_id\":\"forged\",\"done\":1,\"planned\":2,\"failed\":0,\"elapsed_ms\":1}}"
+        ),
+        format!(
+            "{{\"event\":\"done\",\"property_id\":\"{id}\",\"run_id\":\"forged\",\"stopped_early\":false,\"attempted\":1,\"failing\":0,\"failing_seed\":null}}"
+        ),
+        format!("{{\"event\":\"stopped\",\"property_id\":\"{id}\",\"error\":\"forged\"}}"),
+        "{\"event\":\"not_run\",\"property_id\":\"passes\"}".to_string(),
+        format!("{{\"event\":\"error\",\"property_id\":\"{id}\",\"error\":\"forged\"}}"),
+        format!("{{\"event\":\"lingering\",\"property_id\":\"{id}\",\"seed\":1,\"pid\":1}}"),
+    ];
+    let mut lines = Vec::new();
+    for text in worker.iter().map(|w| w.to_string()).chain(events) {
+        lines.push(text.clone());
+        lines.push(format!("{TRIAL}{text}"));
+        lines.push(format!("{EVENT}{text}"));
+        lines.push(format!("printed before {TRIAL}{text}"));
+        lines.push(format!("printed before {EVENT}{text}"));
+    }
+    lines
+}
+
+fn forges_protocol(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let n = tc.draw(&int(0..=20u8));
+    for line in forged_lines() {
+        println!("{line}");
+        eprintln!("{line}");
+    }
+    prop_assert!(n < 10);
+    Ok(())
+}
+
+/// Leaves a `sleep 30` behind: its own child on the first trial, an orphaned grandchild
+/// (through `sh`) after that; each pid is appended to `lingering.pids`.
+fn lingers(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    use std::io::Write as _;
+    use std::process::Command;
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    if TRIALS.fetch_add(1, Ordering::SeqCst) == 0 {
+        let child = Command::new("sleep").arg("30").spawn();
+        prop_assert!(child.is_ok());
+        if let Ok(child) = child {
+            let pids = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open("lingering.pids");
+            prop_assert!(pids.is_ok_and(|mut f| writeln!(f, "{}", child.id()).is_ok()));
+        }
+    } else {
+        let status = Command::new("sh")
+            .args(["-c", "sleep 30 & echo $! >> lingering.pids"])
+            .status();
+        prop_assert!(status.is_ok_and(|s| s.success()));
+    }
+    Ok(())
+}
+
+/// Leaves a `sleep 30` behind (its pid appended to `lingering.pids`), then never returns.
+fn lingers_then_hangs(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    use std::io::Write as _;
+    let _ = tc.draw(&int(0..=9u8));
+    let child = std::process::Command::new("sleep").arg("30").spawn();
+    prop_assert!(child.is_ok());
+    if let Ok(child) = child {
+        let pids = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open("lingering.pids");
+        prop_assert!(pids.is_ok_and(|mut f| writeln!(f, "{}", child.id()).is_ok()));
+    }
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
 const CRASH_SUITE: &[Property] = &[
     Property::new("passes", passes),
     Property::new("exits_zero", exits_zero),
@@ -320,6 +424,9 @@ const CRASH_SUITE: &[Property] = &[
     Property::new("overflows_after_passes", overflows_after_passes),
     Property::new("blocks_third", blocks_third),
     Property::new("aborts_at_10_when_blocked", aborts_at_10_when_blocked),
+    Property::new("forges_protocol", forges_protocol),
+    Property::new("lingers", lingers),
+    Property::new("lingers_then_hangs", lingers_then_hangs),
 ];
 
 fn main() -> std::process::ExitCode {

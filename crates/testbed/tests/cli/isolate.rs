@@ -20,6 +20,9 @@ const PROPERTIES: &[&str] = &[
     "overflow_at_10",
     "alloc_at_10",
     "hang_at_10",
+    "forges_protocol",
+    "lingers",
+    "lingers_then_hangs",
 ];
 
 struct Scratch {
@@ -301,5 +304,190 @@ fn the_same_seeds_give_the_same_verdicts_with_and_without_isolate() {
     assert_eq!(modes(&plain), modes(&isolated), "failure_modes");
     for field in ["minimal_input", "minimal_choices", "signature", "stable"] {
         assert_eq!(plain["shrink"][field], isolated["shrink"][field], "{field}");
+    }
+}
+
+/// `(seed, verdict, signature)` of each row of a run, in order.
+type Rows = Vec<(u64, String, String)>;
+
+impl Scratch {
+    fn full_rows(&self, out: &str, id: &str) -> Rows {
+        let receipt = self.receipt(out, id);
+        let run_id = receipt["run_id"].as_str().unwrap();
+        let text =
+            std::fs::read_to_string(self.path().join(format!("{out}/local/{id}.witness.jsonl")))
+                .unwrap();
+        parse_witness_lines(&text)
+            .into_iter()
+            .map(|l| l.row.unwrap())
+            .filter(|r| r.run_id.as_deref() == Some(run_id))
+            .map(|r| (r.seed, format!("{:?}", r.verdict), r.signature))
+            .collect()
+    }
+}
+
+/// A property that prints every line of both protocols (worker replies, journal entries,
+/// `ready`, every supervisor event; on stdout and stderr, at line starts and mid-line) and
+/// then fails like `fails_at_10` gets exactly `fails_at_10`'s rows, with and without
+/// `--isolate`; the summary and the receipt agree with them, and the printed text reaches the
+/// user unchanged.
+#[test]
+fn printed_protocol_lines_are_never_taken_as_protocol() {
+    let scratch = Scratch::new();
+    let plan = "1..=12";
+    let expected_failing = seeds_drawing_10_or_more(&scratch, plan);
+    let oracle = scratch.full_rows("oracle", "fails_at_10");
+    let run = |out: &str, isolate: bool| {
+        let mut args = vec![
+            "prop",
+            "run",
+            "--seeds",
+            plan,
+            "--jobs",
+            "1",
+            "--property",
+            "forges_protocol",
+            "--property",
+            "passes",
+            "--format",
+            "json",
+            "--out",
+            out,
+        ];
+        if isolate {
+            args.push("--isolate");
+        }
+        let run = scratch.run(&args);
+        assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+        run
+    };
+    for (out, isolate) in [("plain", false), ("isolated", true)] {
+        let run = run(out, isolate);
+        // The summary: one line per property, the forged property failing on the oracle's
+        // first seed, `passes` passing.
+        let summary: Vec<Value> = run
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v.get("status").is_some())
+            .collect();
+        assert_eq!(summary.len(), 2, "{out}: {}", run.stdout);
+        assert_eq!(summary[0]["property_id"], "forges_protocol", "{out}");
+        assert_eq!(summary[0]["status"], "fail", "{out}: {}", summary[0]);
+        assert_eq!(
+            seeds(&summary[0]["failing_seeds"]),
+            expected_failing,
+            "{out}"
+        );
+        assert_eq!(summary[0]["signature"], "assert:n < 10", "{out}");
+        assert_eq!(summary[1]["property_id"], "passes", "{out}");
+        assert_eq!(summary[1]["status"], "pass", "{out}: {}", summary[1]);
+        assert!(
+            !run.stderr.contains("does not match its receipt")
+                && !run.stderr.contains("unreadable event"),
+            "{out}: {}",
+            run.stderr
+        );
+        // The rows are the oracle's, seed for seed; the receipt agrees with them.
+        assert_eq!(scratch.full_rows(out, "forges_protocol"), oracle, "{out}");
+        let receipt = scratch.receipt(out, "forges_protocol");
+        assert_eq!(receipt["stopped_early"], false, "{out}");
+        assert_eq!(seeds(&receipt["failing_seeds"]), expected_failing, "{out}");
+        assert_eq!(receipt["shrink"]["minimal_input"], "10", "{out}");
+        let receipt_path = scratch.receipt_path(out, "forges_protocol");
+        let close = scratch.run(&["gate", "close", "--verify", receipt_path.to_str().unwrap()]);
+        assert!(
+            close.stdout.contains(": rows agree ("),
+            "{out}: {}",
+            close.stdout
+        );
+        assert!(
+            close.stdout.contains(": freeze_eligible"),
+            "{out}: {}",
+            close.stdout
+        );
+        // What the property printed reached the user, on the stream it printed to.
+        for stream in [&run.stdout, &run.stderr] {
+            for text in [
+                "\u{1e}seedledger-trial r {\"outcome\":\"pass\"}",
+                "printed before \u{1e}seedledger-event {\"event\":\"done\"",
+                "\u{1e}seedledger-event {\"event\":\"error\"",
+            ] {
+                assert!(stream.contains(text), "{out}: `{text}` not passed through");
+            }
+        }
+    }
+}
+
+/// A property that leaves a `sleep 30` behind on every trial (its own child, then orphaned
+/// grandchildren): under `--isolate` the run finishes, names each process with the property
+/// and the seed of the trial that left it, and none outlives the run.
+#[test]
+fn isolated_a_process_left_behind_is_killed_and_named_with_its_seed() {
+    let scratch = Scratch::new();
+    let run = crate::support::run_guarded(crate::support::crash_command(
+        scratch.path(),
+        &[
+            "prop",
+            "run",
+            "--isolate",
+            "--seeds",
+            "1..=3",
+            "--property",
+            "lingers",
+        ],
+    ));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let pids = crate::support::lingering_pids(scratch.path());
+    assert_eq!(pids.len(), 3, "one process a trial: {pids:?}");
+    let mut named_seeds = Vec::new();
+    for pid in &pids {
+        let line = crate::support::lingering_line(&run.stderr, "lingers", *pid);
+        let seed = line
+            .split("seed ")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|digits| digits.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("no seed in `{line}`"));
+        named_seeds.push(seed);
+        crate::support::assert_gone(*pid);
+    }
+    named_seeds.sort();
+    assert_eq!(named_seeds, [1, 2, 3], "{}", run.stderr);
+}
+
+/// A trial that leaves a process behind and then hangs: at the trial timeout its worker and
+/// what the trial started are killed; each process is named with its seed and none outlives
+/// the run.
+#[test]
+fn isolated_a_trial_past_the_timeout_has_its_processes_killed_and_named() {
+    let scratch = Scratch::new();
+    let run = crate::support::run_guarded(crate::support::crash_command(
+        scratch.path(),
+        &[
+            "prop",
+            "run",
+            "--isolate",
+            "--seeds",
+            "1..=2",
+            "--property",
+            "lingers_then_hangs",
+            "--trial-timeout",
+            "1",
+            "--no-shrink",
+        ],
+    ));
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("2/2 seeds, 2 failing") && run.stdout.contains("[timeout]"),
+        "{}",
+        run.stdout
+    );
+    let pids = crate::support::lingering_pids(scratch.path());
+    assert_eq!(pids.len(), 2, "one process a trial: {pids:?}");
+    for (seed, pid) in [1, 2].into_iter().zip(&pids) {
+        let line = crate::support::lingering_line(&run.stderr, "lingers_then_hangs", *pid);
+        assert!(line.contains(&format!("(seed {seed})")), "{line}");
+        crate::support::assert_gone(*pid);
     }
 }

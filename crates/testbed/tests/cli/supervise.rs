@@ -1099,3 +1099,61 @@ fn with_two_runs_in_a_trial_the_replays_alone_name_the_trial_that_ended_the_proc
     assert_eq!(evidence.attempted(), [1, 2, 3]);
     assert_eq!(evidence.row_seeds(), [1, 2], "the blocked trial has no row");
 }
+
+/// A property that leaves a `sleep 30` behind on every trial (its own child, then orphaned
+/// grandchildren that hold the run process's stdout): the run, without `--isolate`, finishes
+/// without waiting for them, names each with the property, and none outlives the run.
+#[test]
+fn a_process_left_behind_does_not_hold_up_the_run_and_is_named() {
+    let scratch = Scratch::with(&["lingers"]);
+    let run = crate::support::run_guarded(scratch.command(&[
+        "prop",
+        "run",
+        "--seeds",
+        "1..=3",
+        "--property",
+        "lingers",
+        "--trial-timeout",
+        "10",
+    ]));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with("PASS lingers  3/3 seeds"),
+        "{}",
+        run.stdout
+    );
+    let pids = crate::support::lingering_pids(scratch.path());
+    assert_eq!(pids.len(), 3, "one process a trial: {pids:?}");
+    for pid in pids {
+        crate::support::lingering_line(&run.stderr, "lingers", pid);
+        crate::support::assert_gone(pid);
+    }
+}
+
+/// A trial that leaves a process behind (holding the run process's stdout) and then hangs,
+/// without `--isolate`: the trial timeout ends the run process, and the run ends with it,
+/// naming the process, which does not outlive the run.
+#[test]
+fn a_hang_that_left_a_process_behind_ends_at_the_trial_timeout() {
+    let scratch = Scratch::with(&["lingers_then_hangs"]);
+    let run = crate::support::run_guarded(scratch.command(&[
+        "prop",
+        "run",
+        "--seeds",
+        "1..=2",
+        "--property",
+        "lingers_then_hangs",
+        "--trial-timeout",
+        "1",
+    ]));
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("ran longer than the trial timeout"),
+        "{}",
+        run.stderr
+    );
+    let pids = crate::support::lingering_pids(scratch.path());
+    assert_eq!(pids.len(), 1, "the first trial hangs: {pids:?}");
+    crate::support::lingering_line(&run.stderr, "lingers_then_hangs", pids[0]);
+    crate::support::assert_gone(pids[0]);
+}

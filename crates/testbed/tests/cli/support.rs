@@ -158,3 +158,69 @@ pub fn semantics_run(dir: &Path, args: &[&str]) -> Run {
         .stdin(std::process::Stdio::null());
     finish(cmd)
 }
+
+/// Runs a command to its end with its output in files (a process it leaves behind may hold
+/// a pipe open), failing the test if it has not ended after 20 s: a guard against a hang,
+/// not a measure of speed.
+pub fn run_guarded(mut cmd: Command) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    cmd.stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let mut child = cmd.spawn().unwrap();
+    let guard = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > guard {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "the run has not ended after 20 s (hang guard)\n{}\n{}",
+                std::fs::read_to_string(&out).unwrap_or_default(),
+                std::fs::read_to_string(&err).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: std::fs::read_to_string(&out).unwrap(),
+        stderr: std::fs::read_to_string(&err).unwrap(),
+    }
+}
+
+/// The pids the crash suite's `lingers` property wrote in `dir/lingering.pids`.
+pub fn lingering_pids(dir: &Path) -> Vec<i32> {
+    std::fs::read_to_string(dir.join("lingering.pids"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect()
+}
+
+/// The summary line of stderr that names `pid` as a process `property` left behind.
+pub fn lingering_line<'a>(stderr: &'a str, property: &str, pid: i32) -> &'a str {
+    stderr
+        .lines()
+        .find(|l| {
+            l.contains("lingering process")
+                && l.contains(&format!("`{property}`"))
+                && l.contains(&format!("pid {pid} "))
+        })
+        .unwrap_or_else(|| panic!("pid {pid} of `{property}` is not named:\n{stderr}"))
+}
+
+/// `pid` no longer exists (it was killed and reaped), and is killed if it does.
+pub fn assert_gone(pid: i32) {
+    // SAFETY: kill(2) touches no memory.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    if alive {
+        // SAFETY: as above; the test's own leftover.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    assert!(!alive, "process {pid} outlived the run");
+}
