@@ -3,7 +3,7 @@
 //! that ships its own citation, a loose trust or key file, a clock that cannot judge expiry,
 //! and property ids outside the id rule.
 
-use crate::freeze::repository;
+use crate::freeze::{git, repository};
 use crate::support::{Root, Run};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt as _;
@@ -18,18 +18,6 @@ const LOCAL_ONLY: (&str, &str) = ("ORDERS_LOCALE", "de_DE");
 const BUG: (&str, &str) = ("ORDERS_DEMO_BUG", "1");
 const TRUST_FILE: &str = "props/trusted-runners.jsonl";
 const STORE: &str = "props/freezes";
-
-fn git(root: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(["-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(root)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
 
 /// A repository with evidence of the environment-dependent failure of `PROPERTY` (a local
 /// run, a remote replay), ready to cite; with `citer`, a trust file declaring a citer key
@@ -80,23 +68,7 @@ impl Cited {
             let _ = std::fs::remove_dir_all(self.root.path().join(dir));
         }
         let c = self;
-        let local = c.run(
-            &[
-                "prop",
-                "run",
-                "--property",
-                PROPERTY,
-                "--seeds",
-                PLAN,
-                "--patch-id",
-                PATCH,
-                "--base",
-                &c.base,
-                "--out",
-                "local",
-            ],
-            &[LOCAL_ONLY],
-        );
+        let local = c.prop_run(PROPERTY, "local", &[LOCAL_ONLY]);
         assert_eq!(local.code, 1, "{}\n{}", local.stdout, local.stderr);
         let signing: Vec<(&str, &str)> = c
             .remote_key
@@ -164,12 +136,17 @@ impl Cited {
 
     /// `prop run` of `PROPERTY` with the local-only failure, into `out`.
     fn next_run(&self, out: &str) -> Run {
+        self.prop_run(PROPERTY, out, &[LOCAL_ONLY])
+    }
+
+    /// `prop run` of `property` over the plan as patch `pr-7` against the base, into `out`.
+    fn prop_run(&self, property: &str, out: &str, env: &[(&str, &str)]) -> Run {
         self.run(
             &[
                 "prop",
                 "run",
                 "--property",
-                PROPERTY,
+                property,
                 "--seeds",
                 PLAN,
                 "--patch-id",
@@ -179,7 +156,7 @@ impl Cited {
                 "--out",
                 out,
             ],
-            &[LOCAL_ONLY],
+            env,
         )
     }
 }
@@ -272,25 +249,7 @@ fn a_citation_written_by_hand_is_invalid_under_a_trust_file() {
     // The deterministic bug of `order_total_nonneg`, which the same-seed review refuses,
     // frozen by a file written by hand with everything current.
     let nonneg = "order_total_nonneg";
-    let run = |out: &str| {
-        c.run(
-            &[
-                "prop",
-                "run",
-                "--property",
-                nonneg,
-                "--seeds",
-                PLAN,
-                "--patch-id",
-                PATCH,
-                "--base",
-                &c.base,
-                "--out",
-                out,
-            ],
-            &[BUG],
-        )
-    };
+    let run = |out: &str| c.prop_run(nonneg, out, &[BUG]);
     let first = run("bug");
     assert_eq!(first.code, 1, "{}", first.stdout);
     let receipt: Value = serde_json::from_str(

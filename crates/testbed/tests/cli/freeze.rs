@@ -16,7 +16,7 @@ const LOCAL_ONLY: (&str, &str) = ("ORDERS_LOCALE", "de_DE");
 /// The planted deterministic bug: fails on every runner.
 const BUG: (&str, &str) = ("ORDERS_DEMO_BUG", "1");
 
-fn git(root: &Path, args: &[&str]) -> String {
+pub(crate) fn git(root: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .args([
             "-c",
