@@ -93,7 +93,7 @@ pub fn changes(root: &Path, store: &Path, base: &str) -> anyhow::Result<Vec<Chan
     let mut out = Vec::new();
     for (name, text) in &after {
         match before.get(name) {
-            Some(old) if old == text => {}
+            Some(old) if text.as_ref().is_ok_and(|t| t == old) => {}
             Some(_) => out.push(Change {
                 line: format!(
                     "citation edited: {}: a citation is never edited (a new one needs new evidence)",
@@ -123,8 +123,21 @@ pub fn changes(root: &Path, store: &Path, base: &str) -> anyhow::Result<Vec<Chan
 }
 
 /// An added citation, authenticated against the base's trust file.
-fn added(shown: &str, name: &str, text: &[u8], base_keys: Option<&TrustedKeys>) -> Change {
-    let text = String::from_utf8_lossy(text);
+fn added(
+    shown: &str,
+    name: &str,
+    text: &Result<Vec<u8>, String>,
+    base_keys: Option<&TrustedKeys>,
+) -> Change {
+    let text = match text {
+        Ok(bytes) => String::from_utf8_lossy(bytes),
+        Err(why) => {
+            return Change {
+                line: format!("citation added: {shown}: does not verify: {why}"),
+                fails: true,
+            };
+        }
+    };
     match seedledger_gate::authenticate_citation(&text, name, base_keys) {
         Ok((_, Authenticity::Signed { key_id })) => Change {
             line: format!(
@@ -183,8 +196,10 @@ fn trust_lines(before: Option<&[u8]>, after: Option<&[u8]>) -> Vec<Change> {
     out
 }
 
-/// `*.json` files of the store in the work tree, by name.
-fn tree_citations(store: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
+/// `*.json` files of the store in the work tree, by name (lossy for a name that is not UTF-8,
+/// which then never matches a citation's): the bytes of a regular file, or why the file is
+/// never honoured (a symbolic link, not a regular file), as `prop run` reads the store.
+fn tree_citations(store: &Path) -> anyhow::Result<BTreeMap<String, Result<Vec<u8>, String>>> {
     let mut out = BTreeMap::new();
     let entries = match std::fs::read_dir(store) {
         Ok(entries) => entries,
@@ -193,14 +208,24 @@ fn tree_citations(store: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
     };
     for entry in entries {
         let path = entry?.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        if !path.extension().is_some_and(|x| x == "json") {
             continue;
-        };
-        if name.ends_with(".json") {
-            let bytes = std::fs::read(&path)
-                .with_context(|| format!("cannot read `{}`", path.display()))?;
-            out.insert(name.to_string(), bytes);
         }
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let meta = std::fs::symlink_metadata(&path)
+            .with_context(|| format!("cannot read `{}`", path.display()))?;
+        let read =
+            if meta.file_type().is_symlink() {
+                Err("a symbolic link, never honoured".to_string())
+            } else if !meta.is_file() {
+                Err("not a regular file, never honoured".to_string())
+            } else {
+                Ok(std::fs::read(&path)
+                    .with_context(|| format!("cannot read `{}`", path.display()))?)
+            };
+        out.insert(name, read);
     }
     Ok(out)
 }

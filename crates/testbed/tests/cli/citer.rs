@@ -586,6 +586,8 @@ fn a_patch_cannot_vouch_for_its_own_citation() {
         "{\"fail_id\": \"x\"}",
     )
     .unwrap();
+    // And a link to the citation, under another name.
+    std::os::unix::fs::symlink(&files[0], c.root.path().join(STORE).join("link.json")).unwrap();
     let out = c.run(
         &[
             "ci", "gate", "--local", "local", "--remote", "remote", "--base", &c.base,
@@ -615,8 +617,15 @@ fn a_patch_cannot_vouch_for_its_own_citation() {
         out.stdout
     );
     assert!(
+        out.stdout.contains(&format!(
+            "citation added: {STORE}/link.json: does not verify: a symbolic link, never honoured"
+        )),
+        "{}",
         out.stdout
-            .contains("2 change(s) to the freeze store fail this job"),
+    );
+    assert!(
+        out.stdout
+            .contains("3 change(s) to the freeze store fail this job"),
         "{}",
         out.stdout
     );
