@@ -46,6 +46,11 @@ pub fn store_dir(root: &Path, given: Option<&Path>) -> PathBuf {
 /// `keys` (the trust file, when the repository has one: `seedledger_gate::authenticate_citation`).
 /// A store that does not exist is empty; one that cannot be listed is an error.
 pub fn read_store(dir: &Path, keys: Option<&TrustedKeys>) -> Result<Vec<Stored>, String> {
+    Ok(read_all(list_store(dir)?, keys))
+}
+
+/// The `*.json` paths of the store, sorted; none when it does not exist.
+fn list_store(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -57,7 +62,7 @@ pub fn read_store(dir: &Path, keys: Option<&TrustedKeys>) -> Result<Vec<Stored>,
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     paths.sort();
-    Ok(read_all(paths, keys))
+    Ok(paths)
 }
 
 /// [`read_stored`] of every path, in order; a big store is read and authenticated on every
@@ -98,18 +103,16 @@ fn read_all(paths: Vec<PathBuf>, keys: Option<&TrustedKeys>) -> Vec<Stored> {
     })
 }
 
-/// The store as `prop run` and `ci gate` read it: [`read_store`] under the repository's trust
-/// file, which is read only when the store holds a file (a run without citations does not
-/// depend on it).
+/// The store as `prop run` reads it: [`read_store`] under the repository's trust file, which
+/// is read only when the store holds a file (a run without citations does not depend on it).
+/// The files read are those of the one listing that decided it.
 pub fn read_store_at(root: &Path, dir: &Path) -> Result<Vec<Stored>, String> {
-    let any = std::fs::read_dir(dir).is_ok_and(|mut entries| {
-        entries.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json")))
-    });
-    if !any {
-        return read_store(dir, None);
+    let paths = list_store(dir)?;
+    if paths.is_empty() {
+        return Ok(Vec::new());
     }
     let trust = crate::trust::Roles::load(root).map_err(|e| format!("{e:#}"))?;
-    read_store(dir, trust.keys())
+    Ok(read_all(paths, trust.keys()))
 }
 
 fn read_stored(path: PathBuf, keys: Option<&TrustedKeys>) -> Stored {

@@ -276,6 +276,8 @@ impl Worker {
             TrialInput::Random { seed, .. } | TrialInput::Recording { seed, .. } => Some(*seed),
             TrialInput::Replay { .. } => None,
         };
+        // What the worker's stderr said of a stack overflow counts for this trial only.
+        self.overflowed.store(false, Ordering::SeqCst);
         // One write (a socket wakes its reader for each). A write that fails means the
         // worker is gone: its ending says why, below.
         let mut line = request.to_string();
@@ -338,7 +340,10 @@ impl Worker {
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     self.name_leftovers();
-                    let (ending, overflowed) = self.finish()?;
+                    let (ending, said) = self.finish()?;
+                    // Rust aborts after printing the message: an exit is never an overflow.
+                    let overflowed = said
+                        && matches!(ending, Ending::Signal(s) if s == libc::SIGABRT || s == libc::SIGSEGV);
                     let signature = if overflowed {
                         "crash:stack_overflow".to_string()
                     } else {

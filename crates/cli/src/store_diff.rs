@@ -80,28 +80,70 @@ pub fn changes(root: &Path, store: &Path, base: &str) -> anyhow::Result<Vec<Chan
         )
     })?;
     let base_trust = base_file(root, &base_commit, Path::new(TRUST_FILE))?;
-    let base_keys = match &base_trust {
-        Some(bytes) => Some(
-            TrustedKeys::parse_bytes(bytes)
-                .with_context(|| format!("the base's trust file `{base}:{TRUST_FILE}`"))?,
-        ),
-        None => None,
+    let head_trust = match std::fs::read(root.join(TRUST_FILE)) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read `{TRUST_FILE}`")),
+    };
+    let keys = |bytes: &Option<Vec<u8>>, whose: &str| -> anyhow::Result<Option<TrustedKeys>> {
+        bytes
+            .as_deref()
+            .map(|b| TrustedKeys::parse_bytes(b).with_context(|| format!("{whose} `{TRUST_FILE}`")))
+            .transpose()
+    };
+    let trusts = Trusts {
+        base: keys(&base_trust, &format!("the base's ({base})"))?,
+        head: keys(&head_trust, "the work tree's")?,
     };
     let before = base_citations(root, &base_commit, rel)?;
     let after = tree_citations(store)?;
+    let mut out = citation_changes(rel, &before, &after, &trusts);
+    out.extend(trust_lines(base_trust.as_deref(), head_trust.as_deref()));
+    Ok(out)
+}
+
+/// The keys of the base's trust file and of the work tree's (`None`: no trust file).
+struct Trusts {
+    base: Option<TrustedKeys>,
+    head: Option<TrustedKeys>,
+}
+
+/// Citations added, edited or removed; and unchanged ones the base's trust file refuses but
+/// the work tree's honours (a key put back, a trust file removed): a patch does not bring back
+/// a citation its base refuses.
+fn citation_changes(
+    rel: &Path,
+    before: &BTreeMap<String, Vec<u8>>,
+    after: &BTreeMap<String, Result<Vec<u8>, String>>,
+    trusts: &Trusts,
+) -> Vec<Change> {
     let shown = |name: &str| rel.join(name).display().to_string();
     let mut out = Vec::new();
-    for (name, text) in &after {
-        match before.get(name) {
-            Some(old) if text.as_ref().is_ok_and(|t| t == old) => {}
-            Some(_) => out.push(Change {
+    for (name, text) in after {
+        match (before.get(name), text) {
+            (Some(old), Ok(now)) if old == now => {
+                let text = String::from_utf8_lossy(now);
+                let judge = |keys: Option<&TrustedKeys>| {
+                    seedledger_gate::authenticate_citation(&text, name, keys)
+                };
+                if let (Err(why), Ok(_)) = (judge(trusts.base.as_ref()), judge(trusts.head.as_ref())) {
+                    out.push(Change {
+                        line: format!(
+                            "citation revived: {}: the base's trust file refuses it ({why}), the patch's would honour it",
+                            shown(name)
+                        ),
+                        fails: true,
+                    });
+                }
+            }
+            (Some(_), _) => out.push(Change {
                 line: format!(
                     "citation edited: {}: a citation is never edited (a new one needs new evidence)",
                     shown(name)
                 ),
                 fails: true,
             }),
-            None => out.push(added(&shown(name), name, text, base_keys.as_ref())),
+            (None, _) => out.push(added(&shown(name), name, text, trusts.base.as_ref())),
         }
     }
     for name in before.keys().filter(|n| !after.contains_key(*n)) {
@@ -113,13 +155,7 @@ pub fn changes(root: &Path, store: &Path, base: &str) -> anyhow::Result<Vec<Chan
             fails: true,
         });
     }
-    let now_trust = match std::fs::read(root.join(TRUST_FILE)) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("cannot read `{TRUST_FILE}`")),
-    };
-    out.extend(trust_lines(base_trust.as_deref(), now_trust.as_deref()));
-    Ok(out)
+    out
 }
 
 /// An added citation, authenticated against the base's trust file.
@@ -182,8 +218,17 @@ fn trust_lines(before: Option<&[u8]>, after: Option<&[u8]>) -> Vec<Change> {
         _ => {}
     }
     for l in new.iter().filter(|l| !old.contains(l)) {
+        let citer = serde_json::from_str::<serde_json::Value>(l)
+            .is_ok_and(|v| v.get("role").and_then(|r| r.as_str()) == Some("citer"));
         out.push(Change {
-            line: format!("trust file: line added: {l}"),
+            line: format!(
+                "trust file: line added: {l}{}",
+                if citer {
+                    "  (widens who may cite: review it as code; citations it signs count once it is in the base)"
+                } else {
+                    ""
+                }
+            ),
             fails: false,
         });
     }
@@ -261,7 +306,9 @@ fn base_citations(
 
 /// One file of the base commit, or `None` when the base has none.
 fn base_file(root: &Path, commit: &str, rel: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-    let spec = format!("{commit}:{}", rel.display());
+    // `./`: the path is relative to the workspace root (`-C root`), which may lie below the
+    // repository's top (`<rev>:<path>` alone is read from the top).
+    let spec = format!("{commit}:./{}", rel.display());
     match git(root, &["cat-file", "-e", &spec]) {
         Ok(_) => git(root, &["cat-file", "blob", &spec]).map(Some),
         Err(_) => Ok(None),

@@ -162,6 +162,12 @@ pub fn refuse_loose(path: &Path, what: &str, bits: u32, fix: &str) -> anyhow::Re
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(()); // the read that follows names the error
     };
+    if meta.file_type().is_symlink() {
+        bail!(
+            "{what} `{}` is a symbolic link: it is read only as a regular file (copy the file it points to in its place)",
+            path.display()
+        );
+    }
     let mode = meta.permissions().mode() & 0o777;
     if mode & bits != 0 {
         bail!(

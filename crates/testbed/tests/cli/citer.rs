@@ -630,3 +630,77 @@ fn a_patch_cannot_vouch_for_its_own_citation() {
         out.stdout
     );
 }
+
+#[test]
+fn gate_freezes_base_reads_the_base_of_a_workspace_below_the_repository_top() {
+    // The repository's top holds `ws/`, the workspace: the base's trust file is
+    // `ws/props/trusted-runners.jsonl` in git.
+    let root = Root::new();
+    let ws = root.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    for sub in ["props", "fixtures"] {
+        std::fs::rename(root.path().join(sub), ws.join(sub)).unwrap();
+    }
+    git(root.path(), &["init", "-q"]);
+    let out = root.run(&["keys", "generate", "--role", "citer", "--root", "ws"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    git(root.path(), &["add", "."]);
+    git(root.path(), &["commit", "-q", "-m", "base"]);
+    let base = git(root.path(), &["rev-parse", "HEAD"]);
+    let store = ws.join(STORE);
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(store.join("forged.json"), "{\"fail_id\": \"x\"}").unwrap();
+    let diff = root.run(&["gate", "freezes", "--root", "ws", "--base", &base]);
+    assert_eq!(diff.code, 1, "{}\n{}", diff.stdout, diff.stderr);
+    assert!(
+        diff.stdout
+            .contains("citation added: ws/props/freezes/forged.json: does not verify: ")
+            || diff
+                .stdout
+                .contains("citation added: props/freezes/forged.json: does not verify: "),
+        "{}",
+        diff.stdout
+    );
+    assert!(!diff.stdout.contains("trust file added"), "{}", diff.stdout);
+}
+
+#[test]
+fn a_patch_does_not_revive_a_citation_its_base_refuses() {
+    // The base holds a trust file and, beside it, a citation written by hand: invalid there.
+    let c = Cited::new(true);
+    let text = serde_json::to_string_pretty(&json!({
+        "schema_version": 2, "patch_id": PATCH, "property_id": PROPERTY,
+        "property_digest": "d".repeat(64), "fixture_pin": "e".repeat(64), "bound": "b",
+        "signature": "s", "fail_id": "x", "pass_id": "y", "same_seed_review": "waived",
+        "code": "commit:0", "expires_at": "2999-01-01T00:00:00Z",
+        "written_at": "2026-01-01T00:00:00Z"
+    }))
+    .unwrap();
+    let store = c.root.path().join(STORE);
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(store.join("by-hand.json"), &text).unwrap();
+    git(c.root.path(), &["add", STORE]);
+    git(c.root.path(), &["commit", "-q", "-m", "a citation by hand"]);
+    let base = git(c.root.path(), &["rev-parse", "HEAD"]);
+    assert_eq!(
+        c.run(&["gate", "freezes", "--base", &base], &[]).code,
+        0,
+        "nothing changed yet"
+    );
+    // The patch deletes the trust file: the file would be honoured, unauthenticated.
+    std::fs::remove_file(c.root.path().join(TRUST_FILE)).unwrap();
+    let out = c.run(&["gate", "freezes", "--base", &base], &[]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(&format!(
+            "citation revived: {STORE}/by-hand.json: the base's trust file refuses it (its file name does not match its content"
+        )),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("trust file removed: "),
+        "{}",
+        out.stdout
+    );
+}
