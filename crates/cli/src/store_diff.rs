@@ -253,7 +253,7 @@ fn tree_citations(store: &Path) -> anyhow::Result<BTreeMap<String, Result<Vec<u8
     };
     for entry in entries {
         let path = entry?.path();
-        if !path.extension().is_some_and(|x| x == "json") {
+        if path.extension().is_none_or(|x| x != "json") {
             continue;
         }
         let name = path
