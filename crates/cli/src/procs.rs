@@ -305,6 +305,39 @@ pub(crate) fn kill_leftovers() -> Vec<Leftover> {
     named
 }
 
+/// Reaps the children that have ended, other than `keep` (left unreaped, its pid reserved):
+/// as long as the next ended child is not `keep` (Linux; elsewhere nothing is adopted, so
+/// nothing is done).
+pub(crate) fn reap_ended_except(keep: i32) {
+    #[cfg(target_os = "linux")]
+    loop {
+        // SAFETY: waitid writes only the siginfo it is given; si_pid reads a field of it.
+        let pid = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let r = libc::waitid(
+                libc::P_ALL,
+                0,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            if r != 0 {
+                return;
+            }
+            info.si_pid()
+        };
+        if pid == 0 || pid == keep {
+            return;
+        }
+        let mut status = 0;
+        // SAFETY: waitpid on our own ended child writes only the status it is given.
+        if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } <= 0 {
+            return;
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = keep;
+}
+
 /// Reaps every child that has ended.
 fn reap_ended() {
     let mut status = 0;

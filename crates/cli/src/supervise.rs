@@ -501,7 +501,7 @@ fn supervise(
     read_worker(
         child.stdout.take().map(OwnedFd::from),
         events,
-        &ended,
+        (&ended, child.id() as i32),
         |read| match read {
             Chunk::Output(bytes) => hidden(&bars, || {
                 let mut out = std::io::stdout().lock();
@@ -771,11 +771,13 @@ enum Chunk<'a> {
 
 /// Reads the worker's stdout and its event pipe, in the order written (output that came
 /// before an event is passed on before it), until `ended` closes (the worker has ended);
-/// then only what the two pipes already hold.
+/// then only what the two pipes already hold. Meanwhile, at least once a second, it reaps
+/// the orphans this process adopted that have ended (never `worker`): a property that starts
+/// a short-lived background process per trial leaves no zombies behind.
 fn read_worker(
     stdout: Option<OwnedFd>,
     events: OwnedFd,
-    ended: &OwnedFd,
+    (ended, worker): (&OwnedFd, i32),
     mut on: impl FnMut(Chunk<'_>),
 ) {
     let mut output = stdout.map(File::from);
@@ -795,9 +797,10 @@ fn read_worker(
     // After the worker's end, a bound on the rounds: a process left behind may write on.
     let mut rounds_left = 256;
     loop {
+        procs::reap_ended_except(worker);
         let (timeout, ended_fd) = match worker_ended {
             true => (0, -1),
-            false => (-1, ended.as_raw_fd()),
+            false => (1000, ended.as_raw_fd()),
         };
         let Ok([out_ready, event_ready, end_ready]) =
             procs::poll_ready([raw(&output), raw(&events), ended_fd], timeout)
