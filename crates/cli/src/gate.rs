@@ -987,7 +987,10 @@ fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
             if let Some((key, key_id)) = &signer {
                 seedledger_gate::sign_citation(&mut citation, key, key_id);
             }
-            (Ok(write_citation(&store, &citation)?), Some(review))
+            (
+                write_citation(&store, &citation, trust.keys())?,
+                Some(review),
+            )
         }
         Err(e) if e.is_input_error() => bail!("{e}"),
         Err(CiteError::Review { reason, detail }) => (
@@ -1096,11 +1099,36 @@ fn retirement(currents: &mut Currents, r: &ReadReceipt) -> Option<Retirement> {
 }
 
 /// Writes the citation into the store under a new name, atomically, never over an existing
-/// file (the rename itself refuses to replace one). Returns the path written.
-fn write_citation(store: &Path, citation: &Citation) -> anyhow::Result<String> {
+/// file (the rename itself refuses to replace one). The store's directory is locked meanwhile
+/// (an advisory lock on the directory itself), and its evidence read again under the lock: of
+/// two `gate cite`s of one piece of evidence at once, the second is refused. Returns the path
+/// written, or the refusal.
+fn write_citation(
+    store: &Path,
+    citation: &Citation,
+    keys: Option<&seedledger_format::TrustedKeys>,
+) -> anyhow::Result<Result<String, CiteError>> {
     let text = citation.to_json_pretty();
     std::fs::create_dir_all(store)
         .with_context(|| format!("cannot create the freeze store `{}`", store.display()))?;
+    let dir = std::fs::File::open(store)
+        .with_context(|| format!("cannot open the freeze store `{}`", store.display()))?;
+    dir.lock()
+        .with_context(|| format!("cannot lock the freeze store `{}`", store.display()))?;
+    let stored = crate::freezes::read_store(store, keys).map_err(|e| anyhow!(e))?;
+    let shown: Vec<String> = stored
+        .iter()
+        .map(|s| s.path.display().to_string())
+        .collect();
+    let cited = crate::freezes::cited_evidence(&stored, &shown);
+    if let Some((file, id)) =
+        seedledger_gate::already_cited(&cited, &citation.fail_id, &citation.pass_id)
+    {
+        return Ok(Err(CiteError::AlreadyCited {
+            id,
+            file: file.to_string(),
+        }));
+    }
     let out = store.join(citation.file_name(&text));
     match write_atomic_new(&out, text.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
@@ -1109,7 +1137,7 @@ fn write_citation(store: &Path, citation: &Citation) -> anyhow::Result<String> {
         ),
         res => res.with_context(|| format!("cannot write citation `{}`", out.display()))?,
     }
-    Ok(out.display().to_string())
+    Ok(Ok(out.display().to_string()))
 }
 
 fn print_cite(

@@ -552,6 +552,24 @@ fn ci_gate_shows_what_a_patch_changes_about_freezing() {
     );
     std::fs::write(&files[0], &text).unwrap();
     assert_eq!(diff(&c).code, 0);
+
+    // Another branch cited the same evidence (its store did not hold the base's citation):
+    // its citation verifies, but names evidence the base's citation already names.
+    let aside = c.root.path().join("target/aside.json");
+    std::fs::rename(&files[0], &aside).unwrap();
+    let again = c.cite("2031-01-01T00:00:00Z");
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    std::fs::rename(&aside, &files[0]).unwrap();
+    let twice = diff(&c);
+    assert_eq!(twice.code, 1, "{}", twice.stdout);
+    assert!(
+        twice.stdout.contains(&format!(
+            "is already cited by {STORE}/{}: one piece of evidence backs one citation",
+            name(&files[0])
+        )),
+        "{}",
+        twice.stdout
+    );
 }
 
 #[test]
@@ -703,4 +721,47 @@ fn a_patch_does_not_revive_a_citation_its_base_refuses() {
         "{}",
         out.stdout
     );
+}
+
+#[test]
+fn two_cites_of_one_piece_of_evidence_at_once_write_one_citation() {
+    let c = Cited::new(false);
+    let receipt = format!("local/{PATCH}/{PROPERTY}.receipt.json");
+    let (local, remote) = (
+        format!("local/{PATCH}/{PROPERTY}.witness.jsonl"),
+        format!("remote/{PATCH}/{PROPERTY}.witness.jsonl"),
+    );
+    for round in 0..3 {
+        let children: Vec<_> = ["2030-01-01T00:00:00Z", "2031-01-01T00:00:00Z"]
+            .into_iter()
+            .map(|expiry| {
+                c.root
+                    .command(&[
+                        "gate",
+                        "cite",
+                        "--property",
+                        PROPERTY,
+                        "--witnesses",
+                        &local,
+                        &remote,
+                        "--receipts",
+                        &receipt,
+                        "--expires-at",
+                        expiry,
+                    ])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut codes: Vec<i32> = children
+            .into_iter()
+            .map(|child| child.wait_with_output().unwrap().status.code().unwrap())
+            .collect();
+        codes.sort_unstable();
+        assert_eq!(codes, [0, 1], "round {round}");
+        assert_eq!(c.store().len(), 1, "round {round}");
+        std::fs::remove_dir_all(c.root.path().join(STORE)).unwrap();
+    }
 }
