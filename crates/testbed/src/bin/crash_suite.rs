@@ -14,6 +14,7 @@
 //! misbehaves exactly when `n >= 10`, so the same seed crashes in every process and the
 //! minimal crashing input is `10`. `fails_at_10` is their ordinary twin (a failing
 //! `prop_assert!` on the same input): run in one process, it says which seeds draw `n >= 10`.
+//! `says_overflow_exit_at_10` is `exit_at_10` that prints Rust's stack-overflow line first.
 //!
 //! Trials that bend what the process shares rather than end it, for the evidence-path tests
 //! (`crates/testbed/tests/cli/anchored.rs`): `moves_at_10` is `fails_at_10` that first
@@ -176,6 +177,16 @@ fn fails_at_10(tc: &mut TestCase, _: &Fixture) -> PropResult {
 }
 
 fn exit_at_10(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    if at_10(tc) {
+        std::process::exit(0);
+    }
+    Ok(())
+}
+
+/// `exit_at_10` that first prints, on every trial, the line Rust prints before aborting on a
+/// stack overflow: printed text is not an overflow, an exit is an exit.
+fn says_overflow_exit_at_10(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    eprintln!("thread 'main' has overflowed its stack (said, not done)");
     if at_10(tc) {
         std::process::exit(0);
     }
@@ -413,6 +424,7 @@ const CRASH_SUITE: &[Property] = &[
     Property::new("breaks_rows_late", breaks_rows_late),
     Property::new("fails_at_10", fails_at_10),
     Property::new("exit_at_10", exit_at_10),
+    Property::new("says_overflow_exit_at_10", says_overflow_exit_at_10),
     Property::new("abort_at_10", abort_at_10),
     Property::new("overflow_at_10", overflow_at_10),
     Property::new("alloc_at_10", alloc_at_10),

@@ -16,6 +16,7 @@ const PROPERTIES: &[&str] = &[
     "passes",
     "fails_at_10",
     "exit_at_10",
+    "says_overflow_exit_at_10",
     "abort_at_10",
     "overflow_at_10",
     "alloc_at_10",
@@ -210,6 +211,14 @@ const PLAN: &str = "1..=10";
 #[test]
 fn isolated_exit_0_is_a_failing_trial_and_shrinks() {
     isolated_crash("exit_at_10", "exit:0", PLAN, &[]);
+}
+
+/// A worker's stderr that says "has overflowed its stack" (on every trial) does not make an
+/// exit a stack overflow: the message counts for its own trial, and only for a worker killed
+/// by SIGABRT or SIGSEGV.
+#[test]
+fn isolated_an_exit_after_printing_the_overflow_line_is_an_exit() {
+    isolated_crash("says_overflow_exit_at_10", "exit:0", PLAN, &[]);
 }
 
 #[test]
