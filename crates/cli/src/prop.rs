@@ -656,6 +656,12 @@ fn print_summary(result: &crate::report::PropertyResult, format: Format) {
     let r = &summary.receipt;
     let shown: Vec<u64> = r.failing_seeds.iter().copied().take(5).collect();
     let changed = r.fixture_changed == Some(true);
+    if let Some(bound) = r.bound.as_deref().filter(|b| b.contains("TODO")) {
+        errln!(
+            "warning: props/{}.md's bound still says TODO (`{bound}`): write what must hold; `gate cite` refuses to cite a failure of it",
+            r.property_id
+        );
+    }
     if format == Format::Json {
         if let Some(line) = crate::output::RunLine::of(result) {
             outln!("{}", crate::output::line(&line));

@@ -429,6 +429,12 @@ pub fn cite_checks(req: &CiteFacts<'_>) -> Result<ReviewOrigin, CiteError> {
     if !req.spec_reviewed {
         return Err(CiteError::SpecNotReviewed(property_id.clone()));
     }
+    if req.expected.bound.contains("TODO") {
+        return Err(CiteError::BoundTodo {
+            property_id: property_id.clone(),
+            bound: req.expected.bound.clone(),
+        });
+    }
     if !req.runs_without_receipt.is_empty() {
         return Err(CiteError::RunsWithoutReceipt(
             req.runs_without_receipt.join(", "),
@@ -999,6 +1005,16 @@ mod tests {
         // A draft spec: however its receipts read, no citation.
         let err = check(&env_dependent(), &eligible(), |r| r.spec_reviewed = false).unwrap_err();
         assert_eq!(err, CiteError::SpecNotReviewed("order_total_nonneg".into()));
+        // A bound the scaffold left as TODO: nothing says what the citation freezes.
+        let todo: &'static Expected = Box::leak(Box::new(Expected {
+            bound: "TODO: what must always hold".into(),
+            ..expected()
+        }));
+        let err = check(&env_dependent(), &eligible(), |r| r.expected = todo).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "props/order_total_nonneg.md's bound still says TODO (`TODO: what must always hold`): a citation freezes a failure of a stated bound; write it, have it reviewed, and run again"
+        );
     }
 
     #[test]

@@ -81,6 +81,11 @@ pub enum CiteError {
         "props/{0}.md does not say `oracle_source: human_reviewed`: a draft spec backs no citation (a person reviews it, commits it, and runs again)"
     )]
     SpecNotReviewed(String),
+    /// The spec's bound still says TODO (as `prop new` left it).
+    #[error(
+        "props/{property_id}.md's bound still says TODO (`{bound}`): a citation freezes a failure of a stated bound; write it, have it reviewed, and run again"
+    )]
+    BoundTodo { property_id: String, bound: String },
     /// Rows of runs whose receipts are not among the patch's receipts.
     #[error(
         "witness rows of run(s) {0} have no receipt among the patch's receipts: a run's receipt is missing or was left out (an open one?); give the evidence directory that holds them all"

@@ -54,7 +54,7 @@ pub fn check_registered(id: &str) -> RunSummary {
         None => {
             let ids: Vec<&str> = suite.iter().map(|p| p.id).collect();
             panic!(
-                "no property `{id}` is registered in this test binary (registered: {}); add `seedledger_runner::register!(...)` beside it",
+                "no property `{id}` is registered in this test binary (registered: {}); an integration test (`tests/*.rs`) links its crate's registrations only when it names the crate: add `use my_crate as _;` (your crate's name) at the top of the test file; or, if the property is not registered at all, add `seedledger_runner::register!(...)` beside it",
                 if ids.is_empty() {
                     "none".to_string()
                 } else {
@@ -259,4 +259,24 @@ fn minimal_lines(shrink: &seedledger_format::ShrinkRecord, indent: &str) -> Stri
         out.push_str(&format!("{indent}    {line}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// An id no property is registered under names the line an integration test most often
+    /// lacks (`use my_crate as _;`), not only `register!`.
+    #[test]
+    fn an_unregistered_id_names_the_use_line_an_integration_test_needs() {
+        let err = std::panic::catch_unwind(|| super::check_registered("no_such_property"));
+        let payload = err.expect_err("an unknown id panics");
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            message.starts_with("no property `no_such_property` is registered in this test binary"),
+            "{message}"
+        );
+        assert!(message.contains("add `use my_crate as _;`"), "{message}");
+    }
 }

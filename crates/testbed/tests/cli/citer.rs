@@ -32,7 +32,18 @@ struct Cited {
 
 impl Cited {
     fn new(citer: bool) -> Cited {
+        Cited::with(citer, |_| {})
+    }
+
+    /// [`Cited::new`] with `edit` applied to the workspace (and committed) first.
+    fn with(citer: bool, edit: impl FnOnce(&Path)) -> Cited {
         let (root, _) = repository();
+        edit(root.path());
+        git(root.path(), &["add", "."]);
+        git(
+            root.path(),
+            &["commit", "-q", "--allow-empty", "-m", "edit"],
+        );
         // With a trust file, remote rows count only when signed: the remote runner has a key.
         let remote_key = citer.then(|| {
             let out = root.run(&["keys", "generate", "--role", "remote", "--key-id", "ci"]);
@@ -764,4 +775,37 @@ fn two_cites_of_one_piece_of_evidence_at_once_write_one_citation() {
         assert_eq!(c.store().len(), 1, "round {round}");
         std::fs::remove_dir_all(c.root.path().join(STORE)).unwrap();
     }
+}
+
+#[test]
+fn a_bound_left_todo_is_warned_about_and_never_cited() {
+    let spec = format!("props/{PROPERTY}.md");
+    let c = Cited::with(false, |root| {
+        let path = root.join(&spec);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let bound = text.lines().find(|l| l.starts_with("bound:")).unwrap();
+        std::fs::write(
+            &path,
+            text.replace(bound, "bound: TODO: what must always hold"),
+        )
+        .unwrap();
+    });
+    let run = c.next_run("todo");
+    assert!(
+        run.stderr.contains(&format!(
+            "warning: props/{PROPERTY}.md's bound still says TODO (`TODO: what must always hold`)"
+        )),
+        "{}",
+        run.stderr
+    );
+    let cited = c.cite(EXPIRY);
+    assert_eq!(cited.code, 1, "{}\n{}", cited.stdout, cited.stderr);
+    assert!(
+        cited
+            .stdout
+            .contains("citation refused: props/order_receipt_roundtrip.md's bound still says TODO"),
+        "{}",
+        cited.stdout
+    );
+    assert!(c.store().is_empty());
 }
