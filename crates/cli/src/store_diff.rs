@@ -2,8 +2,10 @@
 //! citations of the freeze store and the lines of the trust file that the work tree adds,
 //! edits or removes against the base revision, each added citation authenticated against the
 //! *base's* trust file (a patch cannot vouch for its own citation by adding a key). An edited
-//! or removed citation, or an added one that does not verify, fails the job: a citation is
-//! never edited, and only the gate, holding a citer key the base trusts, mints one.
+//! or removed citation, an added one that does not verify or names evidence another file
+//! names, or an unchanged one the base refuses and the patch's trust file would honour, fails
+//! the job: a citation is never edited, one piece of evidence backs one citation, and only the
+//! gate, holding a citer key the base trusts, mints one.
 
 use anyhow::{Context, bail};
 use seedledger_format::{ExitStatus, TRUST_FILE, TrustedKeys};
