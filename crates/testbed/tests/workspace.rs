@@ -139,10 +139,11 @@ fn a_fresh_workspace_adopts_seedledger_with_the_documented_steps() {
         ],
         "the README section names these files"
     );
+    // seedledger checked out beside the workspace, as README says: `TMP/seedledger` (a link
+    // to this repository) and `TMP/ws`.
     let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path();
-    let seedledger = repo();
-    let seedledger = seedledger.to_str().unwrap();
+    std::os::unix::fs::symlink(repo(), tmp.path().join("seedledger")).unwrap();
+    let ws = &tmp.path().join("ws");
     // The user's workspace before adoption: one library crate, with a bug to find.
     write(
         &ws.join("Cargo.toml"),
@@ -158,9 +159,8 @@ fn a_fresh_workspace_adopts_seedledger_with_the_documented_steps() {
     );
     // Offline: the crates this repository's lock file names are in the local cache.
     std::fs::copy(seedledger_lock(), ws.join("Cargo.lock")).unwrap();
-    // Adoption: the README's files, seedledger's path filled in.
+    // Adoption: the README's files, byte for byte.
     for (path, body) in &files {
-        let body = body.replace("../seedledger", seedledger);
         let target = ws.join(path);
         if path == "my_crate/Cargo.toml" {
             let mut text = std::fs::read_to_string(&target).unwrap();
