@@ -345,7 +345,8 @@ pub struct FreezesArgs {
     /// Instead of the list, what the work tree changes about freezing against this base
     /// revision: citations added (each authenticated against the base's trust file), edited
     /// or removed, and trust-file lines added or removed. Exit 1 when a citation is edited or
-    /// removed, or an added one does not verify (`ci gate` runs this).
+    /// removed, an added one does not verify or names evidence another file names, or one the
+    /// base refuses would be honoured under the patch's trust file (`ci gate` runs this).
     #[arg(long, value_name = "REV", conflicts_with = "at")]
     base: Option<String>,
 }

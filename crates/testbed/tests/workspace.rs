@@ -164,10 +164,10 @@ fn a_fresh_workspace_adopts_seedledger_with_the_documented_steps() {
         let target = ws.join(path);
         if path == "my_crate/Cargo.toml" {
             let mut text = std::fs::read_to_string(&target).unwrap();
-            text.push_str(&body);
+            text.push_str(body);
             write(&target, &text);
         } else {
-            write(&target, &body);
+            write(&target, body);
         }
     }
     write(
