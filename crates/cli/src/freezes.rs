@@ -125,11 +125,7 @@ fn read_stored(path: PathBuf, keys: Option<&TrustedKeys>) -> Stored {
     // whatever its JSON says.
     let (fail_id, pass_id) = match (&citation, &text) {
         (Ok((c, _)), _) => (Some(c.fail_id.clone()), Some(c.pass_id.clone())),
-        (Err(_), Ok(text)) => {
-            let value: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
-            let id = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_string);
-            (id("fail_id"), id("pass_id"))
-        }
+        (Err(_), Ok(text)) => named_evidence(text.as_bytes()),
         (Err(_), Err(_)) => (None, None),
     };
     Stored {
@@ -138,6 +134,14 @@ fn read_stored(path: PathBuf, keys: Option<&TrustedKeys>) -> Stored {
         fail_id,
         pass_id,
     }
+}
+
+/// The `fail_id` and `pass_id` a file's bytes name, read leniently (any JSON object with
+/// those string members): what a file of the store cites, valid citation or not.
+pub fn named_evidence(bytes: &[u8]) -> (Option<String>, Option<String>) {
+    let value: serde_json::Value = serde_json::from_slice(bytes).unwrap_or_default();
+    let id = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_string);
+    (id("fail_id"), id("pass_id"))
 }
 
 /// Reads one citation file's text: not through a symlink, at most [`MAX_CITATION_BYTES`].

@@ -120,6 +120,15 @@ fn citation_changes(
     trusts: &Trusts,
 ) -> Vec<Change> {
     let shown = |name: &str| rel.join(name).display().to_string();
+    let evidence: Vec<(String, Evidence)> = after
+        .iter()
+        .map(|(name, text)| {
+            let named = text
+                .as_deref()
+                .map_or((None, None), crate::freezes::named_evidence);
+            (name.clone(), named)
+        })
+        .collect();
     let mut out = Vec::new();
     for (name, text) in after {
         match (before.get(name), text) {
@@ -147,7 +156,7 @@ fn citation_changes(
             }),
             (None, _) => {
                 let mut change = added(&shown(name), name, text, trusts.base.as_ref());
-                if let Some((other, id)) = cited_elsewhere(name, after) {
+                if let Some((other, id)) = cited_elsewhere(name, &evidence) {
                     change.line.push_str(&format!(
                         "; and witness `{id}` is already cited by {}: one piece of evidence backs one citation",
                         shown(&other)
@@ -170,44 +179,29 @@ fn citation_changes(
     out
 }
 
-/// Another file of the store (in the work tree) naming a `fail_id` or `pass_id` that file
-/// `name` names, with the id: files read leniently, valid or not, as `gate cite` counts them.
-fn cited_elsewhere(
-    name: &str,
-    after: &BTreeMap<String, Result<Vec<u8>, String>>,
-) -> Option<(String, String)> {
-    let ids = |text: &Result<Vec<u8>, String>| {
-        let value: serde_json::Value = text
-            .as_ref()
-            .ok()
-            .and_then(|t| serde_json::from_slice(t).ok())
-            .unwrap_or_default();
-        let id = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_string);
-        (id("fail_id"), id("pass_id"))
-    };
-    let (fail_id, pass_id) = ids(after.get(name)?);
-    let others: Vec<(String, Option<String>, Option<String>)> = after
+/// Another file of the store naming a `fail_id` or `pass_id` that file `name` names, with
+/// the id (`evidence`: every file of the work tree's store and what it names, read leniently,
+/// valid or not, as `gate cite` counts them).
+fn cited_elsewhere(name: &str, evidence: &[(String, Evidence)]) -> Option<(String, String)> {
+    let (fail_id, pass_id) = &evidence.iter().find(|(n, _)| n == name)?.1;
+    let others: Vec<seedledger_gate::CitedEvidence<'_>> = evidence
         .iter()
-        .filter(|(other, _)| other.as_str() != name)
-        .map(|(other, text)| {
-            let (f, p) = ids(text);
-            (other.clone(), f, p)
-        })
-        .collect();
-    let cited: Vec<seedledger_gate::CitedEvidence<'_>> = others
-        .iter()
-        .map(|(file, f, p)| seedledger_gate::CitedEvidence {
+        .filter(|(other, _)| other != name)
+        .map(|(file, (f, p))| seedledger_gate::CitedEvidence {
             file,
             fail_id: f.as_deref(),
             pass_id: p.as_deref(),
         })
         .collect();
-    let wanted = |id: &Option<String>| id.clone().unwrap_or_default();
     // An id this file does not name matches nothing (an empty id is no witness id).
-    seedledger_gate::already_cited(&cited, &wanted(&fail_id), &wanted(&pass_id))
+    let id = |id: &Option<String>| id.clone().unwrap_or_default();
+    seedledger_gate::already_cited(&others, &id(fail_id), &id(pass_id))
         .filter(|(_, id)| !id.is_empty())
         .map(|(file, id)| (file.to_string(), id))
 }
+
+/// The `fail_id` and `pass_id` a file names.
+type Evidence = (Option<String>, Option<String>);
 
 /// An added citation, authenticated against the base's trust file.
 fn added(

@@ -43,6 +43,17 @@ pub(crate) fn start_env() -> &'static [(OsString, OsString)] {
     &start().env
 }
 
+/// `git` to run in `dir` with the environment of the start ([`start_env`]), whatever a trial
+/// set since: the one way the runner starts git.
+pub(crate) fn git_command(dir: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new("git");
+    command
+        .current_dir(dir)
+        .env_clear()
+        .envs(start_env().iter().map(|(k, v)| (k, v)));
+    command
+}
+
 /// `path` as an absolute path: unchanged when it is one, else joined to [`start_dir`] (the
 /// empty path is the start directory itself). Unchanged when the start directory is unknown.
 pub fn anchored(path: &Path) -> PathBuf {

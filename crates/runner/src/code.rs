@@ -21,7 +21,6 @@
 
 use seedledger_format::sha256_hex;
 use std::path::Path;
-use std::process::Command;
 
 /// The freeze store's default place, relative to the workspace root; excluded from diffs.
 pub const FREEZE_STORE: &str = "props/freezes";
@@ -66,11 +65,8 @@ pub fn code_identity(root: &Path, base: Option<&str>) -> Result<CodeIdentity, Co
     };
     let shown = dir.display().to_string();
     let git = |args: &[&str]| -> Result<Vec<u8>, CodeError> {
-        let out = Command::new("git")
+        let out = crate::anchor::git_command(dir)
             .args(args)
-            .current_dir(dir)
-            .env_clear()
-            .envs(crate::anchor::start_env().iter().map(|(k, v)| (k, v)))
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| CodeError::NoGit {

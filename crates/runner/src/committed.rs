@@ -12,7 +12,7 @@
 use seedledger_format::OracleSource;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 /// Whether a spec file is committed unchanged, and if not, why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,11 +36,8 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
         root
     };
     let git = |args: &[&str], input: Option<&[u8]>| -> Result<Output, String> {
-        let mut child = Command::new("git")
+        let mut child = crate::anchor::git_command(dir)
             .args(args)
-            .current_dir(dir)
-            .env_clear()
-            .envs(crate::anchor::start_env().iter().map(|(k, v)| (k, v)))
             .stdin(if input.is_some() {
                 Stdio::piped()
             } else {
@@ -191,6 +188,7 @@ pub(crate) fn effective_oracle(declared: OracleSource, committed: Option<bool>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) {
         let status = Command::new("git")
