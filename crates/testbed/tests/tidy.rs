@@ -110,14 +110,12 @@ fn test_modules(files: &[(String, String)]) -> Vec<String> {
             None => continue,
         };
         for pair in lines.windows(2) {
-            if pair[0] == "#[cfg(test)]" {
-                if let Some(name) = pair[1]
-                    .strip_prefix("mod ")
-                    .and_then(|m| m.strip_suffix(';'))
-                {
-                    tests.push(format!("{dir}/{name}.rs"));
-                    tests.push(format!("{dir}/{name}/mod.rs"));
-                }
+            let declared = pair[1]
+                .strip_prefix("mod ")
+                .and_then(|m| m.strip_suffix(';'));
+            if let (true, Some(name)) = (pair[0] == "#[cfg(test)]", declared) {
+                tests.push(format!("{dir}/{name}.rs"));
+                tests.push(format!("{dir}/{name}/mod.rs"));
             }
         }
     }
