@@ -11,6 +11,7 @@ mod durable;
 mod errors;
 mod exit;
 mod fields;
+mod files;
 mod hash;
 pub(crate) use hash::sha256_hex_of;
 mod json;
@@ -37,6 +38,11 @@ pub use durable::{
 };
 pub use errors::{FieldError, FieldProblem, ParseError, SpecError};
 pub use exit::ExitStatus;
+pub use files::{
+    FileError, MAX_FIXTURE_BYTES, MAX_RECEIPT_BYTES, MAX_SPEC_BYTES, MAX_STREAMED_WITNESS_BYTES,
+    MAX_WITNESS_BYTES, Pinned, ReceiptScanner, ScratchFile, ScratchReader, open_bounded,
+    read_bounded,
+};
 pub use hash::{
     FIXTURE_HASH_PREFIX, ID_CHARSET, check_id, fixture_hash, fixture_hash_from_pin, fixture_pin,
     is_fixture_hash, is_hex64, property_digest, sha256_hex,

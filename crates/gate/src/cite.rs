@@ -21,9 +21,8 @@ use seedledger_format::{
 use std::collections::{BTreeSet, HashMap};
 
 mod stream;
-pub use stream::{
-    CiteReview, CiteReviewFetch, CiteReviewJoin, Deferred, EditedRowFinder, RowPrints,
-    edited_fingerprints, row_fingerprint,
+pub(crate) use stream::{
+    CiteReview, Deferred, EditedRowFinder, RowPrints, edited_fingerprints, row_fingerprint,
 };
 
 /// One receipt of the patch, as read by the caller, with what is current for it.
@@ -31,13 +30,17 @@ pub use stream::{
 pub struct ReceiptFacts<'a> {
     /// How to name the receipt in messages (its path as given).
     pub file: &'a str,
+    /// The receipt's `patch_id`.
     pub patch_id: &'a str,
+    /// The receipt's `property_id`.
     pub property_id: &'a str,
+    /// The receipt closed (SPEC: Gate decision 1).
     pub status: CloseStatus,
     /// The receipt's `fixture_hash`.
     pub fixture_hash: Option<&'a str>,
-    /// The receipt's `code` and `code_base`.
+    /// The receipt's `code`: the code identity its run recorded.
     pub code: Option<&'a str>,
+    /// The receipt's `code_base`: the base revision its `code` was computed against.
     pub code_base: Option<&'a str>,
     /// The fixture pin of the receipt's property now, and the work tree's code identity
     /// computed against the receipt's `code_base` (`digest` is not used).
@@ -112,7 +115,7 @@ pub fn citable_evidence(
 /// order, each once: the first half of [`citable_evidence`]'s runs without a receipt, as a
 /// fold over the batch's lines.
 #[derive(Debug, Clone, Default)]
-pub struct OfferedRuns {
+pub(crate) struct OfferedRuns {
     /// The patch (of the first receipt), when it is not empty.
     patch: Option<String>,
     runs: Vec<String>,
@@ -121,14 +124,14 @@ pub struct OfferedRuns {
 
 impl OfferedRuns {
     /// `patch`: the first receipt's `patch_id`.
-    pub fn new(patch: Option<&str>) -> OfferedRuns {
+    pub(crate) fn new(patch: Option<&str>) -> OfferedRuns {
         OfferedRuns {
             patch: patch.filter(|p| !p.is_empty()).map(str::to_string),
             ..OfferedRuns::default()
         }
     }
 
-    pub fn push(&mut self, line: &WitnessLine) {
+    pub(crate) fn push(&mut self, line: &WitnessLine) {
         let Ok(row) = &line.row else { return };
         if row.runner != Runner::Local
             || self.patch.is_none()
@@ -148,7 +151,7 @@ impl OfferedRuns {
     /// The runs offered, then those of `beside` (the runs lying beside each receipt, in
     /// receipt order), that none of `receipts` names (by `run_id` or a part's run id), each
     /// once.
-    pub fn without_receipt<'r, 'f: 'r, 'b>(
+    pub(crate) fn without_receipt<'r, 'f: 'r, 'b>(
         self,
         receipts: impl Iterator<Item = &'r ReceiptFacts<'f>>,
         beside: impl Iterator<Item = &'b str>,
@@ -207,22 +210,32 @@ pub struct CiteRequest<'a> {
     pub cited: &'a [CitedEvidence<'a>],
 }
 
-/// What [`cite_checks`] and [`cite_written`] read: a [`CiteRequest`] without the rows, for a
-/// caller that streams them (the witness batch through [`CiteReview`], the rows of the
-/// receipts' own runs as [`RowPrints`]) instead of holding them. `decision` must be
-/// `decide_freeze`'s over the batch the review is then pushed.
+/// A [`CiteRequest`] without the rows, for a caller that reads them in passes
+/// ([`crate::CiteReading::cite`]) instead of holding them. `decision` must be the decision
+/// over the batch the review then reads.
 #[derive(Debug, Clone, Copy)]
 pub struct CiteFacts<'a> {
+    /// As [`CiteRequest::decision`].
     pub decision: &'a FreezeDecision,
+    /// As [`CiteRequest::expected`].
     pub expected: &'a Expected,
+    /// As [`CiteRequest::writer`].
     pub writer: Runner,
+    /// As [`CiteRequest::receipts`].
     pub receipts: &'a [ReceiptFacts<'a>],
+    /// As [`CiteRequest::expires_at`].
     pub expires_at: Option<&'a str>,
+    /// As [`CiteRequest::now`].
     pub now: i64,
+    /// As [`CiteRequest::waive_same_seed_review`].
     pub waive_same_seed_review: bool,
+    /// As [`CiteRequest::runs_without_receipt`].
     pub runs_without_receipt: &'a [String],
+    /// As [`CiteRequest::spec_reviewed`].
     pub spec_reviewed: bool,
+    /// As [`CiteRequest::roles_authenticated`].
     pub roles_authenticated: bool,
+    /// As [`CiteRequest::cited`].
     pub cited: &'a [CitedEvidence<'a>],
 }
 
@@ -250,7 +263,7 @@ impl<'a> CiteRequest<'a> {
 /// is read ([`review_origin`]); [`cite_checks`] returns it when every check before the review
 /// holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReviewOrigin {
+pub(crate) struct ReviewOrigin {
     pub patch_id: String,
     pub code: String,
     /// The `code_base` of the eligible receipt (the citation records it).
@@ -310,7 +323,7 @@ fn is_current(r: &ReceiptFacts<'_>, current_hash: &str) -> bool {
 /// single patch or none is a current eligible receipt with a code identity (the citation is
 /// then refused before the review, whatever the rows say). Lets a caller prepare the review
 /// before reading any row.
-pub fn review_origin(
+pub(crate) fn review_origin(
     receipts: &[ReceiptFacts<'_>],
     expected: &Expected,
     authenticated: bool,
@@ -370,7 +383,7 @@ fn cite_with(req: &CiteRequest<'_>, first: FirstPass) -> Result<(Citation, Revie
 
 /// Every check of [`cite`] before the same-seed review, in its order; `Ok` is the review's
 /// origin (as [`review_origin`] gives it).
-pub fn cite_checks(req: &CiteFacts<'_>) -> Result<ReviewOrigin, CiteError> {
+pub(crate) fn cite_checks(req: &CiteFacts<'_>) -> Result<ReviewOrigin, CiteError> {
     if req.writer != Runner::Local {
         return Err(CiteError::NotLocal);
     }
@@ -494,7 +507,7 @@ pub fn cite_checks(req: &CiteFacts<'_>) -> Result<ReviewOrigin, CiteError> {
 
 /// The citation, once [`cite_checks`] gave `origin` and the review over the batch (with that
 /// origin) gave `review`: refused with the review's reason, else built.
-pub fn cite_written(
+pub(crate) fn cite_written(
     req: &CiteFacts<'_>,
     origin: &ReviewOrigin,
     review: Review,

@@ -104,6 +104,7 @@ impl fmt::Display for CloseStatus {
 /// A status together with why it was reached, for people reading CI logs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Closing {
+    /// The status (SPEC: Gate decision 1).
     pub status: CloseStatus,
     /// One lowercase fragment saying which fact decided the status, e.g.
     /// ``line 4: field `planned_seeds[1]`: expected a seed (an integer in 0..=2^64-1)`` or

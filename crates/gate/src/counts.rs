@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 /// The counts of one patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatchCounts {
+    /// The patch the receipts name.
     pub patch_id: String,
     /// Receipts whose status is from rows 1-4 (`incomplete_fields`, `empty_plan`,
     /// `early_stop_incomplete`, `seed_gap`): the declared budget did not provably finish.

@@ -28,11 +28,13 @@ pub const REASON_ADMIT: &str = "stable signature across opposite verdicts";
 /// checked-in spec and fixture bytes (`property_digest`, `fixture_pin`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expected {
+    /// The property id the rows must name.
     pub property_id: String,
     /// The property digest: 64 lowercase hex digits of `sha256(spec_file_bytes)`.
     pub digest: String,
     /// The fixture pin: 64 lowercase hex digits of `sha256(b"fixture-v1\n" ++ fixture_bytes)`.
     pub pin: String,
+    /// The bound the rows must carry (the spec's `bound:`).
     pub bound: String,
 }
 
@@ -42,6 +44,7 @@ pub struct Expected {
 /// person find what decided it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FreezeDecision {
+    /// Rule 7 was reached: the batch admits a citation.
     pub admit: bool,
     /// One of SPEC's reason strings, verbatim.
     pub reason: String,

@@ -1,6 +1,6 @@
 //! Error types of the gate. The decision functions themselves never fail: a bad receipt is a
-//! status and a bad witness row is a reason. What remains is input that is not JSON at all
-//! and a citation the writer must refuse.
+//! status and a bad witness row is a reason. What remains is input that is not JSON at all,
+//! a citation the writer must refuse, and a scratch file that failed under a reading.
 
 /// A receipt's bytes that are not JSON at all (an input error, exit 2; SPEC: Gate decision 1).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,7 +34,12 @@ pub enum CiteError {
     #[error(
         "expiry `{expires_at}` is not in the future (now is {now}); an expired citation is not honoured"
     )]
-    PastExpiry { expires_at: String, now: String },
+    PastExpiry {
+        /// The expiry given.
+        expires_at: String,
+        /// Now, in RFC 3339.
+        now: String,
+    },
     /// No receipt was given: a citation needs the receipts of its patch.
     #[error("no receipts given; a citation needs the receipts of its patch")]
     NoReceipts,
@@ -44,8 +49,11 @@ pub enum CiteError {
     /// Freeze creation is disabled while the patch has an open receipt.
     #[error("patch `{patch_id}` has {open} open receipt(s) ({files}); freeze creation is disabled")]
     OpenReceipts {
+        /// The patch.
         patch_id: String,
+        /// How many receipts are open.
         open: usize,
+        /// The open receipts' files, joined.
         files: String,
     },
     /// The patch has no current receipt that is `freeze_eligible` for this property.
@@ -53,7 +61,9 @@ pub enum CiteError {
         "patch `{patch_id}` has no freeze_eligible receipt for property `{property_id}` made against the current fixture and code{retired}"
     )]
     NoEligibleReceipt {
+        /// The patch.
         patch_id: String,
+        /// The property cited.
         property_id: String,
         /// `; N retired (...)` when retired receipts were left out, else empty.
         retired: String,
@@ -66,12 +76,19 @@ pub enum CiteError {
     /// The same-seed review (or the origin check) refused; carries the reason verbatim.
     #[error("{reason} ({detail})")]
     Review {
+        /// The review's reason, one of SPEC's strings.
         reason: &'static str,
+        /// What the review found.
         detail: String,
     },
     /// A receipt of the patch disagrees with its own run's witness rows (hand-edited).
     #[error("receipt `{file}` disagrees with its run's witness rows: {detail}")]
-    Disagrees { file: String, detail: String },
+    Disagrees {
+        /// The receipt's file.
+        file: String,
+        /// The first disagreement.
+        detail: String,
+    },
     /// Two receipts name the same run (a run has one receipt; a copy edited to share another
     /// run's id would let one run's rows stand in for another's).
     #[error("two receipts name run `{0}`: a run has one receipt")]
@@ -85,7 +102,12 @@ pub enum CiteError {
     #[error(
         "props/{property_id}.md's bound still says TODO (`{bound}`): a citation freezes a failure of a stated bound; write it, have it reviewed, and run again"
     )]
-    BoundTodo { property_id: String, bound: String },
+    BoundTodo {
+        /// The property cited.
+        property_id: String,
+        /// The spec's bound.
+        bound: String,
+    },
     /// Rows of runs whose receipts are not among the patch's receipts.
     #[error(
         "witness rows of run(s) {0} have no receipt among the patch's receipts: a run's receipt is missing or was left out (an open one?); give the evidence directory that holds them all"
@@ -99,10 +121,39 @@ pub enum CiteError {
     #[error(
         "witness `{id}` is already cited by `{file}`: one piece of evidence backs one citation, which is never refreshed or extended; a new citation needs new evidence"
     )]
-    AlreadyCited { id: String, file: String },
+    AlreadyCited {
+        /// The witness id already cited.
+        id: String,
+        /// The stored citation that names it.
+        file: String,
+    },
     /// A required text field of the request is empty.
     #[error("field `{0}` is empty")]
     Empty(&'static str),
+    /// [`crate::CiteReading::cite`] was given facts that make a citation reachable while the
+    /// facts given to [`crate::CiteReading::decide`] left no review to prepare: the caller
+    /// gave the two stages different receipts.
+    #[error("the same-seed review was not prepared; this is a bug")]
+    ReviewNotPrepared,
+}
+
+/// A scratch file ([`crate::Spill`]) failed while a reading kept something there: what it
+/// kept (the message), and the cause (the source).
+#[derive(Debug, thiserror::Error)]
+#[error("{what}")]
+pub struct SpillError {
+    /// What the reading was doing with the scratch file.
+    pub what: &'static str,
+    /// The cause.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl SpillError {
+    /// `what` failed with `source`.
+    pub(crate) fn new(what: &'static str, source: std::io::Error) -> SpillError {
+        SpillError { what, source }
+    }
 }
 
 impl CiteError {
@@ -116,6 +167,7 @@ impl CiteError {
                 | CiteError::SeveralPatches(_)
                 | CiteError::Empty(_)
                 | CiteError::EditedRows(_)
+                | CiteError::ReviewNotPrepared
         )
     }
 }

@@ -36,7 +36,7 @@ use std::hash::{Hash, Hasher};
 
 /// Decision 2 as a fold: push every line of the batch in order, then [`DecideState::finish`].
 #[derive(Debug, Clone)]
-pub struct DecideState {
+pub(crate) struct DecideState {
     expected: Expected,
     /// Lines pushed so far (the index of the next one).
     index: usize,
@@ -57,18 +57,18 @@ pub struct DecideState {
 
 /// A row whose `witness_id` repeats an earlier row's (rule 1), found by [`RepeatFinder`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RepeatedId {
+pub(crate) struct RepeatedId {
     /// The row's index in the batch.
-    pub index: usize,
+    pub(crate) index: usize,
     /// Its 1-based line in its file.
-    pub line: usize,
+    pub(crate) line: usize,
     /// How rule 1 names it (`witness_id`, or `line <N>`).
-    pub name: String,
-    pub witness_id: String,
+    pub(crate) name: String,
+    pub(crate) witness_id: String,
 }
 
 impl DecideState {
-    pub fn new(expected: Expected) -> DecideState {
+    pub(crate) fn new(expected: Expected) -> DecideState {
         DecideState {
             expected,
             index: 0,
@@ -88,7 +88,7 @@ impl DecideState {
     /// Takes the next line of the batch. Returns the fingerprint of the row's `witness_id`
     /// ([`id_fingerprint`]) when the row takes part in rule 1's unique-id check (every
     /// well-formed row before the first minting or malformed line), else `None`.
-    pub fn push(&mut self, it: &WitnessLine) -> Option<u64> {
+    pub(crate) fn push(&mut self, it: &WitnessLine) -> Option<u64> {
         let index = self.index;
         self.index += 1;
         if self.rejected.is_some() {
@@ -154,13 +154,13 @@ impl DecideState {
 
     /// The index of rule 1's first minting or malformed line, once one was pushed: lines
     /// from there on change nothing, and no row from there on is checked for a repeated id.
-    pub fn rejected_at(&self) -> Option<usize> {
+    pub(crate) fn rejected_at(&self) -> Option<usize> {
         self.rejected.as_ref().and_then(|d| d.rejected_row)
     }
 
     /// The decision, given the first row that repeats an earlier row's id (`None` when no
     /// row does; see [`RepeatFinder`]).
-    pub fn finish(self, repeat: Option<RepeatedId>) -> FreezeDecision {
+    pub(crate) fn finish(self, repeat: Option<RepeatedId>) -> FreezeDecision {
         if let Some(r) = repeat {
             return reject_row(
                 r.index,
@@ -262,7 +262,7 @@ fn name(it: &WitnessLine) -> String {
 /// A 64-bit fingerprint of a witness id (std's `DefaultHasher::new()`: SipHash with fixed
 /// keys, the same in every process of one build). Equal ids have equal fingerprints; the converse is checked by
 /// [`RepeatFinder`].
-pub fn id_fingerprint(id: &str) -> u64 {
+pub(crate) fn id_fingerprint(id: &str) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     id.hash(&mut h);
     h.finish()
@@ -272,7 +272,7 @@ pub fn id_fingerprint(id: &str) -> u64 {
 /// fresh iterator over all of them each time it is called; they are read in
 /// `ceil(count / budget)` passes, each keeping at most about `budget` of them (a share of the
 /// 64-bit range per pass), so memory stays near `8 * budget` bytes whatever `count` is.
-pub fn repeated_fingerprints<I, E>(
+pub(crate) fn repeated_fingerprints<I, E>(
     count: u64,
     budget: usize,
     mut pass: impl FnMut() -> Result<I, E>,
@@ -306,7 +306,7 @@ where
 /// row whose id is already used by an earlier row is returned. Only the ids whose
 /// fingerprints [`repeated_fingerprints`] found are kept.
 #[derive(Debug, Clone)]
-pub struct RepeatFinder {
+pub(crate) struct RepeatFinder {
     wanted: BTreeSet<u64>,
     /// Where rule 1 stopped counting rows ([`DecideState::rejected_at`]).
     end: Option<usize>,
@@ -316,7 +316,7 @@ pub struct RepeatFinder {
 }
 
 impl RepeatFinder {
-    pub fn new(wanted: BTreeSet<u64>, end: Option<usize>) -> RepeatFinder {
+    pub(crate) fn new(wanted: BTreeSet<u64>, end: Option<usize>) -> RepeatFinder {
         RepeatFinder {
             wanted,
             end,
@@ -328,12 +328,12 @@ impl RepeatFinder {
 
     /// Nothing more can be found: no fingerprint was repeated, or the repeat was found, or
     /// rule 1 stopped counting rows at this line.
-    pub fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.wanted.is_empty() || self.found || self.end.is_some_and(|e| self.index >= e)
     }
 
     /// Takes the next line; `Some` for the first row that repeats an earlier row's id.
-    pub fn push(&mut self, it: &WitnessLine) -> Option<RepeatedId> {
+    pub(crate) fn push(&mut self, it: &WitnessLine) -> Option<RepeatedId> {
         let index = self.index;
         self.index += 1;
         if self.found || self.end.is_some_and(|e| index >= e) {
@@ -359,7 +359,7 @@ impl RepeatFinder {
 /// The same-seed review without an origin and not waived (what `gate decide` prints), first
 /// pass: push every line of the batch.
 #[derive(Debug, Clone)]
-pub struct ReviewTally {
+pub(crate) struct ReviewTally {
     expected: Expected,
     fails: usize,
     passes: usize,
@@ -377,7 +377,7 @@ const NONE: usize = usize::MAX;
 /// each runner's first pass of the seed under another scheme: 48 bytes and a shared scheme
 /// name a seed, no text.
 #[derive(Debug, Clone)]
-pub struct ReviewJoin {
+pub(crate) struct ReviewJoin {
     tally: ReviewTally,
     /// The failing inputs in scope, sorted, and beside each the first row's index of each
     /// runner and verdict (`[local fail, local pass, remote fail, remote pass]`), then of a
@@ -392,7 +392,7 @@ pub struct ReviewJoin {
 /// The review's last step: the (at most four) rows it names, fetched by index in a third
 /// pass that stops as soon as they are all in ([`ReviewFetch::done`]).
 #[derive(Debug, Clone)]
-pub struct ReviewFetch {
+pub(crate) struct ReviewFetch {
     tally: ReviewTally,
     /// The pair: seed, failing runner, fail index, pass index.
     pair: Option<(u64, Runner, usize, usize)>,
@@ -421,7 +421,7 @@ fn in_review_scope<'a>(it: &'a WitnessLine, e: &Expected) -> Option<&'a WitnessR
 }
 
 impl ReviewTally {
-    pub fn new(expected: Expected) -> ReviewTally {
+    pub(crate) fn new(expected: Expected) -> ReviewTally {
         ReviewTally {
             expected,
             fails: 0,
@@ -431,7 +431,7 @@ impl ReviewTally {
         }
     }
 
-    pub fn push(&mut self, it: &WitnessLine) {
+    pub(crate) fn push(&mut self, it: &WitnessLine) {
         let Some(r) = in_review_scope(it, &self.expected) else {
             return;
         };
@@ -448,12 +448,12 @@ impl ReviewTally {
     }
 
     /// A second pass is needed: the scope holds fails and passes, which may share a seed.
-    pub fn needs_join(&self) -> bool {
+    pub(crate) fn needs_join(&self) -> bool {
         self.fails > 0 && self.passes > 0
     }
 
     /// Starts the second pass.
-    pub fn join(mut self) -> ReviewJoin {
+    pub(crate) fn join(mut self) -> ReviewJoin {
         let inputs: Vec<Input> = std::mem::take(&mut self.failing).into_iter().collect();
         let first = vec![[NONE; 6]; inputs.len()];
         ReviewJoin {
@@ -466,7 +466,7 @@ impl ReviewTally {
     }
 
     /// The review when no second pass is needed (see [`ReviewTally::needs_join`]).
-    pub fn finish(mut self) -> Review {
+    pub(crate) fn finish(mut self) -> Review {
         let inputs: Vec<Input> = std::mem::take(&mut self.failing).into_iter().collect();
         let fetch = ReviewFetch {
             tally: self,
@@ -513,25 +513,27 @@ impl ReviewTally {
 const RUNNERS: [Runner; 2] = [Runner::Local, Runner::Remote];
 
 impl ReviewJoin {
-    /// Whether a row of `seed` can matter to the join: a caller may pass over a line it
-    /// knows is no row of such a seed (`seedledger_format::witness_line_seed`) with
-    /// [`ReviewJoin::skip`] instead of reading it.
-    pub fn wants(&self, seed: u64) -> bool {
+    /// Whether a row of `seed` can matter to the join: a line known to be no row of such a
+    /// seed (`seedledger_format::witness_line_seed`) may be passed over with
+    /// [`ReviewJoin::skip`] instead of read.
+    #[cfg(test)]
+    pub(crate) fn wants(&self, seed: u64) -> bool {
         self.seeds.binary_search(&seed).is_ok()
     }
 
-    /// The seeds it [`ReviewJoin::wants`], sorted.
-    pub fn seeds(&self) -> &[u64] {
+    /// The seeds whose rows can matter to the join, sorted: a line known to be no row of
+    /// one of them may be passed over with [`ReviewJoin::skip`] instead of read.
+    pub(crate) fn seeds(&self) -> &[u64] {
         &self.seeds
     }
 
-    /// The next line, passed over unread: it is not a row of a seed the join
-    /// [`ReviewJoin::wants`].
-    pub fn skip(&mut self) {
+    /// The next line, passed over unread: it is not a row of one of the join's
+    /// [`ReviewJoin::seeds`].
+    pub(crate) fn skip(&mut self) {
         self.index += 1;
     }
 
-    pub fn push(&mut self, it: &WitnessLine) {
+    pub(crate) fn push(&mut self, it: &WitnessLine) {
         let index = self.index;
         self.index += 1;
         let Some(r) = in_review_scope(it, &self.tally.expected) else {
@@ -555,7 +557,7 @@ impl ReviewJoin {
     }
 
     /// Which rows the review names; push the batch a third time into the result.
-    pub fn fetch(self) -> ReviewFetch {
+    pub(crate) fn fetch(self) -> ReviewFetch {
         // The pair: the first fail, in batch order, whose runner fails its seed on every row
         // while the other runner passes it on every row; with the other runner's first pass.
         let slot = |i: usize| (i != NONE).then_some(i);
@@ -635,11 +637,11 @@ impl ReviewJoin {
 
 impl ReviewFetch {
     /// Every row the review names is in: no more lines are needed.
-    pub fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.wanted.values().all(Option::is_some)
     }
 
-    pub fn push(&mut self, it: &WitnessLine) {
+    pub(crate) fn push(&mut self, it: &WitnessLine) {
         let index = self.index;
         self.index += 1;
         if let Some(slot) = self.wanted.get_mut(&index)
@@ -649,7 +651,7 @@ impl ReviewFetch {
         }
     }
 
-    pub fn finish(self) -> Review {
+    pub(crate) fn finish(self) -> Review {
         let row = |i: usize| self.wanted.get(&i).and_then(Option::as_ref);
         if let Some((seed, fr, f, p)) = self.pair
             && let (Some(fail), Some(pass)) = (row(f), row(p))
@@ -679,3 +681,5 @@ impl ReviewFetch {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+pub(crate) use tests::{expected, random_files, streamed};

@@ -22,6 +22,7 @@ pub enum Retirement {
 }
 
 impl Retirement {
+    /// How `gate freezes` prints it: `retired (spec changed)`, ...
     pub fn as_str(self) -> &'static str {
         match self {
             Retirement::SpecChanged => "retired (spec changed)",
@@ -40,8 +41,11 @@ impl fmt::Display for Retirement {
 /// A citation's state. Only `Active` is honoured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CitationState {
+    /// Honoured: not retired, not expired.
     Active,
+    /// Its `expires_at` has passed.
     Expired,
+    /// What it was cited against changed.
     Retired(Retirement),
 }
 
@@ -55,6 +59,7 @@ impl CitationState {
         CitationState::Retired(Retirement::DiffChanged),
     ];
 
+    /// How `gate freezes` prints it: `active`, `expired`, `retired (...)`.
     pub fn as_str(self) -> &'static str {
         match self {
             CitationState::Active => "active",
@@ -63,6 +68,7 @@ impl CitationState {
         }
     }
 
+    /// Honoured.
     pub fn is_active(self) -> bool {
         self == CitationState::Active
     }
@@ -134,13 +140,21 @@ pub fn receipt_retirement(
 pub enum Honour<'a> {
     /// Nothing failed. `citation`: an active citation the property no longer needs (the
     /// freeze can be removed).
-    Pass { citation: Option<&'a Citation> },
+    Pass {
+        /// An active citation the property no longer needs.
+        citation: Option<&'a Citation>,
+    },
     /// Every failure mode of the run is frozen by an active citation: reported, not failed.
-    Frozen { citations: Vec<&'a Citation> },
+    Frozen {
+        /// The citations that freeze the run's failure modes.
+        citations: Vec<&'a Citation>,
+    },
     /// At least one failure mode is not frozen: the run fails as usual. `frozen` lists the
     /// modes an active citation does cover.
     Fail {
+        /// The modes no active citation covers.
         unfrozen: Vec<&'a FailureMode>,
+        /// The modes an active citation covers, with it.
         frozen: Vec<(&'a FailureMode, &'a Citation)>,
     },
 }

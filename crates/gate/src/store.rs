@@ -15,7 +15,10 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Authenticity {
     /// Its `sig` verifies under the trust file's `citer` key `key_id`.
-    Signed { key_id: String },
+    Signed {
+        /// The trust file's id of the key.
+        key_id: String,
+    },
     /// No trust file: honoured as read, and every view says so.
     Unauthenticated,
 }
@@ -100,7 +103,9 @@ pub fn sign_citation(citation: &mut Citation, key: &RunnerKey, key_id: &str) {
 pub struct CitedEvidence<'a> {
     /// The file, as shown to people.
     pub file: &'a str,
+    /// The `fail_id` its text names.
     pub fail_id: Option<&'a str>,
+    /// The `pass_id` its text names.
     pub pass_id: Option<&'a str>,
 }
 
@@ -124,9 +129,17 @@ pub fn already_cited<'a>(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClockError {
     /// Before 1970-01-01T00:00:00Z.
-    BeforeEpoch { now: i64 },
+    BeforeEpoch {
+        /// Now, in seconds since 1970.
+        now: i64,
+    },
     /// Earlier than a citation of the store was written.
-    BeforeNewest { now: i64, written_at: String },
+    BeforeNewest {
+        /// Now, in seconds since 1970.
+        now: i64,
+        /// When the newest citation was written.
+        written_at: String,
+    },
 }
 
 impl fmt::Display for ClockError {

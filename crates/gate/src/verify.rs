@@ -304,7 +304,7 @@ fn shrink_claim_error(receipt: &Receipt) -> Option<String> {
 /// holds neither the receipt's seed lists nor the rows. It can only say "they agree"; when
 /// they may not, the caller runs [`verify_receipt`] to name the first disagreement.
 #[derive(Debug, Clone)]
-pub struct RunRows<'r> {
+pub(crate) struct RunRows<'r> {
     receipt: &'r Receipt,
     run_id: &'r str,
     /// The seeds the receipt's `verdicts` mark discarded, sorted.
@@ -343,7 +343,7 @@ impl<'r> RunRows<'r> {
     /// `receipt` read strictly (its seed lists may be left empty: only its other fields are
     /// read); `discarded` from its `verdicts` ([`seedledger_format::Judged`]). `None` when
     /// the receipt names no run.
-    pub fn new(receipt: &'r Receipt, discarded: &'r [u64]) -> Option<RunRows<'r>> {
+    pub(crate) fn new(receipt: &'r Receipt, discarded: &'r [u64]) -> Option<RunRows<'r>> {
         Some(RunRows {
             run_id: receipt.run_id.as_deref()?,
             receipt,
@@ -365,7 +365,7 @@ impl<'r> RunRows<'r> {
     /// is `plan`: its rows are its parts' rows, under the parts' run ids, each part's in
     /// plan order. `None` when it is not one, or its parts' run ids are not all distinct
     /// and apart from its own.
-    pub fn merged(
+    pub(crate) fn merged(
         receipt: &'r Receipt,
         discarded: &'r [u64],
         plan: PlanParts,
@@ -389,7 +389,7 @@ impl<'r> RunRows<'r> {
     }
 
     /// Takes the next line of the witness file.
-    pub fn push(&mut self, line: &WitnessLine) {
+    pub(crate) fn push(&mut self, line: &WitnessLine) {
         let row = match &line.row {
             Ok(row) => row,
             Err(_) => {
@@ -485,7 +485,7 @@ impl<'r> RunRows<'r> {
 
     /// How many rows the run has: an open receipt's rows are checked against a prefix of this
     /// length of its judged seeds ([`RunRows::agree_open`]).
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.count
     }
 
@@ -495,7 +495,7 @@ impl<'r> RunRows<'r> {
     /// has fewer; `judged` its attempted seeds read beside its `verdicts`, when it has them.
     /// Without `verdicts` only rows that are a prefix of the attempted seeds agree here (the
     /// rows may also skip discarded seeds: [`verify_receipt`] judges those).
-    pub fn agree_open(
+    pub(crate) fn agree_open(
         self,
         prefix_hash: Option<[u8; 32]>,
         judged: Option<&Judged>,
@@ -512,7 +512,7 @@ impl<'r> RunRows<'r> {
     /// [`Wanted::parts`]. Each part's rows must be the receipt's judged seeds of that part,
     /// with their verdicts, in order, and the judged seeds in plan order: then the rows in
     /// plan order are the judged seeds, and the failing rows the seeds `verdicts` marks `F`.
-    pub fn agree_merged(
+    pub(crate) fn agree_merged(
         self,
         judged: &Judged,
         verdicts_len: u64,
@@ -552,7 +552,7 @@ impl<'r> RunRows<'r> {
     /// alone, as for a single run's open receipt), and the prefix in plan order: then the
     /// rows in plan order are the prefix. Without `verdicts` only rows that are a prefix of
     /// the attempted seeds agree here (rows that skip discarded seeds: [`verify_receipt`]).
-    pub fn agree_open_merged(
+    pub(crate) fn agree_open_merged(
         self,
         prefix: Option<&JudgedParts>,
         judged: Option<&Judged>,
@@ -579,7 +579,7 @@ impl<'r> RunRows<'r> {
     /// closed receipt with `verdicts` (`judged`: its `attempted_seeds` read beside them;
     /// `verdicts_len` and `attempted_len` their lengths; `failing_seeds`: the count and hash
     /// of its `failing_seeds`). `false`: they may not; [`verify_receipt`] says.
-    pub fn agree(
+    pub(crate) fn agree(
         self,
         judged: &Judged,
         verdicts_len: u64,
@@ -605,13 +605,16 @@ impl<'r> RunRows<'r> {
 
 /// The most parts a merged receipt may have for [`agree_as_streams`] to read it (one hash
 /// state per part); past that [`verify_receipt`] judges.
-pub const MAX_STREAMED_PARTS: u64 = 4096;
+pub(crate) const MAX_STREAMED_PARTS: u64 = 4096;
 
-/// What [`agree_as_streams`] found agreeing: the receipt's attempted seeds and its run.
+/// What agreed when a receipt and its run's rows were cross-checked
+/// ([`crate::verify_beside`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Agreed {
+    /// How many seeds the receipt attempted.
     pub attempted: u64,
-    pub run_id: String,
+    /// The receipt's `run_id` (`None` when it has none, or, read as a stream, an empty one).
+    pub run_id: Option<String>,
 }
 
 /// `gate close --verify` as streams: `Some` exactly when the receipt and its rows agree for
@@ -624,7 +627,7 @@ pub struct Agreed {
 /// A merged receipt with `verdicts` whose whole plan is consecutive (`--cases`, `a..=b`) and
 /// has at most [`MAX_STREAMED_PARTS`] parts is read part by part ([`RunRows::merged`]), open
 /// or closed; another merged receipt (of a listed plan, say) is left to [`verify_receipt`].
-pub fn agree_as_streams(
+pub(crate) fn agree_as_streams(
     mut scan: impl FnMut(Wanted) -> Option<LedgerScan>,
     rows: impl FnOnce(&Receipt, &mut dyn FnMut(&WitnessLine)) -> Option<()>,
 ) -> Option<Agreed> {
@@ -715,7 +718,7 @@ pub fn agree_as_streams(
     };
     agrees.then(|| Agreed {
         attempted,
-        run_id: receipt.run_id.clone().unwrap_or_default(),
+        run_id: receipt.run_id.clone().filter(|r| !r.is_empty()),
     })
 }
 

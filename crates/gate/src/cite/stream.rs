@@ -46,7 +46,7 @@ use super::ReviewOrigin;
 /// most of a row's bytes) enter through their own 128-bit fingerprint, computed again only
 /// when they differ from the previous row's (per thread); the row's own fields and that
 /// fingerprint then make the row's.
-pub fn row_fingerprint(row: &WitnessRow) -> u128 {
+pub(crate) fn row_fingerprint(row: &WitnessRow) -> u128 {
     let [ka, kb] = fingerprint_keys();
     let (ca, cb) = context_fingerprint(row);
     let mut a = ka.build_hasher();
@@ -135,7 +135,7 @@ fn context_fingerprint(row: &WitnessRow) -> (u64, u64) {
 /// bits begins (one `u32` per four fingerprints) takes a look-up straight to the few that
 /// could match: one or two cache misses, where a binary search over millions takes twenty.
 #[derive(Debug, Clone, Default)]
-pub struct RowPrints {
+pub(crate) struct RowPrints {
     prints: Vec<u128>,
     /// `starts[b]`: the index of the first print whose top `bits` bits are at least `b`
     /// (`starts.len() == 2^bits + 1`); empty when there are too few prints to need it.
@@ -144,7 +144,7 @@ pub struct RowPrints {
 }
 
 impl RowPrints {
-    pub fn new(mut prints: Vec<u128>) -> RowPrints {
+    pub(crate) fn new(mut prints: Vec<u128>) -> RowPrints {
         prints.sort_unstable();
         prints.dedup();
         let mut starts = Vec::new();
@@ -168,7 +168,7 @@ impl RowPrints {
         }
     }
 
-    pub fn contains(&self, print: u128) -> bool {
+    pub(crate) fn contains(&self, print: u128) -> bool {
         if self.starts.is_empty() {
             return self.prints.binary_search(&print).is_ok();
         }
@@ -177,12 +177,9 @@ impl RowPrints {
         self.prints[from..to].binary_search(&print).is_ok()
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.prints.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.prints.is_empty()
     }
 }
 
@@ -190,7 +187,7 @@ impl RowPrints {
 /// fingerprint among `count` pairs `(id, row)`: ids two runs may have written differently.
 /// `pass` gives a fresh iterator over all the pairs each time it is called; they are read in
 /// `ceil(count / budget)` passes, each keeping at most about `budget` of them.
-pub fn edited_fingerprints<I, E>(
+pub(crate) fn edited_fingerprints<I, E>(
     count: u64,
     budget: usize,
     mut pass: impl FnMut() -> Result<I, E>,
@@ -226,13 +223,13 @@ where
 /// ([`CiteError::EditedRows`]). Only rows whose id fingerprint is `wanted`
 /// ([`edited_fingerprints`]) are kept.
 #[derive(Debug, Clone)]
-pub struct EditedRowFinder {
+pub(crate) struct EditedRowFinder {
     wanted: BTreeSet<u64>,
     seen: HashMap<String, WitnessRow>,
 }
 
 impl EditedRowFinder {
-    pub fn new(wanted: BTreeSet<u64>) -> EditedRowFinder {
+    pub(crate) fn new(wanted: BTreeSet<u64>) -> EditedRowFinder {
         EditedRowFinder {
             wanted,
             seen: HashMap::new(),
@@ -240,11 +237,11 @@ impl EditedRowFinder {
     }
 
     /// Nothing can be found: no id was written twice differently.
-    pub fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.wanted.is_empty()
     }
 
-    pub fn push(&mut self, row: &WitnessRow) -> Result<(), CiteError> {
+    pub(crate) fn push(&mut self, row: &WitnessRow) -> Result<(), CiteError> {
         if !self
             .wanted
             .contains(&crate::fold::id_fingerprint(&row.witness_id))
@@ -292,7 +289,7 @@ const NO_INPUT: u32 = u32::MAX;
 /// in scope then carry one signature, the one a remote pass must have replayed when roles are
 /// authenticated.
 #[derive(Debug, Clone)]
-pub struct CiteReview {
+pub(crate) struct CiteReview {
     expected: Expected,
     origin: ReviewOrigin,
     /// The inputs (seed and scheme) of the fails in scope of the patch and code (cited or not
@@ -309,7 +306,7 @@ pub struct CiteReview {
 }
 
 impl CiteReview {
-    pub fn new(expected: Expected, origin: ReviewOrigin) -> CiteReview {
+    pub(crate) fn new(expected: Expected, origin: ReviewOrigin) -> CiteReview {
         CiteReview {
             expected,
             origin,
@@ -322,7 +319,7 @@ impl CiteReview {
     }
 
     /// Where the review looks.
-    pub fn origin(&self) -> &ReviewOrigin {
+    pub(crate) fn origin(&self) -> &ReviewOrigin {
         &self.origin
     }
 
@@ -350,13 +347,13 @@ impl CiteReview {
     /// The local row whose citability the join asks about (a local row in scope, of the
     /// patch and code): a caller that answers from disk collects these, in batch order, in
     /// the first pass.
-    pub fn wants_known<'l>(&self, line: &'l WitnessLine) -> Option<&'l WitnessRow> {
+    pub(crate) fn wants_known<'l>(&self, line: &'l WitnessLine) -> Option<&'l WitnessRow> {
         self.in_scope(line)
             .filter(|r| r.runner == Runner::Local && self.of_origin(r))
     }
 
     /// First pass: one line of the batch.
-    pub fn tally(&mut self, line: &WitnessLine) {
+    pub(crate) fn tally(&mut self, line: &WitnessLine) {
         let Some(r) = self.in_scope(line) else {
             return;
         };
@@ -375,7 +372,7 @@ impl CiteReview {
     /// and code under review), by seed, rng scheme (the row's `rng`; `chacha8-v1` without
     /// one) and verdict: a runner must be consistent on an input over these too. Any time
     /// before [`CiteReview::join`].
-    pub fn push_own(&mut self, seed: u64, scheme: &str, verdict: Verdict) {
+    pub(crate) fn push_own(&mut self, seed: u64, scheme: &str, verdict: Verdict) {
         if let Some(eager) = &mut self.eager {
             // The first pass's join holds the seeds and the own rows' verdicts now.
             eager.review.push_own(seed, scheme, verdict);
@@ -406,7 +403,11 @@ impl CiteReview {
     /// of [`CiteReviewJoin::push`] over the seeds a pair may be on, so that a review the
     /// first pass settles needs no second ([`CiteReview::settled`]). Push every line through
     /// this or every line through [`CiteReview::tally`], not some of each.
-    pub fn tally_and_join(&mut self, line: &WitnessLine, known: impl FnOnce(&WitnessRow) -> bool) {
+    pub(crate) fn tally_and_join(
+        &mut self,
+        line: &WitnessLine,
+        known: impl FnOnce(&WitnessRow) -> bool,
+    ) {
         self.tally(line);
         if self.origin.authenticated {
             // A remote pass answers only a failure of the fails' signature, which the first
@@ -446,7 +447,7 @@ impl CiteReview {
     /// noted row's answer to [`CiteReview::answer`], in the order noted. The join then holds
     /// what [`CiteReview::tally_and_join`] would have. Push every line through this or every
     /// line through one of the others, not some of each.
-    pub fn tally_and_defer<'l>(
+    pub(crate) fn tally_and_defer<'l>(
         &mut self,
         line: &'l WitnessLine,
     ) -> Option<(Deferred, &'l WitnessRow)> {
@@ -485,7 +486,7 @@ impl CiteReview {
     }
 
     /// The answer for a row [`CiteReview::tally_and_defer`] returned: whether it is citable.
-    pub fn answer(&mut self, row: Deferred, cited: bool) {
+    pub(crate) fn answer(&mut self, row: Deferred, cited: bool) {
         if row.index == NONE {
             return;
         }
@@ -507,7 +508,7 @@ impl CiteReview {
     /// when that pass settled it (a pair, a waived pair, no cited fail or pass — or any
     /// outcome, when every cited fail is on a seed a pair may be on), else `None`, and the
     /// review needs its second pass ([`CiteReview::join`]).
-    pub fn settled(&mut self) -> Option<CiteReviewFetch> {
+    pub(crate) fn settled(&mut self) -> Option<CiteReviewFetch> {
         let mut eager = self.eager.take()?;
         if !eager.outside
             || matches!(
@@ -524,7 +525,7 @@ impl CiteReview {
     }
 
     /// Starts the second pass.
-    pub fn join(mut self) -> CiteReviewJoin {
+    pub(crate) fn join(mut self) -> CiteReviewJoin {
         self.eager = None;
         let inputs: Vec<Input> = std::mem::take(&mut self.failing).into_iter().collect();
         let first = vec![[NONE; SLOTS]; inputs.len()];
@@ -547,18 +548,18 @@ impl CiteReview {
 /// in the batch, its seed, its input among the first pass's join's (the seed under the row's
 /// rng scheme; `u32::MAX`: none of them) and verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Deferred {
-    pub index: u64,
-    pub seed: u64,
-    pub at: u32,
-    pub verdict: Verdict,
+pub(crate) struct Deferred {
+    pub(crate) index: u64,
+    pub(crate) seed: u64,
+    pub(crate) at: u32,
+    pub(crate) verdict: Verdict,
 }
 
 /// The review's second pass: push every line of the batch again, with whether it is a cited
 /// local row (asked only for [`CiteReview::wants_known`]'s rows), then
 /// [`CiteReviewJoin::fetch`].
 #[derive(Debug, Clone)]
-pub struct CiteReviewJoin {
+pub(crate) struct CiteReviewJoin {
     review: CiteReview,
     /// The inputs (seed, scheme) of [`CiteReview`]'s fails, sorted, and beside each the first
     /// index of each kind of row on it.
@@ -583,7 +584,7 @@ fn runner_index(r: Runner) -> usize {
 impl CiteReviewJoin {
     /// Takes the next line; `known` says whether a local row of the patch and code in scope
     /// is one of the rows the patch's own (current) runs wrote, equal in every field.
-    pub fn push(&mut self, line: &WitnessLine, known: impl FnOnce(&WitnessRow) -> bool) {
+    pub(crate) fn push(&mut self, line: &WitnessLine, known: impl FnOnce(&WitnessRow) -> bool) {
         let index = self.index;
         self.index += 1;
         let Some(r) = self.review.in_scope(line) else {
@@ -790,7 +791,7 @@ impl CiteReviewJoin {
     }
 
     /// Which rows the review names; push the batch a third time into the result.
-    pub fn fetch(self) -> CiteReviewFetch {
+    pub(crate) fn fetch(self) -> CiteReviewFetch {
         let outcome = self.named();
         let mut wanted = BTreeMap::new();
         match outcome {
@@ -871,7 +872,7 @@ enum Named {
 /// The review's last step: the (at most two) rows it names, fetched by index in a third
 /// pass that stops as soon as they are in ([`CiteReviewFetch::done`]).
 #[derive(Debug, Clone)]
-pub struct CiteReviewFetch {
+pub(crate) struct CiteReviewFetch {
     patch_id: String,
     code: String,
     in_scope: u64,
@@ -887,18 +888,18 @@ pub struct CiteReviewFetch {
 
 impl CiteReviewFetch {
     /// Every row the review names is in: no more lines are needed.
-    pub fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.wanted.values().all(Option::is_some)
     }
 
     /// Takes the next line of the batch.
-    pub fn push(&mut self, line: &WitnessLine) {
+    pub(crate) fn push(&mut self, line: &WitnessLine) {
         self.push_at(self.index, line);
     }
 
     /// Takes the line at `index` in the batch (a caller that skips the lines no row it wants
     /// is on: see [`CiteReviewFetch::missing`]).
-    pub fn push_at(&mut self, index: u64, line: &WitnessLine) {
+    pub(crate) fn push_at(&mut self, index: u64, line: &WitnessLine) {
         self.index = index + 1;
         if let Some(slot) = self.wanted.get_mut(&index)
             && let Ok(row) = &line.row
@@ -908,14 +909,14 @@ impl CiteReviewFetch {
     }
 
     /// The batch indices of the rows still wanted, in order.
-    pub fn missing(&self) -> impl Iterator<Item = u64> + '_ {
+    pub(crate) fn missing(&self) -> impl Iterator<Item = u64> + '_ {
         self.wanted
             .iter()
             .filter(|(_, row)| row.is_none())
             .map(|(&i, _)| i)
     }
 
-    pub fn finish(self) -> Review {
+    pub(crate) fn finish(self) -> Review {
         let row = |i: u64| self.wanted.get(&i).and_then(Option::as_ref);
         let pair = |fail: &WitnessRow, pass: &WitnessRow, seed: Option<u64>| CitedPair {
             fail_id: fail.witness_id.clone(),

@@ -215,7 +215,7 @@ mod reference {
 
 use crate::test_rng::Rng;
 
-fn expected() -> Expected {
+pub(crate) fn expected() -> Expected {
     Expected {
         property_id: "p".to_string(),
         digest: "d".repeat(64),
@@ -314,7 +314,7 @@ fn random_line(rng: &mut Rng, ids: u64, seeds: u64) -> Vec<u8> {
 }
 
 /// A random batch of files: their bytes.
-fn random_files(rng: &mut Rng) -> Vec<Vec<u8>> {
+pub(crate) fn random_files(rng: &mut Rng) -> Vec<Vec<u8>> {
     let files = 1 + rng.below(3);
     let ids = 2 + rng.below(40);
     let seeds = 1 + rng.below(8);
@@ -333,8 +333,7 @@ fn random_files(rng: &mut Rng) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// The lines of every file read exactly (no fast path), as the former whole-file reading split
-/// them: `\n` ends a line, a `\r` before it is dropped.
+/// The lines of every file read exactly (no fast path), as a whole-file reading splits them: `\n` ends a line, a `\r` before it is dropped.
 fn exact_lines(files: &[Vec<u8>]) -> Vec<WitnessLine> {
     let mut out = Vec::new();
     for bytes in files {
@@ -353,7 +352,7 @@ fn exact_lines(files: &[Vec<u8>]) -> Vec<WitnessLine> {
 }
 
 /// The lines of every file through the streaming reader, in order.
-fn streamed(files: &[Vec<u8>], complete_only: bool) -> Vec<WitnessLine> {
+pub(crate) fn streamed(files: &[Vec<u8>], complete_only: bool) -> Vec<WitnessLine> {
     let mut out = Vec::new();
     for bytes in files {
         let mut reader = WitnessLineReader::new(bytes.as_slice());
