@@ -1,5 +1,6 @@
 //! `cargo xtask prop ...`: run the property suite, list it, replay a seed or a minimal input.
 
+mod clean;
 mod isolate;
 mod output;
 mod procs;
@@ -73,6 +74,18 @@ pub enum PropCommand {
     ///
     /// Refuses an id outside the allowed characters and never overwrites a spec (exit 2).
     New(scaffold::NewArgs),
+    /// Prune old evidence: keep, per patch directory and property, the current receipt (and
+    /// the `--keep-runs` newest in all), remove older receipts with their runs' witness rows.
+    ///
+    /// Open receipts (a run that stopped early or left a seed gap) are never removed: they
+    /// keep the patch's freeze path disabled. Rows of replays and reproductions, and lines
+    /// that are not rows, are kept. `--keep-patches N` removes whole patch directories but
+    /// the N with the newest evidence. A property whose run is under way (its lock held) is
+    /// skipped. Witness files are rewritten atomically. `--dry-run` says what would go.
+    ///
+    /// Exit status: 0 cleaned (or nothing to clean), 2 an error (an unreadable directory or
+    /// receipt; the rest is still cleaned).
+    Clean(clean::CleanArgs),
     /// Internal: the trial worker of `prop run --isolate` (see `isolate.rs`).
     #[command(hide = true)]
     TrialWorker(TrialWorkerArgs),
@@ -291,6 +304,7 @@ pub fn run(cmd: PropCommand, suite: &[Property]) -> ExitStatus {
     match cmd {
         PropCommand::Reproduce(args) => reproduce(args, suite),
         PropCommand::New(args) => scaffold::new(&args),
+        PropCommand::Clean(args) => clean::clean(&args),
         PropCommand::Run(args) => run_suite(args, suite),
         PropCommand::List(args) => list(args, suite),
         PropCommand::Replay(args) => replay(args, suite),
