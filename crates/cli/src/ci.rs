@@ -221,7 +221,7 @@ fn gate(args: &GateArgs) -> ExitStatus {
     let mut failing = Vec::new();
     let mut worst = ExitStatus::Success;
     // An unlistable --local is reported below as holding no receipts.
-    for path in crate::prop::receipt_files(&args.local).unwrap_or_default() {
+    for path in crate::common::receipt_files(&args.local).unwrap_or_default() {
         let parsed = read_identity(&path);
         if let (Some(patch), Some((r, _))) = (&args.patch_id, &parsed)
             && &r.patch_id != patch
@@ -421,7 +421,7 @@ fn merge(args: &MergeArgs) -> ExitStatus {
     let mut groups: std::collections::BTreeMap<(String, String), Vec<PathBuf>> =
         std::collections::BTreeMap::new();
     for dir in &args.parts {
-        let files = match crate::prop::receipt_files(dir) {
+        let files = match crate::common::receipt_files(dir) {
             Ok(files) => files,
             Err(e) => {
                 errln!("error: cannot list `{}`: {e}", dir.display());

@@ -1,7 +1,13 @@
-//! seedledger's command line as a library: [`main_with`] runs `cargo xtask` over the given
-//! property suites. Thin: parses arguments (clap derive), calls the crates, and maps outcomes
-//! to the exit codes documented in [`ExitStatus`]. A workspace's `xtask/src/main.rs` is one
-//! call to it; `crates/testbed` runs it over the framework's own test suites.
+//! seedledger's command line as a library: [`main`] runs `cargo xtask` over the properties
+//! registered in the binary, [`main_with`] over given suites. It parses arguments (clap
+//! derive), calls the crates, and maps outcomes to the exit codes of [`ExitStatus`]. A
+//! workspace's `xtask/src/main.rs` is one call to it.
+//!
+//! The commands are grouped by audience: `prop` (run, list, replay, reproduce, scaffold; the
+//! supervisor and trial isolation under it), `gate` (close, decide, cite, counts, merge, the
+//! freeze store, keys) and `ci` (the workflow's steps). No command module imports another;
+//! what several share lives in [`common`]. [`main_extended`] adds commands of the caller's
+//! (this repository's `xtask` adds its benchmarks through [`Extension`]).
 
 /// `println!` that ignores a closed stdout (`cargo xtask ... | head`) instead of panicking.
 macro_rules! outln {
@@ -19,30 +25,15 @@ macro_rules! errln {
     }};
 }
 
-mod bench;
-mod bench_scale;
-mod bench_shrink;
-mod bench_store;
-mod campaign;
 mod ci;
-mod cite_stream;
-mod freezes;
+pub mod common;
 mod gate;
-mod gate_json;
-mod gate_stream;
-mod isolate;
-mod merge;
-mod output;
-mod procs;
-mod progress;
 mod prop;
-mod report;
-mod scaffold;
-mod store_diff;
-mod supervise;
-mod trust;
 
-use clap::{Parser, Subcommand};
+pub use common::{discover_root, receipt_files};
+pub use prop::Isolated;
+
+use clap::{FromArgMatches, Parser, Subcommand};
 use seedledger_format::ExitStatus;
 use std::process::ExitCode;
 
@@ -59,13 +50,13 @@ use std::process::ExitCode;
     about,
     long_about
 )]
-struct Cli {
+struct Cli<E: Extension> {
     #[command(subcommand)]
-    command: Command,
+    command: Command<E>,
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {
+enum Command<E: Extension> {
     /// Run, list and replay properties (the main job: `cargo xtask prop run`).
     #[command(subcommand)]
     Prop(prop::PropCommand),
@@ -73,39 +64,46 @@ enum Command {
     /// pins and digests.
     #[command(subcommand)]
     Gate(gate::GateCommand),
-    /// Benchmarks that print figures: `bench shrink`, `bench runner`, `bench scale`,
-    /// `bench isolate`.
-    #[command(subcommand)]
-    Bench(bench::BenchCommand),
     /// The CI flow: `ci gate` (the workflow's gate job), `ci simulate` (the whole workflow
     /// on this machine, two directories standing in for two runners).
     #[command(subcommand)]
     Ci(ci::CiCommand),
-    /// Keys for authenticated runner roles: `keys generate --role remote` declares a key in
+    /// Keys for authenticated roles: `keys generate --role remote` declares a key in
     /// props/trusted-runners.jsonl and prints the secret for the remote job's CI secret.
     #[command(subcommand)]
-    Keys(trust::KeysCommand),
-    /// Campaigns that attack the evidence: `campaign kill` kills running suites at random
-    /// instants and checks every receipt left behind.
-    #[command(subcommand)]
-    Campaign(CampaignCommand),
+    Keys(gate::keys::KeysCommand),
+    #[command(flatten)]
+    Extended(E),
 }
 
+/// Commands a binary adds to the command line beside `prop`, `gate`, `ci` and `keys` (a clap
+/// subcommand enum): this repository's `xtask` adds its benchmarks and campaigns this way.
+pub trait Extension: Subcommand + FromArgMatches + std::fmt::Debug {
+    /// Runs the command over the suite the command line was given.
+    fn run(self, suite: &[seedledger_runner::Property]) -> ExitStatus;
+}
+
+/// No added commands: what [`main`] and [`main_with`] run.
 #[derive(Debug, Subcommand)]
-enum CampaignCommand {
-    /// Kill `prop run` at random instants (SIGKILL to its process group), then check every
-    /// receipt: it parses, its attempted seeds are a prefix of the plan, it agrees with its
-    /// run's witness rows, and it closes freeze_eligible only if its run really finished.
-    /// Exit 0 when every receipt passed, 1 otherwise.
-    Kill(campaign::KillArgs),
+pub enum NoExtension {}
+
+impl Extension for NoExtension {
+    fn run(self, _: &[seedledger_runner::Property]) -> ExitStatus {
+        match self {}
+    }
 }
 
 /// The command line over every property registered in this binary
 /// ([`seedledger_runner::register!`]): what a workspace's `xtask/src/main.rs` calls. An id
 /// registered twice is refused before anything runs (exit 2, naming both places).
 pub fn main() -> ExitCode {
+    main_extended::<NoExtension>()
+}
+
+/// [`main`] with the commands of `E` added.
+pub fn main_extended<E: Extension>() -> ExitCode {
     match seedledger_runner::registered() {
-        Ok(suite) => main_with(&[&suite]),
+        Ok(suite) => main_with_extended::<E>(&[&suite]),
         Err(e) => {
             errln!("error: {e}");
             ExitStatus::Error.into()
@@ -116,10 +114,15 @@ pub fn main() -> ExitCode {
 /// The command line over `suites` (concatenated, in run order): parses the process's
 /// arguments, runs the command, returns its exit status.
 pub fn main_with(suites: &[&[seedledger_runner::Property]]) -> ExitCode {
+    main_with_extended::<NoExtension>(suites)
+}
+
+/// [`main_with`] with the commands of `E` added.
+pub fn main_with_extended<E: Extension>(suites: &[&[seedledger_runner::Property]]) -> ExitCode {
     // Relative paths on the command line name files in this directory, whatever a trial does
     // to the process's directory later (see the runner's `anchor.rs`).
     let _ = seedledger_runner::start_dir();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::<E>::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -133,10 +136,9 @@ pub fn main_with(suites: &[&[seedledger_runner::Property]]) -> ExitCode {
     let status = match cli.command {
         Command::Prop(cmd) => prop::run(cmd, &suites.concat()),
         Command::Gate(cmd) => gate::run(cmd),
-        Command::Bench(cmd) => bench::run(cmd, &suites.concat()),
         Command::Ci(cmd) => ci::run(cmd),
-        Command::Keys(cmd) => trust::run(cmd),
-        Command::Campaign(CampaignCommand::Kill(args)) => campaign::kill(&args),
+        Command::Keys(cmd) => gate::keys::run(cmd),
+        Command::Extended(cmd) => cmd.run(&suites.concat()),
     };
     status.into()
 }

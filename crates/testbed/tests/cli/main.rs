@@ -6,6 +6,7 @@ mod anchored;
 mod bench;
 mod campaign;
 mod citer;
+mod clean;
 mod files;
 mod freeze;
 mod gate;

@@ -20,8 +20,8 @@ pub enum BenchCommand {
     /// with and without evidence, beside hand-written floors, in interleaved rounds; prints
     /// the ratios, the targets, and generation and evidence costs.
     ///
-    /// proptest is a dev-dependency of seedledger-cli only, so this runs the crate's bench
-    /// target: `cargo bench -p seedledger-cli --bench runner -- ARGS` (always an optimised
+    /// proptest is a dev-dependency of seedledger-devtools only, so this runs the crate's bench
+    /// target: `cargo bench -p seedledger-devtools --bench runner -- ARGS` (always an optimised
     /// build), in the seedledger sources this binary was built from.
     Runner(RunnerBenchArgs),
     /// Run time, peak memory and file sizes of `prop run --cases N` for N = 10^4.. (one
@@ -86,7 +86,7 @@ fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
         errln!("error: unknown property `{}`", args.property);
         return ExitStatus::Error;
     };
-    let root = crate::prop::discover_root();
+    let root = seedledger_cli::discover_root();
     let fixture = match seedledger_runner::load_spec(&root, property.id)
         .and_then(|spec| seedledger_runner::load_fixture(&root, &spec))
     {
@@ -96,7 +96,7 @@ fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
             return ExitStatus::Error;
         }
     };
-    let isolated = match crate::isolate::Isolated::this_program(None) {
+    let isolated = match seedledger_cli::Isolated::this_program(None) {
         Ok(isolated) => isolated,
         Err(e) => {
             errln!("error: {e}");
@@ -211,9 +211,9 @@ fn time<T>(repeat: usize, mut f: impl FnMut() -> T) -> Duration {
     )
 }
 
-/// The manifest of the seedledger-cli sources this binary was built from: `bench runner`
+/// The manifest of the seedledger-devtools sources this binary was built from: `bench runner`
 /// measures those sources (their bench target), wherever the command is run.
-fn cli_manifest() -> PathBuf {
+fn devtools_manifest() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")
 }
 
@@ -223,7 +223,7 @@ fn runner_bench_command(cargo: OsString, manifest: &Path, args: &RunnerBenchArgs
     cmd.arg("bench")
         .arg("--manifest-path")
         .arg(manifest)
-        .args(["-p", "seedledger-cli", "--bench", "runner", "--"])
+        .args(["-p", "seedledger-devtools", "--bench", "runner", "--"])
         .args(["--cases", &args.cases.to_string()])
         .args(["--rounds", &args.rounds.to_string()]);
     if args.quick {
@@ -233,11 +233,11 @@ fn runner_bench_command(cargo: OsString, manifest: &Path, args: &RunnerBenchArgs
 }
 
 fn runner_bench(args: &RunnerBenchArgs) -> ExitStatus {
-    let manifest = cli_manifest();
+    let manifest = devtools_manifest();
     let bench = manifest.with_file_name("benches/runner/main.rs");
     if !bench.is_file() {
         errln!(
-            "error: `bench runner` runs the bench target of the seedledger-cli sources this binary was built from, and `{}` is not there (a binary built elsewhere, or seedledger from a registry): run it from a seedledger checkout",
+            "error: `bench runner` runs the bench target of the seedledger-devtools sources this binary was built from, and `{}` is not there (a binary built elsewhere, or seedledger from a registry): run it from a seedledger checkout",
             bench.display()
         );
         return ExitStatus::Error;
@@ -269,16 +269,17 @@ mod tests {
             rounds: 3,
             quick: true,
         };
-        let cmd = runner_bench_command("cargo".into(), Path::new("/src/cli/Cargo.toml"), &args);
+        let cmd =
+            runner_bench_command("cargo".into(), Path::new("/src/devtools/Cargo.toml"), &args);
         let argv: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy()).collect();
         assert_eq!(
             argv,
             [
                 "bench",
                 "--manifest-path",
-                "/src/cli/Cargo.toml",
+                "/src/devtools/Cargo.toml",
                 "-p",
-                "seedledger-cli",
+                "seedledger-devtools",
                 "--bench",
                 "runner",
                 "--",
@@ -294,7 +295,7 @@ mod tests {
     #[test]
     fn the_bench_target_is_beside_the_manifest_bench_runner_names() {
         assert!(
-            cli_manifest()
+            devtools_manifest()
                 .with_file_name("benches/runner/main.rs")
                 .is_file()
         );

@@ -125,7 +125,7 @@ fn citation_changes(
         .map(|(name, text)| {
             let named = text
                 .as_deref()
-                .map_or((None, None), crate::freezes::named_evidence);
+                .map_or((None, None), crate::common::store::named_evidence);
             (name.clone(), named)
         })
         .collect();

@@ -26,11 +26,11 @@
 //! looked up (16 bytes a row, at most [`PRINT_BUDGET`] of them), about 100 bytes per failing
 //! seed (under its rng scheme) of the patch, and what `gate decide` keeps.
 
-use crate::gate::{MAX_STREAMED_WITNESS_BYTES, open_bounded};
-use crate::gate_stream::{
+use super::stream::{
     Fingerprints, Pinned, READ_BUFFER, all_readable, culprit, stream, stream_prepared,
 };
-use crate::trust::Roles;
+use crate::common::keys::Roles;
+use crate::common::{MAX_STREAMED_WITNESS_BYTES, open_bounded};
 use anyhow::Context;
 use seedledger_format::{
     ParallelLines, Receipt, Runner, Streamed, Verdict, Wanted, WitnessLine, WitnessLineReader,
@@ -449,7 +449,7 @@ pub fn read_beside(
     own: &mut OwnRows,
 ) -> anyhow::Result<Beside> {
     let mark = own.count();
-    let mut scanner = crate::gate_stream::ReceiptScanner::new(file);
+    let mut scanner = super::stream::ReceiptScanner::new(file);
     let read = |wanted: Wanted| scanner.scan(wanted);
     let mut beside = Beside::default();
     let mut kept: anyhow::Result<()> = Ok(());
@@ -508,7 +508,7 @@ pub fn read_beside(
     // The stream cannot vouch: read both whole, as before, and say why they disagree.
     own.truncate(mark)?;
     let mut beside = Beside::default();
-    match crate::gate::read_beside(file) {
+    match super::close::read_beside(file) {
         Ok(whole) => {
             let runs = whole.receipt.row_runs();
             let patch = whole.receipt.patch_id.as_str();

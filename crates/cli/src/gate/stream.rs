@@ -10,8 +10,8 @@
 //! to an anonymous temporary file once there are more than `FINGERPRINT_BUDGET` of them and
 //! are read back in passes of at most that many.
 
-use crate::gate::{MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, open_bounded};
-use crate::trust::Roles;
+use crate::common::keys::Roles;
+use crate::common::{MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, open_bounded};
 use anyhow::{Context, bail};
 use seedledger_format::{
     LedgerScan, ParallelLines, Streamed, Wanted, WitnessLine, witness_line_seed,
@@ -527,7 +527,7 @@ impl Fingerprints {
 #[cfg(test)]
 mod tests {
     use super::{Fingerprints, Pinned, stream};
-    use crate::trust::Roles;
+    use crate::common::keys::Roles;
     use std::io::Write as _;
 
     const ROW: &str = "{\"witness_id\":\"w1\",\"seed\":1}\n";

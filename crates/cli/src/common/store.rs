@@ -111,7 +111,7 @@ pub fn read_store_at(root: &Path, dir: &Path) -> Result<Vec<Stored>, String> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
-    let trust = crate::trust::Roles::load(root).map_err(|e| format!("{e:#}"))?;
+    let trust = super::keys::Roles::load(root).map_err(|e| format!("{e:#}"))?;
     Ok(read_all(paths, trust.keys()))
 }
 

@@ -1,7 +1,7 @@
 //! `cargo xtask bench runner`: seedledger against proptest, on the same properties, in one
 //! run. A bench target (`harness = false`) because proptest is a dev-dependency of
-//! `seedledger-cli` only: `cargo xtask bench runner` spawns
-//! `cargo bench -p seedledger-cli --bench runner -- ARGS`, and this program measures
+//! `seedledger-devtools` only: `cargo xtask bench runner` spawns
+//! `cargo bench -p seedledger-devtools --bench runner -- ARGS`, and this program measures
 //! (`measure.rs`) and prints the tables. Run it directly the same way.
 
 mod measure;
@@ -51,7 +51,7 @@ fn main() -> ExitCode {
     if cfg!(debug_assertions) {
         let _ = writeln!(
             std::io::stderr(),
-            "note: unoptimised build; for meaningful figures run `cargo bench -p seedledger-cli --bench runner`"
+            "note: unoptimised build; for meaningful figures run `cargo bench -p seedledger-devtools --bench runner`"
         );
     }
     let options = measure::Options {

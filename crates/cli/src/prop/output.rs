@@ -13,7 +13,7 @@
 //! `prop replay --format json` prints one [`ReplayLine`], `prop list --format json` one
 //! [`ListLine`] per property, `prop reproduce --format json` one [`ReproduceLine`] per receipt.
 
-use crate::report::{PropertyResult, Status};
+use super::report::{PropertyResult, Status};
 use seedledger_format::{Compared, FailureMode};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -140,7 +140,7 @@ impl ErrorLine {
 impl RunLine {
     /// The line of a property that ran (`None` for one that errored: see [`ErrorLine`]).
     pub fn of(result: &PropertyResult) -> Option<RunLine> {
-        let crate::report::PropertyOutcome::Ran(summary) = &result.outcome else {
+        let super::report::PropertyOutcome::Ran(summary) = &result.outcome else {
             return None;
         };
         let r = &summary.receipt;
@@ -169,7 +169,7 @@ impl RunLine {
                 .failing_seeds
                 .iter()
                 .take(5)
-                .map(|s| crate::report::replay_command(summary, *s))
+                .map(|s| super::report::replay_command(summary, *s))
                 .collect(),
             frozen: result.frozen_lines(),
             freeze_notes: result.freeze_notes(),

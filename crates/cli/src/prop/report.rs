@@ -2,7 +2,7 @@
 //! step-summary table. Pure formatting — the caller decides where the strings go. The JSON
 //! receipts stay the truth; everything here is a lossy view of them for CI dashboards.
 
-use crate::freezes::{Judged, why_not};
+use crate::common::store::{Judged, why_not};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use seedledger_format::Citation;
 use seedledger_gate::Honour;

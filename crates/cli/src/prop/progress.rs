@@ -34,8 +34,8 @@ pub struct Counts {
 /// Whether `prop run` draws progress bars: stderr is a terminal that can move its cursor,
 /// and the output is for people. (`CI=true` changes nothing by itself: a CI log is not a
 /// terminal, and a CI job that gives its step a terminal gets the bars.)
-pub fn wanted(format: crate::prop::Format) -> bool {
-    format == crate::prop::Format::Human
+pub fn wanted(format: crate::common::Format) -> bool {
+    format == crate::common::Format::Human
         && std::io::stderr().is_terminal()
         && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
 }

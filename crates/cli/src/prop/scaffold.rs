@@ -29,7 +29,10 @@ pub fn new(args: &NewArgs) -> ExitStatus {
         errln!("error: {e}");
         return ExitStatus::Error;
     }
-    let root = args.root.clone().unwrap_or_else(crate::prop::discover_root);
+    let root = args
+        .root
+        .clone()
+        .unwrap_or_else(crate::common::discover_root);
     let rel = PathBuf::from("props").join(format!("{}.md", args.id));
     let path = root.join(&rel);
     let bound = args

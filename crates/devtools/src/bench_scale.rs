@@ -96,7 +96,10 @@ fn scale(args: &ScaleBenchArgs, suite: &[Property]) -> Result<(), String> {
     } else {
         plan_sizes(args.min, args.max)?
     };
-    let source = args.root.clone().unwrap_or_else(crate::prop::discover_root);
+    let source = args
+        .root
+        .clone()
+        .unwrap_or_else(seedledger_cli::discover_root);
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
     if cfg!(debug_assertions) {

@@ -56,8 +56,8 @@
 //! gets the row; every crashed run's message names the runs under way and what each replay
 //! did.
 
-use crate::procs::{self, Leftover};
-use crate::prop::Format;
+use super::procs::{self, Leftover};
+use crate::common::Format;
 use seedledger_format::{Receipt, WitnessRow, parse_witness_lines};
 use seedledger_runner::{
     PendingRows, Property, RunConfig, RunControl, RunError, RunSummary, TrialExecutor,
@@ -246,7 +246,7 @@ fn run_worker(
         control = control.executor(executor);
     }
     if progress {
-        control = control.on_progress(crate::progress::INTERVAL, |p| {
+        control = control.on_progress(super::progress::INTERVAL, |p| {
             emit(&json!({
                 "event": "progress",
                 "property_id": p.property_id,
@@ -489,7 +489,7 @@ fn supervise(
     };
 
     let mut seen = Seen::default();
-    let mut bars = progress.then(crate::progress::Bars::new);
+    let mut bars = progress.then(super::progress::Bars::new);
     // A thread waits for the worker to end (without reaping it): then the reading stops.
     let waiter = {
         let pid = child.id() as i32;
@@ -856,7 +856,7 @@ fn read_worker(
 fn on_line(
     line: &[u8],
     seen: &mut Seen,
-    bars: &mut Option<crate::progress::Bars>,
+    bars: &mut Option<super::progress::Bars>,
     selected: &[Property],
     config: &RunConfig,
     report: &mut impl FnMut(&Property, Result<RunSummary, String>),
@@ -892,7 +892,7 @@ fn on_line(
             {
                 bars.update(
                     p.id,
-                    &crate::progress::Counts {
+                    &super::progress::Counts {
                         done: number("done"),
                         planned: number("planned"),
                         failed: number("failed"),
@@ -998,7 +998,7 @@ fn on_line(
 }
 
 /// Runs `f` (which prints) with the progress bars hidden, if there are any.
-fn hidden<R>(bars: &Option<crate::progress::Bars>, f: impl FnOnce() -> R) -> R {
+fn hidden<R>(bars: &Option<super::progress::Bars>, f: impl FnOnce() -> R) -> R {
     match bars {
         Some(bars) => bars.suspend(f),
         None => f(),
@@ -1229,7 +1229,7 @@ impl Crash {
         };
         let message = format!("{message}{}", note.unwrap_or(""));
         let replay = seed.map(|s| {
-            crate::report::replay_command_for(id, &config.root, &config.patch_id, s, config.rng)
+            super::report::replay_command_for(id, &config.root, &config.patch_id, s, config.rng)
         });
         match format {
             Format::Human => {
@@ -1246,11 +1246,11 @@ impl Crash {
             }
             Format::Json => outln!(
                 "{}",
-                crate::output::line(&crate::output::CrashLine {
+                super::output::line(&super::output::CrashLine {
                     property_id: id.clone(),
-                    status: crate::report::Status::Error.as_str(),
+                    status: super::report::Status::Error.as_str(),
                     error: message.clone(),
-                    crash: crate::output::Crash {
+                    crash: super::output::Crash {
                         phase,
                         seed,
                         signature,
@@ -1316,7 +1316,7 @@ impl Crash {
             });
         let rng = seedledger_runner::Scheme::of_receipt(receipt.rng.as_deref())
             .map_err(|e| e.to_string());
-        let executor = crate::isolate::Isolated::this_program(Some(REPLAY_ALONE_TIMEOUT));
+        let executor = super::isolate::Isolated::this_program(Some(REPLAY_ALONE_TIMEOUT));
         let (fixture, rng, executor) = match (fixture, rng, executor) {
             (Ok(fixture), Ok(rng), Ok(executor)) => (fixture, rng, executor),
             (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Alone::Untold(e),

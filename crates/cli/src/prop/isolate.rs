@@ -47,8 +47,8 @@
 //! leftover holds back. Each process left behind is reported with the property and the seed
 //! (see `supervise.rs`, the `lingering` event).
 
-use crate::procs::{self, Leftover, Pump};
-use crate::supervise::Ending;
+use super::procs::{self, Leftover, Pump};
+use super::supervise::Ending;
 use seedledger_format::ExitStatus;
 use seedledger_runner::{
     Evaluation, Failure, Fixture, JournalEntry, Outcome, Property, Record, Span, TrialExecutor,
@@ -305,7 +305,7 @@ impl Worker {
                         )
                     })?;
                     for leftover in lingering_of(&reply) {
-                        crate::supervise::lingering(
+                        super::supervise::lingering(
                             self.property,
                             self.seed,
                             &leftover,
@@ -401,7 +401,7 @@ impl Worker {
         for leftover in procs::group_members(self.child.id() as i32) {
             if !self.named.contains(&leftover.pid) {
                 self.named.push(leftover.pid);
-                crate::supervise::lingering(self.property, self.seed, &leftover, "its trial");
+                super::supervise::lingering(self.property, self.seed, &leftover, "its trial");
             }
         }
     }

@@ -42,7 +42,7 @@ pub fn run(args: &StoreBenchArgs) -> ExitStatus {
 fn measure(args: &StoreBenchArgs) -> anyhow::Result<()> {
     use anyhow::Context as _;
     let exe = std::env::current_exe().context("cannot find this program")?;
-    let source = crate::prop::discover_root();
+    let source = seedledger_cli::discover_root();
     let dir = tempfile::tempdir()?;
     let ws = dir.path().to_path_buf();
     let ws = ws.as_path();

@@ -4,7 +4,7 @@
 //! writes the merged receipt and the merged witness file — the parts' witness files one after
 //! another, byte for byte (signed rows stay valid) — into OUT/PATCH/.
 
-use crate::gate::{
+use crate::common::{
     Format, MAX_RECEIPT_BYTES, MAX_STREAMED_WITNESS_BYTES, MAX_WITNESS_BYTES, open_bounded,
     read_bounded,
 };
@@ -82,7 +82,7 @@ fn run(args: &MergeArgs) -> anyhow::Result<ExitStatus> {
     // disagreement (or the error).
     for part in &read {
         // The receipt the streams read is the one merged: its bytes still hash alike.
-        if crate::gate_stream::verify_beside(&part.file).is_some()
+        if super::stream::verify_beside(&part.file).is_some()
             && read_bounded(&part.file, "receipt", MAX_RECEIPT_BYTES)
                 .is_ok_and(|bytes| format!("sha256:{}", sha256_hex(&bytes)) == part.digest)
         {
@@ -109,7 +109,7 @@ fn run(args: &MergeArgs) -> anyhow::Result<ExitStatus> {
             receipt_digest: &p.digest,
         })
         .collect();
-    let now = seedledger_format::format_rfc3339(crate::freezes::now());
+    let now = seedledger_format::format_rfc3339(crate::common::store::now());
     let mut merged = match merge_parts(&parts, &merge_run_id(), &now) {
         Ok(m) => m,
         Err(refusal) => return Ok(refuse(args.format, &refusal.to_string())),

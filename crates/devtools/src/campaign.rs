@@ -205,7 +205,7 @@ pub fn kill(args: &KillArgs) -> ExitStatus {
         kill_group(&mut child);
         let _ = child.wait();
         // A round killed before its directory existed left nothing to read.
-        for file in crate::prop::receipt_files(&out).unwrap_or_default() {
+        for file in seedledger_cli::receipt_files(&out).unwrap_or_default() {
             receipts += 1;
             let recovered = if worker_killed {
                 check_recovered(&file, plan.seed_jobs)

@@ -1,0 +1,427 @@
+//! `prop run` and `prop list`: the suite over its planned seeds, and the summary it prints.
+
+use super::*;
+
+pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
+    // The supervised worker runs the trials: its root and output directory are fixed before
+    // the first one (the runner's `anchor.rs`), so a trial that changes directory moves no
+    // evidence. The supervisor runs none and keeps them as given, for what it prints.
+    let worker = args.supervised_worker;
+    let fixed = |path: PathBuf| match worker {
+        Some(_) => seedledger_runner::anchored(&path),
+        None => path,
+    };
+    let root = fixed(root_of(&args.common));
+    // The CI files written at the end, and whether to write them, fixed now as well.
+    let junit = args
+        .junit
+        .as_deref()
+        .map(|given| (given, seedledger_runner::anchored(given)));
+    let on_github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+    let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY")
+        .filter(|p| !p.is_empty())
+        .map(|given| {
+            let anchored = seedledger_runner::anchored(Path::new(&given));
+            (PathBuf::from(given), anchored)
+        });
+    if let Err(e) = seedledger_format::check_id("patch id", &args.patch_id) {
+        return error(format_args!("--patch-id: {e}"));
+    }
+    let seeds = match (&args.seeds, args.cases) {
+        (Some(text), _) => seedledger_runner::parse_seeds(text),
+        (None, cases) => seedledger_runner::cases(
+            cases.unwrap_or(DEFAULT_CASES),
+            args.base_seed.unwrap_or(DEFAULT_BASE_SEED),
+        ),
+    };
+    let seeds = match seeds {
+        Ok(s) => s,
+        Err(e) => return error(format_args!("bad seed plan: {e}")),
+    };
+    // A part of the plan: the run plans the part's seeds; the receipt says which part of
+    // which whole plan.
+    let (seeds, partition) = match args.partition {
+        None => (seeds, None),
+        Some(part) => (
+            part.select(&seeds),
+            Some(seedledger_format::PartitionRecord::new(part, &seeds)),
+        ),
+    };
+    let selected: Vec<Property> = if args.properties.is_empty() {
+        suite.to_vec()
+    } else {
+        match args
+            .properties
+            .iter()
+            .map(|id| find(suite, id).cloned())
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(s) => s,
+            Err(e) => return error(e),
+        }
+    };
+    let Ok(shrink_max_time) = Duration::try_from_secs_f64(args.shrink_max_seconds) else {
+        return error("--shrink-max-seconds must be a non-negative number of seconds");
+    };
+    let trial_timeout = match args.trial_timeout.map(Duration::try_from_secs_f64) {
+        None => None,
+        Some(Ok(t)) if !t.is_zero() => Some(t),
+        Some(_) => return error("--trial-timeout must be a positive number of seconds"),
+    };
+    // Supervised (see `supervise.rs`): the worker runs the properties, so it alone computes
+    // the code identity (and refuses a bad --base); the supervisor alone judges the freezes.
+    let code = match worker.map(|_| seedledger_runner::code_identity(&root, args.base.as_deref())) {
+        None => None,
+        Some(Ok(code)) => Some(code),
+        Some(Err(e)) if args.base.is_some() => return error(format_args!("--base: {e}")),
+        Some(Err(e)) => {
+            errln!(
+                "note: {e}; receipts and witness rows record no code identity and cannot back a citation"
+            );
+            None
+        }
+    };
+    let store_dir = crate::common::store::store_dir(&root, args.freezes.as_deref());
+    let store = match worker.map_or_else(
+        || crate::common::store::read_store_at(&root, &store_dir),
+        |_| Ok(Vec::new()),
+    ) {
+        Ok(store) => store,
+        Err(e) => return error(e),
+    };
+    for bad in &store {
+        if let Err(e) = &bad.citation {
+            errln!(
+                "warning: citation `{}`: invalid ({e}): never honoured",
+                bad.path.display()
+            );
+        }
+    }
+    let mut currents = crate::common::store::Currents::new(&root);
+    let now = match crate::common::store::now_checked(&store) {
+        Ok(now) => now,
+        Err(e) => return error(e),
+    };
+    // The worker writes the rows, so it alone reads the signing key (a remote run's
+    // $SEEDLEDGER_RUNNER_KEY, see `trust.rs`) and says what the gate will make of its rows.
+    let signer = match worker.map(|_| crate::common::keys::runner_key(args.runner.into(), &root)) {
+        None => None,
+        Some(Ok(key)) => key,
+        Some(Err(e)) => return error(format_args!("{e:#}")),
+    };
+    let config = RunConfig {
+        code,
+        signer,
+        partition,
+        out_dir: args
+            .out
+            .clone()
+            .map_or_else(|| root.join("target").join("seedledger"), fixed),
+        root,
+        patch_id: args.patch_id.clone(),
+        runner: args.runner.into(),
+        seeds,
+        rng: args.rng,
+        shrink: (!args.no_shrink).then_some(ShrinkConfig {
+            max_evaluations: args.shrink_max_evaluations,
+            max_time: shrink_max_time,
+        }),
+        durable: true,
+        // Isolated, a trial past the timeout is killed with its worker and fails (the run
+        // goes on): the executor keeps the time, not the process-ending watchdog.
+        trial_timeout: if args.isolate { None } else { trial_timeout },
+    };
+    let executor: Option<std::sync::Arc<dyn seedledger_runner::TrialExecutor>> =
+        match (args.isolate, worker) {
+            (true, Some(_)) => match super::isolate::Isolated::this_program(trial_timeout) {
+                Ok(isolated) => Some(std::sync::Arc::new(isolated)),
+                Err(e) => return error(e),
+            },
+            _ => None,
+        };
+    let mut status = ExitStatus::Success;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let mut results = Vec::with_capacity(selected.len());
+    // Progress bars: drawn by the supervisor when stderr is a terminal, from the events the
+    // worker then sends (see `progress.rs`).
+    let progress = match worker {
+        Some(_) => args.progress_events,
+        None => super::progress::wanted(args.common.format),
+    };
+    let supervision = super::supervise::run(
+        worker.map(|pid| (pid, args.pending_rows_fd, args.events_fd)),
+        progress,
+        args.common.format,
+        &selected,
+        &config,
+        (jobs, args.seed_jobs),
+        executor,
+        |property, result| match result {
+            Ok(summary) => {
+                let mut result = super::report::PropertyResult::ran(summary);
+                result.freezes = store
+                    .iter()
+                    .filter_map(|stored| {
+                        let (citation, authenticity) = stored.citation.as_ref().ok()?;
+                        (citation.property_id == property.id).then(|| {
+                            crate::common::store::Judged {
+                                path: stored.path.clone(),
+                                state: currents.judge(citation, now),
+                                citation: citation.clone(),
+                                authenticity: authenticity.clone(),
+                            }
+                        })
+                    })
+                    .collect();
+                if matches!(
+                    result.status(),
+                    super::report::Status::Fail
+                        | super::report::Status::Invalid
+                        | super::report::Status::TooManyDiscards
+                ) {
+                    status = status.max(ExitStatus::No);
+                }
+                print_summary(&result, args.common.format);
+                results.push(result);
+            }
+            Err(e) => {
+                status = ExitStatus::Error;
+                match args.common.format {
+                    Format::Human => errln!("ERROR {}: {e}", property.id),
+                    Format::Json => {
+                        outln!(
+                            "{}",
+                            super::output::line(&super::output::ErrorLine::new(property.id, &e))
+                        );
+                    }
+                }
+                results.push(super::report::PropertyResult::errored(property.id, e));
+            }
+        },
+    );
+    if let Some(code) = supervision.exit_now {
+        return super::supervise::exit(code);
+    }
+    // A property whose run its process died in failed (1); the worker dying elsewhere is an
+    // error of the tool (2).
+    for (id, message) in supervision.crashed {
+        status = status.max(ExitStatus::No);
+        results.push(super::report::PropertyResult::errored(&id, message));
+    }
+    if supervision.tool_error {
+        status = ExitStatus::Error;
+    }
+    // CI projections of the receipts, after every property finished.
+    if let Some((path, anchored)) = &junit {
+        let info = super::report::RunInfo {
+            patch_id: &args.patch_id,
+            runner: Runner::from(args.runner).as_str(),
+        };
+        let written = super::report::junit_xml(&results, info)
+            .map_err(|e| e.to_string())
+            .and_then(|xml| {
+                seedledger_format::write_atomic(anchored, xml.as_bytes()).map_err(|e| e.to_string())
+            });
+        if let Err(e) = written {
+            errln!(
+                "error: failed to write JUnit report `{}`: {e}",
+                path.display()
+            );
+            status = ExitStatus::Error;
+        }
+    }
+    if args.github_annotations || on_github {
+        eprint!("{}", super::report::github_annotations(&results));
+        if let Some((path, anchored)) = &step_summary {
+            let appended = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(anchored)
+                .and_then(|mut file| {
+                    std::io::Write::write_all(
+                        &mut file,
+                        super::report::step_summary(&results).as_bytes(),
+                    )
+                });
+            if let Err(e) = appended {
+                errln!(
+                    "warning: failed to append the step summary to `{}`: {e}",
+                    path.display()
+                );
+            }
+        }
+    }
+    if let Some(sig) = supervision.signal {
+        // Interrupted: 128 + the signal, as a shell reports it (130 SIGINT, 143 SIGTERM).
+        return super::supervise::exit(128 + sig);
+    }
+    status
+}
+
+fn print_summary(result: &super::report::PropertyResult, format: Format) {
+    let super::report::PropertyOutcome::Ran(summary) = &result.outcome else {
+        return;
+    };
+    let status = result.status();
+    let r = &summary.receipt;
+    let shown: Vec<u64> = r.failing_seeds.iter().copied().take(5).collect();
+    let changed = r.fixture_changed == Some(true);
+    if let Some(bound) = r.bound.as_deref().filter(|b| b.contains("TODO")) {
+        errln!(
+            "warning: props/{}.md's bound still says TODO (`{bound}`): write what must hold; `gate cite` refuses to cite a failure of it",
+            r.property_id
+        );
+    }
+    if format == Format::Json {
+        if let Some(line) = super::output::RunLine::of(result) {
+            outln!("{}", super::output::line(&line));
+        }
+        return;
+    }
+    let discarded = summary.discarded();
+    let counts = format!(
+        "{}/{} seeds{}{}",
+        r.attempted_seeds.len(),
+        r.planned_seeds.len(),
+        if discarded > 0 {
+            format!(" ({discarded} discarded)")
+        } else {
+            String::new()
+        },
+        match &r.partition {
+            Some(p) => format!(" (part {} of a {}-seed plan)", p.partition(), p.plan_len),
+            None => String::new(),
+        }
+    );
+    let secs = r.elapsed_ms.unwrap_or(0) as f64 / 1000.0;
+    let notes = || {
+        for line in result.freeze_notes() {
+            outln!("    note: {line}");
+        }
+    };
+    if changed {
+        outln!(
+            "INVALID {}  {counts}: the fixture changed during the run; the receipt stays open",
+            r.property_id
+        );
+        outln!("    receipt: {}", summary.receipt_path.display());
+        return;
+    }
+    let draft = || {
+        if r.spec_committed == Some(false) {
+            let spec = r.spec_path.as_deref().unwrap_or("the spec file");
+            outln!(
+                "    note: {spec} is not committed unchanged ({}): recorded as oracle_source model_draft; commit {spec} to make receipts closable",
+                r.spec_draft_reason.as_deref().unwrap_or("git said no more")
+            );
+        }
+    };
+    if r.failing_seeds.is_empty() {
+        if status == super::report::Status::TooManyDiscards {
+            outln!(
+                "TOO MANY DISCARDS {}  {counts}  ({secs:.2} s)",
+                r.property_id
+            );
+            if let Some(line) = result.discard_line() {
+                outln!("    {line}");
+            }
+            outln!("    receipt: {}", summary.receipt_path.display());
+        } else {
+            outln!("PASS {}  {counts}  ({secs:.2} s)", r.property_id);
+        }
+        draft();
+        notes();
+        return;
+    }
+    let more = r.failing_seeds.len().saturating_sub(shown.len());
+    let listed: Vec<String> = shown.iter().map(u64::to_string).collect();
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    let signature = r.failures.first().map_or("", |f| f.signature.as_str());
+    let label = if status == super::report::Status::Frozen {
+        "FROZEN"
+    } else {
+        "FAIL"
+    };
+    outln!(
+        "{label} {}  {counts}, {} failing: {}{more}  [{signature}]  ({secs:.2} s)",
+        r.property_id,
+        r.failing_seeds.len(),
+        listed.join(", ")
+    );
+    for line in result.frozen_lines() {
+        outln!("    {line}");
+    }
+
+    if let Some(line) = result.discard_line() {
+        outln!("    note: {line}");
+    }
+    draft();
+    notes();
+    let modes = super::report::failure_modes_text(summary, "    ");
+    if !modes.is_empty() {
+        outln!("{}", modes.trim_end());
+    } else if let Some(shrink) = &r.shrink {
+        outln!("    {}", super::report::minimal_input_line(shrink));
+        outln!(
+            "{}",
+            super::report::minimal_failure(shrink, "    ").trim_end()
+        );
+        outln!(
+            "    replay the minimal input: {} --minimal",
+            super::report::replay_command(summary, shrink.seed)
+        );
+    }
+    if r.shrink_status.as_deref() == Some("in_progress") {
+        outln!(
+            "    note: shrinking was stopped before it finished (shrink_status: in_progress, shrink_stable: false)"
+        );
+    }
+    for seed in &shown {
+        outln!(
+            "    replay: {}",
+            super::report::replay_command(summary, *seed)
+        );
+    }
+    outln!("    receipt: {}", summary.receipt_path.display());
+}
+
+pub(super) fn list(args: ListArgs, suite: &[Property]) -> ExitStatus {
+    let root = root_of(&args.common);
+    let mut status = ExitStatus::Success;
+    for property in suite {
+        match seedledger_runner::load_spec(&root, property.id) {
+            Ok(spec) => match args.common.format {
+                Format::Human => outln!(
+                    "{}  bound `{}`  fixture {}  oracle {}  spec {}",
+                    property.id,
+                    spec.spec.bound,
+                    spec.spec.fixture,
+                    spec.spec.oracle_source,
+                    spec.rel_path.display()
+                ),
+                Format::Json => outln!(
+                    "{}",
+                    super::output::line(&super::output::ListLine {
+                        bound: &spec.spec.bound,
+                        fixture: &spec.spec.fixture,
+                        oracle_source: spec.spec.oracle_source.as_str(),
+                        property_digest: &spec.digest,
+                        property_id: property.id,
+                        spec: &spec.rel_path,
+                    })
+                ),
+            },
+            Err(e) => {
+                status = ExitStatus::Error;
+                errln!("error: {}: {e}", property.id);
+            }
+        }
+    }
+    status
+}

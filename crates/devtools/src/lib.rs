@@ -1,0 +1,63 @@
+//! seedledger's own dev tooling, kept out of the command line users ship: the benchmarks
+//! (`cargo xtask bench shrink|runner|scale|isolate|store`) and the kill campaign
+//! (`cargo xtask campaign kill`). This repository's `xtask` adds [`DevCommand`] to the
+//! command line through [`seedledger_cli::Extension`]; a workspace that adopts seedledger
+//! never links this crate.
+
+/// `println!` that ignores a closed stdout (`cargo xtask ... | head`) instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that ignores a closed stderr instead of panicking.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
+mod bench;
+mod bench_scale;
+mod bench_shrink;
+mod bench_store;
+mod campaign;
+
+use clap::Subcommand;
+use seedledger_format::ExitStatus;
+use seedledger_runner::Property;
+
+/// The commands this repository's `cargo xtask` has beside the command line's own.
+#[derive(Debug, Subcommand)]
+pub enum DevCommand {
+    /// Benchmarks that print figures: `bench shrink`, `bench runner`, `bench scale`,
+    /// `bench isolate`, `bench store`.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// Campaigns that attack the evidence: `campaign kill` kills running suites at random
+    /// instants and checks every receipt left behind.
+    #[command(subcommand)]
+    Campaign(CampaignCommand),
+}
+
+/// `cargo xtask campaign ...`.
+#[derive(Debug, Subcommand)]
+pub enum CampaignCommand {
+    /// Kill `prop run` at random instants (SIGKILL to its process group), then check every
+    /// receipt: it parses, its attempted seeds are a prefix of the plan, it agrees with its
+    /// run's witness rows, and it closes freeze_eligible only if its run really finished.
+    /// Exit 0 when every receipt passed, 1 otherwise.
+    Kill(campaign::KillArgs),
+}
+
+impl seedledger_cli::Extension for DevCommand {
+    fn run(self, suite: &[Property]) -> ExitStatus {
+        match self {
+            DevCommand::Bench(cmd) => bench::run(cmd, suite),
+            DevCommand::Campaign(CampaignCommand::Kill(args)) => campaign::kill(&args),
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! `prop clean`: old receipts and their runs' witness rows go; the current receipt, the
+//! newest ones asked for, every open receipt and every row of another run stay.
+
+use crate::support::Root;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const ID: &str = "order_total_nonneg";
+
+fn run_once(r: &Root, patch: &str) {
+    let out = r.run(&[
+        "prop",
+        "run",
+        "--property",
+        ID,
+        "--cases",
+        "20",
+        "--patch-id",
+        patch,
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+}
+
+fn receipts(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".receipt.json"))
+        .collect()
+}
+
+fn run_id(receipt: &Path) -> String {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(receipt).unwrap()).unwrap();
+    v["run_id"].as_str().unwrap().to_string()
+}
+
+/// The run ids of the rows of `witnesses`, in file order, one entry per row.
+fn row_runs(witnesses: &Path) -> Vec<String> {
+    std::fs::read_to_string(witnesses)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["run_id"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn clean_keeps_the_current_run_and_removes_older_receipts_with_their_rows() {
+    let r = Root::new();
+    for _ in 0..3 {
+        run_once(&r, "p");
+    }
+    let dir = r.path().join("target/seedledger/p");
+    let witnesses = dir.join(format!("{ID}.witness.jsonl"));
+    assert_eq!(receipts(&dir).len(), 3);
+    assert_eq!(row_runs(&witnesses).len(), 60);
+    let before = std::fs::read(&witnesses).unwrap();
+
+    let dry = r.run(&["prop", "clean", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(
+        dry.stdout.contains(&format!(
+            "{ID}: would remove 2 receipt(s) and 40 witness row(s)"
+        )),
+        "{}",
+        dry.stdout
+    );
+    assert_eq!(receipts(&dir).len(), 3, "a dry run removes nothing");
+    assert_eq!(std::fs::read(&witnesses).unwrap(), before);
+
+    let cleaned = r.run(&["prop", "clean"]);
+    assert_eq!(cleaned.code, 0, "{}", cleaned.stderr);
+    assert!(
+        cleaned
+            .stdout
+            .contains(&format!("{ID}: removed 2 receipt(s) and 40 witness row(s)")),
+        "{}",
+        cleaned.stdout
+    );
+    assert_eq!(
+        receipts(&dir),
+        BTreeSet::from([format!("{ID}.receipt.json")])
+    );
+    let current = run_id(&dir.join(format!("{ID}.receipt.json")));
+    let rows = row_runs(&witnesses);
+    assert_eq!(rows.len(), 20);
+    assert!(rows.iter().all(|run| *run == current), "{rows:?}");
+    let verified = r.run(&[
+        "gate",
+        "close",
+        "--verify",
+        &format!("target/seedledger/p/{ID}.receipt.json"),
+    ]);
+    assert!(
+        verified.stdout.contains("rows agree"),
+        "{}",
+        verified.stdout
+    );
+
+    let again = r.run(&["prop", "clean", "--format", "json"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let total: serde_json::Value = serde_json::from_str(again.stdout.trim()).unwrap();
+    assert_eq!(total["action"], "total");
+    assert_eq!(total["receipts_removed"], 0);
+    assert_eq!(total["rows_removed"], 0);
+}
+
+#[test]
+fn keep_runs_keeps_the_newest_receipts_and_an_open_one_is_never_removed() {
+    let r = Root::new();
+    for _ in 0..4 {
+        run_once(&r, "p");
+    }
+    let dir = r.path().join("target/seedledger/p");
+    let mut archived: Vec<_> = receipts(&dir)
+        .into_iter()
+        .filter(|n| *n != format!("{ID}.receipt.json"))
+        .map(|n| dir.join(n))
+        .collect();
+    archived.sort_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap());
+    // The oldest run stopped early: its receipt is open, and stays.
+    let oldest = archived[0].clone();
+    let text = std::fs::read_to_string(&oldest).unwrap();
+    assert!(text.contains("\"stopped_early\": false"), "{text}");
+    std::fs::write(
+        &oldest,
+        text.replace("\"stopped_early\": false", "\"stopped_early\": true"),
+    )
+    .unwrap();
+    let filetime = std::fs::File::options().write(true).open(&oldest).unwrap();
+    filetime
+        .set_modified(std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1))
+        .unwrap();
+    let open_run = run_id(&oldest);
+    let newest_archived = archived.last().unwrap().clone();
+    let newest_run = run_id(&newest_archived);
+
+    let cleaned = r.run(&["prop", "clean", "--keep-runs", "2"]);
+    assert_eq!(cleaned.code, 0, "{}", cleaned.stderr);
+    assert!(
+        cleaned
+            .stdout
+            .contains("kept 1 open receipt(s) beyond --keep-runs"),
+        "{}",
+        cleaned.stdout
+    );
+    let left = receipts(&dir);
+    assert_eq!(left.len(), 3, "{left:?}");
+    assert!(oldest.exists() && newest_archived.exists());
+    let runs: BTreeSet<String> = row_runs(&dir.join(format!("{ID}.witness.jsonl")))
+        .into_iter()
+        .collect();
+    let current = run_id(&dir.join(format!("{ID}.receipt.json")));
+    assert_eq!(runs, BTreeSet::from([open_run, newest_run, current]));
+}
+
+#[test]
+fn keep_patches_removes_the_evidence_of_older_patches_and_a_held_lock_skips() {
+    let r = Root::new();
+    run_once(&r, "old");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    run_once(&r, "new");
+    run_once(&r, "new");
+    let out = r.path().join("target/seedledger");
+
+    // A run under way holds its property's lock: nothing of its patch is touched.
+    let lock = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(out.join(format!("new/{ID}.lock")))
+        .unwrap();
+    lock.try_lock().unwrap();
+    let held = r.run(&["prop", "clean", "--keep-patches", "1"]);
+    assert_eq!(held.code, 0, "{}", held.stderr);
+    assert!(
+        held.stdout
+            .contains("new/order_total_nonneg: skipped: a run holds its lock"),
+        "{}",
+        held.stdout
+    );
+    assert_eq!(receipts(&out.join("new")).len(), 2);
+    assert!(
+        held.stdout.contains("old: removed the patch directory"),
+        "{}",
+        held.stdout
+    );
+    assert!(receipts(&out.join("old")).is_empty());
+    assert!(!out.join(format!("old/{ID}.witness.jsonl")).exists());
+    assert!(
+        out.join(format!("old/{ID}.lock")).exists(),
+        "lock files stay"
+    );
+    drop(lock);
+
+    let cleaned = r.run(&["prop", "clean", "--keep-patches", "1"]);
+    assert_eq!(cleaned.code, 0, "{}", cleaned.stderr);
+    assert_eq!(receipts(&out.join("new")).len(), 1);
+}
+
+#[test]
+fn clean_refuses_a_zero_budget_and_a_missing_directory_is_nothing_to_clean() {
+    let r = Root::new();
+    let zero = r.run(&["prop", "clean", "--keep-runs", "0"]);
+    assert_eq!(zero.code, 2, "{}", zero.stderr);
+    assert!(zero.stderr.contains("--keep-runs"), "{}", zero.stderr);
+    let none = r.run(&["prop", "clean", "--out", "no/such/dir"]);
+    assert_eq!(none.code, 0, "{}", none.stderr);
+    assert!(
+        none.stdout
+            .contains("cleaned no/such/dir: 0 receipt(s), 0 witness row(s)"),
+        "{}",
+        none.stdout
+    );
+}
+
+#[test]
+fn an_unreadable_receipt_is_an_error_naming_it_and_the_rest_is_cleaned() {
+    let r = Root::new();
+    run_once(&r, "a");
+    run_once(&r, "a");
+    run_once(&r, "b");
+    std::fs::write(
+        r.path().join("target/seedledger/b/junk.receipt.json"),
+        "{not json",
+    )
+    .unwrap();
+    let cleaned = r.run(&["prop", "clean"]);
+    assert_eq!(cleaned.code, 2, "{}", cleaned.stdout);
+    assert!(
+        cleaned.stderr.contains("junk.receipt.json"),
+        "{}",
+        cleaned.stderr
+    );
+    assert_eq!(receipts(&r.path().join("target/seedledger/a")).len(), 1);
+}
