@@ -6,7 +6,6 @@
 pub mod keys;
 pub mod store;
 
-use anyhow::{Context, bail};
 use clap::ValueEnum;
 use seedledger_format::Runner;
 use std::path::{Path, PathBuf};
@@ -80,64 +79,25 @@ pub fn receipt_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(found)
 }
 
-/// The largest receipt the gate reads (a 10^7-seed plan's receipt is about 190 MB).
-pub const MAX_RECEIPT_BYTES: u64 = 1 << 30;
-/// The largest witness file the gate reads whole (a file the streams cannot vouch for, read
-/// again to name its error).
-pub const MAX_WITNESS_BYTES: u64 = 4 << 30;
-/// The largest witness file the gate reads as a stream (`gate decide`, `gate cite`,
-/// `gate close --verify`, `gate merge`'s copy): their memory does not grow with the file, so the bound is only a
-/// guard against a runaway file (a 10^7-seed plan writes 4–6 GB of rows).
-pub const MAX_STREAMED_WITNESS_BYTES: u64 = 1 << 40;
-/// The largest spec file the gate reads.
-pub const MAX_SPEC_BYTES: u64 = 1 << 20;
-/// The largest fixture the gate pins.
-pub const MAX_FIXTURE_BYTES: u64 = 1 << 30;
+pub use seedledger_format::{
+    MAX_FIXTURE_BYTES, MAX_RECEIPT_BYTES, MAX_SPEC_BYTES, MAX_STREAMED_WITNESS_BYTES,
+    MAX_WITNESS_BYTES,
+};
 
-/// Reads an evidence or input file: never through a symbolic link, only a regular file
-/// (not a device or a pipe: `gate close /dev/urandom` is refused, not read forever), at most
-/// `max` bytes. Errors name the file and say which rule refused it.
+/// Reads an evidence or input file under `seedledger_format::read_bounded`'s rules: never
+/// through a symbolic link, only a regular file, at most `max` bytes. Errors name the file
+/// and say which rule refused it.
 pub fn read_bounded(path: &Path, what: &str, max: u64) -> anyhow::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let shown = path.display();
-    let (mut file, len) = open_bounded(path, what, max)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    file.read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {what} `{shown}`"))?;
-    if bytes.len() as u64 > max {
-        bail!("cannot read {what} `{shown}`: it grew past the {max} bytes a {what} may have");
-    }
-    Ok(bytes)
+    Ok(seedledger_format::read_bounded(path, what, max)?)
 }
 
-/// Opens an evidence or input file for reading as a stream, under the rules of
-/// [`read_bounded`]: no symbolic link, a regular file, at most `max` bytes now. The reader
-/// stops one byte past `max`; a caller that reads that many says the file grew past its
-/// bound (as [`read_bounded`] does). Returns the reader and the file's length when opened.
+/// Opens an evidence or input file for reading as a stream, under the same rules
+/// (`seedledger_format::open_bounded`). Returns the reader and the file's length when
+/// opened.
 pub fn open_bounded(
     path: &Path,
     what: &str,
     max: u64,
 ) -> anyhow::Result<(std::io::Take<std::fs::File>, u64)> {
-    use std::io::Read as _;
-    let shown = path.display();
-    let meta =
-        std::fs::symlink_metadata(path).with_context(|| format!("cannot read {what} `{shown}`"))?;
-    if meta.file_type().is_symlink() {
-        bail!(
-            "cannot read {what} `{shown}`: it is a symbolic link; evidence is never read through links"
-        );
-    }
-    if !meta.is_file() {
-        bail!("cannot read {what} `{shown}`: not a regular file");
-    }
-    if meta.len() > max {
-        bail!(
-            "cannot read {what} `{shown}`: {} bytes is more than the {max} bytes a {what} may have",
-            meta.len()
-        );
-    }
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {what} `{shown}`"))?;
-    Ok((file.take(max + 1), meta.len()))
+    Ok(seedledger_format::open_bounded(path, what, max)?)
 }

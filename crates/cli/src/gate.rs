@@ -5,21 +5,18 @@
 //! codes (0 yes, 1 no, 2 error).
 
 mod cite;
-mod cite_stream;
 mod close;
 mod decide;
 mod freezes;
 mod json;
 pub mod keys;
 mod merge;
+mod reading;
 mod store_diff;
-mod stream;
 
 use crate::common::Role;
 use crate::common::store::Currents;
-use crate::common::{
-    Format, MAX_FIXTURE_BYTES, MAX_RECEIPT_BYTES, MAX_SPEC_BYTES, MAX_WITNESS_BYTES, read_bounded,
-};
+use crate::common::{Format, MAX_FIXTURE_BYTES, MAX_RECEIPT_BYTES, MAX_SPEC_BYTES, read_bounded};
 use anyhow::{Context, anyhow, bail};
 use cite::{cite, print_decision, retirement};
 use clap::{Args, Subcommand};
@@ -28,13 +25,12 @@ use decide::{decide, expectation};
 use freezes::freezes;
 use json::{CiteLine, CloseLine, CountsLine, DecisionLine, FreezeLine, ReviewJson};
 use seedledger_format::{
-    Citation, ExitStatus, Receipt, Runner, SpecFile, WitnessLine, fixture_pin, parse_rfc3339,
-    property_digest, write_atomic_new,
+    Citation, ExitStatus, Runner, SpecFile, fixture_pin, parse_rfc3339, property_digest,
+    write_atomic_new,
 };
 use seedledger_gate::{
-    CiteError, CiteFacts, CloseStatus, Closing, Current, Expected, FreezeDecision, OfferedRuns,
-    ReceiptFacts, Retirement, Review, close_ledger_bytes, patch_counts, receipt_retirement,
-    verify_receipt, witness_lines_from_bytes,
+    CiteError, CiteFacts, CloseStatus, Closing, Current, Expected, FreezeDecision, ReceiptFacts,
+    Retirement, Review, close_ledger_bytes, patch_counts, receipt_retirement,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -428,9 +424,6 @@ struct ReadReceipt {
     run_id: Option<String>,
     /// A merged receipt's parts' run ids (read beside it).
     part_runs: Vec<String>,
-    /// Where the rows its own run wrote are (read beside it), when they agree with it and the
-    /// receipt is current: kept as fingerprints in `cite_stream::OwnRows`.
-    own: Option<(PathBuf, Vec<String>)>,
     /// Every run (not a replay) with local rows of the patch in the witness file beside it.
     runs_beside: Vec<String>,
     /// The receipt's `failing_seeds` (when it reads strictly).
@@ -448,7 +441,7 @@ struct ReadReceipt {
 /// word for word what it was (and so is a receipt that cannot be opened or read).
 fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
     let shown = file.display().to_string();
-    if let Some(read) = stream::scan_receipt(file) {
+    if let Some(read) = reading::scan_receipt(file) {
         return Ok(ReadReceipt::identified(shown, read.closing, |key| {
             read.others.get(key)
         }));
@@ -487,7 +480,6 @@ impl ReadReceipt {
             disagreement: None,
             run_id: text("run_id"),
             part_runs: Vec::new(),
-            own: None,
             runs_beside: Vec::new(),
             failing_seeds: Vec::new(),
             rng: text("rng"),

@@ -75,7 +75,8 @@ pub use freeze::{
 };
 pub use merge::{MergePart, MergeRefusal, Merged, merge_parts};
 pub use passes::{
-    CiteDecided, CiteReading, Decided, ReceiptBeside, agree_beside, decide_files, verify_beside,
+    CiteDecided, CitePending, CiteReading, Decided, ReceiptBeside, agree_beside, decide_files,
+    verify_beside,
 };
 pub use review::{
     CitedPair, Origin, REASON_FOREIGN_ROWS, REASON_NO_SAME_SEED, Review, same_seed_review,

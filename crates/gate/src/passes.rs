@@ -24,7 +24,7 @@ mod own_rows;
 #[cfg(test)]
 mod tests;
 
-pub use cite::{CiteDecided, CiteReading, ReceiptBeside};
+pub use cite::{CiteDecided, CitePending, CiteReading, ReceiptBeside};
 
 use crate::authenticate::authenticate_line;
 use crate::decide::{Expected, FreezeDecision};

@@ -1,5 +1,4 @@
-//! Evidence that agrees with itself (issue 8: cross-checks): a receipt against its own run's
-//! witness rows. `close_ledger` reads the receipt's decision fields alone, as SPEC's
+//! Evidence that agrees with itself: a receipt against its own run's witness rows. `close_ledger` reads the receipt's decision fields alone, as SPEC's
 //! decision 1 says; a hand-edited receipt (an open one made to look complete, a failing one
 //! with `failing_seed: null`) passes that reading. The rows of the same run — tied to it by
 //! `run_id` — say what actually ran, so the two are compared here: `gate close --verify` and,
@@ -43,6 +42,24 @@ fn receipt_scheme(receipt: &Receipt) -> &str {
 /// checked as above once put in plan order; each must be of the part its seed falls in, and
 /// each part's rows must follow plan order.
 pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), String> {
+    let rows = run_rows(receipt, lines)?;
+    for row in &rows {
+        row_of_receipt(receipt, row)?;
+    }
+    let verdicts = verdicts_of(receipt)?;
+    seeds_of_rows(receipt, &rows, verdicts.as_deref())?;
+    if !receipt.stopped_early {
+        failures_of_rows(receipt, &rows, verdicts.as_deref())?;
+    }
+    Ok(())
+}
+
+/// The rows of the receipt's run among `lines` (its own `run_id`'s, or a merged receipt's
+/// parts', in plan order); `Err` when it names no run or a line is not a well-formed row.
+fn run_rows<'l>(
+    receipt: &Receipt,
+    lines: &'l [WitnessLine],
+) -> Result<Vec<&'l WitnessRow>, String> {
     if receipt.run_id.is_none() {
         return Err(
             "the receipt names no run_id, so its witness rows cannot be told from other runs'"
@@ -64,78 +81,100 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
             }
         }
     }
-    let expected_hash = |row: &WitnessRow| fixture_hash_from_pin(&row.fixture_pin);
     if let Some(merge) = &receipt.merge {
         rows = crate::merge::rows_in_plan_order(merge, &receipt.planned_seeds, rows)?;
     }
-    for row in &rows {
-        let run_id = row.run_id.as_deref().unwrap_or_default();
-        // A run names its rows `<run_id>-<seed>`: another name is a row copied or renamed
-        // from elsewhere (two runs' rows could otherwise share an id).
-        if row.witness_id != format!("{run_id}-{}", row.seed) {
-            return Err(format!(
-                "row `{}` (seed {}) of run `{run_id}` is not named `{run_id}-{}`",
-                row.witness_id, row.seed, row.seed
-            ));
-        }
-        let mismatch = [
-            (
-                "property_id",
-                Some(row.property_id.as_str()) != Some(receipt.property_id.as_str()),
-            ),
-            (
-                "patch_id",
-                row.patch_id.as_deref() != Some(receipt.patch_id.as_str()),
-            ),
-            ("code", row.code.as_deref() != receipt.code.as_deref()),
-            (
-                "property_digest",
-                receipt.property_digest.as_deref() != Some(row.property_digest.as_str()),
-            ),
-            ("fixture_pin", expected_hash(row) != receipt.fixture_hash),
-            (
-                "bound",
-                receipt.bound.as_deref() != Some(row.bound.as_str()),
-            ),
-            (
-                "runner",
-                receipt.runner.is_some_and(|runner| runner != row.runner),
-            ),
-            // The scheme its seeds mean their inputs under: a row of another scheme is of
-            // another input than the receipt vouches for.
-            ("rng", row.scheme() != receipt_scheme(receipt)),
-        ]
-        .into_iter()
-        .find(|(_, differs)| *differs);
-        if let Some((field, _)) = mismatch {
-            return Err(format!(
-                "row `{}` (seed {}) has another {field} than the receipt",
-                row.witness_id, row.seed
-            ));
-        }
+    Ok(rows)
+}
+
+/// One row of the receipt's run: named for its run and seed, and of the receipt's property,
+/// patch, code, digest, pin, bound, runner and rng scheme.
+fn row_of_receipt(receipt: &Receipt, row: &WitnessRow) -> Result<(), String> {
+    let run_id = row.run_id.as_deref().unwrap_or_default();
+    // A run names its rows `<run_id>-<seed>`: another name is a row copied or renamed
+    // from elsewhere (two runs' rows could otherwise share an id).
+    if row.witness_id != format!("{run_id}-{}", row.seed) {
+        return Err(format!(
+            "row `{}` (seed {}) of run `{run_id}` is not named `{run_id}-{}`",
+            row.witness_id, row.seed, row.seed
+        ));
     }
+    let mismatch = [
+        (
+            "property_id",
+            Some(row.property_id.as_str()) != Some(receipt.property_id.as_str()),
+        ),
+        (
+            "patch_id",
+            row.patch_id.as_deref() != Some(receipt.patch_id.as_str()),
+        ),
+        ("code", row.code.as_deref() != receipt.code.as_deref()),
+        (
+            "property_digest",
+            receipt.property_digest.as_deref() != Some(row.property_digest.as_str()),
+        ),
+        (
+            "fixture_pin",
+            fixture_hash_from_pin(&row.fixture_pin) != receipt.fixture_hash,
+        ),
+        (
+            "bound",
+            receipt.bound.as_deref() != Some(row.bound.as_str()),
+        ),
+        (
+            "runner",
+            receipt.runner.is_some_and(|runner| runner != row.runner),
+        ),
+        // The scheme its seeds mean their inputs under: a row of another scheme is of
+        // another input than the receipt vouches for.
+        ("rng", row.scheme() != receipt_scheme(receipt)),
+    ]
+    .into_iter()
+    .find(|(_, differs)| *differs);
+    match mismatch {
+        Some((field, _)) => Err(format!(
+            "row `{}` (seed {}) has another {field} than the receipt",
+            row.witness_id, row.seed
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The receipt's `verdicts`, one character per attempted seed, each `.`, `F` or `d`; `None`
+/// when it has none (an open receipt as a crash leaves it).
+fn verdicts_of(receipt: &Receipt) -> Result<Option<Vec<char>>, String> {
+    let Some(v) = receipt.verdicts.as_deref() else {
+        return Ok(None);
+    };
+    let v: Vec<char> = v.chars().collect();
+    let attempted = receipt.attempted_seeds.len();
+    if v.len() != attempted {
+        return Err(format!(
+            "verdicts has {} characters for {attempted} attempted seeds",
+            v.len()
+        ));
+    }
+    if let Some(at) = v.iter().position(|c| !matches!(c, '.' | 'F' | 'd')) {
+        return Err(format!(
+            "verdicts holds `{}` at position {at}, which is none of `.` (pass), `F` (fail) and `d` (discarded)",
+            v[at]
+        ));
+    }
+    Ok(Some(v))
+}
+
+/// The rows' seeds are the seeds that reached a verdict: the attempted seeds that `verdicts`
+/// does not mark discarded (`d`: no row, SPEC "Discarded trials"), exactly for a closed
+/// receipt, a prefix for an open one. Without `verdicts`, which trials were discarded is
+/// unknown.
+fn seeds_of_rows(
+    receipt: &Receipt,
+    rows: &[&WitnessRow],
+    verdicts: Option<&[char]>,
+) -> Result<(), String> {
     let seeds: Vec<u64> = rows.iter().map(|r| r.seed).collect();
     let attempted = &receipt.attempted_seeds;
-    // The seeds that reached a verdict: the attempted seeds that `verdicts` does not mark
-    // discarded (`d`: no row, SPEC "Discarded trials"). Without `verdicts` (an open receipt
-    // as a crash leaves it), which trials were discarded is unknown.
-    let verdicts: Option<Vec<char>> = receipt.verdicts.as_deref().map(|v| v.chars().collect());
-    if let Some(v) = &verdicts {
-        if v.len() != attempted.len() {
-            return Err(format!(
-                "verdicts has {} characters for {} attempted seeds",
-                v.len(),
-                attempted.len()
-            ));
-        }
-        if let Some(at) = v.iter().position(|c| !matches!(c, '.' | 'F' | 'd')) {
-            return Err(format!(
-                "verdicts holds `{}` at position {at}, which is none of `.` (pass), `F` (fail) and `d` (discarded)",
-                v[at]
-            ));
-        }
-    }
-    let judged: Vec<u64> = match &verdicts {
+    let judged: Vec<u64> = match verdicts {
         Some(v) => attempted
             .iter()
             .zip(v)
@@ -144,7 +183,7 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
             .collect(),
         None => attempted.clone(),
     };
-    let discarded: std::collections::HashSet<u64> = match &verdicts {
+    let discarded: std::collections::HashSet<u64> = match verdicts {
         Some(v) => attempted
             .iter()
             .zip(v)
@@ -160,7 +199,7 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
         ));
     }
     if receipt.stopped_early {
-        let fits = match &verdicts {
+        let fits = match verdicts {
             Some(_) => judged.starts_with(&seeds),
             // Discarded trials leave gaps no open receipt records: the rows are then only
             // known to follow the attempted seeds in order.
@@ -188,84 +227,89 @@ pub fn verify_receipt(receipt: &Receipt, lines: &[WitnessLine]) -> Result<(), St
             first_difference(&judged, &seeds)
         ));
     }
+    Ok(())
+}
+
+/// A closed receipt's failures against its rows (whose seeds are its judged seeds):
+/// `failing_seed`, `failing_seeds`, `verdicts`, the failure modes and the shrink claim.
+fn failures_of_rows(
+    receipt: &Receipt,
+    rows: &[&WitnessRow],
+    verdicts: Option<&[char]>,
+) -> Result<(), String> {
     let failing: Vec<u64> = rows
         .iter()
         .filter(|r| r.verdict == Verdict::Fail)
         .map(|r| r.seed)
         .collect();
-    if !receipt.stopped_early {
-        if receipt.failing_seed != failing.first().copied() {
+    if receipt.failing_seed != failing.first().copied() {
+        return Err(format!(
+            "failing_seed is {} but the run's first failing row is {}",
+            show(receipt.failing_seed),
+            show(failing.first().copied())
+        ));
+    }
+    if receipt.failing_seeds != failing {
+        return Err(format!(
+            "failing_seeds lists {} seeds but the run's rows fail on {}",
+            receipt.failing_seeds.len(),
+            failing.len()
+        ));
+    }
+    let Some(v) = verdicts else {
+        return Err("the receipt has no verdicts".to_string());
+    };
+    // Rows and judged seeds are equal here: compare each row's verdict with the receipt's
+    // character at that seed's position.
+    let mut positions = v.iter().enumerate().filter(|(_, c)| **c != 'd');
+    for row in rows {
+        let Some((at, &c)) = positions.next() else {
+            break;
+        };
+        let from_row = match row.verdict {
+            Verdict::Pass => '.',
+            Verdict::Fail => 'F',
+        };
+        if c != from_row {
             return Err(format!(
-                "failing_seed is {} but the run's first failing row is {}",
-                show(receipt.failing_seed),
-                show(failing.first().copied())
+                "verdicts differs from the run's rows at position {at} (of {} and {})",
+                v.len(),
+                rows.len()
             ));
         }
-        if receipt.failing_seeds != failing {
-            return Err(format!(
-                "failing_seeds lists {} seeds but the run's rows fail on {}",
-                receipt.failing_seeds.len(),
-                failing.len()
-            ));
-        }
-        match &verdicts {
-            Some(v) => {
-                // Rows and judged seeds are equal here: compare each row's verdict with the
-                // receipt's character at that seed's position.
-                let mut positions = v.iter().enumerate().filter(|(_, c)| **c != 'd');
-                for row in &rows {
-                    let Some((at, &c)) = positions.next() else {
-                        break;
-                    };
-                    let from_row = match row.verdict {
-                        Verdict::Pass => '.',
-                        Verdict::Fail => 'F',
-                    };
-                    if c != from_row {
-                        return Err(format!(
-                            "verdicts differs from the run's rows at position {at} (of {} and {})",
-                            v.len(),
-                            rows.len()
-                        ));
-                    }
-                }
-            }
-            None => return Err("the receipt has no verdicts".to_string()),
-        }
-        // Every failing signature of the rows is one of the receipt's failure modes.
-        if let Some(row) = rows.iter().find(|r| {
-            r.verdict == Verdict::Fail
-                && !receipt.failure_modes.is_empty()
-                && !receipt
-                    .failure_modes
-                    .iter()
-                    .any(|m| m.signature == r.signature)
-        }) {
-            return Err(format!(
-                "row `{}` fails with `{}`, which is none of the receipt's failure modes",
-                row.witness_id, row.signature
-            ));
-        }
-        if let Some(why) = shrink_claim_error(receipt) {
-            return Err(why);
-        }
-        for mode in &receipt.failure_modes {
-            let with: Vec<&&WitnessRow> = rows
+    }
+    // Every failing signature of the rows is one of the receipt's failure modes.
+    if let Some(row) = rows.iter().find(|r| {
+        r.verdict == Verdict::Fail
+            && !receipt.failure_modes.is_empty()
+            && !receipt
+                .failure_modes
                 .iter()
-                .filter(|r| r.verdict == Verdict::Fail && r.signature == mode.signature)
-                .collect();
-            if with.len() as u64 != mode.count
-                || with.first().map(|r| r.seed) != Some(mode.first_seed)
-            {
-                return Err(format!(
-                    "failure mode `{}` says {} seeds from {} but the rows say {} from {}",
-                    mode.signature,
-                    mode.count,
-                    mode.first_seed,
-                    with.len(),
-                    show(with.first().map(|r| r.seed))
-                ));
-            }
+                .any(|m| m.signature == r.signature)
+    }) {
+        return Err(format!(
+            "row `{}` fails with `{}`, which is none of the receipt's failure modes",
+            row.witness_id, row.signature
+        ));
+    }
+    if let Some(why) = shrink_claim_error(receipt) {
+        return Err(why);
+    }
+    for mode in &receipt.failure_modes {
+        let with: Vec<&&WitnessRow> = rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::Fail && r.signature == mode.signature)
+            .collect();
+        if with.len() as u64 != mode.count || with.first().map(|r| r.seed) != Some(mode.first_seed)
+        {
+            return Err(format!(
+                "failure mode `{}` says {} seeds from {} but the rows say {} from {}",
+                mode.signature,
+                mode.count,
+                mode.first_seed,
+                with.len(),
+                show(with.first().map(|r| r.seed))
+            ));
         }
     }
     Ok(())
@@ -768,323 +812,4 @@ fn is_run_seed_id(id: &str, run: &str, seed: u64) -> bool {
 mod equivalence;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use seedledger_format::{FailureMode, Runner, WitnessRow, parse_witness_lines};
-
-    /// The id check without `format!` says what the comparison with `format!` says.
-    #[test]
-    fn a_run_seed_id_is_checked_as_format_builds_it() {
-        for seed in [0, 1, 9, 10, 99, 100, 12345, u64::MAX - 1, u64::MAX] {
-            for run in ["", "r", "local-1f-2-0", "a-"] {
-                let id = format!("{run}-{seed}");
-                assert!(super::is_run_seed_id(&id, run, seed), "{id}");
-                for other in [
-                    format!("{run}-0{seed}"),
-                    format!("{run}-{seed}0"),
-                    format!("{run}{seed}"),
-                    format!("{run}-{}", seed.wrapping_add(1)),
-                    format!("x{run}-{seed}"),
-                    format!("{run}-{seed} "),
-                    format!("{run}-+{seed}"),
-                ] {
-                    assert_eq!(
-                        super::is_run_seed_id(&other, run, seed),
-                        other == id,
-                        "{other}"
-                    );
-                }
-            }
-        }
-    }
-
-    fn row(seed: u64, fail: bool, run: &str) -> WitnessRow {
-        WitnessRow {
-            witness_id: format!("{run}-{seed}"),
-            property_id: "p".into(),
-            property_digest: "d".repeat(64),
-            fixture_pin: "e".repeat(64),
-            bound: "b".into(),
-            seed,
-            verdict: if fail { Verdict::Fail } else { Verdict::Pass },
-            signature: if fail { "assert:x".into() } else { "ok".into() },
-            runner: Runner::Local,
-            freeze_writer: false,
-            run_id: Some(run.into()),
-            patch_id: Some("pr-7".into()),
-            code: Some("diff:c".into()),
-            replayed_signature: None,
-            rng: None,
-        }
-    }
-
-    /// A closed receipt of run `r1` over 1101..=1104 with 1102 failing, and its rows (plus a
-    /// replay row and a row of another run, which are ignored).
-    fn evidence() -> (Receipt, Vec<WitnessRow>) {
-        let text = format!(
-            r#"{{"patch_id": "pr-7", "property_id": "p", "planned_seeds": [1101, 1102, 1103, 1104],
-            "attempted_seeds": [1101, 1102, 1103, 1104], "failing_seed": 1102, "shrink_stable": true,
-            "fixture_hash": "sha256:{}", "stopped_early": false, "oracle_source": "human_reviewed",
-            "run_id": "r1", "code": "diff:c", "property_digest": "{}", "bound": "b",
-            "failing_seeds": [1102], "verdicts": ".F..",
-            "failure_modes": [{{"signature": "assert:x", "count": 1, "first_seed": 1102}}],
-            "shrink_status": "done",
-            "shrink": {{"seed": 1102, "signature": "assert:x", "original_input": "9", "original_choices_len": 1,
-              "minimal_input": "0", "minimal_choices": [0], "minimal_message": "m", "stable": true,
-              "passes": [{{"evaluations": 2, "cache_hits": 0, "stop_reason": "fixed_point", "millis": 0, "minimal_choices": [0]}},
-                         {{"evaluations": 2, "cache_hits": 0, "stop_reason": "fixed_point", "millis": 0, "minimal_choices": [0]}}],
-              "max_evaluations": 5000, "max_millis": 10000}}}}"#,
-            "e".repeat(64),
-            "d".repeat(64)
-        );
-        let receipt = Receipt::parse(&text).unwrap();
-        let rows = vec![
-            row(1101, false, "r1"),
-            row(1102, false, "replay-remote-9"),
-            row(1102, true, "r1"),
-            row(1103, false, "r1"),
-            row(7, true, "r0"),
-            row(1104, false, "r1"),
-        ];
-        (receipt, rows)
-    }
-
-    fn check(receipt: &Receipt, rows: &[WitnessRow]) -> Result<(), String> {
-        let text: Vec<String> = rows.iter().map(WitnessRow::to_json_line).collect();
-        verify_receipt(receipt, &parse_witness_lines(&text.join("\n")))
-    }
-
-    #[test]
-    fn a_receipt_and_its_rows_agree() {
-        let (receipt, rows) = evidence();
-        assert_eq!(check(&receipt, &rows), Ok(()));
-    }
-
-    #[test]
-    fn every_disagreement_is_named() {
-        type Edit = fn(&mut Receipt, &mut Vec<WitnessRow>);
-        let cases: &[(&str, Edit, &str)] = &[
-            ("no run id", |r, _| r.run_id = None, "names no run_id"),
-            (
-                "an open receipt made to look complete",
-                |_, rows| rows.retain(|w| w.seed != 1104),
-                "lists 4 attempted seeds but its run wrote 3 rows",
-            ),
-            (
-                "a failing receipt turned into a budget pass",
-                |r, _| r.failing_seed = None,
-                "failing_seed is null but the run's first failing row is 1102",
-            ),
-            (
-                "failing seeds emptied too",
-                |r, _| {
-                    r.failing_seed = None;
-                    r.failing_seeds.clear();
-                    r.verdicts = Some("....".into());
-                },
-                "failing_seed is null",
-            ),
-            (
-                "verdicts rewritten",
-                |r, _| r.verdicts = Some("..F.".into()),
-                "verdicts differs from the run's rows at position 1",
-            ),
-            (
-                "a row flipped to pass",
-                |_, rows| rows[2].verdict = Verdict::Pass,
-                "failing_seed is 1102 but the run's first failing row is null",
-            ),
-            (
-                "rows reordered",
-                |_, rows| rows.swap(0, 3),
-                "at position 0 the receipt says seed 1101 and the rows 1103",
-            ),
-            (
-                "a row of another patch",
-                |_, rows| rows[0].patch_id = Some("pr-8".into()),
-                "has another patch_id than the receipt",
-            ),
-            (
-                "rows relabelled to another runner than the receipt's",
-                |r, _| r.runner = Some(Runner::Remote),
-                "has another runner than the receipt",
-            ),
-            (
-                "a row renamed (another run's id)",
-                |_, rows| rows[3].witness_id = "r0-1103".into(),
-                "is not named `r1-1103`",
-            ),
-            (
-                "a row of other code",
-                |_, rows| rows[3].code = Some("diff:old".into()),
-                "has another code than the receipt",
-            ),
-            (
-                "a row of another rng scheme",
-                |_, rows| rows[3].rng = Some("chacha8-v2".into()),
-                "has another rng than the receipt",
-            ),
-            (
-                "a receipt's rng edited",
-                |r, _| r.rng = Some("chacha8-v2".into()),
-                "has another rng than the receipt",
-            ),
-            (
-                "shrink_stable set by hand after --no-shrink",
-                |r, _| {
-                    r.shrink = None;
-                    r.shrink_status = Some("skipped".into());
-                },
-                "shrink_stable is true but shrinking left no record (shrink_status \"skipped\")",
-            ),
-            (
-                "shrink_stable set by hand over two passes that disagree",
-                |r, _| {
-                    if let Some(s) = r.shrink.as_mut() {
-                        s.passes[1].minimal_choices = vec![1];
-                    }
-                },
-                "did not end in two passes at one fixed point",
-            ),
-            (
-                "a failure signature the receipt does not list",
-                |_, rows| rows[2].signature = "assert:y".into(),
-                "fails with `assert:y`, which is none of the receipt's failure modes",
-            ),
-            (
-                "a failure mode miscounted",
-                |r, _| {
-                    r.failure_modes = vec![FailureMode {
-                        signature: "assert:x".into(),
-                        count: 2,
-                        first_seed: 1102,
-                        replay: None,
-                        shrink: None,
-                    }]
-                },
-                "failure mode `assert:x` says 2 seeds from 1102 but the rows say 1 from 1102",
-            ),
-        ];
-        for (case, edit, want) in cases {
-            let (mut receipt, mut rows) = evidence();
-            edit(&mut receipt, &mut rows);
-            let got = check(&receipt, &rows).unwrap_err();
-            assert!(got.contains(want), "{case}: {got}");
-        }
-    }
-
-    #[test]
-    fn an_open_receipt_may_be_ahead_of_its_rows_but_never_behind() {
-        let (mut receipt, mut rows) = evidence();
-        receipt.stopped_early = true;
-        // As a crash leaves it: the in-place receipt has no verdicts yet.
-        receipt.verdicts = None;
-        rows.retain(|w| w.seed != 1104);
-        assert_eq!(check(&receipt, &rows), Ok(()));
-        receipt.attempted_seeds.truncate(2);
-        let got = check(&receipt, &rows).unwrap_err();
-        assert!(got.contains("row seed 1103 was never attempted"), "{got}");
-    }
-
-    /// `evidence()` with seed 1103 discarded: `d` in `verdicts`, and no row.
-    fn with_a_discard() -> (Receipt, Vec<WitnessRow>) {
-        let (mut receipt, mut rows) = evidence();
-        receipt.verdicts = Some(".Fd.".into());
-        rows.retain(|w| w.seed != 1103);
-        (receipt, rows)
-    }
-
-    #[test]
-    fn a_discarded_seed_has_no_row_and_no_verdict() {
-        let (receipt, rows) = with_a_discard();
-        assert_eq!(check(&receipt, &rows), Ok(()));
-        // Without the `d` the missing row is a disagreement.
-        let (mut plain, _) = evidence();
-        plain.verdicts = Some(".F..".into());
-        let got = check(&plain, &rows).unwrap_err();
-        assert!(
-            got.contains("lists 4 attempted seeds but its run wrote 3 rows"),
-            "{got}"
-        );
-        type Edit = fn(&mut Receipt, &mut Vec<WitnessRow>);
-        let cases: &[(&str, Edit, &str)] = &[
-            (
-                "a row for a discarded seed",
-                |_, rows| rows.push(row(1103, false, "r1")),
-                "row `r1-1103` claims a verdict for seed 1103, which the receipt's verdicts mark discarded",
-            ),
-            (
-                "a failure hidden as a discard, its row kept",
-                |r, _| {
-                    r.verdicts = Some(".dd.".into());
-                    r.failing_seed = None;
-                    r.failing_seeds.clear();
-                },
-                "row `r1-1102` claims a verdict for seed 1102, which the receipt's verdicts mark discarded",
-            ),
-            (
-                "a pass turned into a discard",
-                |r, _| r.verdicts = Some("dFd.".into()),
-                "claims a verdict for seed 1101",
-            ),
-            (
-                "a discard turned into a pass",
-                |r, _| r.verdicts = Some(".F..".into()),
-                "lists 4 attempted seeds but its run wrote 3 rows; at position 2 the receipt says seed 1103",
-            ),
-            (
-                "verdicts cut short",
-                |r, _| r.verdicts = Some(".Fd".into()),
-                "verdicts has 3 characters for 4 attempted seeds",
-            ),
-            (
-                "an unknown verdict character",
-                |r, _| r.verdicts = Some(".Fx.".into()),
-                "verdicts holds `x` at position 2",
-            ),
-            (
-                "a fail and a pass swapped around the discard",
-                |r, _| r.verdicts = Some("F.d.".into()),
-                "verdicts differs from the run's rows at position 0",
-            ),
-        ];
-        for (case, edit, want) in cases {
-            let (mut receipt, mut rows) = with_a_discard();
-            edit(&mut receipt, &mut rows);
-            let got = check(&receipt, &rows).unwrap_err();
-            assert!(got.contains(want), "{case}: {got}");
-        }
-    }
-
-    #[test]
-    fn an_open_receipt_without_verdicts_may_skip_discarded_seeds_in_order() {
-        let (mut receipt, mut rows) = with_a_discard();
-        receipt.stopped_early = true;
-        receipt.verdicts = None;
-        assert_eq!(check(&receipt, &rows), Ok(()));
-        rows.swap(0, 2);
-        let got = check(&receipt, &rows).unwrap_err();
-        assert!(
-            got.contains("are not a prefix of its 4 attempted seeds"),
-            "{got}"
-        );
-        // With verdicts (a fixture changed under a finished run), the gap must be a `d`.
-        let (mut receipt, rows) = with_a_discard();
-        receipt.stopped_early = true;
-        assert_eq!(check(&receipt, &rows), Ok(()));
-        receipt.verdicts = Some(".F..".into());
-        let got = check(&receipt, &rows).unwrap_err();
-        assert!(got.contains("are not a prefix"), "{got}");
-    }
-
-    #[test]
-    fn a_malformed_line_in_the_file_is_a_disagreement() {
-        let (receipt, _) = evidence();
-        let got =
-            verify_receipt(&receipt, &parse_witness_lines("{\"a\": 1, \"a\": 2}\n")).unwrap_err();
-        assert!(
-            got.contains("witness line 1 is not a well-formed row"),
-            "{got}"
-        );
-    }
-}
+mod tests;

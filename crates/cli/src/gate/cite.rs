@@ -1,9 +1,12 @@
 //! `gate cite`: the receipts, their rows and the batch read as streams, the decision, and the signed citation written to the store.
 
+use super::reading::{Batch, ReceiptFile, Scratch};
 use super::*;
+use seedledger_gate::{CiteDecided, CiteReading};
 
-/// `gate cite`: the receipts and the witness files beside them, then the batch, read as
-/// streams (`cite_stream`): what is held is bounded by the failing seeds, not by the rows.
+/// `gate cite`: the receipts and the witness files beside them, then the batch, read in
+/// passes by the gate (`seedledger_gate::CiteReading`): what is held is bounded by the
+/// failing seeds, not by the rows.
 pub(super) fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
     let root = args
         .expect
@@ -27,141 +30,44 @@ pub(super) fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
     // What is current for each receipt: its property's fixture pin, and the work tree's code
     // identity against the receipt's own base. Notes say how each receipt stands.
     let mut currents = Currents::new(&root);
-    let facts_current: Vec<(Option<String>, Option<String>)> = receipts
+    let current: Vec<(Option<String>, Option<String>)> = receipts
         .iter()
         .map(|r| current_of(&mut currents, r))
         .collect();
-    // Each receipt against its run's rows; the rows of the current ones' runs are the only
-    // local rows that may be cited (kept as fingerprints).
-    let mut own = super::cite_stream::OwnRows::new()?;
-    for (index, (r, (pin, code))) in receipts.iter_mut().zip(&facts_current).enumerate() {
-        let citable = receipt_retirement(
-            r.fixture_hash.as_deref(),
-            r.code.as_deref(),
-            &Current {
-                digest: None,
-                pin: pin.as_deref(),
-                code: code.as_deref(),
-            },
-        )
-        .is_none();
-        let file = &files[r.index];
-        let beside = super::cite_stream::read_beside(file, index as u32, citable, &mut own)?;
-        r.disagreement = beside.disagreement;
-        r.failing_seeds = beside.failing_seeds;
-        r.runs_beside = beside.runs_beside;
-        r.part_runs = beside.part_runs;
-        r.own = beside.own;
-    }
+    let mut reading = CiteReading::<Scratch>::new()?;
+    read_beside(&mut reading, &files, &mut receipts, &current)?;
 
     let x = expectation(&args.expect)?;
     let roles = x.roles.label();
-    let facts: Vec<ReceiptFacts<'_>> = receipts
-        .iter()
-        .zip(&facts_current)
-        .map(|(r, (pin, code))| ReceiptFacts {
-            file: &r.shown,
-            patch_id: r.patch_id.as_deref().unwrap_or(""),
-            property_id: r.property_id.as_deref().unwrap_or(""),
-            status: r.closing.status,
-            fixture_hash: r.fixture_hash.as_deref(),
-            code: r.code.as_deref(),
-            code_base: r.code_base.as_deref(),
-            current: Current {
-                digest: None,
-                pin: pin.as_deref(),
-                code: code.as_deref(),
-            },
-            disagreement: r.disagreement.as_deref(),
-            failing_seeds: &r.failing_seeds,
-            rng: r.rng.as_deref(),
-            run_id: r.run_id.as_deref(),
-            part_runs: &r.part_runs,
-        })
-        .collect();
-    let roles_authenticated = roles == "authenticated";
-    // The review the citation would run, prepared before the batch is read (its first pass
-    // tallies the seeds it needs), when the receipts leave one to run.
-    let mut review = seedledger_gate::review_origin(
+    let facts = receipt_facts(&receipts, &current);
+    let mut batch = Batch::open(&args.expect.witnesses)?;
+    let CiteDecided {
+        decision,
+        lines,
+        culprit,
+        mut pending,
+    } = reading.decide(
+        &mut batch,
+        x.roles.keys(),
+        &x.expected,
         &facts,
-        &x.expected,
-        roles_authenticated,
         args.waive_same_seed_review,
-    )
-    .map(|origin| seedledger_gate::CiteReview::new(x.expected.clone(), origin));
-    let mut known = match &review {
-        Some(_) => Some(own.known(super::cite_stream::PRINT_BUDGET)?),
-        None => None,
-    };
-    if let Some(review) = &mut review {
-        // The rows the patch's own runs wrote on the seeds a pair may be on: a runner must be
-        // consistent over them too. A current receipt's rows are of its property, patch and
-        // code (it agrees with them).
-        let of_review: Vec<bool> = facts
-            .iter()
-            .map(|f| {
-                f.property_id == x.expected.property_id
-                    && f.patch_id == review.origin().patch_id
-                    && f.code == Some(review.origin().code.as_str())
-            })
-            .collect();
-        for record in own.records()? {
-            let record =
-                record.context("cannot read back the fingerprints of the receipts' rows")?;
-            if of_review.get(record.receipt as usize) == Some(&true) {
-                review.push_own(record.seed, own.scheme(record.scheme), record.verdict);
-            }
-        }
-    }
-    let mut offered = OfferedRuns::new(facts.first().map(|f| f.patch_id));
-    let decided = super::cite_stream::decide(
-        &args.expect.witnesses,
-        &x.expected,
-        &x.roles,
-        &mut offered,
-        review.as_mut().zip(known.as_mut()),
     )?;
-    x.notes(decided.lines, &decided.decision, decided.culprit);
-    let decision = decided.decision;
-    let starts = decided.starts;
-    let mut pinned = decided.pinned;
-    let expected = &x.expected;
-
-    for f in &facts {
-        let retired = receipt_retirement(f.fixture_hash, f.code, &f.current);
-        err_line(&format!(
-            "note: receipt `{}` (patch `{}`, property `{}`, code {}): {}{}{}",
-            f.file,
-            f.patch_id,
-            f.property_id,
-            f.code.unwrap_or("<none>"),
-            f.status,
-            match retired {
-                Some(why) => format!(", {why}: not counted as evidence"),
-                None => String::new(),
-            },
-            match f.disagreement {
-                Some(why) => format!(", rows disagree: {why}"),
-                None => String::new(),
-            }
-        ));
-    }
+    x.notes(lines, &decision, culprit.map(|k| batch.path(k)));
+    receipt_notes(&facts);
     // The gate's rules over what was read: two runs' rows under one id refuse; the runs with
     // rows but no receipt are named.
-    let sources: Vec<&(PathBuf, Vec<String>)> =
-        receipts.iter().filter_map(|r| r.own.as_ref()).collect();
-    if let Some(e) = super::cite_stream::edited(&mut own, &sources)? {
+    let again = |k: u32| ReceiptFile::new(&files[receipts[k as usize].index]);
+    if let Some(e) = reading.edited(again)? {
         bail!("{e}");
     }
-    let runs_without_receipt = offered.without_receipt(
-        facts.iter(),
-        receipts
-            .iter()
-            .flat_map(|r| r.runs_beside.iter().map(String::as_str)),
-    );
+    let beside = receipts
+        .iter()
+        .flat_map(|r| r.runs_beside.iter().map(String::as_str));
+    let runs_without_receipt = pending.runs_without_receipt(&facts, beside);
     let req = CiteFacts {
         decision: &decision,
-        expected,
+        expected: &x.expected,
         writer: Runner::from(args.runner),
         receipts: &facts,
         expires_at: args.expires_at.as_deref(),
@@ -169,27 +75,11 @@ pub(super) fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         waive_same_seed_review: args.waive_same_seed_review,
         runs_without_receipt: &runs_without_receipt,
         spec_reviewed: x.oracle == seedledger_format::OracleSource::HumanReviewed,
-        roles_authenticated,
+        roles_authenticated: x.roles.keys().is_some(),
         cited: &cited,
     };
     // The review printed is the one the citation writer ran (the patch's rows at its code).
-    let cited = match (seedledger_gate::cite_checks(&req), review, known.as_mut()) {
-        (Ok(origin), Some(review), Some(known)) => {
-            known.resolve(&mut own)?;
-            let reviewed = super::cite_stream::review(
-                &args.expect.witnesses,
-                &starts,
-                &mut pinned,
-                &x.roles,
-                review,
-                known,
-            )?;
-            seedledger_gate::cite_written(&req, &origin, reviewed)
-        }
-        (Ok(_), ..) => bail!("the same-seed review was not prepared; this is a bug"),
-        (Err(e), ..) => Err(e),
-    };
-    let (outcome, review) = match cited {
+    let (outcome, review) = match reading.cite(pending, &req, &mut batch)? {
         Ok((mut citation, review)) => {
             if let Some((key, key_id)) = &signer {
                 seedledger_gate::sign_citation(&mut citation, key, key_id);
@@ -217,6 +107,88 @@ pub(super) fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         Ok(_) => ExitStatus::Success,
         Err(_) => ExitStatus::No,
     })
+}
+
+/// Each receipt against its run's rows (`seedledger_gate::CiteReading::receipt`); the rows
+/// of the current ones' runs are the only local rows that may be cited.
+fn read_beside(
+    reading: &mut CiteReading<Scratch>,
+    files: &[PathBuf],
+    receipts: &mut [ReadReceipt],
+    current: &[(Option<String>, Option<String>)],
+) -> anyhow::Result<()> {
+    for (index, (r, (pin, code))) in receipts.iter_mut().zip(current).enumerate() {
+        let citable = receipt_retirement(
+            r.fixture_hash.as_deref(),
+            r.code.as_deref(),
+            &Current {
+                digest: None,
+                pin: pin.as_deref(),
+                code: code.as_deref(),
+            },
+        )
+        .is_none();
+        let mut source = ReceiptFile::new(&files[r.index]);
+        let beside = reading.receipt(index as u32, citable, &mut source)?;
+        r.disagreement = beside.disagreement;
+        r.failing_seeds = beside.failing_seeds;
+        r.runs_beside = beside.runs_beside;
+        r.part_runs = beside.part_runs;
+    }
+    Ok(())
+}
+
+/// The receipts as the citation's checks read them, with what is current for each.
+fn receipt_facts<'a>(
+    receipts: &'a [ReadReceipt],
+    current: &'a [(Option<String>, Option<String>)],
+) -> Vec<ReceiptFacts<'a>> {
+    receipts
+        .iter()
+        .zip(current)
+        .map(|(r, (pin, code))| ReceiptFacts {
+            file: &r.shown,
+            patch_id: r.patch_id.as_deref().unwrap_or(""),
+            property_id: r.property_id.as_deref().unwrap_or(""),
+            status: r.closing.status,
+            fixture_hash: r.fixture_hash.as_deref(),
+            code: r.code.as_deref(),
+            code_base: r.code_base.as_deref(),
+            current: Current {
+                digest: None,
+                pin: pin.as_deref(),
+                code: code.as_deref(),
+            },
+            disagreement: r.disagreement.as_deref(),
+            failing_seeds: &r.failing_seeds,
+            rng: r.rng.as_deref(),
+            run_id: r.run_id.as_deref(),
+            part_runs: &r.part_runs,
+        })
+        .collect()
+}
+
+/// The note on stderr for each receipt: its status, retirement and cross-check.
+fn receipt_notes(facts: &[ReceiptFacts<'_>]) {
+    for f in facts {
+        let retired = receipt_retirement(f.fixture_hash, f.code, &f.current);
+        err_line(&format!(
+            "note: receipt `{}` (patch `{}`, property `{}`, code {}): {}{}{}",
+            f.file,
+            f.patch_id,
+            f.property_id,
+            f.code.unwrap_or("<none>"),
+            f.status,
+            match retired {
+                Some(why) => format!(", {why}: not counted as evidence"),
+                None => String::new(),
+            },
+            match f.disagreement {
+                Some(why) => format!(", rows disagree: {why}"),
+                None => String::new(),
+            }
+        ));
+    }
 }
 
 /// The receipts given, and every other `*.receipt.json` in their directories (an evidence
@@ -257,7 +229,7 @@ pub(super) fn with_neighbours(given: &[PathBuf]) -> Vec<PathBuf> {
 
 /// Reads and closes every receipt given. `Err` when one cannot be read or is not JSON (all
 /// are named) or has no patch_id. (Each is cross-checked with its run's rows after:
-/// `cite_stream::read_beside`.)
+/// [`read_beside`].)
 pub(super) fn read_receipts(files: &[PathBuf]) -> anyhow::Result<Vec<ReadReceipt>> {
     let mut read = Vec::new();
     let mut errors = Vec::new();

@@ -11,7 +11,7 @@ pub(super) fn close(args: &CloseArgs) -> ExitStatus {
                 if !eligible {
                     worst = worst.max(ExitStatus::No);
                 }
-                let verified = args.verify.then(|| verify_beside(file));
+                let verified = args.verify.then(|| super::reading::verify_beside(file));
                 if let Some(Err(_)) = &verified {
                     worst = worst.max(ExitStatus::No);
                 }
@@ -60,53 +60,6 @@ pub(super) fn close(args: &CloseArgs) -> ExitStatus {
         }
     }
     worst
-}
-
-/// Cross-checks the receipt at `file` against the rows of its run in the witness file beside
-/// it. `Ok` says what agreed; `Err` the first disagreement (or why it could not be checked).
-/// A receipt read strictly, with the lines of the witness file beside it.
-pub(super) struct Beside {
-    pub(crate) receipt: Receipt,
-    pub(crate) lines: Vec<WitnessLine>,
-    pub(crate) witnesses: PathBuf,
-}
-
-/// Reads the receipt at `file` and the witness file beside it (`<property_id>.witness.jsonl`).
-pub(super) fn read_beside(file: &Path) -> Result<Beside, String> {
-    let bytes = read_bounded(file, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| "the receipt is not UTF-8".to_string())?;
-    let receipt = Receipt::parse(text)
-        .map_err(|e| format!("not a seedledger receipt, so it cannot be cross-checked: {e}"))?;
-    let witnesses = file.with_file_name(format!("{}.witness.jsonl", receipt.property_id));
-    let rows = read_bounded(&witnesses, "witness file", MAX_WITNESS_BYTES)
-        .map_err(|e| format!("{e:#}"))?;
-    // A torn last line (a crash in the middle of an append) is no row of anyone's.
-    let lines = witness_lines_from_bytes(seedledger_format::complete_lines(&rows));
-    Ok(Beside {
-        receipt,
-        lines,
-        witnesses,
-    })
-}
-
-/// Cross-checks the receipt at `file` against the rows of its run in the witness file beside
-/// it. `Ok` says what agreed; `Err` the first disagreement (or why it could not be checked).
-pub(super) fn verify_beside(file: &Path) -> Result<String, String> {
-    if let Some(agrees) = super::stream::verify_beside(file) {
-        return Ok(agrees);
-    }
-    let Beside {
-        receipt,
-        lines,
-        witnesses,
-    } = read_beside(file)?;
-    verify_receipt(&receipt, &lines)?;
-    Ok(format!(
-        "{} attempted seeds of run {} in `{}`",
-        receipt.attempted_seeds.len(),
-        receipt.run_id.as_deref().unwrap_or("?"),
-        witnesses.display()
-    ))
 }
 
 pub(super) fn counts(args: &CountsArgs) -> ExitStatus {

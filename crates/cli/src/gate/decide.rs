@@ -4,9 +4,15 @@ use super::*;
 
 pub(super) fn decide(args: &DecideArgs) -> anyhow::Result<ExitStatus> {
     let x = expectation(&args.expect)?;
-    // The witness files are streamed, never held: see `gate_stream`.
-    let streamed = super::stream::decide(&args.expect.witnesses, &x.expected, &x.roles)?;
-    x.notes(streamed.lines, &streamed.decision, streamed.culprit);
+    // The witness files are read in passes, never held (`seedledger_gate::decide_files`).
+    let mut batch = super::reading::Batch::open(&args.expect.witnesses)?;
+    let streamed = seedledger_gate::decide_files::<super::reading::Scratch, _>(
+        &mut batch,
+        &x.expected,
+        x.roles.keys(),
+    )?;
+    let culprit = streamed.culprit.map(|k| batch.path(k));
+    x.notes(streamed.lines, &streamed.decision, culprit);
     // What the citation writer's same-seed review would say (it does not change the
     // decision, nor the exit status: SPEC's decision 2 stays blind to seeds).
     let review = streamed.review;

@@ -82,7 +82,7 @@ fn run(args: &MergeArgs) -> anyhow::Result<ExitStatus> {
     // disagreement (or the error).
     for part in &read {
         // The receipt the streams read is the one merged: its bytes still hash alike.
-        if super::stream::verify_beside(&part.file).is_some()
+        if super::reading::agrees_beside(&part.file)
             && read_bounded(&part.file, "receipt", MAX_RECEIPT_BYTES)
                 .is_ok_and(|bytes| format!("sha256:{}", sha256_hex(&bytes)) == part.digest)
         {

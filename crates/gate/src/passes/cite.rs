@@ -64,7 +64,7 @@ pub struct CiteReading<S: Spill> {
 }
 
 /// Decision 2 over the batch for `gate cite` ([`CiteReading::decide`]), with what the
-/// citation's review needs of the first pass.
+/// citation needs of the first pass.
 pub struct CiteDecided<'k, S: Spill> {
     /// Decision 2 over the batch.
     pub decision: FreezeDecision,
@@ -72,6 +72,13 @@ pub struct CiteDecided<'k, S: Spill> {
     pub lines: usize,
     /// The file (its place in the batch) of the row a rule-1 refusal names.
     pub culprit: Option<usize>,
+    /// What the citation still needs of the batch ([`CiteReading::cite`]).
+    pub pending: CitePending<'k, S>,
+}
+
+/// What [`CiteReading::cite`] needs of the first pass over the batch: the runs offered, and
+/// the review the citation would run with its look-up of citable rows.
+pub struct CitePending<'k, S: Spill> {
     /// Roles are authenticated by these keys (the batch's remote rows must be signed).
     keys: Option<&'k TrustedKeys>,
     /// The batch index of each file's first line.
@@ -82,7 +89,7 @@ pub struct CiteDecided<'k, S: Spill> {
     review: Option<(CiteReview, Known<S>)>,
 }
 
-impl<S: Spill> CiteDecided<'_, S> {
+impl<S: Spill> CitePending<'_, S> {
     /// The runs with local rows of the patch — offered in the batch (replays aside), then
     /// those lying beside the receipts (`beside`, in receipt order) — that none of
     /// `receipts` names (by `run_id` or a part's run id), each once: any refuses.
@@ -289,10 +296,12 @@ impl<S: Spill> CiteReading<S> {
             decision,
             lines,
             culprit,
-            keys,
-            starts,
-            offered,
-            review,
+            pending: CitePending {
+                keys,
+                starts,
+                offered,
+                review,
+            },
         })
     }
 
@@ -373,11 +382,11 @@ impl<S: Spill> CiteReading<S> {
 
     /// The citation over what was read: every check before the same-seed review, then the
     /// review over the batch (`files`, as [`CiteReading::decide`] read them), then the
-    /// citation built; or why it is refused. `req` must carry `decided`'s decision and the
-    /// receipts given to [`CiteReading::decide`].
+    /// citation built; or why it is refused. `req` must carry the decision and the receipts
+    /// of the [`CiteReading::decide`] that left `pending`.
     pub fn cite<F: WitnessFiles>(
         &mut self,
-        decided: CiteDecided<'_, S>,
+        pending: CitePending<'_, S>,
         req: &CiteFacts<'_>,
         files: &mut F,
     ) -> Result<Result<(Citation, Review), CiteError>, F::Error>
@@ -388,11 +397,11 @@ impl<S: Spill> CiteReading<S> {
             Ok(origin) => origin,
             Err(e) => return Ok(Err(e)),
         };
-        let Some((review, mut known)) = decided.review else {
+        let Some((review, mut known)) = pending.review else {
             return Ok(Err(CiteError::ReviewNotPrepared));
         };
         known.resolve(&mut self.own)?;
-        let reviewed = self.review(files, decided.keys, &decided.starts, review, &mut known)?;
+        let reviewed = self.review(files, pending.keys, &pending.starts, review, &mut known)?;
         Ok(cite_written(req, &origin, reviewed))
     }
 
