@@ -116,7 +116,7 @@ mod tests {
         let counts = patch_counts([("a", SeedGap, false), ("b", FreezeEligible, false)]);
         assert!(!counts[0].freeze_enabled());
         assert!(counts[1].freeze_enabled());
-        // A retired receipt counts nowhere, and an open one no longer disables the path.
+        // A retired receipt counts nowhere, and a retired open one does not disable the path.
         let counts = patch_counts([("a", SeedGap, true), ("a", FreezeEligible, true)]);
         assert_eq!(
             (

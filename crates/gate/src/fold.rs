@@ -1,7 +1,6 @@
-//! Gate decision 2 and the same-seed review as folds over witness lines (issue 12: the gate
-//! streams). The caller reads witness files one line at a time and pushes each line in; no
-//! line is kept. What a fold keeps is bounded by what the rules need, not by the number of
-//! rows:
+//! Gate decision 2 and the same-seed review as folds over witness lines. The caller reads
+//! witness files one line at a time and pushes each line in; no line is kept. What a fold
+//! keeps is bounded by what the rules need, not by the number of rows:
 //!
 //! * [`DecideState`] (rules 1-7): counts, the first fail and first pass in scope, and the
 //!   distinct fail signatures in scope (one in an admissible batch).
@@ -20,8 +19,8 @@
 //!   (the tally's ordered set and, in the second pass, the keys and indices), nothing per
 //!   passing row.
 //!
-//! [`crate::decide_freeze`] runs the same fold over a slice; the equivalence tests keep the
-//! slice-based implementation that came before as their reference.
+//! [`crate::decide_freeze`] runs the same fold over a slice; the equivalence tests hold a
+//! slice-based implementation as their reference.
 
 use crate::decide::{
     Expected, FreezeDecision, REASON_ADMIT, REASON_NEED_BOTH_RUNNERS, REASON_NEED_TWO,

@@ -23,6 +23,8 @@ mod cite;
 mod own_rows;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+pub(crate) use tests::LineFiles;
 
 pub use cite::{CiteDecided, CitePending, CiteReading, ReceiptBeside};
 

@@ -253,8 +253,8 @@ fn a_row_changed_after_signing_is_malformed() {
 
 #[test]
 fn a_local_row_relabelled_remote_is_malformed() {
-    // The issue's forgery: a local pass row relabelled `remote` was admitted. Unsigned, it is
-    // now refused; signed by the local key (if a local runner ever signed), it still is.
+    // The forgery: a local pass row relabelled `remote`. Unsigned, it is refused; signed by
+    // the local key (if a local runner ever signed), it is refused too.
     let local_pass = row("l-2", 2, "pass", "local");
     let relabelled = local_pass.replace(r#""runner":"local""#, r#""runner":"remote""#);
     check_refused("unsigned", &relabelled, "l-2", "field `sig`: missing");

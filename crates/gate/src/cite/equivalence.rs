@@ -1,5 +1,5 @@
-//! `gate cite` in steps (a fold over the batch, the citable rows as fingerprints) against
-//! the `cite` that came before (module `reference`, verbatim), over randomized requests: several
+//! `gate cite` in steps (a fold over the batch, the citable rows as fingerprints) against a
+//! `cite` over the rows in memory (module `reference`), over randomized requests: several
 //! receipts and runs (current, retired, open, disagreeing, of another property), own rows
 //! offered or withheld, forged and edited local rows, remote rows with and without a replayed
 //! signature, rows of other patches and codes and out of scope, repeated ids, minting and
@@ -14,7 +14,7 @@ use crate::test_rng::Rng;
 use seedledger_format::{Verdict, WitnessRow};
 use std::collections::BTreeMap;
 
-/// The former `cite`, verbatim: the reference the steps must agree with.
+/// A `cite` over the rows in memory: the reference the steps must agree with.
 mod reference {
     use crate::cite::CiteRequest;
     use crate::cite::ReceiptFacts;
@@ -580,10 +580,79 @@ fn edited_as_streams(runs: &[RunEvidence<'_>], budget: usize) -> Option<CiteErro
     None
 }
 
+/// The own rows of every current receipt are rows `gate cite` could have kept: the receipt
+/// agrees with them (no disagreement; of its property, patch and code).
+fn kept_as_read(runs: &[RunEvidence<'_>]) -> bool {
+    runs.iter().all(|run| {
+        let f = run.facts;
+        receipt_retirement(f.fixture_hash, f.code, &f.current).is_some()
+            || (f.disagreement.is_none()
+                && run.own_rows.iter().all(|row| {
+                    row.property_id == f.property_id
+                        && row.patch_id.as_deref() == Some(f.patch_id)
+                        && row.code.as_deref() == f.code
+                }))
+    })
+}
+
+/// `gate cite`'s reading in passes (`crate::CiteReading`) over the batch split into files,
+/// the citable rows looked up in memory or, past a small budget, share by share: the
+/// decision, the runs without a receipt and the citation or refusal.
+fn in_passes(
+    c: &Case,
+    facts: &[ReceiptFacts<'_>],
+    runs: &[RunEvidence<'_>],
+    decision: &FreezeDecision,
+    without: &[String],
+    rng: &mut Rng,
+) -> Result<(Citation, Review), CiteError> {
+    let own = runs.iter().enumerate().flat_map(|(i, run)| {
+        let f = run.facts;
+        let current = receipt_retirement(f.fixture_hash, f.code, &f.current).is_none();
+        run.own_rows
+            .iter()
+            .filter(move |_| current)
+            .map(move |row| (i as u32, row))
+    });
+    let budget = [1, 3, usize::MAX][rng.below(3) as usize];
+    let mut reading = crate::CiteReading::<crate::MemorySpill>::with_rows(own, budget);
+    let mut files = crate::passes::LineFiles(Vec::new());
+    let mut rest = c.lines.as_slice();
+    while !rest.is_empty() {
+        let n = 1 + rng.below(rest.len() as u64) as usize;
+        files.0.push(rest[..n].to_vec());
+        rest = &rest[n..];
+    }
+    let expected = expected();
+    let mut decided = reading
+        .decide(&mut files, None, &expected, facts, c.waive)
+        .unwrap();
+    assert_eq!(&decided.decision, decision);
+    let beside = runs
+        .iter()
+        .flat_map(|r| r.runs_beside.iter().map(String::as_str));
+    assert_eq!(decided.pending.runs_without_receipt(facts, beside), without);
+    let req = CiteFacts {
+        decision,
+        expected: &expected,
+        writer: c.writer,
+        receipts: facts,
+        expires_at: c.expires_at,
+        now: NOW,
+        waive_same_seed_review: c.waive,
+        runs_without_receipt: without,
+        spec_reviewed: c.spec_reviewed,
+        roles_authenticated: false,
+        cited: &[],
+    };
+    reading.cite(decided.pending, &req, &mut files).unwrap()
+}
+
 #[test]
-fn cite_in_steps_agrees_with_the_former_cite() {
+fn cite_in_steps_agrees_with_the_reference_cite() {
     let mut rng = Rng(0x5eed_c17e);
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut in_files = 0;
     for case_no in 0..20_000 {
         let c = draw(&mut rng);
         let facts = facts(&c);
@@ -628,6 +697,14 @@ fn cite_in_steps_agrees_with_the_former_cite() {
         let old = reference::cite(&req);
         let new = cite(&req);
         assert_eq!(new, old, "case {case_no}");
+        if !c.authenticated && kept_as_read(&runs) {
+            in_files += 1;
+            assert_eq!(
+                in_passes(&c, &facts, &runs, &decision, &without, &mut rng),
+                old,
+                "case {case_no}: in passes over files"
+            );
+        }
         assert_eq!(
             cite_with(&req, FirstPass::Tally),
             old,
@@ -662,6 +739,7 @@ fn cite_in_steps_agrees_with_the_former_cite() {
         };
         *seen.entry(kind).or_default() += 1;
     }
+    assert!(in_files > 5_000, "{in_files} cases read in passes");
     for kind in [
         "cited",
         "cited, waived",

@@ -1,8 +1,8 @@
-//! `close_scan` (over a receipt read as a stream) against the in-memory closing it replaced:
-//! many random receipts — seed lists spanning several blocks, gaps anywhere, failing seeds in
+//! `close_scan` (over a receipt read as a stream) against an in-memory closing: many random
+//! receipts — seed lists spanning several blocks, gaps anywhere, failing seeds in
 //! and out of the list, bad fields, repeated keys, broken JSON, invalid UTF-8 — closed both
-//! ways must give the same status and detail, or the same error. The reference is the former
-//! `decide` over a `LedgerView`, verbatim (module `reference`).
+//! ways must give the same status and detail, or the same error. The reference is a
+//! `decide` over a whole `LedgerView` (module `reference`).
 
 use super::*;
 
@@ -108,8 +108,8 @@ mod reference {
     }
 }
 
-/// The former `close_ledger_bytes`: UTF-8, `LedgerView::parse`, the reference `decide`, the
-/// draft hint.
+/// `close_ledger_bytes` over a whole value: UTF-8, `LedgerView::parse`, the reference
+/// `decide`, the draft hint.
 fn close_before(bytes: &[u8]) -> Result<Closing, NotJsonError> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return close_ledger_bytes(bytes);

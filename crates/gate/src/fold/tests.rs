@@ -1,14 +1,14 @@
-//! The folds against the slice-based implementations they replaced: randomized batches
-//! (malformed lines, minting rows, repeated ids, several files, `\r\n`, invalid UTF-8) decided
-//! by the fold, fed line by line through the streaming reader, and by a verbatim copy of the
-//! former `decide_freeze` (module `reference`), which must agree on every field.
+//! The folds against slice-based implementations: randomized batches (malformed lines,
+//! minting rows, repeated ids, several files, `\r\n`, invalid UTF-8) decided by the fold, fed
+//! line by line through the streaming reader, and by a `decide_freeze` over the whole slice
+//! (module `reference`), which must agree on every field.
 
 use super::*;
 use crate::review::same_seed_review;
 use seedledger_format::{WitnessLineReader, parse_witness_lines};
 
-/// The former, slice-based `decide_freeze`, verbatim (only its helpers renamed into this
-/// module): the reference the fold must agree with.
+/// A slice-based `decide_freeze`, the rules applied to the whole batch at once: the
+/// reference the fold must agree with.
 mod reference {
     use crate::decide::{
         Expected, FreezeDecision, REASON_ADMIT, REASON_NEED_BOTH_RUNNERS, REASON_NEED_TWO,
@@ -458,7 +458,7 @@ fn the_fold_decides_and_reviews_as_the_slice_implementation_did() {
     let mut other_scheme = 0;
     for case in 0..8_000 {
         let files = random_files(&mut rng);
-        // The former reading: whole files, `witness_lines_from_bytes`.
+        // The whole-file reading: `witness_lines_from_bytes`.
         let whole: Vec<WitnessLine> = files
             .iter()
             .flat_map(|b| crate::decide::witness_lines_from_bytes(b))

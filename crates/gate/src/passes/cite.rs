@@ -59,6 +59,8 @@ pub struct ReceiptBeside {
 /// [`CiteReading::cite`]. What is kept past its budget goes to `S`.
 pub struct CiteReading<S: Spill> {
     own: OwnRows<S>,
+    /// How many fingerprints of the own rows are looked up in memory (`PRINT_BUDGET`).
+    print_budget: usize,
     /// The receipts whose run's rows are kept: index, property and run ids.
     kept: Vec<(u32, String, Vec<String>)>,
 }
@@ -107,6 +109,7 @@ impl<S: Spill> CiteReading<S> {
     pub fn new() -> Result<CiteReading<S>, SpillError> {
         Ok(CiteReading {
             own: OwnRows::new()?,
+            print_budget: PRINT_BUDGET,
             kept: Vec::new(),
         })
     }
@@ -320,7 +323,7 @@ impl<S: Spill> CiteReading<S> {
             return Ok(None);
         };
         let mut review = CiteReview::new(expected.clone(), origin);
-        let known = self.own.known(PRINT_BUDGET)?;
+        let known = self.own.known(self.print_budget)?;
         // A current receipt's rows are of its property, patch and code (it agrees with them).
         let of_review: Vec<bool> = receipts
             .iter()
@@ -473,6 +476,23 @@ impl<S: Spill> CiteReading<S> {
             )?;
         }
         Ok(fetch.finish())
+    }
+}
+
+#[cfg(test)]
+impl<S: Spill> CiteReading<S> {
+    /// A reading whose receipts' own rows are `rows` (each with its receipt's index), as
+    /// [`CiteReading::receipt`] would keep them, looked up in memory up to `budget` of them.
+    pub(crate) fn with_rows<'r>(
+        rows: impl IntoIterator<Item = (u32, &'r WitnessRow)>,
+        budget: usize,
+    ) -> CiteReading<S> {
+        let mut reading = CiteReading::new().unwrap();
+        for (receipt, row) in rows {
+            reading.own.push(receipt, row).unwrap();
+        }
+        reading.print_budget = budget;
+        reading
     }
 }
 
