@@ -366,8 +366,8 @@ pub(crate) fn review_origin(
 /// On success, also returns the review that was run (with the patch and code as origin), so
 /// that the caller prints the review the citation rests on.
 ///
-/// This is the form over rows in memory; a caller that streams them runs [`cite_checks`],
-/// the review as a fold ([`CiteReview`]) and [`cite_written`], as this does.
+/// This is the form over rows in memory; [`crate::CiteReading`] reads them in passes and
+/// runs the same checks and the same review, as a fold.
 pub fn cite(req: &CiteRequest<'_>) -> Result<(Citation, Review), CiteError> {
     cite_with(req, FirstPass::Join)
 }
