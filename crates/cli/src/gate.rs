@@ -444,8 +444,8 @@ struct ReadReceipt {
 ///
 /// The receipt is scanned as a stream (`seedledger_gate::close_scan`: its seed lists are
 /// never held); one the scan does not read — bad UTF-8 or JSON, a repeated key, a malformed
-/// decision field — is read whole as before, so its error or `incomplete_fields` detail is
-/// word for word what it was (and so is a receipt that cannot be opened or read).
+/// decision field — is read whole, so its error or `incomplete_fields` detail is the same
+/// word for word as a whole read's (and so is a receipt that cannot be opened or read).
 fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
     let shown = file.display().to_string();
     if let Some(read) = stream::scan_receipt(file) {
