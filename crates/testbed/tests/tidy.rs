@@ -36,7 +36,6 @@ const FN_ALLOWED: &[(&str, usize)] = &[
 
 /// Files over budget today, with the most lines they may have. Only ever shrink this list.
 const FILE_ALLOWED: &[(&str, usize)] = &[
-    ("crates/cli/src/prop/report.rs", 1212),
     ("crates/cli/src/prop/supervise.rs", 1424),
     ("crates/gate/src/cite.rs", 1177),
     ("crates/gate/src/cite/stream.rs", 1126),

@@ -215,11 +215,11 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     }
     // CI projections of the receipts, after every property finished.
     if let Some((path, anchored)) = &junit {
-        let info = super::report::RunInfo {
+        let info = super::report::junit::RunInfo {
             patch_id: &args.patch_id,
             runner: Runner::from(args.runner).as_str(),
         };
-        let written = super::report::junit_xml(&results, info)
+        let written = super::report::junit::junit_xml(&results, info)
             .map_err(|e| e.to_string())
             .and_then(|xml| {
                 seedledger_format::write_atomic(anchored, xml.as_bytes()).map_err(|e| e.to_string())
@@ -233,7 +233,7 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         }
     }
     if args.github_annotations || on_github {
-        eprint!("{}", super::report::github_annotations(&results));
+        eprint!("{}", super::report::github::github_annotations(&results));
         if let Some((path, anchored)) = &step_summary {
             let appended = std::fs::OpenOptions::new()
                 .create(true)
@@ -242,7 +242,7 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
                 .and_then(|mut file| {
                     std::io::Write::write_all(
                         &mut file,
-                        super::report::step_summary(&results).as_bytes(),
+                        super::report::github::step_summary(&results).as_bytes(),
                     )
                 });
             if let Err(e) = appended {
