@@ -18,10 +18,6 @@ const FILE_BUDGET: usize = 1000;
 const FN_ALLOWED: &[(&str, usize)] = &[
     ("crates/cli/src/gate/cite.rs::cite", 214),
     ("crates/cli/src/gate/merge.rs::run", 121),
-    ("crates/cli/src/prop/run.rs::print_summary", 130),
-    ("crates/cli/src/prop/replay.rs::replay", 288),
-    ("crates/cli/src/prop/reproduce.rs::reproduce", 198),
-    ("crates/cli/src/prop/run.rs::run_suite", 257),
     ("crates/cli/src/prop/supervise.rs::on_line", 143),
     ("crates/cli/src/prop/supervise.rs::supervise", 333),
     ("crates/format/src/ledger_scan.rs::visit_seq", 132),
