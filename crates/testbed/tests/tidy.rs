@@ -18,8 +18,6 @@ const FILE_BUDGET: usize = 1000;
 const FN_ALLOWED: &[(&str, usize)] = &[
     ("crates/cli/src/gate/cite.rs::cite", 214),
     ("crates/cli/src/gate/merge.rs::run", 121),
-    ("crates/cli/src/prop/supervise.rs::on_line", 143),
-    ("crates/cli/src/prop/supervise.rs::supervise", 333),
     ("crates/format/src/ledger_scan.rs::visit_seq", 132),
     ("crates/format/src/witness/canonical.rs::scan", 140),
     ("crates/format/src/witness/parallel.rs::read", 168),
@@ -32,7 +30,6 @@ const FN_ALLOWED: &[(&str, usize)] = &[
 
 /// Files over budget today, with the most lines they may have. Only ever shrink this list.
 const FILE_ALLOWED: &[(&str, usize)] = &[
-    ("crates/cli/src/prop/supervise.rs", 1424),
     ("crates/gate/src/cite.rs", 1177),
     ("crates/gate/src/cite/stream.rs", 1126),
     ("crates/gate/src/verify.rs", 1087),
