@@ -159,7 +159,8 @@ impl PropertyResult {
     }
 
     /// Notes about the store for this property: failure modes no citation covers while
-    /// another is frozen, a freeze no longer needed, citations not honoured and why.
+    /// another is frozen, a freeze the property does not need (it passes), citations not
+    /// honoured and why.
     pub fn freeze_notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
         match self.honour() {

@@ -55,6 +55,12 @@
 //! exactly one ends its process and every other runs to its end, that one is certain and
 //! gets the row; every crashed run's message names the runs under way and what each replay
 //! did.
+//!
+//! Where each part lives: [`worker`] runs the suite and sends the events; [`supervisor`]
+//! starts the worker, forwards signals and says what became of every property; [`pipes`]
+//! reads the worker's stdout and event pipe; [`events`] acts on each event; [`crash`] blames
+//! the runs the worker died in, with [`alone`] replaying their trials when several were under
+//! way.
 
 mod alone;
 mod crash;

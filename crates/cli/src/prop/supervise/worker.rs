@@ -7,8 +7,8 @@ use super::*;
 /// The supervised worker's end of the event pipe.
 static EVENTS: OnceLock<Mutex<File>> = OnceLock::new();
 
-/// Writes one event line; false when the supervisor can no longer read it (or this process
-/// is not supervised).
+/// Writes one event line; false when nobody reads it (the supervisor closed the pipe, or
+/// this process is not supervised).
 pub(super) fn emit(event: &Value) -> bool {
     let Some(Ok(mut out)) = EVENTS.get().map(Mutex::lock) else {
         return false;
@@ -18,6 +18,9 @@ pub(super) fn emit(event: &Value) -> bool {
     out.write_all(line.as_bytes()).is_ok()
 }
 
+/// The supervised worker: checks that its supervisor is its parent, takes the event pipe,
+/// runs `selected` and sends `plan`, `start`, `done` (or `stopped`, `not_run`, `error`) and,
+/// when asked, `progress` events; the status to end with (128 + a signal when interrupted).
 pub(super) fn run_worker(
     selected: &[Property],
     config: &RunConfig,
