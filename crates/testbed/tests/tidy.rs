@@ -17,12 +17,6 @@ const FILE_BUDGET: usize = 1000;
 /// ever shrink this list: split a function and remove its line.
 const FN_ALLOWED: &[(&str, usize)] = &[
     ("crates/cli/src/gate/cite.rs::cite", 214),
-    ("crates/cli/src/prop/run.rs::print_summary", 130),
-    ("crates/cli/src/prop/replay.rs::replay", 288),
-    ("crates/cli/src/prop/reproduce.rs::reproduce", 198),
-    ("crates/cli/src/prop/run.rs::run_suite", 257),
-    ("crates/cli/src/prop/supervise.rs::on_line", 143),
-    ("crates/cli/src/prop/supervise.rs::supervise", 333),
     ("crates/format/src/ledger_scan.rs::visit_seq", 132),
     ("crates/format/src/witness/canonical.rs::scan", 140),
     ("crates/format/src/witness/parallel.rs::read", 168),
@@ -35,8 +29,6 @@ const FN_ALLOWED: &[(&str, usize)] = &[
 
 /// Files over budget today, with the most lines they may have. Only ever shrink this list.
 const FILE_ALLOWED: &[(&str, usize)] = &[
-    ("crates/cli/src/prop/report.rs", 1212),
-    ("crates/cli/src/prop/supervise.rs", 1424),
     ("crates/gate/src/cite.rs", 1177),
     ("crates/gate/src/cite/stream.rs", 1126),
     ("crates/gate/src/verify.rs", 1087),

@@ -212,7 +212,7 @@ pub struct ReplayLine {
 }
 
 /// A line of `prop list --format json`: one registered property and its spec. (Fields in
-/// the order earlier versions printed them.)
+/// alphabetical order, as readers of the line know it.)
 #[derive(Debug, Clone, Serialize)]
 pub struct ListLine<'a> {
     /// The spec's `bound`.
@@ -230,7 +230,7 @@ pub struct ListLine<'a> {
 }
 
 /// A line of `prop reproduce --format json`: one receipt's failing seeds replayed on this
-/// runner. (Fields in the order earlier versions printed them.)
+/// runner. (Fields in alphabetical order, as readers of the line know it.)
 #[derive(Debug, Clone, Serialize)]
 pub struct ReproduceLine<'a> {
     /// The code identity the replay's rows record (`null` outside a git work tree).
@@ -291,7 +291,7 @@ mod tests {
         })
     }
 
-    /// The field names of the line before it was typed: a reader of that line reads this one.
+    /// The run line has every field name its readers rely on.
     #[test]
     fn a_run_line_keeps_every_field_name_it_had() {
         let v: serde_json::Value =
