@@ -1,7 +1,7 @@
 //! The machine-readable lines of `prop run --format json`: one JSON object per line on
 //! stdout, one line per selected property, in suite order. The types below *are* the format:
 //! each field's rustdoc says what it holds, and a field is never renamed or removed without
-//! a note in the README's "Machine-readable output". Readers must ignore fields they do not
+//! a note in the book's "Machine-readable output" (`book/src/formats.md`). Readers must ignore fields they do not
 //! know (new ones are added over time). An absent value is `null`, never a missing key.
 //!
 //! Three shapes share the stream, told apart by `status`:
