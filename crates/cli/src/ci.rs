@@ -40,8 +40,8 @@ pub enum CiCommand {
     /// jobs do), `prop reproduce` as the remote runner into WORK/remote, then `ci gate`.
     ///
     /// `--local-env` / `--remote-env KEY=VALUE` set environment variables for one side only —
-    /// how an environment-dependent failure is staged (see README: "From a red CI run to a
-    /// decision"). Exit status: 2 when a step errored, else 0 (the steps' verdicts are
+    /// how an environment-dependent failure is staged (see the book,
+    /// `book/src/ci.md`, "Demonstration scenarios"). Exit status: 2 when a step errored, else 0 (the steps' verdicts are
     /// printed, not returned).
     Simulate(SimulateArgs),
 }

@@ -437,8 +437,8 @@ struct ReadReceipt {
 ///
 /// The receipt is scanned as a stream (`seedledger_gate::close_scan`: its seed lists are
 /// never held); one the scan does not read — bad UTF-8 or JSON, a repeated key, a malformed
-/// decision field — is read whole, so its error or `incomplete_fields` detail names the
-/// file, line and field (and so is a receipt that cannot be opened or read).
+/// decision field — is read whole, so its error or `incomplete_fields` detail is the same
+/// word for word as a whole read's (and so is a receipt that cannot be opened or read).
 fn read_receipt(file: &Path) -> Result<ReadReceipt, String> {
     let shown = file.display().to_string();
     if let Some(read) = reading::scan_receipt(file) {

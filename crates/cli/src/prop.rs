@@ -134,7 +134,7 @@ pub struct RunArgs {
     /// seeds at plan positions M-1, M-1+N, M-1+2N, ... (round robin); `hash:M/N` the seeds s
     /// with splitmix64(s) mod N = M-1. Each part's receipt plans only its seeds (so it closes
     /// on its own) and records the part and the whole plan; `gate merge` combines the parts
-    /// of a property into one receipt of the whole plan (see README "Running a big plan").
+    /// of a property into one receipt of the whole plan (see the book, `book/src/big-plans.md`).
     #[arg(long, value_name = "KIND:M/N", value_parser = parse_partition)]
     partition: Option<seedledger_format::Partition>,
     /// The seed -> input scheme, recorded in receipts as `rng`: what each seed means. New
@@ -187,7 +187,7 @@ pub struct RunArgs {
     /// --trial-timeout is a failing trial with the signature exit:<status>, crash:<SIGNAL>,
     /// crash:stack_overflow or timeout, and the run goes on in a new worker; processes a
     /// trial leaves behind are killed and named with its seed. Costs a round trip on a
-    /// socket per trial (see README "Crash isolation").
+    /// socket per trial (see the book, `book/src/running/isolation.md`).
     #[arg(long)]
     isolate: bool,
     /// Do not shrink failing seeds (receipts then say shrink_stable: false).

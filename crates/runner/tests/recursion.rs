@@ -1,8 +1,8 @@
 //! Recursive generators: how a tree's encoding decides how well it shrinks. One expression
 //! type with five node kinds, a corpus of failing properties with their known minimal
 //! trees, and several ways of writing the same generator; `measure_recursive_encodings`
-//! (ignored: run it with `--ignored --nocapture`) prints the table that the README's
-//! recursion guidance quotes, and the other tests hold the recommended encodings to it.
+//! (ignored: run it with `--ignored --nocapture`) prints the table that the book's
+//! recursion guidance (`book/src/writing/recursive.md`) quotes, and the other tests hold the recommended encodings to it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::{

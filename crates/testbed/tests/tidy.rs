@@ -16,13 +16,6 @@ const FILE_BUDGET: usize = 1000;
 /// Functions over budget today, as `path::name` with the most lines they may have. Only
 /// ever shrink this list: split a function and remove its line.
 const FN_ALLOWED: &[(&str, usize)] = &[
-    ("crates/cli/src/gate/merge.rs::run", 121),
-    ("crates/cli/src/prop/run.rs::print_summary", 130),
-    ("crates/cli/src/prop/replay.rs::replay", 288),
-    ("crates/cli/src/prop/reproduce.rs::reproduce", 198),
-    ("crates/cli/src/prop/run.rs::run_suite", 257),
-    ("crates/cli/src/prop/supervise.rs::on_line", 143),
-    ("crates/cli/src/prop/supervise.rs::supervise", 333),
     ("crates/format/src/ledger_scan.rs::visit_seq", 132),
     ("crates/format/src/witness/canonical.rs::scan", 140),
     ("crates/format/src/witness/parallel.rs::read", 168),
@@ -33,8 +26,6 @@ const FN_ALLOWED: &[(&str, usize)] = &[
 
 /// Files over budget today, with the most lines they may have. Only ever shrink this list.
 const FILE_ALLOWED: &[(&str, usize)] = &[
-    ("crates/cli/src/prop/report.rs", 1212),
-    ("crates/cli/src/prop/supervise.rs", 1424),
     ("crates/runner/src/generators.rs", 1023),
     ("crates/runner/src/ledger.rs", 1358),
     ("crates/runner/src/pending.rs", 1242),

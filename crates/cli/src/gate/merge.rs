@@ -11,8 +11,8 @@ use crate::common::{
 use clap::Args;
 use seedledger_format::{ExitStatus, LedgerScan, Receipt, Wanted, complete_lines, sha256_hex};
 use seedledger_gate::{
-    CloseStatus, Closing, MergePart, close_ledger_text, close_scan, merge_parts, verify_receipt,
-    witness_lines_from_bytes,
+    CloseStatus, Closing, MergePart, Merged, close_ledger_text, close_scan, merge_parts,
+    verify_receipt, witness_lines_from_bytes,
 };
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -145,16 +145,32 @@ fn run(args: &MergeArgs) -> anyhow::Result<ExitStatus> {
         .collect();
     concatenate(&order, &witness_path)?;
     let text = receipt_text(&mut merged.receipt);
-    let receipt = &merged.receipt;
     seedledger_format::write_atomic(&receipt_path, text.as_bytes())
         .map_err(|e| anyhow::anyhow!("failed to write `{}`: {e}", receipt_path.display()))?;
     let closing = close_text(&text)?;
+    print_merged(args.format, &merged, &receipt_path, &witness_path, &closing);
+    Ok(if closing.status.is_open() {
+        ExitStatus::No
+    } else {
+        ExitStatus::Success
+    })
+}
+
+/// Says what was merged where, and how the merged receipt closes.
+fn print_merged(
+    format: Format,
+    merged: &Merged,
+    receipt_path: &Path,
+    witness_path: &Path,
+    closing: &Closing,
+) {
+    let receipt = &merged.receipt;
     let total = receipt.merge.as_ref().map(|m| m.total);
     let (receipt_shown, witness_shown) = (
         receipt_path.display().to_string(),
         witness_path.display().to_string(),
     );
-    match args.format {
+    match format {
         Format::Human => {
             outln!(
                 "merged {} of {} parts of {} ({} of {} planned seeds attempted) into {receipt_shown}",
@@ -186,11 +202,6 @@ fn run(args: &MergeArgs) -> anyhow::Result<ExitStatus> {
             total,
         }),
     }
-    Ok(if closing.status.is_open() {
-        ExitStatus::No
-    } else {
-        ExitStatus::Success
-    })
 }
 
 fn read_part(file: &Path) -> anyhow::Result<ReadPart> {

@@ -1,7 +1,7 @@
 //! The machine-readable lines of `prop run --format json`: one JSON object per line on
 //! stdout, one line per selected property, in suite order. The types below *are* the format:
 //! each field's rustdoc says what it holds, and a field is never renamed or removed without
-//! a note in the README's "Machine-readable output". Readers must ignore fields they do not
+//! a note in the book's "Machine-readable output" (`book/src/formats.md`). Readers must ignore fields they do not
 //! know (new ones are added over time). An absent value is `null`, never a missing key.
 //!
 //! Three shapes share the stream, told apart by `status`:
@@ -212,7 +212,7 @@ pub struct ReplayLine {
 }
 
 /// A line of `prop list --format json`: one registered property and its spec. (Fields in
-/// the order earlier versions printed them.)
+/// alphabetical order, as readers of the line know it.)
 #[derive(Debug, Clone, Serialize)]
 pub struct ListLine<'a> {
     /// The spec's `bound`.
@@ -230,7 +230,7 @@ pub struct ListLine<'a> {
 }
 
 /// A line of `prop reproduce --format json`: one receipt's failing seeds replayed on this
-/// runner. (Fields in the order earlier versions printed them.)
+/// runner. (Fields in alphabetical order, as readers of the line know it.)
 #[derive(Debug, Clone, Serialize)]
 pub struct ReproduceLine<'a> {
     /// The code identity the replay's rows record (`null` outside a git work tree).
@@ -291,7 +291,7 @@ mod tests {
         })
     }
 
-    /// The field names of the line before it was typed: a reader of that line reads this one.
+    /// The run line has every field name its readers rely on.
     #[test]
     fn a_run_line_keeps_every_field_name_it_had() {
         let v: serde_json::Value =

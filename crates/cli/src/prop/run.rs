@@ -1,32 +1,152 @@
 //! `prop run` and `prop list`: the suite over its planned seeds, and the summary it prints.
+//!
+//! `prop run` in three steps: [`Inputs::resolve`] turns the arguments into what runs (the
+//! plan, the selection, the limits, the identity, the freezes), [`super::supervise::run`]
+//! runs it while a [`Reporter`] prints each property's summary as it finishes, and [`finish`]
+//! adds what the supervision found, writes the CI files and picks the exit status.
 
 use super::*;
+use crate::common::store::{Currents, Judged, Stored};
+use seedledger_runner::{CodeIdentity, RunSummary, TrialExecutor};
+use std::sync::Arc;
 
 pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
-    // The supervised worker runs the trials: its root and output directory are fixed before
-    // the first one (the runner's `anchor.rs`), so a trial that changes directory moves no
-    // evidence. The supervisor runs none and keeps them as given, for what it prints.
-    let worker = args.supervised_worker;
-    let fixed = |path: PathBuf| match worker {
-        Some(_) => seedledger_runner::anchored(&path),
-        None => path,
+    let inputs = match Inputs::resolve(&args, suite) {
+        Ok(inputs) => inputs,
+        Err(status) => return status,
     };
-    let root = fixed(root_of(&args.common));
-    // The CI files written at the end, and whether to write them, fixed now as well.
-    let junit = args
-        .junit
-        .as_deref()
-        .map(|given| (given, seedledger_runner::anchored(given)));
-    let on_github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
-    let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY")
-        .filter(|p| !p.is_empty())
-        .map(|given| {
-            let anchored = seedledger_runner::anchored(Path::new(&given));
-            (PathBuf::from(given), anchored)
-        });
-    if let Err(e) = seedledger_format::check_id("patch id", &args.patch_id) {
-        return error(format_args!("--patch-id: {e}"));
+    let mut reporter = Reporter {
+        format: args.common.format,
+        freezes: inputs.freezes,
+        status: ExitStatus::Success,
+        results: Vec::with_capacity(inputs.selected.len()),
+    };
+    let supervision = super::supervise::run(
+        args.supervised_worker
+            .map(|pid| (pid, args.pending_rows_fd, args.events_fd)),
+        inputs.progress,
+        args.common.format,
+        &inputs.selected,
+        &inputs.config,
+        (inputs.jobs, args.seed_jobs),
+        inputs.executor,
+        |property, result| reporter.report(property, result),
+    );
+    finish(&args, &inputs.ci, supervision, reporter)
+}
+
+/// What `prop run` runs, resolved from its arguments before the first trial.
+struct Inputs {
+    selected: Vec<Property>,
+    config: RunConfig,
+    executor: Option<Arc<dyn TrialExecutor>>,
+    /// Properties run at once.
+    jobs: usize,
+    /// Progress bars: drawn by the supervisor when stderr is a terminal, from the events the
+    /// worker then sends (see `progress.rs`).
+    progress: bool,
+    freezes: Freezes,
+    ci: CiFiles,
+}
+
+impl Inputs {
+    /// Checks the arguments and resolves them, in the order their errors are reported; an
+    /// error is printed and comes back as the exit status.
+    fn resolve(args: &RunArgs, suite: &[Property]) -> Result<Inputs, ExitStatus> {
+        // The supervised worker runs the trials: its root and output directory are fixed
+        // before the first one (the runner's `anchor.rs`), so a trial that changes directory
+        // moves no evidence. The supervisor runs none and keeps them as given, for what it
+        // prints.
+        let worker = args.supervised_worker;
+        let fixed = |path: PathBuf| match worker {
+            Some(_) => seedledger_runner::anchored(&path),
+            None => path,
+        };
+        let root = fixed(root_of(&args.common));
+        let ci = CiFiles::fixed(args);
+        if let Err(e) = seedledger_format::check_id("patch id", &args.patch_id) {
+            return Err(error(format_args!("--patch-id: {e}")));
+        }
+        let (seeds, partition) = seed_plan(args)?;
+        let selected = selection(args, suite)?;
+        let Ok(shrink_max_time) = Duration::try_from_secs_f64(args.shrink_max_seconds) else {
+            return Err(error(
+                "--shrink-max-seconds must be a non-negative number of seconds",
+            ));
+        };
+        let trial_timeout = match args.trial_timeout.map(Duration::try_from_secs_f64) {
+            None => None,
+            Some(Ok(t)) if !t.is_zero() => Some(t),
+            Some(_) => {
+                return Err(error(
+                    "--trial-timeout must be a positive number of seconds",
+                ));
+            }
+        };
+        let code = code_identity(args, &root)?;
+        let freezes = Freezes::read(args, &root)?;
+        // The worker writes the rows, so it alone reads the signing key (a remote run's
+        // $SEEDLEDGER_RUNNER_KEY, see `common/keys.rs`) and says what the gate will make of
+        // its rows.
+        let signer =
+            match worker.map(|_| crate::common::keys::runner_key(args.runner.into(), &root)) {
+                None => None,
+                Some(Ok(key)) => key,
+                Some(Err(e)) => return Err(error(format_args!("{e:#}"))),
+            };
+        let config = RunConfig {
+            code,
+            signer,
+            partition,
+            out_dir: args
+                .out
+                .clone()
+                .map_or_else(|| root.join("target").join("seedledger"), fixed),
+            root,
+            patch_id: args.patch_id.clone(),
+            runner: args.runner.into(),
+            seeds,
+            rng: args.rng,
+            shrink: (!args.no_shrink).then_some(ShrinkConfig {
+                max_evaluations: args.shrink_max_evaluations,
+                max_time: shrink_max_time,
+            }),
+            durable: true,
+            // Isolated, a trial past the timeout is killed with its worker and fails (the run
+            // goes on): the executor keeps the time, not the process-ending watchdog.
+            trial_timeout: if args.isolate { None } else { trial_timeout },
+        };
+        let executor: Option<Arc<dyn TrialExecutor>> = match (args.isolate, worker) {
+            (true, Some(_)) => match super::isolate::Isolated::this_program(trial_timeout) {
+                Ok(isolated) => Some(Arc::new(isolated)),
+                Err(e) => return Err(error(e)),
+            },
+            _ => None,
+        };
+        let jobs = args
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+        let progress = match worker {
+            Some(_) => args.progress_events,
+            None => super::progress::wanted(args.common.format),
+        };
+        Ok(Inputs {
+            selected,
+            config,
+            executor,
+            jobs,
+            progress,
+            freezes,
+            ci,
+        })
     }
+}
+
+/// The seed plan (`--seeds`, or `--cases` from `--base-seed`), and the part of it this run
+/// plans with `--partition`: the receipt then says which part of which whole plan.
+fn seed_plan(
+    args: &RunArgs,
+) -> Result<(Vec<u64>, Option<seedledger_format::PartitionRecord>), ExitStatus> {
     let seeds = match (&args.seeds, args.cases) {
         (Some(text), _) => seedledger_runner::parse_seeds(text),
         (None, cases) => seedledger_runner::cases(
@@ -36,159 +156,219 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     };
     let seeds = match seeds {
         Ok(s) => s,
-        Err(e) => return error(format_args!("bad seed plan: {e}")),
+        Err(e) => return Err(error(format_args!("bad seed plan: {e}"))),
     };
     // A part of the plan: the run plans the part's seeds; the receipt says which part of
     // which whole plan.
-    let (seeds, partition) = match args.partition {
+    Ok(match args.partition {
         None => (seeds, None),
         Some(part) => (
             part.select(&seeds),
             Some(seedledger_format::PartitionRecord::new(part, &seeds)),
         ),
-    };
-    let selected: Vec<Property> = if args.properties.is_empty() {
-        suite.to_vec()
-    } else {
-        match args
-            .properties
-            .iter()
-            .map(|id| find(suite, id).cloned())
-            .collect::<Result<Vec<_>, _>>()
-        {
-            Ok(s) => s,
-            Err(e) => return error(e),
-        }
-    };
-    let Ok(shrink_max_time) = Duration::try_from_secs_f64(args.shrink_max_seconds) else {
-        return error("--shrink-max-seconds must be a non-negative number of seconds");
-    };
-    let trial_timeout = match args.trial_timeout.map(Duration::try_from_secs_f64) {
-        None => None,
-        Some(Ok(t)) if !t.is_zero() => Some(t),
-        Some(_) => return error("--trial-timeout must be a positive number of seconds"),
-    };
-    // Supervised (see `supervise.rs`): the worker runs the properties, so it alone computes
-    // the code identity (and refuses a bad --base); the supervisor alone judges the freezes.
-    let code = match worker.map(|_| seedledger_runner::code_identity(&root, args.base.as_deref())) {
-        None => None,
-        Some(Ok(code)) => Some(code),
-        Some(Err(e)) if args.base.is_some() => return error(format_args!("--base: {e}")),
+    })
+}
+
+/// The properties `--property` names, in the order given; every one without it.
+fn selection(args: &RunArgs, suite: &[Property]) -> Result<Vec<Property>, ExitStatus> {
+    if args.properties.is_empty() {
+        return Ok(suite.to_vec());
+    }
+    args.properties
+        .iter()
+        .map(|id| find(suite, id).cloned())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(error)
+}
+
+/// The code identity the rows and receipts record. Supervised (see `supervise.rs`), the worker
+/// runs the properties, so it alone computes it (and refuses a bad --base); the supervisor
+/// alone judges the freezes.
+fn code_identity(args: &RunArgs, root: &Path) -> Result<Option<CodeIdentity>, ExitStatus> {
+    match args
+        .supervised_worker
+        .map(|_| seedledger_runner::code_identity(root, args.base.as_deref()))
+    {
+        None => Ok(None),
+        Some(Ok(code)) => Ok(Some(code)),
+        Some(Err(e)) if args.base.is_some() => Err(error(format_args!("--base: {e}"))),
         Some(Err(e)) => {
             errln!(
                 "note: {e}; receipts and witness rows record no code identity and cannot back a citation"
             );
-            None
-        }
-    };
-    let store_dir = crate::common::store::store_dir(&root, args.freezes.as_deref());
-    let store = match worker.map_or_else(
-        || crate::common::store::read_store_at(&root, &store_dir),
-        |_| Ok(Vec::new()),
-    ) {
-        Ok(store) => store,
-        Err(e) => return error(e),
-    };
-    for bad in &store {
-        if let Err(e) = &bad.citation {
-            errln!(
-                "warning: citation `{}`: invalid ({e}): never honoured",
-                bad.path.display()
-            );
+            Ok(None)
         }
     }
-    let mut currents = crate::common::store::Currents::new(&root);
-    let now = match crate::common::store::now_checked(&store) {
-        Ok(now) => now,
-        Err(e) => return error(e),
-    };
-    // The worker writes the rows, so it alone reads the signing key (a remote run's
-    // $SEEDLEDGER_RUNNER_KEY, see `trust.rs`) and says what the gate will make of its rows.
-    let signer = match worker.map(|_| crate::common::keys::runner_key(args.runner.into(), &root)) {
-        None => None,
-        Some(Ok(key)) => key,
-        Some(Err(e)) => return error(format_args!("{e:#}")),
-    };
-    let config = RunConfig {
-        code,
-        signer,
-        partition,
-        out_dir: args
-            .out
-            .clone()
-            .map_or_else(|| root.join("target").join("seedledger"), fixed),
-        root,
-        patch_id: args.patch_id.clone(),
-        runner: args.runner.into(),
-        seeds,
-        rng: args.rng,
-        shrink: (!args.no_shrink).then_some(ShrinkConfig {
-            max_evaluations: args.shrink_max_evaluations,
-            max_time: shrink_max_time,
-        }),
-        durable: true,
-        // Isolated, a trial past the timeout is killed with its worker and fails (the run
-        // goes on): the executor keeps the time, not the process-ending watchdog.
-        trial_timeout: if args.isolate { None } else { trial_timeout },
-    };
-    let executor: Option<std::sync::Arc<dyn seedledger_runner::TrialExecutor>> =
-        match (args.isolate, worker) {
-            (true, Some(_)) => match super::isolate::Isolated::this_program(trial_timeout) {
-                Ok(isolated) => Some(std::sync::Arc::new(isolated)),
-                Err(e) => return error(e),
-            },
-            _ => None,
+}
+
+/// The freeze store the run honours (the supervisor's: the worker reads none), and what each
+/// property's citations come to when it finishes.
+struct Freezes {
+    store: Vec<Stored>,
+    currents: Currents,
+    now: i64,
+}
+
+impl Freezes {
+    fn read(args: &RunArgs, root: &Path) -> Result<Freezes, ExitStatus> {
+        let store_dir = crate::common::store::store_dir(root, args.freezes.as_deref());
+        let store = match args.supervised_worker.map_or_else(
+            || crate::common::store::read_store_at(root, &store_dir),
+            |_| Ok(Vec::new()),
+        ) {
+            Ok(store) => store,
+            Err(e) => return Err(error(e)),
         };
-    let mut status = ExitStatus::Success;
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    let mut results = Vec::with_capacity(selected.len());
-    // Progress bars: drawn by the supervisor when stderr is a terminal, from the events the
-    // worker then sends (see `progress.rs`).
-    let progress = match worker {
-        Some(_) => args.progress_events,
-        None => super::progress::wanted(args.common.format),
-    };
-    let supervision = super::supervise::run(
-        worker.map(|pid| (pid, args.pending_rows_fd, args.events_fd)),
-        progress,
-        args.common.format,
-        &selected,
-        &config,
-        (jobs, args.seed_jobs),
-        executor,
-        |property, result| match result {
+        for bad in &store {
+            if let Err(e) = &bad.citation {
+                errln!(
+                    "warning: citation `{}`: invalid ({e}): never honoured",
+                    bad.path.display()
+                );
+            }
+        }
+        let currents = Currents::new(root);
+        let now = match crate::common::store::now_checked(&store) {
+            Ok(now) => now,
+            Err(e) => return Err(error(e)),
+        };
+        Ok(Freezes {
+            store,
+            currents,
+            now,
+        })
+    }
+
+    /// The citations of `property` in the store, with their states now.
+    fn judged(&mut self, property: &Property) -> Vec<Judged> {
+        let Freezes {
+            store,
+            currents,
+            now,
+        } = self;
+        store
+            .iter()
+            .filter_map(|stored| {
+                let (citation, authenticity) = stored.citation.as_ref().ok()?;
+                (citation.property_id == property.id).then(|| Judged {
+                    path: stored.path.clone(),
+                    state: currents.judge(citation, *now),
+                    citation: citation.clone(),
+                    authenticity: authenticity.clone(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The CI files a run writes once every property has finished, and whether to write them:
+/// fixed before the first trial, each path as given (for messages) and anchored (for
+/// writing; see the runner's `anchor.rs`).
+struct CiFiles {
+    junit: Option<(PathBuf, PathBuf)>,
+    /// `--github-annotations`, or GITHUB_ACTIONS=true.
+    annotations: bool,
+    /// $GITHUB_STEP_SUMMARY, when it is set.
+    step_summary: Option<(PathBuf, PathBuf)>,
+}
+
+impl CiFiles {
+    fn fixed(args: &RunArgs) -> CiFiles {
+        let junit = args
+            .junit
+            .as_deref()
+            .map(|given| (given.to_path_buf(), seedledger_runner::anchored(given)));
+        let on_github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+        let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY")
+            .filter(|p| !p.is_empty())
+            .map(|given| {
+                let anchored = seedledger_runner::anchored(Path::new(&given));
+                (PathBuf::from(given), anchored)
+            });
+        CiFiles {
+            junit,
+            annotations: args.github_annotations || on_github,
+            step_summary,
+        }
+    }
+
+    /// Writes the JUnit report, the workflow commands and the step summary (CI projections of
+    /// the receipts); false when the JUnit report could not be written.
+    fn write(&self, results: &[super::report::PropertyResult], args: &RunArgs) -> bool {
+        let mut written_all = true;
+        if let Some((path, anchored)) = &self.junit {
+            let info = super::report::junit::RunInfo {
+                patch_id: &args.patch_id,
+                runner: Runner::from(args.runner).as_str(),
+            };
+            let written = super::report::junit::junit_xml(results, info)
+                .map_err(|e| e.to_string())
+                .and_then(|xml| {
+                    seedledger_format::write_atomic(anchored, xml.as_bytes())
+                        .map_err(|e| e.to_string())
+                });
+            if let Err(e) = written {
+                errln!(
+                    "error: failed to write JUnit report `{}`: {e}",
+                    path.display()
+                );
+                written_all = false;
+            }
+        }
+        if self.annotations {
+            eprint!("{}", super::report::github::github_annotations(results));
+            if let Some((path, anchored)) = &self.step_summary {
+                let appended = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(anchored)
+                    .and_then(|mut file| {
+                        std::io::Write::write_all(
+                            &mut file,
+                            super::report::github::step_summary(results).as_bytes(),
+                        )
+                    });
+                if let Err(e) = appended {
+                    errln!(
+                        "warning: failed to append the step summary to `{}`: {e}",
+                        path.display()
+                    );
+                }
+            }
+        }
+        written_all
+    }
+}
+
+/// Takes each property's outcome as it finishes, in suite order: prints its summary, keeps
+/// its result for the CI files and folds it into the exit status.
+struct Reporter {
+    format: Format,
+    freezes: Freezes,
+    status: ExitStatus,
+    results: Vec<super::report::PropertyResult>,
+}
+
+impl Reporter {
+    fn report(&mut self, property: &Property, result: Result<RunSummary, String>) {
+        match result {
             Ok(summary) => {
                 let mut result = super::report::PropertyResult::ran(summary);
-                result.freezes = store
-                    .iter()
-                    .filter_map(|stored| {
-                        let (citation, authenticity) = stored.citation.as_ref().ok()?;
-                        (citation.property_id == property.id).then(|| {
-                            crate::common::store::Judged {
-                                path: stored.path.clone(),
-                                state: currents.judge(citation, now),
-                                citation: citation.clone(),
-                                authenticity: authenticity.clone(),
-                            }
-                        })
-                    })
-                    .collect();
+                result.freezes = self.freezes.judged(property);
                 if matches!(
                     result.status(),
                     super::report::Status::Fail
                         | super::report::Status::Invalid
                         | super::report::Status::TooManyDiscards
                 ) {
-                    status = status.max(ExitStatus::No);
+                    self.status = self.status.max(ExitStatus::No);
                 }
-                print_summary(&result, args.common.format);
-                results.push(result);
+                print_summary(&result, self.format);
+                self.results.push(result);
             }
             Err(e) => {
-                status = ExitStatus::Error;
-                match args.common.format {
+                self.status = ExitStatus::Error;
+                match self.format {
                     Format::Human => errln!("ERROR {}: {e}", property.id),
                     Format::Json => {
                         outln!(
@@ -197,13 +377,30 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
                         );
                     }
                 }
-                results.push(super::report::PropertyResult::errored(property.id, e));
+                self.results
+                    .push(super::report::PropertyResult::errored(property.id, e));
             }
-        },
-    );
+        }
+    }
+}
+
+/// What follows the supervision: the process ends now when it says so; otherwise the
+/// properties the run process died in are added, the CI files written, and the exit status
+/// chosen (128 + the signal for an interrupted run).
+fn finish(
+    args: &RunArgs,
+    ci: &CiFiles,
+    supervision: super::supervise::Supervision,
+    reporter: Reporter,
+) -> ExitStatus {
     if let Some(code) = supervision.exit_now {
         return super::supervise::exit(code);
     }
+    let Reporter {
+        mut status,
+        mut results,
+        ..
+    } = reporter;
     // A property whose run its process died in failed (1); the worker dying elsewhere is an
     // error of the tool (2).
     for (id, message) in supervision.crashed {
@@ -214,44 +411,8 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         status = ExitStatus::Error;
     }
     // CI projections of the receipts, after every property finished.
-    if let Some((path, anchored)) = &junit {
-        let info = super::report::RunInfo {
-            patch_id: &args.patch_id,
-            runner: Runner::from(args.runner).as_str(),
-        };
-        let written = super::report::junit_xml(&results, info)
-            .map_err(|e| e.to_string())
-            .and_then(|xml| {
-                seedledger_format::write_atomic(anchored, xml.as_bytes()).map_err(|e| e.to_string())
-            });
-        if let Err(e) = written {
-            errln!(
-                "error: failed to write JUnit report `{}`: {e}",
-                path.display()
-            );
-            status = ExitStatus::Error;
-        }
-    }
-    if args.github_annotations || on_github {
-        eprint!("{}", super::report::github_annotations(&results));
-        if let Some((path, anchored)) = &step_summary {
-            let appended = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(anchored)
-                .and_then(|mut file| {
-                    std::io::Write::write_all(
-                        &mut file,
-                        super::report::step_summary(&results).as_bytes(),
-                    )
-                });
-            if let Err(e) = appended {
-                errln!(
-                    "warning: failed to append the step summary to `{}`: {e}",
-                    path.display()
-                );
-            }
-        }
+    if !ci.write(&results, args) {
+        status = ExitStatus::Error;
     }
     if let Some(sig) = supervision.signal {
         // Interrupted: 128 + the signal, as a shell reports it (130 SIGINT, 143 SIGTERM).
@@ -260,14 +421,15 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     status
 }
 
+/// Prints what one property's run came to: a JSON line, or a headline (`PASS`, `FAIL`,
+/// `FROZEN`, `INVALID`, `TOO MANY DISCARDS`) with its notes, failure modes and replay
+/// commands.
 fn print_summary(result: &super::report::PropertyResult, format: Format) {
     let super::report::PropertyOutcome::Ran(summary) = &result.outcome else {
         return;
     };
     let status = result.status();
     let r = &summary.receipt;
-    let shown: Vec<u64> = r.failing_seeds.iter().copied().take(5).collect();
-    let changed = r.fixture_changed == Some(true);
     if let Some(bound) = r.bound.as_deref().filter(|b| b.contains("TODO")) {
         errln!(
             "warning: props/{}.md's bound still says TODO (`{bound}`): write what must hold; `gate cite` refuses to cite a failure of it",
@@ -296,12 +458,7 @@ fn print_summary(result: &super::report::PropertyResult, format: Format) {
         }
     );
     let secs = r.elapsed_ms.unwrap_or(0) as f64 / 1000.0;
-    let notes = || {
-        for line in result.freeze_notes() {
-            outln!("    note: {line}");
-        }
-    };
-    if changed {
+    if r.fixture_changed == Some(true) {
         outln!(
             "INVALID {}  {counts}: the fixture changed during the run; the receipt stays open",
             r.property_id
@@ -309,32 +466,60 @@ fn print_summary(result: &super::report::PropertyResult, format: Format) {
         outln!("    receipt: {}", summary.receipt_path.display());
         return;
     }
-    let draft = || {
-        if r.spec_committed == Some(false) {
-            let spec = r.spec_path.as_deref().unwrap_or("the spec file");
-            outln!(
-                "    note: {spec} is not committed unchanged ({}): recorded as oracle_source model_draft; commit {spec} to make receipts closable",
-                r.spec_draft_reason.as_deref().unwrap_or("git said no more")
-            );
-        }
+    let headline = Headline {
+        status,
+        counts,
+        secs,
     };
     if r.failing_seeds.is_empty() {
-        if status == super::report::Status::TooManyDiscards {
-            outln!(
-                "TOO MANY DISCARDS {}  {counts}  ({secs:.2} s)",
-                r.property_id
-            );
-            if let Some(line) = result.discard_line() {
-                outln!("    {line}");
-            }
-            outln!("    receipt: {}", summary.receipt_path.display());
-        } else {
-            outln!("PASS {}  {counts}  ({secs:.2} s)", r.property_id);
-        }
-        draft();
-        notes();
-        return;
+        print_no_failure(result, summary, &headline);
+    } else {
+        print_failure(result, summary, &headline);
     }
+}
+
+/// What every human summary's first line shows.
+struct Headline {
+    status: super::report::Status,
+    /// `A/P seeds`, with the discards and the part of the plan when there are any.
+    counts: String,
+    secs: f64,
+}
+
+/// The human summary of a run no seed failed: a pass, or too many discards.
+fn print_no_failure(result: &super::report::PropertyResult, summary: &RunSummary, head: &Headline) {
+    let r = &summary.receipt;
+    let Headline {
+        status,
+        counts,
+        secs,
+    } = head;
+    if *status == super::report::Status::TooManyDiscards {
+        outln!(
+            "TOO MANY DISCARDS {}  {counts}  ({secs:.2} s)",
+            r.property_id
+        );
+        if let Some(line) = result.discard_line() {
+            outln!("    {line}");
+        }
+        outln!("    receipt: {}", summary.receipt_path.display());
+    } else {
+        outln!("PASS {}  {counts}  ({secs:.2} s)", r.property_id);
+    }
+    print_draft_note(r);
+    print_freeze_notes(result);
+}
+
+/// The human summary of a run with failing seeds: failed or frozen, the first five seeds,
+/// the failure modes or the minimal input, and the commands that replay them.
+fn print_failure(result: &super::report::PropertyResult, summary: &RunSummary, head: &Headline) {
+    let r = &summary.receipt;
+    let Headline {
+        status,
+        counts,
+        secs,
+    } = head;
+    let shown: Vec<u64> = r.failing_seeds.iter().copied().take(5).collect();
     let more = r.failing_seeds.len().saturating_sub(shown.len());
     let listed: Vec<String> = shown.iter().map(u64::to_string).collect();
     let more = if more > 0 {
@@ -343,7 +528,7 @@ fn print_summary(result: &super::report::PropertyResult, format: Format) {
         String::new()
     };
     let signature = r.failures.first().map_or("", |f| f.signature.as_str());
-    let label = if status == super::report::Status::Frozen {
+    let label = if *status == super::report::Status::Frozen {
         "FROZEN"
     } else {
         "FAIL"
@@ -361,8 +546,8 @@ fn print_summary(result: &super::report::PropertyResult, format: Format) {
     if let Some(line) = result.discard_line() {
         outln!("    note: {line}");
     }
-    draft();
-    notes();
+    print_draft_note(r);
+    print_freeze_notes(result);
     let modes = super::report::failure_modes_text(summary, "    ");
     if !modes.is_empty() {
         outln!("{}", modes.trim_end());
@@ -389,6 +574,25 @@ fn print_summary(result: &super::report::PropertyResult, format: Format) {
         );
     }
     outln!("    receipt: {}", summary.receipt_path.display());
+}
+
+/// `note: <spec> is not committed unchanged (...)` for a run whose spec git has not
+/// committed (recorded as `model_draft`).
+fn print_draft_note(r: &Receipt) {
+    if r.spec_committed == Some(false) {
+        let spec = r.spec_path.as_deref().unwrap_or("the spec file");
+        outln!(
+            "    note: {spec} is not committed unchanged ({}): recorded as oracle_source model_draft; commit {spec} to make receipts closable",
+            r.spec_draft_reason.as_deref().unwrap_or("git said no more")
+        );
+    }
+}
+
+/// The freeze store's notes about the property, one `note:` line each.
+fn print_freeze_notes(result: &super::report::PropertyResult) {
+    for line in result.freeze_notes() {
+        outln!("    note: {line}");
+    }
 }
 
 pub(super) fn list(args: ListArgs, suite: &[Property]) -> ExitStatus {

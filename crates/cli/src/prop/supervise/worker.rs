@@ -1,0 +1,140 @@
+//! The worker's side of a supervised run: it runs the suite and reports each run's start and
+//! end (and, when asked, its progress) as one event line each on the pipe the supervisor
+//! passed.
+
+use super::*;
+
+/// The supervised worker's end of the event pipe.
+static EVENTS: OnceLock<Mutex<File>> = OnceLock::new();
+
+/// Writes one event line; false when nobody reads it (the supervisor closed the pipe, or
+/// this process is not supervised).
+pub(super) fn emit(event: &Value) -> bool {
+    let Some(Ok(mut out)) = EVENTS.get().map(Mutex::lock) else {
+        return false;
+    };
+    let mut line = event.to_string();
+    line.push('\n');
+    out.write_all(line.as_bytes()).is_ok()
+}
+
+/// The supervised worker: checks that its supervisor is its parent, takes the event pipe,
+/// runs `selected` and sends `plan`, `start`, `done` (or `stopped`, `not_run`, `error`) and,
+/// when asked, `progress` events; the status to end with (128 + a signal when interrupted).
+pub(super) fn run_worker(
+    selected: &[Property],
+    config: &RunConfig,
+    (jobs, seed_jobs): (usize, usize),
+    (supervisor, pending_rows, events): (u32, Option<i32>, Option<i32>),
+    executor: Option<Arc<dyn TrialExecutor>>,
+    progress: bool,
+) -> Supervision {
+    // Linux: a supervisor killed with SIGKILL takes the worker with it, as an unsupervised
+    // run would have died (elsewhere a gone supervisor shows as a closed pipe, below).
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number and touches no memory of this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+    }
+    if std::os::unix::process::parent_id() != supervisor {
+        errln!("error: the supervising `prop run` (pid {supervisor}) is gone; nothing was run");
+        return Supervision {
+            exit_now: Some(2),
+            ..Supervision::default()
+        };
+    }
+    match events.map(procs::take_inherited) {
+        Some(Ok(fd)) => {
+            let _ = EVENTS.set(Mutex::new(File::from(fd)));
+        }
+        other => {
+            let why = match other {
+                Some(Err(e)) => e.to_string(),
+                _ => "none was passed (--events-fd)".to_string(),
+            };
+            errln!("error: the event pipe of the supervising `prop run`: {why}");
+            return Supervision {
+                exit_now: Some(2),
+                ..Supervision::default()
+            };
+        }
+    }
+    let mut control = RunControl::new()
+        .row_per_trial(true)
+        .seed_jobs(seed_jobs)
+        .on_start(|run| {
+            emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
+        });
+    // The rows not yet appended live in the mapping the supervisor shares, which it appends
+    // itself if this process dies: rows go in 64 KiB batches. Without one (it could not be
+    // created or mapped) each row is appended as its trial finishes, which keeps the same
+    // promise at a few microseconds a trial.
+    if let Some(rows) = pending_rows.and_then(|fd| PendingRows::from_fd(fd).ok()) {
+        control = control.pending_rows(Arc::new(rows));
+    }
+    if let Some(executor) = executor {
+        control = control.executor(executor);
+    }
+    if progress {
+        control = control.on_progress(crate::prop::progress::INTERVAL, |p| {
+            emit(&json!({
+                "event": "progress",
+                "property_id": p.property_id,
+                "run_id": p.run_id,
+                "done": p.done,
+                "planned": p.planned,
+                "failed": p.failed,
+                "elapsed_ms": u64::try_from(p.elapsed.as_millis()).unwrap_or(u64::MAX),
+            }));
+        });
+    }
+    // The handler itself sets the runs' stop flag (and notes the signal): the trial under way
+    // finishes, no other starts.
+    let signal = Arc::new(AtomicUsize::new(0));
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let registered = signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)
+            .and_then(|_| signal_hook::flag::register(sig, control.stop_flag()));
+        if let Err(e) = registered {
+            errln!("error: cannot handle {}: {e}", signal_name(sig));
+            return Supervision {
+                exit_now: Some(2),
+                ..Supervision::default()
+            };
+        }
+    }
+    let ids: Vec<&str> = selected.iter().map(|p| p.id).collect();
+    if !emit(&json!({"event": "plan", "properties": ids})) {
+        control.request_stop();
+    }
+    seedledger_runner::run_properties_with(selected, config, jobs, &control, |property, result| {
+        let id = property.id;
+        let event = match result {
+            // Not the receipt itself (a 10^7-seed receipt as one JSON value is gigabytes of
+            // memory on both sides): what identifies it; the supervisor reads it from disk.
+            Ok(summary) => json!({
+                "event": "done",
+                "property_id": id,
+                "run_id": summary.receipt.run_id,
+                "stopped_early": summary.receipt.stopped_early,
+                "attempted": summary.receipt.attempted_seeds.len(),
+                "failing": summary.receipt.failing_seeds.len(),
+                "failing_seed": summary.receipt.failing_seed,
+            }),
+            Err(e @ RunError::Stopped { .. }) => {
+                json!({"event": "stopped", "property_id": id, "error": e.to_string()})
+            }
+            Err(RunError::NotStarted { .. }) => json!({"event": "not_run", "property_id": id}),
+            Err(e) => json!({"event": "error", "property_id": id, "error": e.to_string()}),
+        };
+        if !emit(&event) {
+            control.request_stop();
+        }
+    });
+    Supervision {
+        exit_now: Some(match i32::try_from(signal.load(Ordering::SeqCst)) {
+            Ok(0) | Err(_) => 0,
+            Ok(sig) => 128 + sig,
+        }),
+        ..Supervision::default()
+    }
+}
