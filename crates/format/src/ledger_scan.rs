@@ -384,136 +384,193 @@ impl<'de> Visitor<'de> for ListWanted<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<SeedList, A::Error> {
+        let mut reading = ListReading::new(self);
+        while let Some(seed) = seq.next_element::<u64>()? {
+            reading.push(seed);
+        }
+        Ok(reading.finish())
+    }
+}
+
+/// One seed list as it is read, seed by seed ([`ListReading::push`]): the summaries so far.
+struct ListReading<'v> {
+    wanted: ListWanted<'v>,
+    list: SeedList,
+    /// The hash of the block being read, and how many of its seeds are in.
+    block: Sha256,
+    in_block: u64,
+    whole: SeedsHasher,
+    judged: Option<(Judged, JudgedHasher)>,
+    /// The prefix hashed so far, and how many seeds it holds.
+    prefix: (SeedsHasher, u64),
+    split: Option<PartSplit>,
+    consecutive: bool,
+}
+
+/// The judged seeds split by part as they are read ([`Wanted::parts`]).
+struct PartSplit {
+    plan: PlanParts,
+    /// Per part: how many judged seeds and their hash.
+    by_part: std::collections::BTreeMap<u64, (u64, JudgedHasher)>,
+    parts: JudgedParts,
+    /// The last judged seed's position in the plan.
+    last: Option<u64>,
+    failing: SeedsHasher,
+    /// How many judged seeds were taken (a prefix takes at most that many).
+    taken: u64,
+}
+
+impl<'v> ListReading<'v> {
+    fn new(wanted: ListWanted<'v>) -> ListReading<'v> {
         let mut list = SeedList::default();
-        let mut hasher = Sha256::new();
-        let mut whole = SeedsHasher::default();
-        let mut judged = self
-            .verdicts
-            .map(|_| (Judged::default(), JudgedHasher::default()));
-        let mut in_block = 0;
-        // The prefix hashed so far, and how many seeds it holds.
-        let mut prefix = (SeedsHasher::default(), 0u64);
-        if self.prefix == Some(0) {
+        if wanted.prefix == Some(0) {
             list.prefix_hash = Some(SeedsHasher::default().finish());
         }
-        // Per part: how many judged seeds and their hash; the last judged seed's position;
-        // the failing seeds.
-        let split_wanted = self.verdicts.is_some() || self.prefix.is_some();
-        let mut split = self.parts.filter(|_| split_wanted).map(|plan| {
-            (
-                plan,
-                std::collections::BTreeMap::<u64, (u64, JudgedHasher)>::new(),
-                JudgedParts {
-                    in_plan_order: true,
-                    ..JudgedParts::default()
-                },
-                None::<u64>,
-                SeedsHasher::default(),
-                0u64,
-            )
+        let split_wanted = wanted.verdicts.is_some() || wanted.prefix.is_some();
+        let split = wanted.parts.filter(|_| split_wanted).map(|plan| PartSplit {
+            plan,
+            by_part: std::collections::BTreeMap::new(),
+            parts: JudgedParts {
+                in_plan_order: true,
+                ..JudgedParts::default()
+            },
+            last: None,
+            failing: SeedsHasher::default(),
+            taken: 0,
         });
-        let mut consecutive = true;
-        while let Some(seed) = seq.next_element::<u64>()? {
-            if let Some(first) = list.consecutive_from {
-                consecutive &= first.checked_add(list.len) == Some(seed);
-            } else if list.len == 0 {
-                list.consecutive_from = Some(seed);
-            }
-            hasher.update(seed.to_le_bytes());
-            whole.push(seed);
-            let counts = match self.verdicts {
-                Some(v) => matches!(v.get(list.len as usize), Some(b'.' | b'F')),
-                None => true,
-            };
-            if let Some(n) = self.prefix
-                && counts
-                && prefix.1 < n
-            {
-                prefix.0.push(seed);
-                prefix.1 += 1;
-                if prefix.1 == n {
-                    list.prefix_hash = Some(std::mem::take(&mut prefix.0).finish());
-                }
-            }
-            // The judged seeds (without verdicts: every seed) split by part: all of them with
-            // their verdicts, or, with a prefix wanted, the first that many by seed alone.
-            if counts
-                && let Some((plan, by_part, parts, last, failing, taken)) = &mut split
-                && self.prefix.is_none_or(|n| *taken < n)
-            {
-                *taken += 1;
-                let c = self
-                    .verdicts
-                    .and_then(|v| v.get(list.len as usize).copied())
-                    .unwrap_or(b'.');
-                match plan.position(seed) {
-                    Some(at) if last.is_none_or(|l| l < at) => {
-                        *last = Some(at);
-                        let part = by_part.entry(plan.part_of(at, seed)).or_default();
-                        part.0 += 1;
-                        part.1
-                            .push(seed, if self.prefix.is_some() { b'.' } else { c });
-                    }
-                    _ => parts.in_plan_order = false,
-                }
-                if c == b'F' {
-                    failing.push(seed);
-                    parts.failing.0 += 1;
-                    parts.first_failing.get_or_insert(seed);
-                }
-            }
-            if let (Some(v), Some((j, h))) = (self.verdicts, &mut judged) {
-                match v.get(list.len as usize) {
-                    Some(b'd') => j.discarded.push(seed),
-                    Some(&c @ (b'.' | b'F')) => {
-                        h.push(seed, c);
-                        j.count += 1;
-                    }
-                    _ => j.bad = true,
-                }
-            }
-            if self.block == Some(list.len / LedgerScan::BLOCK) {
-                list.captured.push(seed);
-            }
-            if self.member == Some(seed) {
-                list.contains = true;
-            }
-            list.len += 1;
-            in_block += 1;
-            if in_block == LedgerScan::BLOCK {
-                list.blocks.push(hasher.finalize_reset().into());
-                in_block = 0;
+        ListReading {
+            judged: wanted
+                .verdicts
+                .map(|_| (Judged::default(), JudgedHasher::default())),
+            wanted,
+            list,
+            block: Sha256::new(),
+            in_block: 0,
+            whole: SeedsHasher::default(),
+            prefix: (SeedsHasher::default(), 0),
+            split,
+            consecutive: true,
+        }
+    }
+
+    /// Takes the list's next seed into every summary.
+    #[inline]
+    fn push(&mut self, seed: u64) {
+        let list = &mut self.list;
+        if let Some(first) = list.consecutive_from {
+            self.consecutive &= first.checked_add(list.len) == Some(seed);
+        } else if list.len == 0 {
+            list.consecutive_from = Some(seed);
+        }
+        self.block.update(seed.to_le_bytes());
+        self.whole.push(seed);
+        let verdict = self
+            .wanted
+            .verdicts
+            .map(|v| v.get(list.len as usize).copied());
+        let counts = match verdict {
+            Some(c) => matches!(c, Some(b'.' | b'F')),
+            None => true,
+        };
+        if let Some(n) = self.wanted.prefix
+            && counts
+            && self.prefix.1 < n
+        {
+            self.prefix.0.push(seed);
+            self.prefix.1 += 1;
+            if self.prefix.1 == n {
+                list.prefix_hash = Some(std::mem::take(&mut self.prefix.0).finish());
             }
         }
-        if in_block > 0 {
-            list.blocks.push(hasher.finalize().into());
+        if counts && let Some(split) = &mut self.split {
+            split.push(seed, verdict.flatten().unwrap_or(b'.'), self.wanted.prefix);
         }
-        list.hash = whole.finish();
-        if !consecutive {
+        if let (Some(c), Some((j, h))) = (verdict, &mut self.judged) {
+            match c {
+                Some(b'd') => j.discarded.push(seed),
+                Some(c @ (b'.' | b'F')) => {
+                    h.push(seed, c);
+                    j.count += 1;
+                }
+                _ => j.bad = true,
+            }
+        }
+        if self.wanted.block == Some(list.len / LedgerScan::BLOCK) {
+            list.captured.push(seed);
+        }
+        if self.wanted.member == Some(seed) {
+            list.contains = true;
+        }
+        list.len += 1;
+        self.in_block += 1;
+        if self.in_block == LedgerScan::BLOCK {
+            list.blocks.push(self.block.finalize_reset().into());
+            self.in_block = 0;
+        }
+    }
+
+    /// The list's summaries, once every seed is read.
+    fn finish(self) -> SeedList {
+        let mut list = self.list;
+        if self.in_block > 0 {
+            list.blocks.push(self.block.finalize().into());
+        }
+        list.hash = self.whole.finish();
+        if !self.consecutive {
             list.consecutive_from = None;
         }
-        let split = split.map(|(_, by_part, mut parts, _, failing, _)| {
-            parts.by_part = by_part
-                .into_iter()
-                .map(|(part, (n, h))| (part, (n, h.finish())))
-                .collect();
-            parts.failing.1 = failing.finish();
-            parts
-        });
-        let mut split = match self.prefix {
+        let split = self.split.map(PartSplit::finish);
+        let mut split = match self.wanted.prefix {
             Some(_) => {
                 list.prefix_parts = split;
                 None
             }
             None => split,
         };
-        if let Some((mut j, h)) = judged {
+        if let Some((mut j, h)) = self.judged {
             j.hash = h.finish();
             j.parts = split.take();
             j.discarded.sort_unstable();
             list.judged = Some(j);
         }
-        Ok(list)
+        list
+    }
+}
+
+impl PartSplit {
+    /// Takes a judged seed (without verdicts: every seed) of verdict `c`: all of them with
+    /// their verdicts, or, with a prefix wanted, the first that many by seed alone.
+    #[inline]
+    fn push(&mut self, seed: u64, c: u8, prefix: Option<u64>) {
+        if prefix.is_some_and(|n| self.taken >= n) {
+            return;
+        }
+        self.taken += 1;
+        match self.plan.position(seed) {
+            Some(at) if self.last.is_none_or(|l| l < at) => {
+                self.last = Some(at);
+                let part = self.by_part.entry(self.plan.part_of(at, seed)).or_default();
+                part.0 += 1;
+                part.1.push(seed, if prefix.is_some() { b'.' } else { c });
+            }
+            _ => self.parts.in_plan_order = false,
+        }
+        if c == b'F' {
+            self.failing.push(seed);
+            self.parts.failing.0 += 1;
+            self.parts.first_failing.get_or_insert(seed);
+        }
+    }
+
+    fn finish(self) -> JudgedParts {
+        let mut parts = self.parts;
+        parts.by_part = self
+            .by_part
+            .into_iter()
+            .map(|(part, (n, h))| (part, (n, h.finish())))
+            .collect();
+        parts.failing.1 = self.failing.finish();
+        parts
     }
 }
 

@@ -27,12 +27,7 @@ const FN_ALLOWED: &[(&str, usize)] = &[
     ("crates/cli/src/prop.rs::run_suite", 255),
     ("crates/cli/src/supervise.rs::on_line", 143),
     ("crates/cli/src/supervise.rs::supervise", 333),
-    ("crates/format/src/ledger_scan.rs::visit_seq", 132),
-    ("crates/format/src/witness/canonical.rs::scan", 140),
-    ("crates/format/src/witness/parallel.rs::read", 168),
     ("crates/gate/src/cite.rs::cite_checks", 121),
-    ("crates/gate/src/merge.rs::merge_parts", 355),
-    ("crates/gate/src/review.rs::same_seed_review", 194),
     ("crates/gate/src/verify.rs::verify_receipt", 228),
     ("crates/runner/src/run.rs::run_property_with", 233),
 ];
