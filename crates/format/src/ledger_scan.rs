@@ -1,4 +1,4 @@
-//! A receipt's decision fields read as a stream (issue 12: the gate streams): the seed lists
+//! A receipt's decision fields read as a stream, for a gate that streams: the seed lists
 //! are never held. Each list is summarised as it is read — its length and a SHA-256 per block
 //! of [`LedgerScan::BLOCK`] seeds (two lists are equal exactly when their lengths and block
 //! hashes are, short of a SHA-256 collision) — and a second read can capture one block of
@@ -7,8 +7,8 @@
 //! Only a receipt that [`LedgerView`](crate::LedgerView) would read without complaint is
 //! scanned: UTF-8, JSON that `serde_json` reads, no repeated key at any depth, an object,
 //! every decision field well formed. Anything else is [`NotScanned`], and the caller reads the
-//! file the exact way it did before (`LedgerView::parse`), so that every error and every
-//! `incomplete_fields` detail stays what it was, word for word.
+//! file exactly instead (`LedgerView::parse`): every error and every `incomplete_fields`
+//! detail comes from that one exact reading, word for word.
 
 use crate::fields::Fields;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
@@ -21,12 +21,19 @@ use std::io::Read;
 /// The decision fields of a receipt, with its seed lists summarised (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerScan {
+    /// `planned_seeds`, summarised.
     pub planned_seeds: SeedList,
+    /// `attempted_seeds`, summarised (and read as [`Wanted`] asks).
     pub attempted_seeds: SeedList,
+    /// `stopped_early`.
     pub stopped_early: bool,
+    /// `shrink_stable`.
     pub shrink_stable: bool,
+    /// `oracle_source`, any non-empty string.
     pub oracle_source: String,
+    /// `fixture_hash`, any non-empty string.
     pub fixture_hash: String,
+    /// `failing_seed`.
     pub failing_seed: Option<u64>,
     /// How many `failing_seeds` the receipt lists (an extension), when it is a list of seeds.
     pub failing_seeds: Option<u64>,
@@ -46,6 +53,7 @@ pub struct LedgerScan {
 /// One seed list, summarised.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SeedList {
+    /// How many seeds the list holds.
     pub len: u64,
     /// SHA-256 of each block of [`LedgerScan::BLOCK`] seeds (as 8 little-endian bytes each).
     pub blocks: Vec<[u8; 32]>,
@@ -78,6 +86,7 @@ pub struct Judged {
     /// The seeds with a verdict (`.` or `F`), in order, hashed with their verdict by
     /// [`JudgedHasher`], and how many there are.
     pub hash: [u8; 32],
+    /// How many seeds have a verdict.
     pub count: u64,
     /// `verdicts` holds a character that is none of `.`, `F` and `d`, or is shorter than
     /// the list.
@@ -91,9 +100,13 @@ pub struct Judged {
 /// ([`crate::Partition::part_of`]): a merged receipt's judged seeds read part by part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlanParts {
+    /// How the plan is split.
     pub kind: crate::PartitionKind,
+    /// The number of parts.
     pub total: u64,
+    /// The plan's first seed.
     pub first: u64,
+    /// How many seeds the plan holds.
     pub len: u64,
 }
 
@@ -119,6 +132,7 @@ pub struct JudgedParts {
     pub in_plan_order: bool,
     /// The seeds `verdicts` marks `F`, in order: how many and their hash ([`SeedsHasher`]).
     pub failing: (u64, [u8; 32]),
+    /// The first seed `verdicts` marks `F`.
     pub first_failing: Option<u64>,
 }
 
@@ -128,10 +142,12 @@ pub struct JudgedParts {
 pub struct JudgedHasher(Sha256);
 
 impl JudgedHasher {
+    /// Adds a seed with its verdict character.
     pub fn push(&mut self, seed: u64, verdict: u8) {
         self.0.update(seed.to_le_bytes());
         self.0.update([verdict]);
     }
+    /// The hash of the seeds pushed.
     pub fn finish(self) -> [u8; 32] {
         self.0.finalize().into()
     }
@@ -142,9 +158,11 @@ impl JudgedHasher {
 pub struct SeedsHasher(Sha256);
 
 impl SeedsHasher {
+    /// Adds a seed.
     pub fn push(&mut self, seed: u64) {
         self.0.update(seed.to_le_bytes());
     }
+    /// The hash of the seeds pushed.
     pub fn finish(self) -> [u8; 32] {
         self.0.finalize().into()
     }
@@ -174,6 +192,7 @@ pub struct Wanted {
 /// an I/O error while reading.
 #[derive(Debug)]
 pub enum NotScanned {
+    /// Reading failed.
     Io(std::io::Error),
     /// Not one of the receipts a scan reads; the reason is for tests and notes only.
     ReadExactly(String),

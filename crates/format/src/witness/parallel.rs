@@ -83,7 +83,7 @@ impl ParallelLines {
         self
     }
 
-    /// Chunks of `chunk` bytes (at least 1) instead of [`CHUNK`].
+    /// Chunks of `chunk` bytes (at least 1) instead of 512 KiB.
     pub fn chunk(mut self, chunk: usize) -> ParallelLines {
         self.chunk = chunk.max(1);
         self
