@@ -236,7 +236,7 @@ struct Members<'a> {
 
 impl<'a> Members<'a> {
     /// Reads one member (`"key": value`, from its opening quote) into `row`; `None`: give up.
-    #[inline]
+    #[inline(always)]
     fn read(&mut self, c: &mut Cursor<'a>, row: &mut WitnessRow) -> Option<()> {
         c.ws();
         if !c.eat(b'"') {
@@ -289,7 +289,7 @@ impl<'a> Members<'a> {
 
 /// Reads the value of the member of key `KEYS[i]` into its field of `row`; `None`: give up
 /// (a value of another type, or empty where the exact reading wants a non-empty string).
-#[inline]
+#[inline(always)]
 fn field(c: &mut Cursor<'_>, i: usize, row: &mut WitnessRow) -> Option<()> {
     match i {
         0..=4 | 7 => {
