@@ -7,8 +7,8 @@ use crate::hash::is_hex64;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The citation schema this crate writes. Version 1 (before the freeze store) named no
-/// failure signature and no code identity, so it cannot be honoured; it is refused on read.
+/// The citation schema this crate writes. Version 1 names no failure signature and no code
+/// identity, so it cannot be honoured; it is refused on read.
 pub const CITATION_SCHEMA_VERSION: u32 = 2;
 
 /// How the same-seed review of a citation ended (SPEC: Same-seed review).
@@ -22,6 +22,7 @@ pub enum SameSeedReview {
 }
 
 impl SameSeedReview {
+    /// The review's name as the citation's `same_seed_review` holds it (`passed`, `waived`).
     pub fn as_str(self) -> &'static str {
         match self {
             SameSeedReview::Passed => "passed",
@@ -61,28 +62,45 @@ impl SameSeedReview {
 /// witness row's are ([`crate::canonical_json`]: compact, keys sorted, at every depth). The
 /// file's name is `<property_id>.<written_at's letters and digits>.<8 hex>.json`, the hex the
 /// first eight digits of the SHA-256 of the file's whole text ([`Citation::file_name`]): a
-/// file whose text changed no longer matches its name.
+/// file whose text was edited does not match its name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Citation {
+    /// Always [`CITATION_SCHEMA_VERSION`] (an older version is refused on read).
     pub schema_version: u32,
+    /// The patch whose evidence is cited.
     pub patch_id: String,
+    /// The frozen property.
     pub property_id: String,
+    /// The spec's digest when cited (64 hex); another digest retires the citation.
     pub property_digest: String,
+    /// The fixture's pin when cited (64 hex); another pin retires the citation.
     pub fixture_pin: String,
+    /// The spec's bound.
     pub bound: String,
+    /// The one failure mode frozen: a failure with any other signature still fails the run.
     pub signature: String,
+    /// The `witness_id` of the cited fail row.
     pub fail_id: String,
+    /// The `witness_id` of the cited pass row.
     pub pass_id: String,
+    /// The seed both cited rows ran; `None` when the review was waived.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// How the same-seed review ended.
     pub same_seed_review: SameSeedReview,
+    /// The code identity of the cited evidence; another one retires the citation.
     pub code: String,
+    /// The base revision (commit id) `code` was computed against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code_base: Option<String>,
+    /// RFC 3339 UTC, from policy: from then on the citation is not honoured.
     pub expires_at: String,
+    /// RFC 3339 UTC: when the local gate wrote the citation.
     pub written_at: String,
+    /// The `citer` key of the trust file that signed the citation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
+    /// The ed25519 signature by `key_id` over the canonical bytes, as 128 lowercase hex digits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sig: Option<String>,
 }

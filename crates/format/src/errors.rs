@@ -9,10 +9,16 @@ pub enum FieldProblem {
     /// Absent, `null`, or an empty string.
     Missing,
     /// Present with the wrong JSON type or an out-of-domain value.
-    Invalid { expected: &'static str },
+    Invalid {
+        /// What the field must be (`a list of seeds`).
+        expected: &'static str,
+    },
     /// Present and well typed, but refused for the reason given (a lowercase fragment), e.g.
     /// a remote row's `sig` that verifies under no key declared for the `remote` role.
-    Refused { why: String },
+    Refused {
+        /// Why, as a lowercase fragment.
+        why: String,
+    },
 }
 
 /// A field of a JSON document that is missing or invalid.
@@ -22,6 +28,7 @@ pub struct FieldError {
     pub field: String,
     /// 1-based line of the field's key in the text, when known.
     pub line: Option<usize>,
+    /// What is wrong with it.
     pub problem: FieldProblem,
 }
 
@@ -46,25 +53,37 @@ pub enum ParseError {
     /// The text is not JSON at all.
     #[error("not JSON: line {line}, column {column}: {message}")]
     NotJson {
+        /// 1-based line of the error.
         line: usize,
+        /// 1-based column of the error.
         column: usize,
+        /// The parser's description.
         message: String,
     },
     /// The text nests arrays and objects deeper than the parser follows (128 levels): it
     /// may be valid JSON, but it is not a file this format describes.
     #[error("JSON nested more than 128 levels deep at line {line}, column {column}")]
-    TooDeep { line: usize, column: usize },
+    TooDeep {
+        /// 1-based line where the nesting went too deep.
+        line: usize,
+        /// 1-based column there.
+        column: usize,
+    },
     /// An object repeats a key (at any depth): the document is invalid, whichever
     /// occurrence a lenient parser would keep (SPEC: Duplicate keys).
     #[error("line {line}, column {column}: duplicate key `{key}`")]
     DuplicateKey {
+        /// The key repeated.
         key: String,
+        /// 1-based line of its repetition.
         line: usize,
+        /// 1-based column there.
         column: usize,
     },
     /// The text is JSON, but not an object.
     #[error("expected a JSON object at the top level")]
     NotObject,
+    /// The text is a JSON object, but a field is missing or invalid.
     #[error(transparent)]
     Field(#[from] FieldError),
 }
@@ -102,6 +121,8 @@ impl ParseError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {message}")]
 pub struct SpecError {
+    /// 1-based line of the spec file.
     pub line: usize,
+    /// What is wrong there.
     pub message: String,
 }

@@ -1,4 +1,4 @@
-//! A receipt's decision fields read as a stream (issue 12: the gate streams): the seed lists
+//! A receipt's decision fields read as a stream, for a gate that streams: the seed lists
 //! are never held. Each list is summarised as it is read — its length and a SHA-256 per block
 //! of [`LedgerScan::BLOCK`] seeds (two lists are equal exactly when their lengths and block
 //! hashes are, short of a SHA-256 collision) — and a second read can capture one block of
@@ -7,8 +7,8 @@
 //! Only a receipt that [`LedgerView`](crate::LedgerView) would read without complaint is
 //! scanned: UTF-8, JSON that `serde_json` reads, no repeated key at any depth, an object,
 //! every decision field well formed. Anything else is [`NotScanned`], and the caller reads the
-//! file the exact way it did before (`LedgerView::parse`), so that every error and every
-//! `incomplete_fields` detail stays what it was, word for word.
+//! file exactly instead (`LedgerView::parse`): every error and every `incomplete_fields`
+//! detail comes from that one exact reading, word for word.
 
 use crate::fields::Fields;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
@@ -21,12 +21,19 @@ use std::io::Read;
 /// The decision fields of a receipt, with its seed lists summarised (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerScan {
+    /// `planned_seeds`, summarised.
     pub planned_seeds: SeedList,
+    /// `attempted_seeds`, summarised (and read as [`Wanted`] asks).
     pub attempted_seeds: SeedList,
+    /// `stopped_early`.
     pub stopped_early: bool,
+    /// `shrink_stable`.
     pub shrink_stable: bool,
+    /// `oracle_source`, any non-empty string.
     pub oracle_source: String,
+    /// `fixture_hash`, any non-empty string.
     pub fixture_hash: String,
+    /// `failing_seed`.
     pub failing_seed: Option<u64>,
     /// How many `failing_seeds` the receipt lists (an extension), when it is a list of seeds.
     pub failing_seeds: Option<u64>,
@@ -46,6 +53,7 @@ pub struct LedgerScan {
 /// One seed list, summarised.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SeedList {
+    /// How many seeds the list holds.
     pub len: u64,
     /// SHA-256 of each block of [`LedgerScan::BLOCK`] seeds (as 8 little-endian bytes each).
     pub blocks: Vec<[u8; 32]>,
@@ -78,6 +86,7 @@ pub struct Judged {
     /// The seeds with a verdict (`.` or `F`), in order, hashed with their verdict by
     /// [`JudgedHasher`], and how many there are.
     pub hash: [u8; 32],
+    /// How many seeds have a verdict.
     pub count: u64,
     /// `verdicts` holds a character that is none of `.`, `F` and `d`, or is shorter than
     /// the list.
@@ -91,9 +100,13 @@ pub struct Judged {
 /// ([`crate::Partition::part_of`]): a merged receipt's judged seeds read part by part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlanParts {
+    /// How the plan is split.
     pub kind: crate::PartitionKind,
+    /// The number of parts.
     pub total: u64,
+    /// The plan's first seed.
     pub first: u64,
+    /// How many seeds the plan holds.
     pub len: u64,
 }
 
@@ -119,6 +132,7 @@ pub struct JudgedParts {
     pub in_plan_order: bool,
     /// The seeds `verdicts` marks `F`, in order: how many and their hash ([`SeedsHasher`]).
     pub failing: (u64, [u8; 32]),
+    /// The first seed `verdicts` marks `F`.
     pub first_failing: Option<u64>,
 }
 
@@ -128,10 +142,12 @@ pub struct JudgedParts {
 pub struct JudgedHasher(Sha256);
 
 impl JudgedHasher {
+    /// Adds a seed with its verdict character.
     pub fn push(&mut self, seed: u64, verdict: u8) {
         self.0.update(seed.to_le_bytes());
         self.0.update([verdict]);
     }
+    /// The hash of the seeds pushed.
     pub fn finish(self) -> [u8; 32] {
         self.0.finalize().into()
     }
@@ -142,9 +158,11 @@ impl JudgedHasher {
 pub struct SeedsHasher(Sha256);
 
 impl SeedsHasher {
+    /// Adds a seed.
     pub fn push(&mut self, seed: u64) {
         self.0.update(seed.to_le_bytes());
     }
+    /// The hash of the seeds pushed.
     pub fn finish(self) -> [u8; 32] {
         self.0.finalize().into()
     }
@@ -174,6 +192,7 @@ pub struct Wanted {
 /// an I/O error while reading.
 #[derive(Debug)]
 pub enum NotScanned {
+    /// Reading failed.
     Io(std::io::Error),
     /// Not one of the receipts a scan reads; the reason is for tests and notes only.
     ReadExactly(String),
@@ -384,136 +403,193 @@ impl<'de> Visitor<'de> for ListWanted<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<SeedList, A::Error> {
+        let mut reading = ListReading::new(self);
+        while let Some(seed) = seq.next_element::<u64>()? {
+            reading.push(seed);
+        }
+        Ok(reading.finish())
+    }
+}
+
+/// One seed list as it is read, seed by seed ([`ListReading::push`]): the summaries so far.
+struct ListReading<'v> {
+    wanted: ListWanted<'v>,
+    list: SeedList,
+    /// The hash of the block being read, and how many of its seeds are in.
+    block: Sha256,
+    in_block: u64,
+    whole: SeedsHasher,
+    judged: Option<(Judged, JudgedHasher)>,
+    /// The prefix hashed so far, and how many seeds it holds.
+    prefix: (SeedsHasher, u64),
+    split: Option<PartSplit>,
+    consecutive: bool,
+}
+
+/// The judged seeds split by part as they are read ([`Wanted::parts`]).
+struct PartSplit {
+    plan: PlanParts,
+    /// Per part: how many judged seeds and their hash.
+    by_part: std::collections::BTreeMap<u64, (u64, JudgedHasher)>,
+    parts: JudgedParts,
+    /// The last judged seed's position in the plan.
+    last: Option<u64>,
+    failing: SeedsHasher,
+    /// How many judged seeds were taken (a prefix takes at most that many).
+    taken: u64,
+}
+
+impl<'v> ListReading<'v> {
+    fn new(wanted: ListWanted<'v>) -> ListReading<'v> {
         let mut list = SeedList::default();
-        let mut hasher = Sha256::new();
-        let mut whole = SeedsHasher::default();
-        let mut judged = self
-            .verdicts
-            .map(|_| (Judged::default(), JudgedHasher::default()));
-        let mut in_block = 0;
-        // The prefix hashed so far, and how many seeds it holds.
-        let mut prefix = (SeedsHasher::default(), 0u64);
-        if self.prefix == Some(0) {
+        if wanted.prefix == Some(0) {
             list.prefix_hash = Some(SeedsHasher::default().finish());
         }
-        // Per part: how many judged seeds and their hash; the last judged seed's position;
-        // the failing seeds.
-        let split_wanted = self.verdicts.is_some() || self.prefix.is_some();
-        let mut split = self.parts.filter(|_| split_wanted).map(|plan| {
-            (
-                plan,
-                std::collections::BTreeMap::<u64, (u64, JudgedHasher)>::new(),
-                JudgedParts {
-                    in_plan_order: true,
-                    ..JudgedParts::default()
-                },
-                None::<u64>,
-                SeedsHasher::default(),
-                0u64,
-            )
+        let split_wanted = wanted.verdicts.is_some() || wanted.prefix.is_some();
+        let split = wanted.parts.filter(|_| split_wanted).map(|plan| PartSplit {
+            plan,
+            by_part: std::collections::BTreeMap::new(),
+            parts: JudgedParts {
+                in_plan_order: true,
+                ..JudgedParts::default()
+            },
+            last: None,
+            failing: SeedsHasher::default(),
+            taken: 0,
         });
-        let mut consecutive = true;
-        while let Some(seed) = seq.next_element::<u64>()? {
-            if let Some(first) = list.consecutive_from {
-                consecutive &= first.checked_add(list.len) == Some(seed);
-            } else if list.len == 0 {
-                list.consecutive_from = Some(seed);
-            }
-            hasher.update(seed.to_le_bytes());
-            whole.push(seed);
-            let counts = match self.verdicts {
-                Some(v) => matches!(v.get(list.len as usize), Some(b'.' | b'F')),
-                None => true,
-            };
-            if let Some(n) = self.prefix
-                && counts
-                && prefix.1 < n
-            {
-                prefix.0.push(seed);
-                prefix.1 += 1;
-                if prefix.1 == n {
-                    list.prefix_hash = Some(std::mem::take(&mut prefix.0).finish());
-                }
-            }
-            // The judged seeds (without verdicts: every seed) split by part: all of them with
-            // their verdicts, or, with a prefix wanted, the first that many by seed alone.
-            if counts
-                && let Some((plan, by_part, parts, last, failing, taken)) = &mut split
-                && self.prefix.is_none_or(|n| *taken < n)
-            {
-                *taken += 1;
-                let c = self
-                    .verdicts
-                    .and_then(|v| v.get(list.len as usize).copied())
-                    .unwrap_or(b'.');
-                match plan.position(seed) {
-                    Some(at) if last.is_none_or(|l| l < at) => {
-                        *last = Some(at);
-                        let part = by_part.entry(plan.part_of(at, seed)).or_default();
-                        part.0 += 1;
-                        part.1
-                            .push(seed, if self.prefix.is_some() { b'.' } else { c });
-                    }
-                    _ => parts.in_plan_order = false,
-                }
-                if c == b'F' {
-                    failing.push(seed);
-                    parts.failing.0 += 1;
-                    parts.first_failing.get_or_insert(seed);
-                }
-            }
-            if let (Some(v), Some((j, h))) = (self.verdicts, &mut judged) {
-                match v.get(list.len as usize) {
-                    Some(b'd') => j.discarded.push(seed),
-                    Some(&c @ (b'.' | b'F')) => {
-                        h.push(seed, c);
-                        j.count += 1;
-                    }
-                    _ => j.bad = true,
-                }
-            }
-            if self.block == Some(list.len / LedgerScan::BLOCK) {
-                list.captured.push(seed);
-            }
-            if self.member == Some(seed) {
-                list.contains = true;
-            }
-            list.len += 1;
-            in_block += 1;
-            if in_block == LedgerScan::BLOCK {
-                list.blocks.push(hasher.finalize_reset().into());
-                in_block = 0;
+        ListReading {
+            judged: wanted
+                .verdicts
+                .map(|_| (Judged::default(), JudgedHasher::default())),
+            wanted,
+            list,
+            block: Sha256::new(),
+            in_block: 0,
+            whole: SeedsHasher::default(),
+            prefix: (SeedsHasher::default(), 0),
+            split,
+            consecutive: true,
+        }
+    }
+
+    /// Takes the list's next seed into every summary.
+    #[inline]
+    fn push(&mut self, seed: u64) {
+        let list = &mut self.list;
+        if let Some(first) = list.consecutive_from {
+            self.consecutive &= first.checked_add(list.len) == Some(seed);
+        } else if list.len == 0 {
+            list.consecutive_from = Some(seed);
+        }
+        self.block.update(seed.to_le_bytes());
+        self.whole.push(seed);
+        let verdict = self
+            .wanted
+            .verdicts
+            .map(|v| v.get(list.len as usize).copied());
+        let counts = match verdict {
+            Some(c) => matches!(c, Some(b'.' | b'F')),
+            None => true,
+        };
+        if let Some(n) = self.wanted.prefix
+            && counts
+            && self.prefix.1 < n
+        {
+            self.prefix.0.push(seed);
+            self.prefix.1 += 1;
+            if self.prefix.1 == n {
+                list.prefix_hash = Some(std::mem::take(&mut self.prefix.0).finish());
             }
         }
-        if in_block > 0 {
-            list.blocks.push(hasher.finalize().into());
+        if counts && let Some(split) = &mut self.split {
+            split.push(seed, verdict.flatten().unwrap_or(b'.'), self.wanted.prefix);
         }
-        list.hash = whole.finish();
-        if !consecutive {
+        if let (Some(c), Some((j, h))) = (verdict, &mut self.judged) {
+            match c {
+                Some(b'd') => j.discarded.push(seed),
+                Some(c @ (b'.' | b'F')) => {
+                    h.push(seed, c);
+                    j.count += 1;
+                }
+                _ => j.bad = true,
+            }
+        }
+        if self.wanted.block == Some(list.len / LedgerScan::BLOCK) {
+            list.captured.push(seed);
+        }
+        if self.wanted.member == Some(seed) {
+            list.contains = true;
+        }
+        list.len += 1;
+        self.in_block += 1;
+        if self.in_block == LedgerScan::BLOCK {
+            list.blocks.push(self.block.finalize_reset().into());
+            self.in_block = 0;
+        }
+    }
+
+    /// The list's summaries, once every seed is read.
+    fn finish(self) -> SeedList {
+        let mut list = self.list;
+        if self.in_block > 0 {
+            list.blocks.push(self.block.finalize().into());
+        }
+        list.hash = self.whole.finish();
+        if !self.consecutive {
             list.consecutive_from = None;
         }
-        let split = split.map(|(_, by_part, mut parts, _, failing, _)| {
-            parts.by_part = by_part
-                .into_iter()
-                .map(|(part, (n, h))| (part, (n, h.finish())))
-                .collect();
-            parts.failing.1 = failing.finish();
-            parts
-        });
-        let mut split = match self.prefix {
+        let split = self.split.map(PartSplit::finish);
+        let mut split = match self.wanted.prefix {
             Some(_) => {
                 list.prefix_parts = split;
                 None
             }
             None => split,
         };
-        if let Some((mut j, h)) = judged {
+        if let Some((mut j, h)) = self.judged {
             j.hash = h.finish();
             j.parts = split.take();
             j.discarded.sort_unstable();
             list.judged = Some(j);
         }
-        Ok(list)
+        list
+    }
+}
+
+impl PartSplit {
+    /// Takes a judged seed (without verdicts: every seed) of verdict `c`: all of them with
+    /// their verdicts, or, with a prefix wanted, the first that many by seed alone.
+    #[inline]
+    fn push(&mut self, seed: u64, c: u8, prefix: Option<u64>) {
+        if prefix.is_some_and(|n| self.taken >= n) {
+            return;
+        }
+        self.taken += 1;
+        match self.plan.position(seed) {
+            Some(at) if self.last.is_none_or(|l| l < at) => {
+                self.last = Some(at);
+                let part = self.by_part.entry(self.plan.part_of(at, seed)).or_default();
+                part.0 += 1;
+                part.1.push(seed, if prefix.is_some() { b'.' } else { c });
+            }
+            _ => self.parts.in_plan_order = false,
+        }
+        if c == b'F' {
+            self.failing.push(seed);
+            self.parts.failing.0 += 1;
+            self.parts.first_failing.get_or_insert(seed);
+        }
+    }
+
+    fn finish(self) -> JudgedParts {
+        let mut parts = self.parts;
+        parts.by_part = self
+            .by_part
+            .into_iter()
+            .map(|(part, (n, h))| (part, (n, h.finish())))
+            .collect();
+        parts.failing.1 = self.failing.finish();
+        parts
     }
 }
 

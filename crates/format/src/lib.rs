@@ -4,6 +4,8 @@
 //! This crate holds no runner or gate logic. Any tool can read and write seedledger files
 //! through it; the runner and the gate both depend on it and on nothing of each other.
 
+#![warn(missing_docs)]
+
 mod canonical;
 mod citation;
 mod digits;

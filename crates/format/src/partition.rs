@@ -29,6 +29,7 @@ pub enum PartitionKind {
 }
 
 impl PartitionKind {
+    /// The kind's name in `kind:M/N` and in records (`slice`, `hash`).
     pub fn as_str(self) -> &'static str {
         match self {
             PartitionKind::Slice => "slice",
@@ -40,6 +41,7 @@ impl PartitionKind {
 /// One part of a split plan: `kind:index/total`, `1 <= index <= total`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Partition {
+    /// How the plan is split.
     pub kind: PartitionKind,
     /// This part, counting from 1.
     pub index: u64,
@@ -53,6 +55,7 @@ pub struct Partition {
     "`{text}` is not a partition: expected `slice:M/N` or `hash:M/N` with integers 1 <= M <= N"
 )]
 pub struct PartitionParseError {
+    /// The value as given.
     pub text: String,
 }
 
@@ -155,13 +158,20 @@ pub fn plan_digest(plan: &[u64]) -> String {
 /// closes on its own; `gate merge` combines the parts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartitionRecord {
+    /// How the plan is split.
     pub kind: PartitionKind,
+    /// This part, counting from 1.
     pub index: u64,
+    /// The number of parts.
     pub total: u64,
+    /// How many seeds the whole plan holds.
     pub plan_len: u64,
+    /// [`plan_digest`] of the whole plan.
     pub plan_digest: String,
+    /// The whole plan's first seed, when it is consecutive (`S, S+1, ...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_first: Option<u64>,
+    /// The whole plan's seeds, when it is not consecutive.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plan_seeds: Vec<u64>,
 }
@@ -186,6 +196,7 @@ impl PartitionRecord {
         }
     }
 
+    /// The part this record names.
     pub fn partition(&self) -> Partition {
         Partition {
             kind: self.kind,
@@ -239,17 +250,26 @@ impl PartitionRecord {
 /// `run_id` is new; its witness rows are its parts' rows, under the parts' run ids.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MergeRecord {
+    /// How the plan was split.
     pub kind: PartitionKind,
+    /// The number of parts.
     pub total: u64,
+    /// How many seeds the whole plan holds.
     pub plan_len: u64,
+    /// [`plan_digest`] of the whole plan.
     pub plan_digest: String,
+    /// The whole plan's first seed, when it is consecutive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_first: Option<u64>,
+    /// The whole plan's seeds, when it is not consecutive.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plan_seeds: Vec<u64>,
+    /// The parts given, by index.
     pub parts: Vec<PartRecord>,
+    /// The indices of the parts not given (their seeds stay unattempted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<u64>,
+    /// When the parts were merged (RFC 3339 UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_at: Option<String>,
 }
@@ -257,7 +277,9 @@ pub struct MergeRecord {
 /// One part a merged receipt was combined from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartRecord {
+    /// The part's index, from 1.
     pub index: u64,
+    /// The part's `run_id` (its witness rows carry it).
     pub run_id: String,
     /// `sha256:` + lowercase hex of the part receipt file's bytes.
     pub receipt_digest: String,

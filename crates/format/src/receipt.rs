@@ -52,27 +52,42 @@ pub const RECEIPT_SCHEMA_VERSION: u32 = 1;
 /// A seed is a JSON integer in `0..=2^64-1`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Receipt {
+    /// The patch under test.
     pub patch_id: String,
+    /// The property run (`props/<property_id>.md`).
     pub property_id: String,
+    /// The seeds the run plans, fixed and on disk before the first trial.
     pub planned_seeds: Vec<u64>,
+    /// The seeds whose trial started, in execution order.
     pub attempted_seeds: Vec<u64>,
+    /// The first failing seed in execution order.
     #[serde(default)]
     pub failing_seed: Option<u64>,
+    /// Two shrink passes returned the same minimal input.
     pub shrink_stable: bool,
+    /// `sha256:` + the fixture's pin.
     pub fixture_hash: String,
+    /// True until the last planned seed has finished.
     pub stopped_early: bool,
+    /// Who wrote the property's predicate.
     pub oracle_source: OracleSource,
 
+    /// The receipt schema ([`RECEIPT_SCHEMA_VERSION`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_version: Option<u32>,
+    /// The tool that wrote the receipt, with its version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// The seed -> input scheme (`chacha8-v1`, `chacha8-v2`); absent: `chacha8-v1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rng: Option<String>,
+    /// The spec file's digest (64 lowercase hex).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub property_digest: Option<String>,
+    /// The spec's bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<String>,
+    /// The spec file's path, relative to the workspace root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_path: Option<String>,
     /// Whether the spec file was committed unchanged in the git work tree the run used
@@ -84,28 +99,42 @@ pub struct Receipt {
     /// committed one`, what git said when it failed), when it does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_draft_reason: Option<String>,
+    /// The fixture file's path, relative to the workspace root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixture_path: Option<String>,
+    /// The runner role of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runner: Option<Runner>,
+    /// The run's id; its witness rows carry it too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The code identity: `diff:<sha256 of the base commit id and git diff BASE>` with a base
+    /// revision, else `commit:<HEAD>` (with `+dirty:<sha256>` for uncommitted changes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+    /// The base revision `code` was computed against, as a commit id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code_base: Option<String>,
+    /// The paths the diff of `code` names.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub code_paths: Vec<String>,
+    /// The fixture's hash when re-hashed after the last trial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixture_hash_after: Option<String>,
+    /// Whether the fixture's hash after the last trial differs from `fixture_hash`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixture_changed: Option<bool>,
+    /// Every failing seed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failing_seeds: Vec<u64>,
+    /// One character per attempted seed: `.` pass, `F` fail, `d` discarded (no verdict, no
+    /// witness row).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdicts: Option<String>,
+    /// The failing seeds' records, at most 100.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<FailureRecord>,
+    /// Each distinct failure signature, in the order they first failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failure_modes: Vec<FailureMode>,
     /// `not_needed` (nothing failed), `skipped` (shrinking off, or the fixture changed),
@@ -113,6 +142,7 @@ pub struct Receipt {
     /// `done` (see `shrink`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shrink_status: Option<String>,
+    /// The shrink of the first failing seed's input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shrink: Option<ShrinkRecord>,
     /// The part of a split plan this run ran (`prop run --partition`), see
@@ -122,10 +152,13 @@ pub struct Receipt {
     /// The parts this receipt was combined from (`gate merge`), see [`crate::MergeRecord`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<crate::MergeRecord>,
+    /// When the run started (RFC 3339 UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
+    /// When the run finished (RFC 3339 UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<String>,
+    /// How long the run took, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_ms: Option<u64>,
 }
@@ -133,11 +166,13 @@ pub struct Receipt {
 /// One failing seed of a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailureRecord {
+    /// The failing seed.
     pub seed: u64,
     /// The stable failure signature (the witness row's `signature`).
     pub signature: String,
     /// The failure's message as the property reported it (values included).
     pub message: String,
+    /// Where the failure happened (`file:line:column`), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
 }
@@ -146,8 +181,11 @@ pub struct FailureRecord {
 /// first of them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailureMode {
+    /// The stable failure signature.
     pub signature: String,
+    /// How many seeds failed with it.
     pub count: u64,
+    /// The first of them, in execution order.
     pub first_seed: u64,
     /// The command that replays `first_seed` from the workspace root (`cargo xtask prop
     /// replay --property ID --seed N`, with `--patch-id` unless the patch is `local`); add
@@ -203,7 +241,9 @@ pub struct ShrinkRecord {
 /// The two sides of a failed comparison, as their `Debug` text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Compared {
+    /// The left side.
     pub left: String,
+    /// The right side.
     pub right: String,
 }
 
@@ -216,6 +256,7 @@ pub struct ShrinkPassRecord {
     pub cache_hits: u64,
     /// `fixed_point`, `max_evaluations` or `max_time`.
     pub stop_reason: String,
+    /// How long the pass took, in milliseconds.
     pub millis: u64,
     /// The minimal choice sequence this pass returned.
     pub minimal_choices: Vec<u64>,
@@ -376,12 +417,19 @@ pub fn receipt_run_id(text: &[u8]) -> Option<String> {
 /// non-empty string (their values are the gate's business).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerView {
+    /// `planned_seeds`.
     pub planned_seeds: Vec<u64>,
+    /// `attempted_seeds`.
     pub attempted_seeds: Vec<u64>,
+    /// `stopped_early`.
     pub stopped_early: bool,
+    /// `shrink_stable`.
     pub shrink_stable: bool,
+    /// `oracle_source`, any non-empty string.
     pub oracle_source: String,
+    /// `fixture_hash`, any non-empty string.
     pub fixture_hash: String,
+    /// `failing_seed`.
     pub failing_seed: Option<u64>,
 }
 

@@ -7,7 +7,7 @@
 //! Here the top-level members are found by a scan that lexes JSON as `serde_json` does (strings
 //! with their escapes, nesting); the value of each of the two lists, when it is an array of
 //! plain integers in `0..=2^64-1`, is parsed by hand and stands in as `[]` for `serde_json`,
-//! which reads the rest — the rest of the receipt as before, errors and all.
+//! which reads the rest of the receipt as it reads any, errors and all.
 
 use crate::Receipt;
 

@@ -23,11 +23,14 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OracleSource {
+    /// A person wrote or reviewed the predicate.
     HumanReviewed,
+    /// A model drafted it, unreviewed: its failures cannot be frozen.
     ModelDraft,
 }
 
 impl OracleSource {
+    /// The name as receipts and spec files write it (`human_reviewed`, `model_draft`).
     pub fn as_str(self) -> &'static str {
         match self {
             OracleSource::HumanReviewed => "human_reviewed",
@@ -35,6 +38,7 @@ impl OracleSource {
         }
     }
 
+    /// The source a name names, if it names one.
     pub fn parse(s: &str) -> Option<OracleSource> {
         match s {
             "human_reviewed" => Some(OracleSource::HumanReviewed),
@@ -53,10 +57,13 @@ impl fmt::Display for OracleSource {
 /// The front matter of a property spec file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecFile {
+    /// The property's id (`props/<property_id>.md`).
     pub property_id: String,
+    /// What the property claims, in words.
     pub bound: String,
     /// Path of the fixture file, relative to the workspace root.
     pub fixture: String,
+    /// Who wrote the predicate.
     pub oracle_source: OracleSource,
     /// Other `key: value` lines of the front matter, in file order.
     pub extra: Vec<(String, String)>,

@@ -83,9 +83,11 @@ impl fmt::Display for KeyRole {
 /// One declared key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrustedKey {
+    /// The key's name, unique in the file.
     pub key_id: String,
     /// What the key may sign.
     pub role: KeyRole,
+    /// The ed25519 public key.
     pub public_key: VerifyingKey,
     /// 1-based line of the trust file that declares it.
     pub line: usize,
@@ -336,6 +338,7 @@ impl RunnerKey {
         format!("{SECRET_KEY_PREFIX}{}", to_hex(self.0.as_bytes()))
     }
 
+    /// The public half of the key.
     pub fn public_key(&self) -> VerifyingKey {
         self.0.verifying_key()
     }

@@ -18,11 +18,15 @@ pub use parallel::{LinesRead, ParallelLines, Streamed};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Runner {
+    /// The local role: the run of the patch under test; its rows need no signature.
     Local,
+    /// The remote role: a second runner that replays failing seeds (`prop reproduce`); where
+    /// roles are authenticated, its rows are signed.
     Remote,
 }
 
 impl Runner {
+    /// The runner's name in witness rows and receipts (`local`, `remote`).
     pub fn as_str(self) -> &'static str {
         match self {
             Runner::Local => "local",
@@ -41,11 +45,14 @@ impl fmt::Display for Runner {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
+    /// The property held.
     Pass,
+    /// The property failed.
     Fail,
 }
 
 impl Verdict {
+    /// The verdict's name in witness rows (`pass`, `fail`).
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -73,8 +80,7 @@ impl Verdict {
 ///
 /// `rng` (extension): the rng scheme the row's seed was turned into an input under (the
 /// run's scheme, as its receipt's `rng` names it: `chacha8-v1`, `chacha8-v2`). A row
-/// without it was written before rows named their scheme and is `chacha8-v1` (the rule of
-/// receipts). A seed means different inputs under different schemes, so the same-seed
+/// without it is `chacha8-v1` (the rule of receipts). A seed means different inputs under different schemes, so the same-seed
 /// review pairs a fail and a pass only under one scheme. A row whose `rng` is present but
 /// not a non-empty string is malformed (it must never read as `chacha8-v1`).
 ///
@@ -108,20 +114,33 @@ impl Verdict {
 /// `{"runner":"remote","seed":7,"witness_id":"r-7"}` (a golden test pins a whole row's).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WitnessRow {
+    /// The row's id, unique in the witness store.
     pub witness_id: String,
+    /// The property the row is evidence for.
     pub property_id: String,
+    /// The property's digest (64 lowercase hex) when the row was written.
     pub property_digest: String,
+    /// The fixture's pin (64 lowercase hex) when the row was written.
     pub fixture_pin: String,
+    /// The property's bound when the row was written.
     pub bound: String,
+    /// The seed the trial ran.
     pub seed: u64,
+    /// The trial's outcome.
     pub verdict: Verdict,
+    /// `ok` for a pass; the stable failure signature for a fail.
     pub signature: String,
+    /// Which runner wrote the row.
     pub runner: Runner,
+    /// Whether the row claims to write a freeze (a remote one that does is never a witness).
     pub freeze_writer: bool,
+    /// The run that wrote the row (its receipt carries the same id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The patch under test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch_id: Option<String>,
+    /// The code identity the run recorded (see `Receipt::code`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// On a replay row: the signature of the failure the replayed seed had in the receipt it
@@ -146,11 +165,12 @@ pub struct WitnessLine {
     /// The raw object says `"runner": "remote"` and `"freeze_writer": true`, whether or not
     /// the rest of the row is well formed.
     pub remote_minting: bool,
+    /// The row, or why the line is not one.
     pub row: Result<WitnessRow, ParseError>,
 }
 
 impl WitnessRow {
-    /// The scheme a row without `rng` was written under.
+    /// The scheme of a row without `rng`.
     pub const SCHEME_WITHOUT_RNG: &'static str = "chacha8-v1";
 
     /// The rng scheme the row's seed means its input under: its `rng`, or `chacha8-v1` when
@@ -462,6 +482,7 @@ impl<R: std::io::Read> WitnessLineReader<R> {
     /// The size of the first read.
     pub const FIRST_READ: usize = 1 << 16;
 
+    /// A reader of the witness file `reader` holds.
     pub fn new(reader: R) -> WitnessLineReader<R> {
         WitnessLineReader {
             reader,

@@ -46,10 +46,8 @@ mod errors;
 mod fold;
 mod freeze;
 mod inputs;
-#[allow(missing_docs)]
 mod merge;
 mod passes;
-#[allow(missing_docs)]
 mod review;
 mod source;
 mod store;

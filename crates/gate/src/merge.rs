@@ -12,12 +12,16 @@
 //! early makes it `stopped_early` (`early_stop_incomplete`). A merged receipt of every part
 //! says what one unpartitioned run of the whole plan would have said: the same planned and
 //! attempted seeds, verdicts, failing seed (with its part's shrink result), failure modes.
+//!
+//! [`merge_parts`] runs in four steps: `check` (the parts belong together), `open_reasons`
+//! (why the merged receipt is open), `walk` (the whole plan once, seed by seed) and
+//! `assemble` (the merged receipt).
 
 use seedledger_format::{
-    FailureMode, FailureRecord, MergeRecord, OracleSource, PartRecord, Partition, Receipt,
-    WitnessRow,
+    FailureMode, FailureRecord, MergeRecord, OracleSource, PartRecord, Partition, PartitionRecord,
+    Receipt, WitnessRow,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// At most this many `failures` records, as a single run keeps.
 const MAX_FAILURE_RECORDS: usize = 100;
@@ -29,6 +33,7 @@ const MAX_SHRUNK_MODES: usize = 4;
 pub struct MergePart<'a> {
     /// How to name the part in messages (its path as given).
     pub file: &'a str,
+    /// The part's receipt.
     pub receipt: &'a Receipt,
     /// `sha256:` + hex of the receipt file's bytes.
     pub receipt_digest: &'a str,
@@ -37,6 +42,7 @@ pub struct MergePart<'a> {
 /// The merged receipt and what the caller needs to finish the job.
 #[derive(Debug, Clone)]
 pub struct Merged {
+    /// The receipt of the whole plan.
     pub receipt: Receipt,
     /// Positions (in the slice given) of the parts, by part index: the order in which their
     /// witness files are concatenated.
@@ -49,34 +55,69 @@ pub struct Merged {
 /// Why parts were refused. Every variant is a refusal (exit 1): nothing is written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MergeRefusal {
+    /// The slice of parts is empty.
     #[error("no part receipts given")]
     NoParts,
+    /// A receipt without a `partition` record.
     #[error(
         "`{file}` is not a part of a split plan (no `partition`: it was not run with --partition)"
     )]
-    NotAPart { file: String },
+    NotAPart {
+        /// The receipt as given.
+        file: String,
+    },
+    /// The first part's partition record does not describe a whole plan.
     #[error("`{file}`: its partition record is inconsistent: {why}")]
-    BadPlan { file: String, why: String },
+    BadPlan {
+        /// The receipt as given.
+        file: String,
+        /// What is inconsistent.
+        why: String,
+    },
+    /// A part differs from the first part in something all parts share.
     #[error("`{file}` is from another {what} than `{first}`: {this} vs {other}")]
     Differs {
+        /// What differs (`property`, `plan`, ...).
         what: &'static str,
+        /// The part that differs.
         file: String,
+        /// The first part.
         first: String,
+        /// The part's value, quoted.
         this: String,
+        /// The first part's value, quoted.
         other: String,
     },
+    /// Two receipts are the same part (same index, or same run).
     #[error("part {part} is given twice: `{first}` and `{file}`")]
     Duplicate {
+        /// The part (`slice:1/2`) or the run (``run `r` ``) given twice.
         part: String,
+        /// The receipt given first.
         first: String,
+        /// The receipt given again.
         file: String,
     },
+    /// A part whose planned seeds are not the part of the plan it claims.
     #[error("`{file}` says it is part {part} but its planned seeds are not that part of the plan")]
-    WrongSeeds { file: String, part: String },
+    WrongSeeds {
+        /// The receipt as given.
+        file: String,
+        /// The part it claims.
+        part: String,
+    },
+    /// A part without a `run_id`.
     #[error("`{file}` names no run_id, so its witness rows cannot be told from other runs'")]
-    NoRunId { file: String },
+    NoRunId {
+        /// The receipt as given.
+        file: String,
+    },
+    /// A part whose attempted seeds are not where its planned seeds begin.
     #[error("`{file}`: its attempted seeds are not a prefix of its planned seeds")]
-    NotAPrefix { file: String },
+    NotAPrefix {
+        /// The receipt as given.
+        file: String,
+    },
 }
 
 /// Merges the parts of one property's split plan. `run_id` names the merged receipt (its
@@ -86,16 +127,58 @@ pub fn merge_parts(
     run_id: &str,
     merged_at: &str,
 ) -> Result<Merged, MergeRefusal> {
+    let checked = check(parts)?;
+    let order: Vec<usize> = (1..=checked.record.total)
+        .filter_map(|m| checked.by_index.get(&m).copied())
+        .collect();
+    let open = open_reasons(parts, &checked, &order);
+    let walked = walk(parts, &checked, &order);
+    let receipt = assemble(parts, checked, &order, walked, run_id, merged_at);
+    Ok(Merged {
+        receipt,
+        order,
+        open,
+    })
+}
+
+/// Parts that belong together: the first part's receipt and partition record, the whole
+/// plan it describes, and where in the slice given each part index is.
+struct Checked<'a> {
+    first: &'a Receipt,
+    record: &'a PartitionRecord,
+    plan: Vec<u64>,
+    by_index: HashMap<u64, usize>,
+}
+
+impl Checked<'_> {
+    /// The part indices (from 1) no part was given for.
+    fn missing(&self) -> Vec<u64> {
+        (1..=self.record.total)
+            .filter(|m| !self.by_index.contains_key(m))
+            .collect()
+    }
+}
+
+/// A part's partition record, or the refusal of a receipt that is not a part.
+fn record<'a>(part: &MergePart<'a>) -> Result<&'a PartitionRecord, MergeRefusal> {
+    part.receipt
+        .partition
+        .as_ref()
+        .ok_or_else(|| MergeRefusal::NotAPart {
+            file: part.file.to_string(),
+        })
+}
+
+/// An optional text as messages name it: the text, or `none`.
+fn or_none(s: &Option<String>) -> String {
+    s.clone().unwrap_or_else(|| "none".to_string())
+}
+
+/// Checks that the parts belong together, in the order the refusals are documented: the
+/// first part's plan, then each part in the order given, then no run given twice.
+fn check<'a>(parts: &[MergePart<'a>]) -> Result<Checked<'a>, MergeRefusal> {
     let Some(first) = parts.first() else {
         return Err(MergeRefusal::NoParts);
-    };
-    let record = |p: &MergePart<'_>| {
-        p.receipt
-            .partition
-            .clone()
-            .ok_or_else(|| MergeRefusal::NotAPart {
-                file: p.file.to_string(),
-            })
     };
     let first_record = record(first)?;
     let plan = first_record
@@ -104,63 +187,15 @@ pub fn merge_parts(
             file: first.file.to_string(),
             why,
         })?;
-    let opt = |s: &Option<String>| s.clone().unwrap_or_else(|| "none".to_string());
     let mut by_index: HashMap<u64, usize> = HashMap::new();
     for (at, part) in parts.iter().enumerate() {
-        let r = part.receipt;
         let rec = record(part)?;
-        let f = first.receipt;
-        let differs: [(&'static str, String, String); 11] = [
-            ("property", r.property_id.clone(), f.property_id.clone()),
-            ("patch", r.patch_id.clone(), f.patch_id.clone()),
-            (
-                "fixture hash",
-                r.fixture_hash.clone(),
-                f.fixture_hash.clone(),
-            ),
-            (
-                "property digest",
-                opt(&r.property_digest),
-                opt(&f.property_digest),
-            ),
-            ("bound", opt(&r.bound), opt(&f.bound)),
-            ("rng scheme", opt(&r.rng), opt(&f.rng)),
-            ("code identity (`code`)", opt(&r.code), opt(&f.code)),
-            (
-                "runner",
-                opt(&r.runner.map(|x| x.as_str().to_string())),
-                opt(&f.runner.map(|x| x.as_str().to_string())),
-            ),
-            (
-                "plan",
-                format!("{} seeds, {}", rec.plan_len, rec.plan_digest),
-                format!(
-                    "{} seeds, {}",
-                    first_record.plan_len, first_record.plan_digest
-                ),
-            ),
-            (
-                "partition kind",
-                rec.kind.as_str().to_string(),
-                first_record.kind.as_str().to_string(),
-            ),
-            (
-                "number of parts",
-                rec.total.to_string(),
-                first_record.total.to_string(),
-            ),
-        ];
-        if let Some((what, this, other)) = differs.into_iter().find(|(_, a, b)| a != b) {
-            return Err(MergeRefusal::Differs {
-                what,
-                file: part.file.to_string(),
-                first: first.file.to_string(),
-                this: format!("`{this}`"),
-                other: format!("`{other}`"),
-            });
+        if let Some(refusal) = differs(part, rec, first, first_record) {
+            return Err(refusal);
         }
         // Same digest and length: the same whole plan, which the first part's record
         // regenerated (each part's seeds are checked against it below).
+        let r = part.receipt;
         if r.run_id.is_none() {
             return Err(MergeRefusal::NoRunId {
                 file: part.file.to_string(),
@@ -187,25 +222,87 @@ pub fn merge_parts(
             });
         }
     }
-    // Two files of one run are the same part twice even if edited to claim other indices.
+    refuse_a_run_twice(parts)?;
+    Ok(Checked {
+        first: first.receipt,
+        record: first_record,
+        plan,
+        by_index,
+    })
+}
+
+/// The first thing `part` (with partition record `rec`) does not share with the first part,
+/// as a refusal.
+fn differs(
+    part: &MergePart<'_>,
+    rec: &PartitionRecord,
+    first: &MergePart<'_>,
+    first_record: &PartitionRecord,
+) -> Option<MergeRefusal> {
+    let (r, f) = (part.receipt, first.receipt);
+    let runner = |r: &Receipt| or_none(&r.runner.map(|x| x.as_str().to_string()));
+    let plan = |rec: &PartitionRecord| format!("{} seeds, {}", rec.plan_len, rec.plan_digest);
+    let shared: [(&'static str, String, String); 11] = [
+        ("property", r.property_id.clone(), f.property_id.clone()),
+        ("patch", r.patch_id.clone(), f.patch_id.clone()),
+        (
+            "fixture hash",
+            r.fixture_hash.clone(),
+            f.fixture_hash.clone(),
+        ),
+        (
+            "property digest",
+            or_none(&r.property_digest),
+            or_none(&f.property_digest),
+        ),
+        ("bound", or_none(&r.bound), or_none(&f.bound)),
+        ("rng scheme", or_none(&r.rng), or_none(&f.rng)),
+        ("code identity (`code`)", or_none(&r.code), or_none(&f.code)),
+        ("runner", runner(r), runner(f)),
+        ("plan", plan(rec), plan(first_record)),
+        (
+            "partition kind",
+            rec.kind.as_str().to_string(),
+            first_record.kind.as_str().to_string(),
+        ),
+        (
+            "number of parts",
+            rec.total.to_string(),
+            first_record.total.to_string(),
+        ),
+    ];
+    let (what, this, other) = shared.into_iter().find(|(_, a, b)| a != b)?;
+    Some(MergeRefusal::Differs {
+        what,
+        file: part.file.to_string(),
+        first: first.file.to_string(),
+        this: format!("`{this}`"),
+        other: format!("`{other}`"),
+    })
+}
+
+/// Two files of one run are the same part twice even if edited to claim other indices.
+fn refuse_a_run_twice(parts: &[MergePart<'_>]) -> Result<(), MergeRefusal> {
     for (at, part) in parts.iter().enumerate() {
         if let Some(earlier) = parts[..at]
             .iter()
             .find(|p| p.receipt.run_id.is_some() && p.receipt.run_id == part.receipt.run_id)
         {
             return Err(MergeRefusal::Duplicate {
-                part: format!("run `{}`", opt(&part.receipt.run_id)),
+                part: format!("run `{}`", or_none(&part.receipt.run_id)),
                 first: earlier.file.to_string(),
                 file: part.file.to_string(),
             });
         }
     }
+    Ok(())
+}
 
-    let (kind, total) = (first_record.kind, first_record.total);
-    let order: Vec<usize> = (1..=total)
-        .filter_map(|m| by_index.get(&m).copied())
-        .collect();
-    let missing: Vec<u64> = (1..=total).filter(|m| !by_index.contains_key(m)).collect();
+/// Why the merged receipt is open: the parts missing (with how many planned seeds they
+/// leave unattempted), then each part that stopped early, in part order.
+fn open_reasons(parts: &[MergePart<'_>], checked: &Checked<'_>, order: &[usize]) -> Vec<String> {
+    let (kind, total) = (checked.record.kind, checked.record.total);
+    let missing = checked.missing();
     let mut open: Vec<String> = Vec::new();
     if !missing.is_empty() {
         let names: Vec<String> = missing
@@ -220,7 +317,7 @@ pub fn merge_parts(
                     index: m,
                     total,
                 }
-                .select(&plan)
+                .select(&checked.plan)
                 .len()
             })
             .sum();
@@ -230,23 +327,48 @@ pub fn merge_parts(
             names.join(", ")
         ));
     }
-    for &at in &order {
-        let p = &parts[at];
-        if p.receipt.stopped_early {
+    for p in order.iter().map(|&at| &parts[at]) {
+        if p.receipt.stopped_early
+            && let Some(rec) = &p.receipt.partition
+        {
             open.push(format!(
                 "part {} (`{}`) stopped early after {} of {} seeds",
-                record(p)?.partition(),
+                rec.partition(),
                 p.file,
                 p.receipt.attempted_seeds.len(),
                 p.receipt.planned_seeds.len()
             ));
         }
     }
+    open
+}
 
-    // Walk the whole plan once: each seed's part, and whether (and how) it was attempted.
+/// What one walk of the whole plan found: the seeds attempted in plan order, with their
+/// verdicts and the failing ones among them.
+struct Walked<'a> {
+    attempted: Vec<u64>,
+    /// One character per attempted seed, when every part given has its verdicts.
+    verdicts: Option<String>,
+    failing_seeds: Vec<u64>,
+    /// Plan positions of the failing seeds (what failures and failure modes are ordered by).
+    position: HashMap<u64, usize>,
+    /// The receipt of the part of the first failing seed.
+    failing_part: Option<&'a Receipt>,
+}
+
+impl Walked<'_> {
+    /// The plan position of a failing seed (any other seed: after them all).
+    fn pos(&self, seed: u64) -> usize {
+        self.position.get(&seed).copied().unwrap_or(usize::MAX)
+    }
+}
+
+/// Walks the whole plan once: each seed's part, and whether (and how) it was attempted.
+fn walk<'a>(parts: &[MergePart<'a>], checked: &Checked<'_>, order: &[usize]) -> Walked<'a> {
+    let (kind, total, plan) = (checked.record.kind, checked.record.total, &checked.plan);
     // Each part's verdicts, read one character per attempted seed as the walk takes them
     // (not collected: 4 bytes a seed).
-    let mut verdicts_of: Vec<Option<std::str::Chars<'_>>> = parts
+    let mut verdicts_of: Vec<Option<std::str::Chars<'a>>> = parts
         .iter()
         .map(|p| {
             p.receipt
@@ -257,7 +379,7 @@ pub fn merge_parts(
         })
         .collect();
     let all_verdicts = order.iter().all(|&at| verdicts_of[at].is_some());
-    let failing_set: std::collections::HashSet<u64> = parts
+    let failing_set: HashSet<u64> = parts
         .iter()
         .flat_map(|p| {
             p.receipt
@@ -268,15 +390,18 @@ pub fn merge_parts(
         })
         .collect();
     // Parts by index, for the walk (an index without a part: None).
-    let part_at: Vec<Option<usize>> = (0..=total).map(|m| by_index.get(&m).copied()).collect();
+    let part_at: Vec<Option<usize>> = (0..=total)
+        .map(|m| checked.by_index.get(&m).copied())
+        .collect();
     let mut cursor = vec![0usize; parts.len()];
-    let mut attempted: Vec<u64> = Vec::with_capacity(plan.len());
+    let mut walked = Walked {
+        attempted: Vec::with_capacity(plan.len()),
+        verdicts: None,
+        failing_seeds: Vec::new(),
+        position: HashMap::new(),
+        failing_part: None,
+    };
     let mut verdicts = String::with_capacity(if all_verdicts { plan.len() } else { 0 });
-    let mut failing_seeds: Vec<u64> = Vec::new();
-    // Plan positions of the failing seeds (what failures and failure modes are ordered by),
-    // and the part of the first.
-    let mut position: HashMap<u64, usize> = HashMap::new();
-    let mut failing_part: Option<&Receipt> = None;
     for (i, &seed) in plan.iter().enumerate() {
         let m = Partition::part_of(kind, total, i, seed);
         let Some(at) = part_at.get(m as usize).copied().flatten() else {
@@ -286,33 +411,47 @@ pub fn merge_parts(
         let part = parts[at].receipt;
         if part.attempted_seeds.get(k) == Some(&seed) {
             cursor[at] += 1;
-            attempted.push(seed);
+            walked.attempted.push(seed);
             if let Some(c) = verdicts_of[at].as_mut().and_then(Iterator::next) {
                 verdicts.push(c);
             }
             if failing_set.contains(&seed) {
-                failing_part.get_or_insert(part);
-                failing_seeds.push(seed);
-                position.insert(seed, i);
+                walked.failing_part.get_or_insert(part);
+                walked.failing_seeds.push(seed);
+                walked.position.insert(seed, i);
             }
         }
     }
-    let failing_seed = failing_seeds.first().copied();
-    let pos = |s: u64| position.get(&s).copied().unwrap_or(usize::MAX);
+    walked.verdicts = all_verdicts.then_some(verdicts);
+    walked
+}
 
+/// The parts' `failures`, in plan order of their seeds, as many as a single run keeps.
+fn merged_failures(
+    parts: &[MergePart<'_>],
+    order: &[usize],
+    walked: &Walked<'_>,
+) -> Vec<FailureRecord> {
     let mut failures: Vec<FailureRecord> = order
         .iter()
         .flat_map(|&at| parts[at].receipt.failures.iter().cloned())
         .collect();
-    failures.sort_by_key(|f| pos(f.seed));
+    failures.sort_by_key(|f| walked.pos(f.seed));
     failures.truncate(MAX_FAILURE_RECORDS);
+    failures
+}
+
+/// The parts' failure modes, one per signature (counts added; first seed, replay and shrink
+/// of the earliest in the plan), in plan order of their first seeds; the first
+/// [`MAX_SHRUNK_MODES`] keep their shrink record.
+fn merged_modes(parts: &[MergePart<'_>], order: &[usize], walked: &Walked<'_>) -> Vec<FailureMode> {
     let mut modes: Vec<FailureMode> = Vec::new();
-    for &at in &order {
+    for &at in order {
         for mode in &parts[at].receipt.failure_modes {
             match modes.iter_mut().find(|m| m.signature == mode.signature) {
                 Some(m) => {
                     m.count += mode.count;
-                    if pos(mode.first_seed) < pos(m.first_seed) {
+                    if walked.pos(mode.first_seed) < walked.pos(m.first_seed) {
                         m.first_seed = mode.first_seed;
                         m.replay = mode.replay.clone();
                         m.shrink = mode.shrink.clone();
@@ -322,21 +461,36 @@ pub fn merge_parts(
             }
         }
     }
-    modes.sort_by_key(|m| pos(m.first_seed));
+    modes.sort_by_key(|m| walked.pos(m.first_seed));
     for mode in modes.iter_mut().skip(MAX_SHRUNK_MODES) {
         mode.shrink = None;
     }
+    modes
+}
 
+/// The merged receipt: what the parts share from the first part, what ran from the walk,
+/// and what the parts say together (any stopped early, any model-drafted oracle, ...).
+fn assemble(
+    parts: &[MergePart<'_>],
+    checked: Checked<'_>,
+    order: &[usize],
+    walked: Walked<'_>,
+    run_id: &str,
+    merged_at: &str,
+) -> Receipt {
+    let failures = merged_failures(parts, order, &walked);
+    let failure_modes = merged_modes(parts, order, &walked);
     let present: Vec<&Receipt> = order.iter().map(|&at| parts[at].receipt).collect();
-    let f = first.receipt;
-    let changed = present.iter().find(|r| r.fixture_changed == Some(true));
-    let min = |it: Vec<&String>| it.into_iter().min().cloned();
-    let receipt = Receipt {
+    let f = checked.first;
+    let (fixture_hash_after, fixture_changed) = fixture_after(&present, f);
+    let merge = merge_record(parts, &checked, order, merged_at);
+    let failing_part = walked.failing_part;
+    Receipt {
         patch_id: f.patch_id.clone(),
         property_id: f.property_id.clone(),
-        planned_seeds: plan,
-        attempted_seeds: attempted,
-        failing_seed,
+        planned_seeds: checked.plan,
+        attempted_seeds: walked.attempted,
+        failing_seed: walked.failing_seeds.first().copied(),
         shrink_stable: failing_part.is_some_and(|p| p.shrink_stable),
         fixture_hash: f.fixture_hash.clone(),
         stopped_early: present.iter().any(|r| r.stopped_early),
@@ -368,22 +522,12 @@ pub fn merge_parts(
         code: f.code.clone(),
         code_base: f.code_base.clone(),
         code_paths: f.code_paths.clone(),
-        fixture_hash_after: match changed {
-            Some(r) => r.fixture_hash_after.clone(),
-            None if present.iter().all(|r| r.fixture_changed == Some(false)) => {
-                Some(f.fixture_hash.clone())
-            }
-            None => None,
-        },
-        fixture_changed: match changed {
-            Some(_) => Some(true),
-            None if present.iter().all(|r| r.fixture_changed == Some(false)) => Some(false),
-            None => None,
-        },
-        failing_seeds,
-        verdicts: all_verdicts.then_some(verdicts),
+        fixture_hash_after,
+        fixture_changed,
+        failing_seeds: walked.failing_seeds,
+        verdicts: walked.verdicts,
         failures,
-        failure_modes: modes,
+        failure_modes,
         shrink_status: match failing_part {
             Some(p) => p.shrink_status.clone(),
             None if present
@@ -396,45 +540,65 @@ pub fn merge_parts(
         },
         shrink: failing_part.and_then(|p| p.shrink.clone()),
         partition: None,
-        merge: Some(MergeRecord {
-            kind,
-            total,
-            plan_len: first_record.plan_len,
-            plan_digest: first_record.plan_digest.clone(),
-            plan_first: first_record.plan_first,
-            plan_seeds: first_record.plan_seeds.clone(),
-            parts: order
-                .iter()
-                .map(|&at| {
-                    let p = &parts[at];
-                    PartRecord {
-                        index: p.receipt.partition.as_ref().map_or(0, |r| r.index),
-                        run_id: p.receipt.run_id.clone().unwrap_or_default(),
-                        receipt_digest: p.receipt_digest.to_string(),
-                        file: Some(p.file.to_string()),
-                        stopped_early: p.receipt.stopped_early,
-                    }
-                })
-                .collect(),
-            missing,
-            merged_at: Some(merged_at.to_string()),
-        }),
-        started_at: min(present
+        merge: Some(merge),
+        started_at: present
             .iter()
             .filter_map(|r| r.started_at.as_ref())
-            .collect()),
+            .min()
+            .cloned(),
         finished_at: if present.iter().all(|r| r.finished_at.is_some()) {
             present.iter().filter_map(|r| r.finished_at.clone()).max()
         } else {
             None
         },
         elapsed_ms: None,
-    };
-    Ok(Merged {
-        receipt,
-        order,
-        open,
-    })
+    }
+}
+
+/// `fixture_hash_after` and `fixture_changed` of the parts given together: changed when any
+/// part's fixture changed (its hash after), unchanged when none did (the first part's hash),
+/// else unknown.
+fn fixture_after(present: &[&Receipt], first: &Receipt) -> (Option<String>, Option<bool>) {
+    match present.iter().find(|r| r.fixture_changed == Some(true)) {
+        Some(r) => (r.fixture_hash_after.clone(), Some(true)),
+        None if present.iter().all(|r| r.fixture_changed == Some(false)) => {
+            (Some(first.fixture_hash.clone()), Some(false))
+        }
+        None => (None, None),
+    }
+}
+
+/// The merged receipt's `merge` record: the whole plan, and the parts in part order.
+fn merge_record(
+    parts: &[MergePart<'_>],
+    checked: &Checked<'_>,
+    order: &[usize],
+    merged_at: &str,
+) -> MergeRecord {
+    let record = checked.record;
+    MergeRecord {
+        kind: record.kind,
+        total: record.total,
+        plan_len: record.plan_len,
+        plan_digest: record.plan_digest.clone(),
+        plan_first: record.plan_first,
+        plan_seeds: record.plan_seeds.clone(),
+        parts: order
+            .iter()
+            .map(|&at| {
+                let p = &parts[at];
+                PartRecord {
+                    index: p.receipt.partition.as_ref().map_or(0, |r| r.index),
+                    run_id: p.receipt.run_id.clone().unwrap_or_default(),
+                    receipt_digest: p.receipt_digest.to_string(),
+                    file: Some(p.file.to_string()),
+                    stopped_early: p.receipt.stopped_early,
+                }
+            })
+            .collect(),
+        missing: checked.missing(),
+        merged_at: Some(merged_at.to_string()),
+    }
 }
 
 /// A merged receipt's rows — its parts' rows in file order, the parts' witness files one after

@@ -30,7 +30,9 @@ pub const REASON_FOREIGN_ROWS: &str =
 /// rows, which carry no signature — the rows the patch's own, cross-checked runs wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Origin<'a> {
+    /// The cited patch.
     pub patch_id: &'a str,
+    /// The code identity of its evidence.
     pub code: &'a str,
     /// When given, a local row counts only if it is one of these (by `witness_id`, equal in
     /// every field): the rows of a receipt's own run, read beside that receipt and checked
@@ -51,7 +53,9 @@ pub struct Origin<'a> {
 /// The rows a citation names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CitedPair {
+    /// The fail row's `witness_id`.
     pub fail_id: String,
+    /// The pass row's `witness_id`.
     pub pass_id: String,
     /// The fail row's signature: the failure mode a citation freezes.
     pub signature: String,
@@ -69,6 +73,7 @@ pub struct Review {
 }
 
 impl Review {
+    /// Whether the review found (or waived to) a pair.
     pub fn passed(&self) -> bool {
         self.outcome.is_ok()
     }
@@ -124,191 +129,265 @@ pub fn same_seed_review(
     origin: Option<Origin<'_>>,
     waive: bool,
 ) -> Review {
-    let in_scope: Vec<&WitnessRow> = lines
-        .iter()
-        // A row that tried to mint is never a witness of anything (rule 1 of decide_freeze
-        // discards its whole batch): it cannot be half of a pair either.
-        .filter(|l| !l.remote_minting)
-        .filter_map(|l| l.row.as_ref().ok())
-        .filter(|r| {
-            r.property_id == expected.property_id
-                && r.property_digest == expected.digest
-                && r.fixture_pin == expected.pin
-                && r.bound == expected.bound
-        })
-        .collect();
-    let candidates: Vec<&WitnessRow> = in_scope
-        .iter()
-        .copied()
-        .filter(|r| {
-            origin.is_none_or(|o| {
-                r.patch_id.as_deref() == Some(o.patch_id)
-                    && r.code.as_deref() == Some(o.code)
-                    && (r.runner != Runner::Local
-                        || o.local_rows
-                            .is_none_or(|known| known.get(&r.witness_id) == Some(*r)))
-            })
-        })
-        .collect();
-    let fails: Vec<&WitnessRow> = candidates
-        .iter()
-        .copied()
-        .filter(|r| r.verdict == Verdict::Fail)
-        .collect();
-    let passes: Vec<&WitnessRow> = candidates
-        .iter()
-        .copied()
-        .filter(|r| r.verdict == Verdict::Pass)
-        .collect();
+    let rows = Scope::of(lines, expected, origin);
     if let Some(o) = origin
-        && (fails.is_empty() || passes.is_empty())
+        && (rows.fails.is_empty() || rows.passes.is_empty())
     {
-        return Review {
+        return rows.foreign(o);
+    }
+    let known_runs = known_runs(expected, origin);
+    if let Some(review) = rows.same_seed_pair(origin, &known_runs) {
+        return review;
+    }
+    if waive && let Some(review) = rows.waived() {
+        return review;
+    }
+    rows.refusal()
+}
+
+/// The rows the review reads: those in scope, and of them the candidates (of the origin,
+/// when there is one) split into fails and passes.
+struct Scope<'r> {
+    in_scope: Vec<&'r WitnessRow>,
+    candidates: Vec<&'r WitnessRow>,
+    fails: Vec<&'r WitnessRow>,
+    passes: Vec<&'r WitnessRow>,
+}
+
+impl<'r> Scope<'r> {
+    fn of(lines: &'r [WitnessLine], expected: &Expected, origin: Option<Origin<'_>>) -> Self {
+        let in_scope: Vec<&WitnessRow> = lines
+            .iter()
+            // A row that tried to mint is never a witness of anything (rule 1 of decide_freeze
+            // discards its whole batch): it cannot be half of a pair either.
+            .filter(|l| !l.remote_minting)
+            .filter_map(|l| l.row.as_ref().ok())
+            .filter(|r| {
+                r.property_id == expected.property_id
+                    && r.property_digest == expected.digest
+                    && r.fixture_pin == expected.pin
+                    && r.bound == expected.bound
+            })
+            .collect();
+        let candidates: Vec<&WitnessRow> = in_scope
+            .iter()
+            .copied()
+            .filter(|r| {
+                origin.is_none_or(|o| {
+                    r.patch_id.as_deref() == Some(o.patch_id)
+                        && r.code.as_deref() == Some(o.code)
+                        && (r.runner != Runner::Local
+                            || o.local_rows
+                                .is_none_or(|known| known.get(&r.witness_id) == Some(*r)))
+                })
+            })
+            .collect();
+        let of = |verdict: Verdict| -> Vec<&WitnessRow> {
+            candidates
+                .iter()
+                .copied()
+                .filter(|r| r.verdict == verdict)
+                .collect()
+        };
+        let (fails, passes) = (of(Verdict::Fail), of(Verdict::Pass));
+        Scope {
+            in_scope,
+            candidates,
+            fails,
+            passes,
+        }
+    }
+
+    /// The refusal when the origin's rows hold no fail or no pass.
+    fn foreign(&self, o: Origin<'_>) -> Review {
+        Review {
             outcome: Err(REASON_FOREIGN_ROWS),
             detail: format!(
                 "of {} rows in scope, {} fail and {} pass rows carry patch_id `{}` and code `{}`",
-                in_scope.len(),
-                fails.len(),
-                passes.len(),
+                self.in_scope.len(),
+                self.fails.len(),
+                self.passes.len(),
                 o.patch_id,
                 o.code
             ),
-        };
-    }
-    let pair = |fail: &WitnessRow, pass: &WitnessRow, seed: Option<u64>| CitedPair {
-        fail_id: fail.witness_id.clone(),
-        pass_id: pass.witness_id.clone(),
-        signature: fail.signature.clone(),
-        seed,
-    };
-    // The pair spans the two runners: one runner's evidence alone shows nothing about the
-    // other's environment, and the local runner is the patch author's to control (a second
-    // local run without the failing environment would otherwise "pass" any seed).
-    // And the two runners disagree *consistently* on that seed: every row of the failing
-    // runner fails it, every row of the passing one passes it.
-    // Consistency is judged over every row known of the patch at its code: the candidates,
-    // and the rows the patch's own runs wrote even when they were not offered (a failing run's
-    // witness file left out cannot make its runner look consistent).
-    let known_runs: Vec<&WitnessRow> = match origin {
-        Some(o) => o
-            .local_rows
-            .map(|rows| {
-                // Not narrowed to the expected digest, pin and bound: a run's own rows count
-                // whatever those fields say (edited consistently with their receipt, they
-                // would otherwise drop out of the check while the receipt still vouches).
-                rows.values()
-                    .filter(|r| {
-                        r.property_id == expected.property_id
-                            && r.patch_id.as_deref() == Some(o.patch_id)
-                            && r.code.as_deref() == Some(o.code)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-        None => Vec::new(),
-    };
-    // A receipt's own rows are local evidence, whatever runner they claim: they were read
-    // from local files beside a receipt, and nothing signs them.
-    // Consistency is judged on the input: the seed under the pair's scheme.
-    let consistent = |seed: u64, scheme: &str, failing: Runner| {
-        candidates
-            .iter()
-            .map(|r| (*r, r.runner))
-            .chain(known_runs.iter().map(|r| (*r, Runner::Local)))
-            .all(|(r, runner)| {
-                r.seed != seed
-                    || r.scheme() != scheme
-                    || (r.verdict == Verdict::Fail) == (runner == failing)
-            })
-    };
-    let allowed = |f: &WitnessRow| {
-        origin.and_then(|o| o.seeds).is_none_or(|s| {
-            s.iter()
-                .any(|(seed, scheme)| *seed == f.seed && scheme == f.scheme())
-        })
-    };
-    for fail in fails.iter().filter(|f| allowed(f)) {
-        let answers = |p: &&&WitnessRow| {
-            !(origin.is_some_and(|o| o.authenticated) && p.runner == Runner::Remote)
-                || p.replayed_signature.as_deref() == Some(fail.signature.as_str())
-        };
-        if let Some(pass) = passes
-            .iter()
-            .filter(answers)
-            .find(|p| p.seed == fail.seed && p.scheme() == fail.scheme() && p.runner != fail.runner)
-            .filter(|_| consistent(fail.seed, fail.scheme(), fail.runner))
-        {
-            return Review {
-                outcome: Ok(pair(fail, pass, Some(fail.seed))),
-                detail: format!(
-                    "seed {}: `{}` ({}) failed and `{}` ({}) passed",
-                    fail.seed, fail.witness_id, fail.runner, pass.witness_id, pass.runner
-                ),
-            };
         }
     }
-    let across = |fail: &&WitnessRow| passes.iter().find(|p| p.runner != fail.runner).copied();
-    if waive && let Some((fail, pass)) = fails.iter().find_map(|f| across(f).map(|p| (*f, p))) {
-        return Review {
+
+    /// The review passed: the first allowed fail with a pass that answers it on its seed,
+    /// under its scheme, from the other runner, the two runners consistent on that seed.
+    ///
+    /// The pair spans the two runners: one runner's evidence alone shows nothing about the
+    /// other's environment, and the local runner is the patch author's to control (a second
+    /// local run without the failing environment would otherwise "pass" any seed). And the
+    /// two runners disagree *consistently* on that seed: every row of the failing runner
+    /// fails it, every row of the passing one passes it. Consistency is judged over every
+    /// row known of the patch at its code: the candidates, and `known_runs`, the rows the
+    /// patch's own runs wrote even when they were not offered (a failing run's witness file
+    /// left out cannot make its runner look consistent).
+    fn same_seed_pair(
+        &self,
+        origin: Option<Origin<'_>>,
+        known_runs: &[&WitnessRow],
+    ) -> Option<Review> {
+        // A receipt's own rows are local evidence, whatever runner they claim: they were read
+        // from local files beside a receipt, and nothing signs them.
+        // Consistency is judged on the input: the seed under the pair's scheme.
+        let consistent = |seed: u64, scheme: &str, failing: Runner| {
+            self.candidates
+                .iter()
+                .map(|r| (*r, r.runner))
+                .chain(known_runs.iter().map(|r| (*r, Runner::Local)))
+                .all(|(r, runner)| {
+                    r.seed != seed
+                        || r.scheme() != scheme
+                        || (r.verdict == Verdict::Fail) == (runner == failing)
+                })
+        };
+        let allowed = |f: &WitnessRow| {
+            origin.and_then(|o| o.seeds).is_none_or(|s| {
+                s.iter()
+                    .any(|(seed, scheme)| *seed == f.seed && scheme == f.scheme())
+            })
+        };
+        for fail in self.fails.iter().filter(|f| allowed(f)) {
+            let answers = |p: &&&WitnessRow| {
+                !(origin.is_some_and(|o| o.authenticated) && p.runner == Runner::Remote)
+                    || p.replayed_signature.as_deref() == Some(fail.signature.as_str())
+            };
+            if let Some(pass) = self
+                .passes
+                .iter()
+                .filter(answers)
+                .find(|p| {
+                    p.seed == fail.seed && p.scheme() == fail.scheme() && p.runner != fail.runner
+                })
+                .filter(|_| consistent(fail.seed, fail.scheme(), fail.runner))
+            {
+                return Some(Review {
+                    outcome: Ok(pair(fail, pass, Some(fail.seed))),
+                    detail: format!(
+                        "seed {}: `{}` ({}) failed and `{}` ({}) passed",
+                        fail.seed, fail.witness_id, fail.runner, pass.witness_id, pass.runner
+                    ),
+                });
+            }
+        }
+        None
+    }
+
+    /// The review waived: the first fail that has a pass from the other runner, and that pass.
+    fn waived(&self) -> Option<Review> {
+        let across = |fail: &&WitnessRow| {
+            self.passes
+                .iter()
+                .find(|p| p.runner != fail.runner)
+                .copied()
+        };
+        let (fail, pass) = self.fails.iter().find_map(|f| across(f).map(|p| (*f, p)))?;
+        Some(Review {
             outcome: Ok(pair(fail, pass, None)),
             detail: format!(
                 "waived: no fail and pass share a seed; citing `{}` (seed {}) and `{}` (seed {})",
                 fail.witness_id, fail.seed, pass.witness_id, pass.seed
             ),
-        };
+        })
     }
-    let elsewhere = fails.iter().find_map(|f| {
-        in_scope
-            .iter()
-            .find(|p| {
-                p.verdict == Verdict::Pass
-                    && p.seed == f.seed
-                    && p.scheme() == f.scheme()
-                    && p.runner != f.runner
-                    && !candidates.iter().any(|c| std::ptr::eq(*c, **p))
-            })
-            .map(|p| (f.seed, &p.witness_id))
-    });
-    let same_runner = fails.iter().find_map(|f| {
-        passes
-            .iter()
-            .find(|p| p.seed == f.seed && p.scheme() == f.scheme())
-            .map(|p| (f, p))
-    });
-    // A fail and a pass from the other runner on one seed, but under different schemes: two
-    // inputs, whatever the seed says.
-    let other_scheme = fails.iter().find_map(|f| {
-        passes
-            .iter()
-            .find(|p| p.seed == f.seed && p.runner != f.runner && p.scheme() != f.scheme())
-            .map(|p| (f, p))
-    });
-    let mut seeds: Vec<u64> = fails.iter().map(|r| r.seed).collect();
-    seeds.sort_unstable();
-    seeds.dedup();
-    let shown: Vec<String> = seeds.iter().take(5).map(u64::to_string).collect();
-    let mut detail = format!(
-        "{} fail rows on {} seeds ({}{}) and {} pass rows, none on a failing seed",
-        fails.len(),
-        seeds.len(),
-        shown.join(", "),
-        if seeds.len() > 5 { ", ..." } else { "" },
-        passes.len()
-    );
-    if let Some((seed, id)) = elsewhere {
-        detail.push_str(&format!(
-            "; pass `{id}` on seed {seed} comes from another patch or code"
-        ));
-    } else if let Some((f, p)) = same_runner {
-        detail.push_str(&format!(
-            "; on seed {} the runners do not disagree consistently (fail `{}` from the {} runner, pass `{}` from the {} runner): a pair must span the two runners, each of them consistent",
-            f.seed, f.witness_id, f.runner, p.witness_id, p.runner
-        ));
-    } else if let Some((f, p)) = other_scheme {
-        detail.push_str(&other_scheme_note(f, p));
+
+    /// The refusal when no fail and pass share a seed: the failing seeds, and the nearest
+    /// miss (a pass of another patch or code, a pair within one runner, a pair across
+    /// schemes).
+    fn refusal(&self) -> Review {
+        let mut seeds: Vec<u64> = self.fails.iter().map(|r| r.seed).collect();
+        seeds.sort_unstable();
+        seeds.dedup();
+        let shown: Vec<String> = seeds.iter().take(5).map(u64::to_string).collect();
+        let mut detail = format!(
+            "{} fail rows on {} seeds ({}{}) and {} pass rows, none on a failing seed",
+            self.fails.len(),
+            seeds.len(),
+            shown.join(", "),
+            if seeds.len() > 5 { ", ..." } else { "" },
+            self.passes.len()
+        );
+        detail.push_str(&self.nearest_miss());
+        Review {
+            outcome: Err(REASON_NO_SAME_SEED),
+            detail,
+        }
     }
-    Review {
-        outcome: Err(REASON_NO_SAME_SEED),
-        detail,
+
+    /// The refusal's note on the nearest miss, if there is one (else empty).
+    fn nearest_miss(&self) -> String {
+        let elsewhere = self.fails.iter().find_map(|f| {
+            self.in_scope
+                .iter()
+                .find(|p| {
+                    p.verdict == Verdict::Pass
+                        && p.seed == f.seed
+                        && p.scheme() == f.scheme()
+                        && p.runner != f.runner
+                        && !self.candidates.iter().any(|c| std::ptr::eq(*c, **p))
+                })
+                .map(|p| (f.seed, &p.witness_id))
+        });
+        if let Some((seed, id)) = elsewhere {
+            return format!("; pass `{id}` on seed {seed} comes from another patch or code");
+        }
+        let same_runner = self.fails.iter().find_map(|f| {
+            self.passes
+                .iter()
+                .find(|p| p.seed == f.seed && p.scheme() == f.scheme())
+                .map(|p| (f, p))
+        });
+        if let Some((f, p)) = same_runner {
+            return format!(
+                "; on seed {} the runners do not disagree consistently (fail `{}` from the {} runner, pass `{}` from the {} runner): a pair must span the two runners, each of them consistent",
+                f.seed, f.witness_id, f.runner, p.witness_id, p.runner
+            );
+        }
+        // A fail and a pass from the other runner on one seed, but under different schemes:
+        // two inputs, whatever the seed says.
+        let other_scheme = self.fails.iter().find_map(|f| {
+            self.passes
+                .iter()
+                .find(|p| p.seed == f.seed && p.runner != f.runner && p.scheme() != f.scheme())
+                .map(|p| (f, p))
+        });
+        match other_scheme {
+            Some((f, p)) => other_scheme_note(f, p),
+            None => String::new(),
+        }
+    }
+}
+
+/// The rows the patch's own runs wrote (`origin`'s local rows of the property, patch and
+/// code), which count for the consistency of the runners even when not offered.
+fn known_runs<'o>(expected: &Expected, origin: Option<Origin<'o>>) -> Vec<&'o WitnessRow> {
+    let Some(o) = origin else {
+        return Vec::new();
+    };
+    o.local_rows
+        .map(|rows| {
+            // Not narrowed to the expected digest, pin and bound: a run's own rows count
+            // whatever those fields say (edited consistently with their receipt, they
+            // would otherwise drop out of the check while the receipt still vouches).
+            rows.values()
+                .filter(|r| {
+                    r.property_id == expected.property_id
+                        && r.patch_id.as_deref() == Some(o.patch_id)
+                        && r.code.as_deref() == Some(o.code)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The pair a review cites.
+fn pair(fail: &WitnessRow, pass: &WitnessRow, seed: Option<u64>) -> CitedPair {
+    CitedPair {
+        fail_id: fail.witness_id.clone(),
+        pass_id: pass.witness_id.clone(),
+        signature: fail.signature.clone(),
+        seed,
     }
 }

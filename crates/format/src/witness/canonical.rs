@@ -180,13 +180,12 @@ pub(super) fn row_into(line: &[u8], row: &mut WitnessRow) -> bool {
     scan(line, row).is_some()
 }
 
+/// The scan of one line: the object's braces and commas here, each member read by
+/// [`Members::read`], then the checks on the row as a whole.
 fn scan(line: &[u8], row: &mut WitnessRow) -> Option<()> {
-    // Only lines of printable ASCII without a backslash: then no string holds an escape, a
-    // control character or bytes that are not UTF-8, and a string ends at the next `"`. (One
-    // pass the compiler can vectorise.)
-    if line.iter().fold(false, |bad, &b| {
-        bad | !(0x20..0x7f).contains(&b) | (b == b'\\')
-    }) {
+    // Only plain lines: then no string holds an escape, a control character or bytes that
+    // are not UTF-8, and a string ends at the next `"`.
+    if !plain(line) {
         return None;
     }
     let text = std::str::from_utf8(line).ok()?;
@@ -195,103 +194,18 @@ fn scan(line: &[u8], row: &mut WitnessRow) -> Option<()> {
         text,
         i: 0,
     };
-    let mut guess = 0;
     c.ws();
     if !c.eat(b'{') {
         return None;
     }
-    let mut seen: u16 = 0;
-    let mut others: [&[u8]; MAX_OTHERS] = [&[]; MAX_OTHERS];
-    let mut n_others = 0;
+    let mut members = Members {
+        guess: 0,
+        seen: 0,
+        others: [&[]; MAX_OTHERS],
+        n_others: 0,
+    };
     loop {
-        c.ws();
-        if !c.eat(b'"') {
-            return None;
-        }
-        let key = c.key(guess)?;
-        c.ws();
-        if !c.eat(b':') {
-            return None;
-        }
-        c.ws();
-        match key {
-            Ok(i) => {
-                guess = i + 1;
-                let bit = 1u16 << i;
-                if seen & bit != 0 {
-                    return None;
-                }
-                seen |= bit;
-                match i {
-                    0..=4 | 7 => {
-                        let text = c.string()?;
-                        if text.is_empty() {
-                            return None;
-                        }
-                        let field = match i {
-                            0 => &mut row.witness_id,
-                            1 => &mut row.property_id,
-                            2 => &mut row.property_digest,
-                            3 => &mut row.fixture_pin,
-                            4 => &mut row.bound,
-                            _ => &mut row.signature,
-                        };
-                        set(field, text);
-                    }
-                    5 => row.seed = c.u64()?,
-                    6 => {
-                        row.verdict = match c.string()? {
-                            "pass" => Verdict::Pass,
-                            "fail" => Verdict::Fail,
-                            _ => return None,
-                        }
-                    }
-                    8 => {
-                        row.runner = match c.string()? {
-                            "local" => Runner::Local,
-                            "remote" => Runner::Remote,
-                            _ => return None,
-                        }
-                    }
-                    9 => {
-                        row.freeze_writer = if c.literal(b"true") {
-                            true
-                        } else if c.literal(b"false") {
-                            false
-                        } else {
-                            return None;
-                        }
-                    }
-                    14 => {
-                        // Present, `rng` must be a non-empty string (else the exact
-                        // reading names the row malformed).
-                        let text = c.string()?;
-                        if text.is_empty() {
-                            return None;
-                        }
-                        set_option(&mut row.rng, text);
-                    }
-                    _ => {
-                        let text = c.scalar()?;
-                        let field = match i {
-                            10 => &mut row.run_id,
-                            11 => &mut row.patch_id,
-                            12 => &mut row.code,
-                            _ => &mut row.replayed_signature,
-                        };
-                        set_option(field, text);
-                    }
-                }
-            }
-            Err(key) => {
-                if others[..n_others].contains(&key) || n_others == MAX_OTHERS {
-                    return None;
-                }
-                others[n_others] = key;
-                n_others += 1;
-                c.scalar()?;
-            }
-        }
+        members.read(&mut c, row)?;
         c.ws();
         if c.eat(b',') {
             continue;
@@ -302,27 +216,147 @@ fn scan(line: &[u8], row: &mut WitnessRow) -> Option<()> {
         return None;
     }
     c.ws();
-    if c.i != line.len() || seen & REQUIRED != REQUIRED {
+    if c.i != line.len() || members.seen & REQUIRED != REQUIRED {
         return None;
     }
-    // Extensions a row does not name are absent.
-    let extensions = [
-        &mut row.run_id,
-        &mut row.patch_id,
-        &mut row.code,
-        &mut row.replayed_signature,
-        &mut row.rng,
-    ];
-    for (i, field) in extensions.into_iter().enumerate() {
-        if seen & (1 << (10 + i)) == 0 {
-            *field = None;
+    members.clear_absent(row);
+    Some(())
+}
+
+/// What the scan of a line has seen of its members so far.
+struct Members<'a> {
+    /// The index in [`KEYS`] of the key expected next (the one after the last read).
+    guess: usize,
+    /// One bit per key of [`KEYS`] read.
+    seen: u16,
+    /// The unknown keys read, to find a repeat.
+    others: [&'a [u8]; MAX_OTHERS],
+    n_others: usize,
+}
+
+impl<'a> Members<'a> {
+    /// Reads one member (`"key": value`, from its opening quote) into `row`; `None`: give up.
+    #[inline(always)]
+    fn read(&mut self, c: &mut Cursor<'a>, row: &mut WitnessRow) -> Option<()> {
+        c.ws();
+        if !c.eat(b'"') {
+            return None;
+        }
+        let key = c.key(self.guess)?;
+        c.ws();
+        if !c.eat(b':') {
+            return None;
+        }
+        c.ws();
+        match key {
+            Ok(i) => {
+                self.guess = i + 1;
+                let bit = 1u16 << i;
+                if self.seen & bit != 0 {
+                    return None;
+                }
+                self.seen |= bit;
+                field(c, i, row)
+            }
+            Err(key) => {
+                if self.others[..self.n_others].contains(&key) || self.n_others == MAX_OTHERS {
+                    return None;
+                }
+                self.others[self.n_others] = key;
+                self.n_others += 1;
+                c.scalar().map(|_| ())
+            }
+        }
+    }
+
+    /// Extensions a row does not name are absent.
+    #[inline]
+    fn clear_absent(&self, row: &mut WitnessRow) {
+        let extensions = [
+            &mut row.run_id,
+            &mut row.patch_id,
+            &mut row.code,
+            &mut row.replayed_signature,
+            &mut row.rng,
+        ];
+        for (i, field) in extensions.into_iter().enumerate() {
+            if self.seen & (1 << (10 + i)) == 0 {
+                *field = None;
+            }
+        }
+    }
+}
+
+/// Reads the value of the member of key `KEYS[i]` into its field of `row`; `None`: give up
+/// (a value of another type, or empty where the exact reading wants a non-empty string).
+#[inline(always)]
+fn field(c: &mut Cursor<'_>, i: usize, row: &mut WitnessRow) -> Option<()> {
+    match i {
+        0..=4 | 7 => {
+            let text = c.string()?;
+            if text.is_empty() {
+                return None;
+            }
+            let field = match i {
+                0 => &mut row.witness_id,
+                1 => &mut row.property_id,
+                2 => &mut row.property_digest,
+                3 => &mut row.fixture_pin,
+                4 => &mut row.bound,
+                _ => &mut row.signature,
+            };
+            set(field, text);
+        }
+        5 => row.seed = c.u64()?,
+        6 => {
+            row.verdict = match c.string()? {
+                "pass" => Verdict::Pass,
+                "fail" => Verdict::Fail,
+                _ => return None,
+            }
+        }
+        8 => {
+            row.runner = match c.string()? {
+                "local" => Runner::Local,
+                "remote" => Runner::Remote,
+                _ => return None,
+            }
+        }
+        9 => {
+            row.freeze_writer = if c.literal(b"true") {
+                true
+            } else if c.literal(b"false") {
+                false
+            } else {
+                return None;
+            }
+        }
+        14 => {
+            // Present, `rng` must be a non-empty string (else the exact reading names the
+            // row malformed).
+            let text = c.string()?;
+            if text.is_empty() {
+                return None;
+            }
+            set_option(&mut row.rng, text);
+        }
+        _ => {
+            let text = c.scalar()?;
+            let field = match i {
+                10 => &mut row.run_id,
+                11 => &mut row.patch_id,
+                12 => &mut row.code,
+                _ => &mut row.replayed_signature,
+            };
+            set_option(field, text);
         }
     }
     Some(())
 }
 
 /// Whether `line` is printable ASCII without a backslash (so no string in it holds an
-/// escape, and a `"` always opens or closes a string).
+/// escape, and a `"` always opens or closes a string). One pass the compiler can vectorise.
+#[inline]
 fn plain(line: &[u8]) -> bool {
     !line.iter().fold(false, |bad, &b| {
         bad | !(0x20..0x7f).contains(&b) | (b == b'\\')

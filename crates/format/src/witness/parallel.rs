@@ -83,7 +83,7 @@ impl ParallelLines {
         self
     }
 
-    /// Chunks of `chunk` bytes (at least 1) instead of [`CHUNK`].
+    /// Chunks of `chunk` bytes (at least 1) instead of 512 KiB.
     pub fn chunk(mut self, chunk: usize) -> ParallelLines {
         self.chunk = chunk.max(1);
         self
@@ -138,31 +138,10 @@ impl ParallelLines {
             let (done_tx, done_rx) = mpsc::channel::<Done<X>>();
             let mut started = 0;
             for _ in 0..self.workers {
-                let work_rx = Arc::clone(&work_rx);
-                let done_tx = done_tx.clone();
+                let (work_rx, done_tx) = (Arc::clone(&work_rx), done_tx.clone());
                 let parse = &parse;
-                let worker = std::thread::Builder::new().spawn_scoped(scope, move || {
-                    loop {
-                        let next = work_rx
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .recv();
-                        let Ok(mut c) = next else { return };
-                        // A panic (in `prepare`, say) is handed to the caller's thread, which
-                        // stops the reading and passes it on: the other threads would
-                        // otherwise wait for this chunk forever.
-                        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            parse(&mut c);
-                        }));
-                        let done = match parsed {
-                            Ok(()) => Done::Chunk(c),
-                            Err(panic) => Done::Panicked(panic),
-                        };
-                        if done_tx.send(done).is_err() {
-                            return;
-                        }
-                    }
-                });
+                let worker = std::thread::Builder::new()
+                    .spawn_scoped(scope, move || work(&work_rx, &done_tx, parse));
                 started += usize::from(worker.is_ok());
             }
             drop(work_rx);
@@ -173,98 +152,12 @@ impl ParallelLines {
             // Room for every chunk in flight: the reader never waits to hand one over.
             let _ = work_tx.send(first);
             let end_tx = done_tx.clone();
-            let reader = std::thread::Builder::new().spawn_scoped(scope, move || {
-                let mut made = 1;
-                loop {
-                    let mut c = if made < pool {
-                        made += 1;
-                        Chunk::default()
-                    } else {
-                        match free_rx.recv() {
-                            Ok(c) => c,
-                            Err(_) => return,
-                        }
-                    };
-                    let (more, error) = match chunker.fill(&mut c) {
-                        Ok(more) => (more, None),
-                        Err(e) => (false, Some(e)),
-                    };
-                    if more {
-                        if work_tx.send(c).is_err() {
-                            return;
-                        }
-                    } else {
-                        let _ = end_tx.send(Done::End {
-                            chunks: chunker.seq,
-                            read: chunker.read(false),
-                            error,
-                        });
-                        return;
-                    }
-                }
-            });
+            std::thread::Builder::new().spawn_scoped(scope, move || {
+                feed(chunker, pool, &work_tx, &free_rx, &end_tx)
+            })?;
             // (The workers stop once the channels close.)
-            reader?;
             drop(done_tx);
-            let mut waiting: BTreeMap<u64, Chunk<X>> = BTreeMap::new();
-            let mut next = 0u64;
-            // Lines of the chunks handed over.
-            let mut lines = 0usize;
-            let mut end: Option<(u64, LinesRead, Option<std::io::Error>)> = None;
-            let mut panicked = None;
-            let outcome = loop {
-                if let Some(mut c) = waiting.remove(&next) {
-                    next += 1;
-                    let handed = c.hand_over(lines, &parse, &mut each);
-                    let _ = free_tx.send(c);
-                    if let Some(after) = handed {
-                        lines = after;
-                    } else {
-                        break Ok(LinesRead {
-                            bytes: end.as_ref().map_or(0, |e| e.1.bytes),
-                            stopped: true,
-                        });
-                    }
-                    continue;
-                }
-                if let Some((chunks, read, _)) = &end
-                    && next == *chunks
-                {
-                    let read = *read;
-                    break match end.and_then(|e| e.2) {
-                        Some(e) => Err(e),
-                        None => Ok(read),
-                    };
-                }
-                match done_rx.recv() {
-                    Ok(Done::Chunk(c)) => {
-                        waiting.insert(c.seq, c);
-                    }
-                    Ok(Done::End {
-                        chunks,
-                        read,
-                        error,
-                    }) => end = Some((chunks, read, error)),
-                    Ok(Done::Panicked(panic)) => {
-                        panicked = Some(panic);
-                        break Err(std::io::Error::other("a thread reading the file panicked"));
-                    }
-                    // Every sender is gone before the end: the reader thread panicked (the
-                    // scope passes the panic on).
-                    Err(_) => {
-                        break Err(std::io::Error::other(
-                            "a thread reading the witness file stopped",
-                        ));
-                    }
-                }
-            };
-            // The reader and the workers stop once nothing takes their chunks.
-            drop(free_tx);
-            drop(done_rx);
-            if let Some(panic) = panicked {
-                std::panic::resume_unwind(panic);
-            }
-            outcome
+            in_file_order(done_rx, free_tx, &parse, &mut each)
         })
     }
 
@@ -328,6 +221,143 @@ fn here<R: Read, X: Default>(
         more = chunker.fill(&mut chunk)?;
     }
     Ok(chunker.read(false))
+}
+
+/// A worker's loop: parses the chunks it is given and hands them back, until the channels
+/// close. A panic (in `prepare`, say) is handed to the caller's thread, which stops the
+/// reading and passes it on: the other threads would otherwise wait for this chunk forever.
+fn work<X>(
+    work_rx: &Mutex<mpsc::Receiver<Chunk<X>>>,
+    done_tx: &mpsc::Sender<Done<X>>,
+    parse: &impl Fn(&mut Chunk<X>),
+) {
+    loop {
+        let next = work_rx
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .recv();
+        let Ok(mut c) = next else { return };
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            parse(&mut c);
+        }));
+        let done = match parsed {
+            Ok(()) => Done::Chunk(c),
+            Err(panic) => Done::Panicked(panic),
+        };
+        if done_tx.send(done).is_err() {
+            return;
+        }
+    }
+}
+
+/// The reader thread's loop: fills chunks (new ones until `pool` are in flight, then those
+/// handed back) and gives them to the workers; at the end of the input, or at a read error,
+/// says how many chunks there were.
+fn feed<R: Read, X: Default>(
+    mut chunker: Chunker<R>,
+    pool: usize,
+    work_tx: &mpsc::SyncSender<Chunk<X>>,
+    free_rx: &mpsc::Receiver<Chunk<X>>,
+    end_tx: &mpsc::Sender<Done<X>>,
+) {
+    let mut made = 1;
+    loop {
+        let mut c = if made < pool {
+            made += 1;
+            Chunk::default()
+        } else {
+            match free_rx.recv() {
+                Ok(c) => c,
+                Err(_) => return,
+            }
+        };
+        let (more, error) = match chunker.fill(&mut c) {
+            Ok(more) => (more, None),
+            Err(e) => (false, Some(e)),
+        };
+        if more {
+            if work_tx.send(c).is_err() {
+                return;
+            }
+        } else {
+            let _ = end_tx.send(Done::End {
+                chunks: chunker.seq,
+                read: chunker.read(false),
+                error,
+            });
+            return;
+        }
+    }
+}
+
+/// The caller's side: the parsed chunks, as the workers finish them, handed to `each` in
+/// file order (each handed back to the reader once read). Returns once every chunk is
+/// handed over, `each` stops, or a thread fails; a worker's panic is passed on here.
+fn in_file_order<X: Default>(
+    done_rx: mpsc::Receiver<Done<X>>,
+    free_tx: mpsc::Sender<Chunk<X>>,
+    parse: &impl Fn(&mut Chunk<X>),
+    each: &mut impl FnMut(Streamed<'_, X>) -> bool,
+) -> std::io::Result<LinesRead> {
+    let mut waiting: BTreeMap<u64, Chunk<X>> = BTreeMap::new();
+    let mut next = 0u64;
+    // Lines of the chunks handed over.
+    let mut lines = 0usize;
+    let mut end: Option<(u64, LinesRead, Option<std::io::Error>)> = None;
+    let mut panicked = None;
+    let outcome = loop {
+        if let Some(mut c) = waiting.remove(&next) {
+            next += 1;
+            let handed = c.hand_over(lines, parse, each);
+            let _ = free_tx.send(c);
+            if let Some(after) = handed {
+                lines = after;
+            } else {
+                break Ok(LinesRead {
+                    bytes: end.as_ref().map_or(0, |e| e.1.bytes),
+                    stopped: true,
+                });
+            }
+            continue;
+        }
+        if let Some((chunks, read, _)) = &end
+            && next == *chunks
+        {
+            let read = *read;
+            break match end.and_then(|e| e.2) {
+                Some(e) => Err(e),
+                None => Ok(read),
+            };
+        }
+        match done_rx.recv() {
+            Ok(Done::Chunk(c)) => {
+                waiting.insert(c.seq, c);
+            }
+            Ok(Done::End {
+                chunks,
+                read,
+                error,
+            }) => end = Some((chunks, read, error)),
+            Ok(Done::Panicked(panic)) => {
+                panicked = Some(panic);
+                break Err(std::io::Error::other("a thread reading the file panicked"));
+            }
+            // Every sender is gone before the end: the reader thread panicked (the
+            // scope passes the panic on).
+            Err(_) => {
+                break Err(std::io::Error::other(
+                    "a thread reading the witness file stopped",
+                ));
+            }
+        }
+    };
+    // The reader and the workers stop once nothing takes their chunks.
+    drop(free_tx);
+    drop(done_rx);
+    if let Some(panic) = panicked {
+        std::panic::resume_unwind(panic);
+    }
+    outcome
 }
 
 enum Done<X> {
