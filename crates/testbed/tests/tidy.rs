@@ -15,9 +15,7 @@ const FILE_BUDGET: usize = 1000;
 
 /// Functions over budget today, as `path::name` with the most lines they may have. Only
 /// ever shrink this list: split a function and remove its line.
-const FN_ALLOWED: &[(&str, usize)] = &[
-    ("crates/runner/src/run.rs::run_property_with", 233),
-];
+const FN_ALLOWED: &[(&str, usize)] = &[("crates/runner/src/run.rs::run_property_with", 233)];
 
 /// Files over budget today, with the most lines they may have. Only ever shrink this list.
 const FILE_ALLOWED: &[(&str, usize)] = &[
