@@ -313,8 +313,12 @@ impl RunControl {
     }
 
     /// When run `run_id`'s rows reach `witness_path` (see `ledger.rs`'s `RowMode`).
-    pub(crate) fn row_mode(&self, run_id: &str, witness_path: &Path) -> crate::ledger::RowMode {
-        use crate::ledger::RowMode;
+    pub(crate) fn row_mode(
+        &self,
+        run_id: &str,
+        witness_path: &Path,
+    ) -> crate::ledger::rows::RowMode {
+        use crate::ledger::rows::RowMode;
         match &self.pending_rows {
             Some(rows) => rows
                 .claim(run_id, witness_path)

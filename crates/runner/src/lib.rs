@@ -36,19 +36,25 @@ pub use control::{
 };
 pub use errors::{RegexError, RunError};
 pub use exec::{Evaluation, Failure, Outcome, evaluate, execute};
+pub use generators::alternatives::{
+    FromFn, Just, OneOf, from_fn, just, one_of, recursive, select, weighted,
+};
 pub use generators::arbitrary::{Any, Arbitrary, Labelled, any, labelled};
+pub use generators::collections::{
+    OptionGen, Sizes, StringGen, VecGen, btree_map, btree_set, option, string, string_of, vec,
+    vec_of,
+};
 pub use generators::float::{Float, FloatGen, FloatRange, any_f32, any_f64, f32_in, f64_in};
+pub use generators::integers::{Int, IntGen, IntRange, any_int, int};
 pub use generators::pattern::{REGEX_MAX_LEN, REGEX_REPEAT_CAP, RegexGen, string_matching};
 pub use generators::recursion::{RecursiveTree, recursive_tree};
-pub use generators::{
-    BoolGen, BoxedGen, CharGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Filter, FlatMap, FromFn, Gen, Int,
-    IntGen, IntRange, Just, Map, OneOf, OptionGen, Sizes, StringGen, UnitF64, VecGen, any_int,
-    boolean, btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option,
-    recursive, select, string, string_of, unit_f64, vec, vec_of, weighted,
-};
-pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
+pub use generators::scalars::{BoolGen, CharGen, UnitF64, boolean, char_any, char_in, unit_f64};
+pub use generators::{BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Filter, FlatMap, Gen, Map};
+pub use ledger::OpenReceipt;
+pub use ledger::rows::{RowContext, WitnessFormatter};
 pub use minimize::{FindConfig, FindError, Minimal, ReplayError, find_minimal, replay_choices};
-pub use pending::{Drainer, LostRows, PendingRows};
+pub use pending::drainer::Drainer;
+pub use pending::{LostRows, PendingRows};
 /// How many seeds a `--seed-jobs` worker may run ahead of the first uncommitted one: outcomes
 /// are committed (rows written) in plan order, so a run process that dies may leave up to
 /// this many finished trials without a row (still listed as attempted).

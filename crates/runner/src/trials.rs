@@ -38,7 +38,8 @@
 use crate::control::{ProgressClock, RunControl};
 use crate::errors::RunError;
 use crate::exec::{Failure, Outcome};
-use crate::ledger::{OpenReceipt, RowSink};
+use crate::ledger::OpenReceipt;
+use crate::ledger::rows::RowSink;
 use crate::property::{Fixture, Property};
 use crate::run::{MAX_FAILURE_RECORDS, MAX_SHRUNK_MODES, replay_seed_command};
 use seedledger_format::{FailureMode, FailureRecord};

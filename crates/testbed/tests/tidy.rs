@@ -34,7 +34,6 @@ const FN_ALLOWED: &[(&str, usize)] = &[
     ("crates/gate/src/merge.rs::merge_parts", 355),
     ("crates/gate/src/review.rs::same_seed_review", 194),
     ("crates/gate/src/verify.rs::verify_receipt", 228),
-    ("crates/runner/src/run.rs::run_property_with", 233),
 ];
 
 /// Files over budget today, with the most lines they may have. Only ever shrink this list.
@@ -47,9 +46,6 @@ const FILE_ALLOWED: &[(&str, usize)] = &[
     ("crates/gate/src/cite.rs", 1177),
     ("crates/gate/src/cite/stream.rs", 1126),
     ("crates/gate/src/verify.rs", 1087),
-    ("crates/runner/src/generators.rs", 1023),
-    ("crates/runner/src/ledger.rs", 1358),
-    ("crates/runner/src/pending.rs", 1242),
 ];
 
 fn workspace() -> PathBuf {
