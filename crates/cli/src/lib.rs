@@ -44,6 +44,7 @@ mod trust;
 
 use clap::{Parser, Subcommand};
 use seedledger_format::ExitStatus;
+use seedledger_runner::engine;
 use std::process::ExitCode;
 
 /// seedledger: seeded property runs that leave evidence, and the gate that reads it.
@@ -118,7 +119,7 @@ pub fn main() -> ExitCode {
 pub fn main_with(suites: &[&[seedledger_runner::Property]]) -> ExitCode {
     // Relative paths on the command line name files in this directory, whatever a trial does
     // to the process's directory later (see the runner's `anchor.rs`).
-    let _ = seedledger_runner::start_dir();
+    let _ = engine::start_dir();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

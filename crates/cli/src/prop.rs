@@ -2,10 +2,11 @@
 
 use clap::{Args, Subcommand, ValueEnum};
 use seedledger_format::{ExitStatus, Receipt, Runner};
-use seedledger_runner::{
-    DEFAULT_BASE_SEED, DEFAULT_CASES, Outcome, Property, ReplayInput, ReplayTarget, RunConfig,
-    Scheme, ShrinkConfig,
+use seedledger_runner::engine;
+use seedledger_runner::engine::{
+    DEFAULT_BASE_SEED, DEFAULT_CASES, Outcome, ReplayInput, ReplayTarget, RunConfig,
 };
+use seedledger_runner::{Property, Scheme, ShrinkConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -398,7 +399,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     // evidence. The supervisor runs none and keeps them as given, for what it prints.
     let worker = args.supervised_worker;
     let fixed = |path: PathBuf| match worker {
-        Some(_) => seedledger_runner::anchored(&path),
+        Some(_) => engine::anchored(&path),
         None => path,
     };
     let root = fixed(root_of(&args.common));
@@ -406,20 +407,20 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     let junit = args
         .junit
         .as_deref()
-        .map(|given| (given, seedledger_runner::anchored(given)));
+        .map(|given| (given, engine::anchored(given)));
     let on_github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
     let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY")
         .filter(|p| !p.is_empty())
         .map(|given| {
-            let anchored = seedledger_runner::anchored(Path::new(&given));
+            let anchored = engine::anchored(Path::new(&given));
             (PathBuf::from(given), anchored)
         });
     if let Err(e) = seedledger_format::check_id("patch id", &args.patch_id) {
         return error(format_args!("--patch-id: {e}"));
     }
     let seeds = match (&args.seeds, args.cases) {
-        (Some(text), _) => seedledger_runner::parse_seeds(text),
-        (None, cases) => seedledger_runner::cases(
+        (Some(text), _) => engine::parse_seeds(text),
+        (None, cases) => engine::cases(
             cases.unwrap_or(DEFAULT_CASES),
             args.base_seed.unwrap_or(DEFAULT_BASE_SEED),
         ),
@@ -460,7 +461,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
     };
     // Supervised (see `supervise.rs`): the worker runs the properties, so it alone computes
     // the code identity (and refuses a bad --base); the supervisor alone judges the freezes.
-    let code = match worker.map(|_| seedledger_runner::code_identity(&root, args.base.as_deref())) {
+    let code = match worker.map(|_| engine::code_identity(&root, args.base.as_deref())) {
         None => None,
         Some(Ok(code)) => Some(code),
         Some(Err(e)) if args.base.is_some() => return error(format_args!("--base: {e}")),
@@ -521,7 +522,7 @@ fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         // goes on): the executor keeps the time, not the process-ending watchdog.
         trial_timeout: if args.isolate { None } else { trial_timeout },
     };
-    let executor: Option<std::sync::Arc<dyn seedledger_runner::TrialExecutor>> =
+    let executor: Option<std::sync::Arc<dyn seedledger_runner::engine::TrialExecutor>> =
         match (args.isolate, worker) {
             (true, Some(_)) => match crate::isolate::Isolated::this_program(trial_timeout) {
                 Ok(isolated) => Some(std::sync::Arc::new(isolated)),
@@ -783,7 +784,7 @@ fn list(args: ListArgs, suite: &[Property]) -> ExitStatus {
     let root = root_of(&args.common);
     let mut status = ExitStatus::Success;
     for property in suite {
-        match seedledger_runner::load_spec(&root, property.id) {
+        match engine::load_spec(&root, property.id) {
             Ok(spec) => match args.common.format {
                 Format::Human => outln!(
                     "{}  bound `{}`  fixture {}  oracle {}  spec {}",
@@ -846,7 +847,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
     // A seed replay checks against the run's own receipt when there is one for this seed.
     let receipt = match (receipt, &args.property, args.seed) {
         (None, Some(id), Some(seed)) if !args.no_receipt => {
-            let (path, _) = match seedledger_runner::evidence_paths(&out_dir, &args.patch_id, id) {
+            let (path, _) = match engine::evidence_paths(&out_dir, &args.patch_id, id) {
                 Ok(paths) => paths,
                 Err(e) => return error(e),
             };
@@ -953,7 +954,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
     // A receipt's witness rows live beside it; a plain seed replay uses the run's layout.
     let witness_path = match &receipt {
         Some((path, _)) => path.with_file_name(format!("{property_id}.witness.jsonl")),
-        None => match seedledger_runner::evidence_paths(&out_dir, &args.patch_id, &property_id) {
+        None => match engine::evidence_paths(&out_dir, &args.patch_id, &property_id) {
             Ok((_, witnesses)) => witnesses,
             Err(e) => return error(e),
         },
@@ -975,7 +976,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         .base
         .clone()
         .or_else(|| receipt.as_ref().and_then(|(_, r)| r.code_base.clone()));
-    let code = match seedledger_runner::code_identity(&root, base.as_deref()) {
+    let code = match engine::code_identity(&root, base.as_deref()) {
         Ok(code) => Some(code.code),
         Err(e) if base.is_some() => return error(format_args!("base revision: {e}")),
         Err(_) => None,
@@ -989,7 +990,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
     };
     // The row is appended after the trial, which may change the process's directory: the
     // witness file is fixed now (the runner's `anchor.rs`); it is printed as given.
-    let anchored_witnesses = seedledger_runner::anchored(&witness_path);
+    let anchored_witnesses = engine::anchored(&witness_path);
     let target = ReplayTarget {
         witness_path: &anchored_witnesses,
         runner: args.runner.into(),
@@ -999,7 +1000,7 @@ fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
         signer: signer.as_ref(),
         replayed_signature: None,
     };
-    let result = match seedledger_runner::replay(property, &root, &target, &input) {
+    let result = match engine::replay(property, &root, &target, &input) {
         Ok(r) => r,
         Err(e) => return error(e),
     };
@@ -1132,9 +1133,9 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
     // Every replay's trial may change the process's directory: the root, the receipts'
     // directory and the output directory are fixed before the first (the runner's
     // `anchor.rs`); paths are printed as given.
-    let root = seedledger_runner::anchored(&root_of(&args.common));
-    let dir = seedledger_runner::anchored(&args.dir);
-    let out = seedledger_runner::anchored(&args.out);
+    let root = engine::anchored(&root_of(&args.common));
+    let dir = engine::anchored(&args.dir);
+    let out = engine::anchored(&args.out);
     let shown = |path: &Path, anchored: &Path, given: &Path| {
         path.strip_prefix(anchored)
             .map_or_else(|_| path.to_path_buf(), |rest| given.join(rest))
@@ -1196,7 +1197,7 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
         let code = codes
             .entry(base.clone())
             .or_insert_with(|| {
-                seedledger_runner::code_identity(&root, base.as_deref())
+                engine::code_identity(&root, base.as_deref())
                     .map(|c| c.code)
                     .map_err(|e| e.to_string())
             })
@@ -1210,18 +1211,15 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
             }
             (Err(_), None) => None,
         };
-        let anchored_witnesses = match seedledger_runner::evidence_paths(
-            &out,
-            &receipt.patch_id,
-            &receipt.property_id,
-        ) {
-            Ok((_, witnesses)) => witnesses,
-            Err(e) => {
-                status = ExitStatus::Error;
-                errln!("error: receipt `{}`: {e}", file.display());
-                continue;
-            }
-        };
+        let anchored_witnesses =
+            match engine::evidence_paths(&out, &receipt.patch_id, &receipt.property_id) {
+                Ok((_, witnesses)) => witnesses,
+                Err(e) => {
+                    status = ExitStatus::Error;
+                    errln!("error: receipt `{}`: {e}", file.display());
+                    continue;
+                }
+            };
         // The failure each seed had in the run replayed: its own rows beside the receipt, else
         // the receipt's failure records. The replay row records it (`replayed_signature`,
         // signed), so that a pass pairs only with the failure it answers.
@@ -1253,12 +1251,7 @@ fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
                 signer: signer.as_ref(),
                 replayed_signature: replayed.get(&seed).map(String::as_str),
             };
-            match seedledger_runner::replay(
-                property,
-                &root,
-                &target,
-                &ReplayInput::Seed { seed, rng },
-            ) {
+            match engine::replay(property, &root, &target, &ReplayInput::Seed { seed, rng }) {
                 Ok(result) => match &result.outcome {
                     Outcome::Fail(f) => again.push((seed, f.signature.clone())),
                     Outcome::Pass => passed.push(seed),

@@ -59,9 +59,10 @@
 use crate::procs::{self, Leftover};
 use crate::prop::Format;
 use seedledger_format::{Receipt, WitnessRow, parse_witness_lines};
-use seedledger_runner::{
-    PendingRows, Property, RunConfig, RunControl, RunError, RunSummary, TrialExecutor,
-    evidence_paths,
+use seedledger_runner::Property;
+use seedledger_runner::engine;
+use seedledger_runner::engine::{
+    PendingRows, RunConfig, RunControl, RunError, RunSummary, TrialExecutor, evidence_paths,
 };
 use serde_json::{Value, json};
 use std::fs::File;
@@ -276,7 +277,7 @@ fn run_worker(
     if !emit(&json!({"event": "plan", "properties": ids})) {
         control.request_stop();
     }
-    seedledger_runner::run_properties_with(selected, config, jobs, &control, |property, result| {
+    engine::run_properties_with(selected, config, jobs, &control, |property, result| {
         let id = property.id;
         let event = match result {
             // Not the receipt itself (a 10^7-seed receipt as one JSON value is gigabytes of
@@ -1145,7 +1146,7 @@ impl Crash {
         // stopped the process from outside: then the trial gets its failing row.
         let certain = signal.is_none() && !several && timed_out.is_empty();
         let row = if certain {
-            seedledger_runner::append_crash_row(
+            engine::append_crash_row(
                 receipt,
                 &self.witness_path,
                 seed,
@@ -1291,7 +1292,7 @@ impl Crash {
     /// an `--isolate` trial worker, under the receipt's scheme and on the fixture the receipt
     /// pinned.
     fn replay_alone(&self, selected: &[Property], config: &RunConfig) -> Alone {
-        use seedledger_runner::TrialExecutor as _;
+        use seedledger_runner::engine::TrialExecutor as _;
         let Some(seed) = self.last_attempted() else {
             return Alone::Untold("it was not in a trial".to_string());
         };
@@ -1304,8 +1305,8 @@ impl Crash {
         ) else {
             return Alone::Untold("its receipt cannot be read".to_string());
         };
-        let fixture = seedledger_runner::load_spec(&config.root, property.id)
-            .and_then(|spec| seedledger_runner::load_fixture(&config.root, &spec))
+        let fixture = engine::load_spec(&config.root, property.id)
+            .and_then(|spec| engine::load_fixture(&config.root, &spec))
             .map_err(|e| e.to_string())
             .and_then(|(bytes, pin)| {
                 if seedledger_format::fixture_hash_from_pin(&pin) == receipt.fixture_hash {
@@ -1321,7 +1322,7 @@ impl Crash {
             (Ok(fixture), Ok(rng), Ok(executor)) => (fixture, rng, executor),
             (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Alone::Untold(e),
         };
-        let input = seedledger_runner::TrialInput::Random { seed, rng };
+        let input = engine::TrialInput::Random { seed, rng };
         // On a thread of its own: the trial worker it starts ends with the thread.
         let evaluated = std::thread::scope(|scope| {
             scope

@@ -15,7 +15,7 @@
 //!   deleting an element from a full collection still ends it (exact sizes, `min == max`,
 //!   record no flags at all);
 //! * alternatives: the index first, the first (simplest) alternative at 0; the bottom level
-//!   of a [`recursive`] structure records a forced 0 index, so every level is encoded alike
+//!   of a [`recursive`](alternatives::recursive) structure records a forced 0 index, so every level is encoded alike
 //!   and a subtree's choices mean the same subtree one level up;
 //! * filters: up to [`FILTER_TRIES`] tries, each a fresh sub-draw; then the case is invalid;
 //! * every sub-draw sits in a span labelled with its generator's label.
@@ -30,14 +30,14 @@
 //! several node kinds) and `arbitrary.rs` (`any::<T>()`, the trait the derive implements, and
 //! `labelled` named sub-draws).
 
-pub(crate) mod alternatives;
-pub(crate) mod arbitrary;
-pub(crate) mod collections;
-pub(crate) mod float;
-pub(crate) mod integers;
-pub(crate) mod pattern;
-pub(crate) mod recursion;
-pub(crate) mod scalars;
+pub mod alternatives;
+pub mod arbitrary;
+pub mod collections;
+pub mod float;
+pub mod integers;
+pub mod pattern;
+pub mod recursion;
+pub mod scalars;
 
 use crate::case::TestCase;
 use std::fmt::Debug;
@@ -51,6 +51,7 @@ pub const DEFAULT_MAX_SIZE: usize = 64;
 
 /// Something that builds values of one type from a test case's choices.
 pub trait Gen {
+    /// The type of the values built.
     type Value: Debug;
 
     /// Builds a value. Sub-draws should go through [`TestCase::draw`] so they get spans.
@@ -193,6 +194,8 @@ impl<T: Debug> Gen for BoxedGen<T> {
 
 // ---------------------------------------------------------------- combinators
 
+/// The values of `G` transformed by `F`; see [`Gen::map`]. A mapped draw is the inner
+/// draw: the same choices, the same span label.
 #[derive(Debug, Clone)]
 pub struct Map<G, F> {
     inner: G,
@@ -218,6 +221,7 @@ impl<G: Gen, U: Debug, F: Fn(G::Value) -> U> Gen for Map<G, F> {
     }
 }
 
+/// The values of `G` for which `F` holds; see [`Gen::filter`].
 #[derive(Debug, Clone)]
 pub struct Filter<G, F> {
     inner: G,
@@ -240,6 +244,7 @@ impl<G: Gen, F: Fn(&G::Value) -> bool> Gen for Filter<G, F> {
     }
 }
 
+/// A value of `G`, then a value of the generator `F` makes of it; see [`Gen::flat_map`].
 #[derive(Debug, Clone)]
 pub struct FlatMap<G, F> {
     inner: G,

@@ -159,7 +159,7 @@ impl Stores {
 
 /// The in-progress receipt of one run.
 #[derive(Debug)]
-pub struct OpenReceipt {
+pub(crate) struct OpenReceipt {
     path: PathBuf,
     file: Option<File>,
     map: Option<MmapMut>,
@@ -181,7 +181,7 @@ impl OpenReceipt {
     /// every planned seed as an attempted one, atomically, and opens it for the in-place
     /// updates. With `durable: false` nothing is written until the end (benchmarks measure
     /// what durability costs).
-    pub fn create(
+    pub(crate) fn create(
         path: &Path,
         fields: &serde_json::Map<String, serde_json::Value>,
         planned: &[u64],
@@ -264,14 +264,15 @@ impl OpenReceipt {
     }
 
     /// How many trials were recorded as started.
-    pub fn attempted(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn attempted(&self) -> usize {
         self.n_attempted
     }
 
     /// Records that the trial of `seed` is starting. Seeds must come in plan order (the
     /// room is laid out for it; anything else may run out of room, an error).
     #[inline]
-    pub fn attempt(&mut self, seed: u64) -> io::Result<()> {
+    pub(crate) fn attempt(&mut self, seed: u64) -> io::Result<()> {
         let Some(file) = &self.file else {
             self.n_attempted += 1;
             return Ok(());
@@ -314,7 +315,7 @@ impl OpenReceipt {
     }
 
     /// Records the first failing seed (later calls are ignored).
-    pub fn first_failure(&mut self, seed: u64) -> io::Result<()> {
+    pub(crate) fn first_failure(&mut self, seed: u64) -> io::Result<()> {
         if self.failing_written {
             return Ok(());
         }
@@ -334,7 +335,7 @@ impl OpenReceipt {
     /// is let go by another thread: unmapping it and freeing its pages (the file has no name
     /// left then) cost about a millisecond per 3 MB of receipt — 43 MB for 10^6 seeds near
     /// 2^64 — which the run need not wait for.
-    pub fn finish(mut self, receipt: &mut Receipt) -> io::Result<()> {
+    pub(crate) fn finish(mut self, receipt: &mut Receipt) -> io::Result<()> {
         let open = (self.map.take(), self.file.take());
         write_atomic_with(&self.path, |w| receipt.write_json_pretty(w))?;
         if open.0.is_some() || open.1.is_some() {

@@ -3,7 +3,7 @@
 //! Under `prop run` a trial's row is neither formatted nor written by the process that runs
 //! the trials. The supervisor creates a memory mapping (a `memfd` on Linux, an unlinked
 //! temporary file on other Unix systems) and hands it to the worker by descriptor; each run
-//! copies its trials' verdicts into a ring there, and the supervisor's [`Drainer`] thread
+//! copies its trials' verdicts into a ring there, and the supervisor's [`Drainer`](drainer::Drainer) thread
 //! formats their rows and appends them to the witness file. On a machine with a core to
 //! spare the trials then never wait for the file: a row costs the run one 9-byte copy into
 //! shared memory, instead of formatting it (about 60 ns), and the `write` of its bytes into
@@ -137,7 +137,7 @@ const FAIL: u8 = 3;
 const ROWS: u8 = 4;
 
 /// The shared mapping of rows (see the module's documentation): created by the supervisor
-/// ([`PendingRows::create`]), served by its [`Drainer`], opened by the worker from the
+/// ([`PendingRows::create`]), served by its [`Drainer`](drainer::Drainer), opened by the worker from the
 /// descriptor it inherits ([`PendingRows::from_fd`]).
 pub struct PendingRows {
     file: File,
@@ -164,15 +164,18 @@ impl std::fmt::Debug for PendingRows {
 /// The rows of a run that the drainer could not append.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LostRows {
+    /// The run's id.
     pub run_id: String,
+    /// The witness file its rows were for.
     pub witness_path: PathBuf,
+    /// Why they could not be appended.
     pub error: String,
 }
 
 impl PendingRows {
     /// A new shared mapping with room for `runs` runs at once (the supervisor's side; the
     /// descriptor, [`PendingRows::fd`], is closed on exec: pass it on explicitly). No run
-    /// uses it until a [`Drainer`] serves it ([`PendingRows::drainer`]).
+    /// uses it until a [`Drainer`](drainer::Drainer) serves it ([`PendingRows::drainer`]).
     pub fn create(runs: usize) -> io::Result<PendingRows> {
         let file = PendingRows::shared_file()?;
         let slots = runs.clamp(1, MAX_SLOTS);

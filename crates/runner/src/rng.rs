@@ -46,6 +46,7 @@ pub enum Scheme {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown rng scheme `{name}` (known: chacha8-v1, chacha8-v2)")]
 pub struct UnknownScheme {
+    /// The name as given.
     pub name: String,
 }
 
@@ -154,6 +155,7 @@ impl std::fmt::Debug for SeedRng {
 }
 
 impl SeedRng {
+    /// The stream of `seed` (see the module docs for the key).
     pub fn new(seed: u64) -> SeedRng {
         let mut key = [0u8; 32];
         key[..8].copy_from_slice(&seed.to_le_bytes());
@@ -167,6 +169,7 @@ impl SeedRng {
         }
     }
 
+    /// The next word of the stream.
     #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
         self.block.next(&mut self.pos)

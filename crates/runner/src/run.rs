@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The tool name and version recorded in receipts.
-pub const TOOL: &str = concat!("seedledger ", env!("CARGO_PKG_VERSION"));
+pub(crate) const TOOL: &str = concat!("seedledger ", env!("CARGO_PKG_VERSION"));
 
 /// At most this many failing seeds are described in full in a receipt's `failures`;
 /// `failing_seeds` and `verdicts` always cover every seed.
@@ -56,8 +56,11 @@ pub struct RunConfig {
     pub root: PathBuf,
     /// Receipts and witness files go to `<out_dir>/<patch_id>/`.
     pub out_dir: PathBuf,
+    /// The patch the evidence is for (`local` outside CI).
     pub patch_id: String,
+    /// Who runs: `local`, or the `remote` CI runner whose rows may back a citation.
     pub runner: Runner,
+    /// The plan: every seed, in the order they run.
     pub seeds: Vec<u64>,
     /// What each seed means (recorded in the receipt as `rng`): [`Scheme::DEFAULT`] for a new
     /// run; an older scheme to re-run a plan as it was first run.
@@ -68,14 +71,14 @@ pub struct RunConfig {
     /// benchmarks turn this off.
     pub durable: bool,
     /// A trial (or shrink evaluation) running longer than this stops the whole process
-    /// with [`crate::TIMEOUT_EXIT_STATUS`] after naming the property and seed on stderr: a
+    /// with [`crate::engine::TIMEOUT_EXIT_STATUS`] after naming the property and seed on stderr: a
     /// hung thread cannot be stopped in-process. The receipt then stays open. `None`: no
     /// limit.
     pub trial_timeout: Option<std::time::Duration>,
     /// The code identity recorded in the receipt and in every witness row (see
-    /// [`crate::code_identity`]); `None` when it is unknown (no git), and then nothing the
+    /// [`crate::engine::code_identity`]); `None` when it is unknown (no git), and then nothing the
     /// run writes can back a citation.
-    pub code: Option<crate::CodeIdentity>,
+    pub code: Option<crate::code::CodeIdentity>,
     /// The runner's signing key (the remote runner's CI secret): with `runner: Remote`,
     /// every witness row carries `sig` (see `WitnessRow`). Never used for a local run.
     pub signer: Option<seedledger_format::RunnerKey>,
@@ -89,7 +92,9 @@ pub struct RunConfig {
 pub struct LoadedSpec {
     /// `props/<id>.md`, relative to the root.
     pub rel_path: PathBuf,
+    /// The spec, parsed.
     pub spec: SpecFile,
+    /// The property digest of the file's bytes (`property_digest` in receipts and rows).
     pub digest: String,
     /// The bytes the digest was taken over.
     pub bytes: Vec<u8>,
@@ -98,11 +103,15 @@ pub struct LoadedSpec {
 /// What a run did.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
+    /// The property's id.
     pub property_id: String,
     /// The workspace root the run used (empty: the current directory).
     pub root: PathBuf,
+    /// The receipt the run wrote.
     pub receipt_path: PathBuf,
+    /// The witness file it appended to.
     pub witness_path: PathBuf,
+    /// The final receipt.
     pub receipt: Receipt,
 }
 
@@ -127,7 +136,7 @@ impl RunSummary {
 }
 
 /// How many of a receipt's trials were discarded: the `d`s of its `verdicts`.
-pub fn discarded_in(receipt: &Receipt) -> usize {
+pub(crate) fn discarded_in(receipt: &Receipt) -> usize {
     receipt
         .verdicts
         .as_deref()
@@ -219,7 +228,7 @@ pub fn evidence_paths(
 /// `cargo xtask prop replay --receipt RECEIPT` (with `--root ROOT` unless the root is the
 /// current directory), each path quoted for a POSIX shell when it needs to be: the command
 /// that replays seeds of this receipt from wherever it was printed. Add `--seed N`.
-pub fn replay_receipt_command(receipt: &Path, root: &Path) -> String {
+pub(crate) fn replay_receipt_command(receipt: &Path, root: &Path) -> String {
     let mut command = format!(
         "cargo xtask prop replay --receipt {}",
         shell_word(&receipt.display().to_string())
@@ -757,10 +766,20 @@ fn shrink_seed(
 pub enum ReplayInput {
     /// The input seed `seed` generates under scheme `rng` (appends a witness row): a
     /// receipt's seed replays under the receipt's `rng` ([`Scheme::of_receipt`]).
-    Seed { seed: u64, rng: Scheme },
+    Seed {
+        /// The seed.
+        seed: u64,
+        /// What the seed means.
+        rng: Scheme,
+    },
     /// A recorded choice sequence, such as a receipt's minimal input (no witness row: the
     /// input is not a planned seed's).
-    Choices { seed: u64, choices: Vec<u64> },
+    Choices {
+        /// The seed whose failure the choices come from (for what is shown).
+        seed: u64,
+        /// The choice sequence.
+        choices: Vec<u64>,
+    },
 }
 
 /// Where a replay's witness row goes and what it says about its runner, patch and code.
@@ -768,6 +787,7 @@ pub enum ReplayInput {
 pub struct ReplayTarget<'a> {
     /// The witness file the row is appended to.
     pub witness_path: &'a Path,
+    /// The row's runner (`freeze_writer` is always false).
     pub runner: Runner,
     /// From a receipt: the replay refuses unless the fixture still has this hash.
     pub expected_fixture_hash: Option<&'a str>,
@@ -786,10 +806,12 @@ pub struct ReplayTarget<'a> {
 pub struct ReplayResult {
     /// `Debug` renderings of the top-level draws (`name = value` when named).
     pub drawn: Vec<String>,
+    /// How the trial ended.
     pub outcome: Outcome,
     /// The row appended: `None` for a replay of choices, and for a seed whose trial was
     /// discarded (no verdict, so no row).
     pub witness: Option<WitnessRow>,
+    /// The witness file a seed replay's row goes to.
     pub witness_path: PathBuf,
 }
 

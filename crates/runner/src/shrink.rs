@@ -157,7 +157,9 @@ pub struct ShrinkPass {
     pub evaluations: u64,
     /// Candidates answered by the cache without running.
     pub cache_hits: u64,
+    /// Why the pass stopped.
     pub stop: ShrinkStop,
+    /// Wall time the pass took.
     pub elapsed: Duration,
     /// False when the original input did not fail with the signature on replay, or the
     /// minimal input did not on its final replay: the property is not deterministic, and
@@ -168,7 +170,9 @@ pub struct ShrinkPass {
 /// Two shrink passes from the same original failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShrinkReport {
+    /// The first pass, from the original failure.
     pub first: ShrinkPass,
+    /// The second pass, run again from the same original failure.
     pub second: ShrinkPass,
     /// Both passes reached a fixed point (no budget cut either short), reproduced the failure
     /// and returned the identical minimal sequence.

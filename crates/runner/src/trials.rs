@@ -2,7 +2,7 @@
 //!
 //! # Seeds in parallel inside one property
 //!
-//! With [`crate::RunControl::seed_jobs`] above 1, that many workers run the trials of one
+//! With [`crate::engine::RunControl::seed_jobs`] above 1, that many workers run the trials of one
 //! property at once. What the evidence says stays what a run on one thread writes:
 //!
 //! * **Starting a trial** is one step under the run's lock: take the next seed of the plan

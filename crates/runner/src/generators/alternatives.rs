@@ -63,6 +63,7 @@ pub fn just<T: Clone + Debug>(value: T) -> Just<T> {
     Just(value)
 }
 
+/// Always the same value; see [`just`].
 #[derive(Debug, Clone)]
 pub struct Just<T>(T);
 
@@ -81,6 +82,7 @@ pub fn from_fn<T: Debug, F: Fn(&mut TestCase) -> T>(label: &'static str, f: F) -
     FromFn { label, f }
 }
 
+/// A generator written as a function; see [`from_fn`].
 #[derive(Clone)]
 pub struct FromFn<F> {
     label: &'static str,

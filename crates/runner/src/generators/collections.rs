@@ -1,4 +1,4 @@
-//! Collections and options: [`vec`], [`vec_of`], [`btree_set`], [`btree_map`],
+//! Collections and options: [`vec()`], [`vec_of`], [`btree_set`], [`btree_map`],
 //! [`string_of`], [`string`] and [`option`].
 //!
 //! A collection draws a "continue?" flag (1 = one more element) before each element past the
@@ -18,7 +18,9 @@ use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToIncl
 /// size `a`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sizes {
+    /// The smallest size.
     pub min: usize,
+    /// The largest size (at least `min`).
     pub max: usize,
 }
 
@@ -199,13 +201,15 @@ type MapFromVec<K, V> = fn(Vec<(K, V)>) -> std::collections::BTreeMap<K, V>;
 /// What [`btree_map`] returns.
 pub type BTreeMapGen<K, V> = Map<VecGen<(K, V)>, MapFromVec<<K as Gen>::Value, <V as Gen>::Value>>;
 
-/// `String`s of characters from `chars` with a length in `sizes` (in characters).
+/// `String`s of characters from a generator; see [`string_of`] and [`string`].
 #[derive(Debug, Clone)]
 pub struct StringGen<G> {
     chars: G,
     sizes: Sizes,
 }
 
+/// `String`s of characters from `chars` with a length in `sizes` (in characters), drawn as a
+/// collection of characters.
 pub fn string_of<G: Gen<Value = char>>(chars: G, sizes: impl Into<Sizes>) -> StringGen<G> {
     StringGen {
         chars,
@@ -237,10 +241,11 @@ impl<G: Gen<Value = char>> Gen for StringGen<G> {
     }
 }
 
-/// `None` or `Some` of `inner` (None is simpler).
+/// Options of a generator's values; see [`option`].
 #[derive(Debug, Clone)]
 pub struct OptionGen<G>(G);
 
+/// `None` or `Some` of `inner` (`None` is simpler).
 pub fn option<G: Gen>(inner: G) -> OptionGen<G> {
     OptionGen(inner)
 }

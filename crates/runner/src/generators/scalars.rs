@@ -6,10 +6,11 @@ use super::{Gen, draw_each};
 use crate::case::TestCase;
 use std::ops::RangeInclusive;
 
-/// `false` or `true` (false is simpler).
+/// Booleans; see [`boolean`].
 #[derive(Debug, Clone, Copy)]
 pub struct BoolGen;
 
+/// `false` or `true` (`false` is simpler).
 pub fn boolean() -> BoolGen {
     BoolGen
 }
@@ -125,10 +126,11 @@ impl Gen for CharGen {
     }
 }
 
-/// `f64` in `[0, 1)` with 53 bits of precision (0.0 is simplest).
+/// Floats in `[0, 1)`; see [`unit_f64`].
 #[derive(Debug, Clone, Copy)]
 pub struct UnitF64;
 
+/// `f64` in `[0, 1)` with 53 bits of precision (0.0 is simplest).
 pub fn unit_f64() -> UnitF64 {
     UnitF64
 }

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 /// What every row of one run says besides its seed and verdict.
 #[derive(Debug, Clone)]
-pub struct RowContext<'a> {
+pub(crate) struct RowContext<'a> {
     /// Witness ids are `<run_id>-<seed>`; the `run_id` extension carries it alone.
     pub run_id: &'a str,
     pub property_id: &'a str,
@@ -40,7 +40,7 @@ pub struct RowContext<'a> {
 /// each row is then read back for its canonical bytes and signed — tens of microseconds a
 /// row, paid only by runs that sign.
 #[derive(Debug)]
-pub struct WitnessFormatter {
+pub(crate) struct WitnessFormatter {
     head: String,
     middle: String,
     pass_tail: String,
@@ -50,7 +50,7 @@ pub struct WitnessFormatter {
 }
 
 impl WitnessFormatter {
-    pub fn new(cx: &RowContext<'_>) -> WitnessFormatter {
+    pub(crate) fn new(cx: &RowContext<'_>) -> WitnessFormatter {
         let mut head = String::from("{\"witness_id\":");
         push_json_str(&mut head, &format!("{}-", cx.run_id));
         head.pop(); // reopen the string: the seed follows
@@ -93,7 +93,7 @@ impl WitnessFormatter {
 
     /// Appends the row of `seed` (`signature` is `None` for a pass) to `out`.
     #[inline]
-    pub fn push_row(&self, out: &mut Vec<u8>, seed: u64, signature: Option<&str>) {
+    pub(crate) fn push_row(&self, out: &mut Vec<u8>, seed: u64, signature: Option<&str>) {
         self.push_row_digits(out, Decimal::new(seed).as_bytes(), signature);
     }
 
@@ -180,7 +180,7 @@ impl WitnessFormatter {
     }
 
     /// The row of `seed` as a typed value (for replays, which write one row).
-    pub fn row(&self, seed: u64, signature: Option<&str>) -> Result<WitnessRow, String> {
+    pub(crate) fn row(&self, seed: u64, signature: Option<&str>) -> Result<WitnessRow, String> {
         let mut out = Vec::new();
         self.push_row(&mut out, seed, signature);
         let value: serde_json::Value = serde_json::from_slice(&out)
@@ -195,7 +195,7 @@ impl WitnessFormatter {
 /// one lock per trial) so that the trial-timeout watchdog can still write the rows of the
 /// trials that finished, and a `timeout` row for the hung one, before it ends the process.
 #[derive(Debug)]
-pub struct RowSink {
+pub(crate) struct RowSink {
     rows: WitnessFormatter,
     state: Mutex<SinkState>,
 }
@@ -320,7 +320,7 @@ impl SinkState {
 const FLUSH_AT: usize = (1 << 16) - 1024;
 
 /// The signature of a trial stopped by the trial timeout.
-pub const TIMEOUT_SIGNATURE: &str = "timeout";
+pub(crate) const TIMEOUT_SIGNATURE: &str = "timeout";
 
 impl RowSink {
     pub(crate) fn open(
@@ -355,7 +355,7 @@ impl RowSink {
 
     /// The row of one finished trial (`signature` is `None` for a pass).
     #[inline]
-    pub fn push(&self, seed: u64, signature: Option<&str>) -> io::Result<()> {
+    pub(crate) fn push(&self, seed: u64, signature: Option<&str>) -> io::Result<()> {
         let mut state = self.state();
         if let SinkState {
             mode: RowMode::Shared(slot),
@@ -373,7 +373,7 @@ impl RowSink {
 
     /// Appends what is buffered and syncs the file; a shared slot is given back (its rows
     /// are all in the file).
-    pub fn finish(&self) -> io::Result<()> {
+    pub(crate) fn finish(&self) -> io::Result<()> {
         let mut state = self.state();
         state.append()?;
         if let RowMode::Shared(slot) = &state.mode {
