@@ -35,11 +35,11 @@
 //! (saturating at 0); kinds 4..=6 give `u` when `n == 0` or `r > max`. Otherwise the index is
 //! `u`. Every candidate is computed and one is selected by index, so the choice has no
 //! data-dependent branch, and every choice consumes 5 buffer bits and the words of `u`
-//! whatever it returns. Against v1 it keeps the rate (1 in 4) and the kinds, with two
-//! changes the bug-finding corpus (`tests/bug_corpus.rs`) asked for: v1's kind 7 (a second
-//! uniform) is the near-top edge `max - 1..=4` (v1 never drew `i64::MAX`, index `max - 2`),
-//! and the small index is log-uniform instead of uniform in `0..=255` (v1 drew the value 2 of
-//! a `u32` once in 10^4 draws).
+//! whatever it returns. It has v1's rate (1 in 4) and kinds but two, chosen on the
+//! bug-finding corpus (`tests/bug_corpus.rs`): kind 7 is the near-top edge `max - 1..=4`
+//! where v1 draws a second uniform (v1 never draws `i64::MAX`, index `max - 2`), and the
+//! small index is log-uniform where v1's is uniform in `0..=255` (v1 draws the value 2 of a
+//! `u32` once in 10^4 draws).
 //!
 //! A replay that asks for more choices than it holds stops with [`Stop::Overrun`]; a recorded
 //! value above the bound now asked for stops with [`Stop::Invalid`]; a precondition that does
@@ -726,7 +726,8 @@ impl TestCase {
     /// precondition. A discarded trial is attempted (its seed is in the receipt's
     /// `attempted_seeds`, its verdict `d`) but reaches no verdict: no witness row, neither a
     /// pass nor a fail; the shrinker never adopts a discarded candidate. A run that discards
-    /// more than half of its trials fails its health check (see [`crate::engine::too_many_discards`]).
+    /// more than half of its trials fails its health check (see
+    /// [`too_many_discards`](crate::engine::too_many_discards)).
     ///
     /// ```
     /// use seedledger_runner::prelude::*;

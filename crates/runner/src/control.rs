@@ -152,9 +152,10 @@ impl ProgressClock {
     }
 }
 
-/// What [`crate::engine::run_property_with`] and [`crate::engine::run_properties_with`] take besides the
-/// [`crate::engine::RunConfig`]. `RunControl::default()` is what `run_property` uses: never stopped,
-/// nobody told, witness rows batched, trials run in the run's thread.
+/// What [`run_property_with`](crate::engine::run_property_with) and
+/// [`run_properties_with`](crate::engine::run_properties_with) take besides the
+/// [`RunConfig`](crate::engine::RunConfig). `RunControl::default()` is what `run_property`
+/// uses: never stopped, nobody told, witness rows batched, trials run in the run's thread.
 #[derive(Default)]
 pub struct RunControl {
     stop: Arc<AtomicBool>,
@@ -237,10 +238,10 @@ impl RunControl {
     }
 
     /// Hands each run's rows to the supervisor: they are copied into a slot of `rows`, a
-    /// mapping the supervisor shares ([`crate::engine::PendingRows`]), whose [`crate::engine::Drainer`]
-    /// thread appends them to the witness file, so the trials never wait for the file. A
-    /// process that dies in a trial loses no row of a finished trial as long as the
-    /// supervisor lives to append them. A run that finds no free slot (or no drainer
+    /// mapping the supervisor shares ([`PendingRows`](crate::engine::PendingRows)), whose
+    /// [`Drainer`](crate::engine::Drainer) thread appends them to the witness file, so the
+    /// trials never wait for the file. A process that dies in a trial loses no row of a
+    /// finished trial as long as the supervisor lives to append them. A run that finds no free slot (or no drainer
     /// serving `rows`) appends each row as its trial finishes (as
     /// [`RunControl::row_per_trial`]).
     pub fn pending_rows(mut self, rows: Arc<crate::pending::PendingRows>) -> Self {

@@ -64,7 +64,7 @@ pub enum RunError {
         /// The I/O error.
         source: io::Error,
     },
-    /// A replay from a receipt refused: the fixture no longer has the receipt's hash.
+    /// A replay from a receipt refused: the fixture's hash is not the receipt's.
     #[error(
         "refusing to replay: the fixture `{path}` now pins to sha256:{current}, but the receipt was made with {receipt}; \
          replaying would run a different experiment"

@@ -15,8 +15,8 @@
 //!   deleting an element from a full collection still ends it (exact sizes, `min == max`,
 //!   record no flags at all);
 //! * alternatives: the index first, the first (simplest) alternative at 0; the bottom level
-//!   of a [`recursive`](alternatives::recursive) structure records a forced 0 index, so every level is encoded alike
-//!   and a subtree's choices mean the same subtree one level up;
+//!   of a [`recursive`](alternatives::recursive) structure records a forced 0 index, so every
+//!   level is encoded alike and a subtree's choices mean the same subtree one level up;
 //! * filters: up to [`FILTER_TRIES`] tries, each a fresh sub-draw; then the case is invalid;
 //! * every sub-draw sits in a span labelled with its generator's label.
 //!

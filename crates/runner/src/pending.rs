@@ -3,8 +3,9 @@
 //! Under `prop run` a trial's row is neither formatted nor written by the process that runs
 //! the trials. The supervisor creates a memory mapping (a `memfd` on Linux, an unlinked
 //! temporary file on other Unix systems) and hands it to the worker by descriptor; each run
-//! copies its trials' verdicts into a ring there, and the supervisor's [`Drainer`](drainer::Drainer) thread
-//! formats their rows and appends them to the witness file. On a machine with a core to
+//! copies its trials' verdicts into a ring there, and the supervisor's
+//! [`Drainer`](drainer::Drainer) thread formats their rows and appends them to the witness
+//! file. On a machine with a core to
 //! spare the trials then never wait for the file: a row costs the run one 9-byte copy into
 //! shared memory, instead of formatting it (about 60 ns), and the `write` of its bytes into
 //! the page cache and their writeback (about 400 ns).
@@ -82,7 +83,7 @@ const DRAINER: usize = 0;
 /// that a sleeping drainer wakes at once.
 const DOORBELL: usize = 8;
 /// The process id of the drainer's process: a run in another process waiting for it stops
-/// waiting once that process is no longer its parent (the supervisor is gone, on a system
+/// waiting when that process is not its parent (the supervisor is gone, on a system
 /// that does not kill the worker with it).
 const DRAINER_PID: usize = 16;
 /// The drainer's shortest and longest sleep between looks at the rings.
@@ -137,8 +138,8 @@ const FAIL: u8 = 3;
 const ROWS: u8 = 4;
 
 /// The shared mapping of rows (see the module's documentation): created by the supervisor
-/// ([`PendingRows::create`]), served by its [`Drainer`](drainer::Drainer), opened by the worker from the
-/// descriptor it inherits ([`PendingRows::from_fd`]).
+/// ([`PendingRows::create`]), served by its [`Drainer`](drainer::Drainer), opened by the
+/// worker from the descriptor it inherits ([`PendingRows::from_fd`]).
 pub struct PendingRows {
     file: File,
     _map: memmap2::MmapMut,
@@ -315,7 +316,7 @@ impl PendingRows {
     }
 }
 
-/// Sleeps up to `nap`, or until `word` is no longer `seen` (Linux: `FUTEX_WAIT`, shared
+/// Sleeps up to `nap`, or until `word` differs from `seen` (Linux: `FUTEX_WAIT`, shared
 /// between processes; elsewhere a plain sleep).
 #[cfg(target_os = "linux")]
 fn futex_wait(word: &AtomicU32, seen: u32, nap: Duration) {

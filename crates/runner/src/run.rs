@@ -618,8 +618,9 @@ fn shrink_modes(
 }
 
 /// Runs several properties, `jobs` at a time (each property's seeds on
-/// [`RunControl::seed_jobs`] workers, one by default), and hands each result to `report` in the order of `properties`, as soon as
-/// it and every earlier one are done. `jobs` of 0 or 1 runs them one after another.
+/// [`RunControl::seed_jobs`] workers, one by default), and hands each result to `report` in
+/// the order of `properties`, as soon as it and every earlier one are done. `jobs` of 0 or 1
+/// runs them one after another.
 pub fn run_properties(
     properties: &[Property],
     config: &RunConfig,

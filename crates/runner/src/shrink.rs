@@ -14,7 +14,7 @@
 //! simpler. A choice's index is its rank in its generator's order (see `generators.rs`: an
 //! integer's distance from its shrink target, positive before negative; `false`, `None`, the
 //! first alternative and "stop" are 0). The shrinker only ever adopts a strictly simpler
-//! failing sequence, and shortlex is a well-order on sequences no longer than the original,
+//! failing sequence, and shortlex is a well-order on sequences at most as long as the original,
 //! so shrinking terminates; the result of a finished shrink is a *fixed point*: no pass
 //! finds a simpler failing candidate.
 //!

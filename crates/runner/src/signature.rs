@@ -15,8 +15,8 @@
 //! | a trial outlives the trial timeout | `timeout` |
 //!
 //! A trial whose precondition does not hold (`TestCase::assume`, a filter that gives up) is
-//! discarded, not failed: it has no signature (receipts before discards recorded a filter that
-//! gave up as a failure `invalid:filter_exhausted`).
+//! discarded, not failed: it has no signature (a receipt holding `invalid:filter_exhausted`
+//! counts a filter that gave up as a failure).
 //!
 //! Values are kept out of signatures: assertion signatures use the source text of the
 //! check; in panic messages every run of digits becomes `#`, a one-word double-quoted string

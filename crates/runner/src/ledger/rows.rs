@@ -31,7 +31,7 @@ pub(crate) struct RowContext<'a> {
     /// The `replayed_signature` extension (replays of a receipt's failing seed).
     pub replayed_signature: Option<&'a str>,
     /// The `rng` extension: the scheme the row's seed was turned into an input under (the
-    /// run's scheme; a row without it was written under `chacha8-v1`).
+    /// run's scheme; a row without it is under `chacha8-v1`).
     pub rng: crate::rng::Scheme,
 }
 

@@ -192,7 +192,7 @@ fn a_slot_with_unappended_rows_is_passed_over() {
 }
 
 /// A supervisor that died without a word (no `PR_SET_PDEATHSIG` to take the worker with
-/// it): its process is no longer the run's parent, and a run waiting for it stops waiting.
+/// it): its process is not the run's parent, and a run waiting for it stops waiting.
 #[test]
 fn a_run_stops_waiting_for_a_drainer_whose_process_is_gone() {
     let dir = tempfile::tempdir().unwrap();
