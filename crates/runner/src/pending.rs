@@ -259,6 +259,7 @@ impl PendingRows {
         unsafe { &*(self.base.add(at).cast::<AtomicU64>()) }
     }
 
+    #[inline]
     fn word(&self, slot: usize, at: usize) -> &AtomicU64 {
         debug_assert!(slot < self.slots && at + 8 <= HEADER);
         // SAFETY: in bounds of the mapping (slot < slots, header word), 8-aligned (the
@@ -266,6 +267,7 @@ impl PendingRows {
         unsafe { &*(self.base.add(GLOBAL + slot * SLOT + at).cast::<AtomicU64>()) }
     }
 
+    #[inline]
     fn slot_ptr(&self, slot: usize, at: usize) -> *mut u8 {
         assert!(slot < self.slots && at <= SLOT);
         // SAFETY: in bounds of the mapping (checked above).
