@@ -5,8 +5,7 @@
 
 use clap::{Args, Subcommand};
 use seedledger_format::ExitStatus;
-use seedledger_runner::engine;
-use seedledger_runner::engine::{Outcome, execute};
+use seedledger_runner::engine::{self, Outcome, execute};
 use seedledger_runner::{Fixture, Property, TestCase};
 use std::ffi::OsString;
 use std::hint::black_box;

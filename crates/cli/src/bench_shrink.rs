@@ -18,13 +18,8 @@
 //! every small-valued row is checked by exhaustive search in the tests below.
 
 use seedledger_format::ExitStatus;
-use seedledger_runner::engine;
-use seedledger_runner::engine::{Outcome, ShrinkReport, evaluate, execute, shrink_twice};
-use seedledger_runner::{
-    BoxedGen, DEFAULT_MAX_SIZE, Fixture, Gen, PropResult, Property, ShrinkConfig, TestCase,
-    any_int, boolean, char_in, from_fn, int, just, one_of, prop_assert, prop_assert_eq, recursive,
-    string_of, vec,
-};
+use seedledger_runner::engine::{self, Outcome, ShrinkReport, evaluate, execute, shrink_twice};
+use seedledger_runner::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 

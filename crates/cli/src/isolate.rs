@@ -50,9 +50,8 @@
 use crate::procs::{self, Leftover, Pump};
 use crate::supervise::Ending;
 use seedledger_format::ExitStatus;
-use seedledger_runner::engine;
 use seedledger_runner::engine::{
-    Evaluation, JournalEntry, Outcome, Record, Span, TrialExecutor, TrialInput,
+    self, Evaluation, JournalEntry, Outcome, Record, Span, TrialExecutor, TrialInput,
 };
 use seedledger_runner::{Failure, Fixture, Property};
 use serde_json::{Value, json};

@@ -2,9 +2,8 @@
 
 use clap::{Args, Subcommand, ValueEnum};
 use seedledger_format::{ExitStatus, Receipt, Runner};
-use seedledger_runner::engine;
 use seedledger_runner::engine::{
-    DEFAULT_BASE_SEED, DEFAULT_CASES, Outcome, ReplayInput, ReplayTarget, RunConfig,
+    self, DEFAULT_BASE_SEED, DEFAULT_CASES, Outcome, ReplayInput, ReplayTarget, RunConfig,
 };
 use seedledger_runner::{Property, Scheme, ShrinkConfig};
 use std::path::{Path, PathBuf};

@@ -6,9 +6,7 @@ use crate::freezes::{Judged, why_not};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use seedledger_format::Citation;
 use seedledger_gate::Honour;
-use seedledger_runner::Scheme;
-use seedledger_runner::engine;
-use seedledger_runner::engine::RunSummary;
+use seedledger_runner::{Scheme, engine::RunSummary};
 use std::fmt::Write as _;
 use std::path::{Component, Path};
 use std::time::Duration;
@@ -217,7 +215,7 @@ pub fn replay_command(summary: &RunSummary, seed: u64) -> String {
 
 /// [`replay_command`] from its parts (for a run that has no final receipt).
 pub fn replay_command_for(id: &str, root: &Path, patch_id: &str, seed: u64, rng: Scheme) -> String {
-    engine::replay_seed_command(id, Some(root), patch_id, seed, rng)
+    seedledger_runner::engine::replay_seed_command(id, Some(root), patch_id, seed, rng)
 }
 
 /// `6, 20, 37, 48, 53 and 21 more`.
@@ -315,7 +313,7 @@ pub fn failure_modes_text(summary: &RunSummary, indent: &str) -> String {
         let _ = writeln!(
             text,
             "{indent}({unshrunk} failure modes after the first {} were not shrunk)",
-            engine::MAX_SHRUNK_MODES
+            seedledger_runner::engine::MAX_SHRUNK_MODES
         );
     }
     text

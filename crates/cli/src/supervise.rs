@@ -60,9 +60,8 @@ use crate::procs::{self, Leftover};
 use crate::prop::Format;
 use seedledger_format::{Receipt, WitnessRow, parse_witness_lines};
 use seedledger_runner::Property;
-use seedledger_runner::engine;
 use seedledger_runner::engine::{
-    PendingRows, RunConfig, RunControl, RunError, RunSummary, TrialExecutor, evidence_paths,
+    self, PendingRows, RunConfig, RunControl, RunError, RunSummary, TrialExecutor, evidence_paths,
 };
 use serde_json::{Value, json};
 use std::fs::File;

@@ -23,7 +23,7 @@ const FN_ALLOWED: &[(&str, usize)] = &[
     ("crates/cli/src/merge.rs::run", 121),
     ("crates/cli/src/prop.rs::print_summary", 130),
     ("crates/cli/src/prop.rs::replay", 288),
-    ("crates/cli/src/prop.rs::reproduce", 198),
+    ("crates/cli/src/prop.rs::reproduce", 190),
     ("crates/cli/src/prop.rs::run_suite", 255),
     ("crates/cli/src/supervise.rs::on_line", 143),
     ("crates/cli/src/supervise.rs::supervise", 333),
@@ -38,9 +38,9 @@ const FN_ALLOWED: &[(&str, usize)] = &[
 
 /// Files over budget today, with the most lines they may have. Only ever shrink this list.
 const FILE_ALLOWED: &[(&str, usize)] = &[
-    ("crates/cli/src/bench_shrink.rs", 1546),
+    ("crates/cli/src/bench_shrink.rs", 1543),
     ("crates/cli/src/gate.rs", 1414),
-    ("crates/cli/src/prop.rs", 1328),
+    ("crates/cli/src/prop.rs", 1320),
     ("crates/cli/src/report.rs", 1212),
     ("crates/cli/src/supervise.rs", 1424),
     ("crates/gate/src/cite.rs", 1177),

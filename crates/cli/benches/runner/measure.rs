@@ -17,9 +17,8 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, TestRunner};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
-use seedledger_runner::engine;
 use seedledger_runner::engine::{
-    DEFAULT_BASE_SEED, PendingRows, RunConfig, RunControl, Runner, execute,
+    self, DEFAULT_BASE_SEED, PendingRows, RunConfig, RunControl, Runner, execute,
 };
 use seedledger_runner::{
     Fixture, PropResult, Property, Scheme, ShrinkConfig, TestCase, any_int, vec,
