@@ -6,6 +6,7 @@
 
 use clap::{Args, Subcommand};
 use seedledger_format::{ExitStatus, LedgerScan, NotScanned, Receipt, Wanted};
+use seedledger_runner::engine;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -140,11 +141,11 @@ struct Step {
 fn step(args: &[OsString], env: &[(String, String)]) -> Step {
     let mut shown = String::from("cargo xtask");
     for (k, v) in env {
-        shown = format!("{k}={} {shown}", seedledger_runner::shell_word(v));
+        shown = format!("{k}={} {shown}", engine::shell_word(v));
     }
     for a in args {
         shown.push(' ');
-        shown.push_str(&seedledger_runner::shell_word(&a.to_string_lossy()));
+        shown.push_str(&engine::shell_word(&a.to_string_lossy()));
     }
     outln!("$ {shown}");
     let exe = match std::env::current_exe() {
@@ -272,15 +273,14 @@ fn gate(args: &GateArgs) -> ExitStatus {
     }
     for (path, r) in &failing {
         let witnesses = path.with_file_name(format!("{}.witness.jsonl", r.property_id));
-        let remote =
-            match seedledger_runner::evidence_paths(&args.remote, &r.patch_id, &r.property_id) {
-                Ok((_, remote)) => remote,
-                Err(e) => {
-                    errln!("error: receipt `{}`: {e}", path.display());
-                    worst = ExitStatus::Error;
-                    continue;
-                }
-            };
+        let remote = match engine::evidence_paths(&args.remote, &r.patch_id, &r.property_id) {
+            Ok((_, remote)) => remote,
+            Err(e) => {
+                errln!("error: receipt `{}`: {e}", path.display());
+                worst = ExitStatus::Error;
+                continue;
+            }
+        };
         let mut decide = os(&["gate", "decide", "--property", &r.property_id]);
         decide.extend(root.iter().cloned());
         decide.push("--witnesses".into());

@@ -121,7 +121,7 @@ pub fn main_with(suites: &[&[seedledger_runner::Property]]) -> ExitCode {
 pub fn main_with_extended<E: Extension>(suites: &[&[seedledger_runner::Property]]) -> ExitCode {
     // Relative paths on the command line name files in this directory, whatever a trial does
     // to the process's directory later (see the runner's `anchor.rs`).
-    let _ = seedledger_runner::start_dir();
+    let _ = seedledger_runner::engine::start_dir();
     let cli = match Cli::<E>::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

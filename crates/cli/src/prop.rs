@@ -21,8 +21,8 @@ use crate::common::{Format, Role, discover_root};
 use clap::{Args, Subcommand};
 use seedledger_format::{ExitStatus, Receipt, Runner};
 use seedledger_runner::{
-    DEFAULT_BASE_SEED, DEFAULT_CASES, Outcome, Property, ReplayInput, ReplayTarget, RunConfig,
-    Scheme, ShrinkConfig,
+    Property, Scheme, ShrinkConfig, engine::DEFAULT_BASE_SEED, engine::DEFAULT_CASES,
+    engine::Outcome, engine::ReplayInput, engine::ReplayTarget, engine::RunConfig,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -17,6 +17,7 @@
 //!
 //! A recursive type (a `Box<Self>` field) draws without a depth bound: give it a generator
 //! built with `recursive_tree` instead, or a `with` generator on the recursive field.
+#![warn(missing_docs)]
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;

@@ -5,7 +5,7 @@
 
 use clap::{Args, Subcommand};
 use seedledger_format::ExitStatus;
-use seedledger_runner::{Fixture, Outcome, Property, TestCase, execute};
+use seedledger_runner::{Fixture, Property, TestCase, engine::Outcome, engine::execute};
 use std::ffi::OsString;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -81,14 +81,14 @@ pub fn run(cmd: BenchCommand, suite: &[Property]) -> ExitStatus {
 }
 
 fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
-    use seedledger_runner::{Scheme, TrialExecutor, TrialInput};
+    use seedledger_runner::{Scheme, engine::TrialExecutor, engine::TrialInput};
     let Some(property) = suite.iter().find(|p| p.id == args.property) else {
         errln!("error: unknown property `{}`", args.property);
         return ExitStatus::Error;
     };
     let root = seedledger_cli::discover_root();
-    let fixture = match seedledger_runner::load_spec(&root, property.id)
-        .and_then(|spec| seedledger_runner::load_fixture(&root, &spec))
+    let fixture = match seedledger_runner::engine::load_spec(&root, property.id)
+        .and_then(|spec| seedledger_runner::engine::load_fixture(&root, &spec))
     {
         Ok((bytes, _)) => Fixture::new(bytes),
         Err(e) => {

@@ -11,6 +11,7 @@
 use clap::Args;
 use seedledger_format::ExitStatus;
 use seedledger_runner::Property;
+use seedledger_runner::engine;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -237,7 +238,7 @@ fn scratch_workspace(source: &Path, id: &str, root: &Path) -> Result<(), String>
         return std::fs::write(&spec_path, spec)
             .map_err(|e| format!("cannot write {spec_path:?}: {e}"));
     }
-    let spec = seedledger_runner::load_spec(source, id).map_err(|e| e.to_string())?;
+    let spec = engine::load_spec(source, id).map_err(|e| e.to_string())?;
     std::fs::write(&spec_path, &spec.bytes)
         .map_err(|e| format!("cannot write {spec_path:?}: {e}"))?;
     if let Some(fixture) = spec.spec.fixture_path() {

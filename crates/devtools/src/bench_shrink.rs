@@ -18,11 +18,8 @@
 //! every small-valued row is checked by exhaustive search in the tests below.
 
 use seedledger_format::ExitStatus;
-use seedledger_runner::{
-    BoxedGen, DEFAULT_MAX_SIZE, Fixture, Gen, Outcome, PropResult, Property, ShrinkConfig,
-    ShrinkReport, TestCase, any_int, boolean, char_in, evaluate, execute, from_fn, int, just,
-    one_of, prop_assert, prop_assert_eq, recursive, shrink_twice, string_of, vec,
-};
+use seedledger_runner::engine::{self, Outcome, ShrinkReport, evaluate, execute, shrink_twice};
+use seedledger_runner::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -237,7 +234,7 @@ fn measure(
             report.first.stop.as_str(),
             report.second.stop.as_str()
         ));
-        if args.verbose && report.first.stop != seedledger_runner::ShrinkStop::FixedPoint {
+        if args.verbose && report.first.stop != engine::ShrinkStop::FixedPoint {
             outln!(
                 "    start {start}: stopped by {} after {} evaluations",
                 report.first.stop.as_str(),

@@ -9,6 +9,7 @@ use seedledger_format::{
     CITATION_SCHEMA_VERSION, Citation, ExitStatus, RunnerKey, SameSeedReview, TRUST_FILE,
     public_key_hex,
 };
+use seedledger_runner::engine;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -78,9 +79,9 @@ fn measure(args: &StoreBenchArgs) -> anyhow::Result<()> {
         let ok = Command::new("git").args(args).current_dir(ws).output()?;
         anyhow::ensure!(ok.status.success(), "git {args:?} failed");
     }
-    let spec = seedledger_runner::load_spec(ws, &args.property)?;
-    let (_, pin) = seedledger_runner::load_fixture(ws, &spec)?;
-    let code = seedledger_runner::code_identity(ws, None)?.code;
+    let spec = engine::load_spec(ws, &args.property)?;
+    let (_, pin) = engine::load_fixture(ws, &spec)?;
+    let code = engine::code_identity(ws, None)?.code;
     let store = ws.join("store");
     std::fs::create_dir_all(&store)?;
     for i in 0..args.citations {

@@ -18,7 +18,7 @@
 //!   (`stopped_early: false`, `shrink_status: done`);
 //! * after a kill of the run process alone, its run's rows cover every attempted seed but
 //!   the trial under way (with `--seed-jobs`: but the trials not yet committed, at most
-//!   `seedledger_runner::SEED_JOBS_WINDOW` plus the workers): the supervisor lost no row of
+//!   `seedledger_runner::engine::SEED_JOBS_WINDOW` plus the workers): the supervisor lost no row of
 //!   a committed trial.
 //!
 //! Deterministic in its choices (a seed), not in its timing: the kill instants land wherever
@@ -27,6 +27,7 @@
 use clap::Args;
 use seedledger_format::{ExitStatus, LedgerView, Receipt};
 use seedledger_gate::{CloseStatus, close_ledger_text, verify_receipt, witness_lines_from_bytes};
+use seedledger_runner::engine;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -321,7 +322,7 @@ fn check_recovered(file: &Path, seed_jobs: usize) -> Result<(), String> {
         .map_or(0, |v| v.bytes().filter(|&b| b == b'd').count());
     let attempted = receipt.attempted_seeds.len();
     let uncommitted = if seed_jobs > 1 {
-        seedledger_runner::SEED_JOBS_WINDOW + seed_jobs
+        engine::SEED_JOBS_WINDOW + seed_jobs
     } else {
         1
     };

@@ -9,10 +9,7 @@ use crate::accounts::{Account, AccountError, Op, PlanBook, apply};
 use crate::amounts::{Locale, format_amount, parse_amount};
 use crate::demo;
 use crate::pricing::{Catalog, Line, Order, PriceError, Quote, price, tax_on};
-use seedledger_runner::{
-    BoxedGen, Fixture, Gen, PropResult, Property, TestCase, int, one_of, option, prop_assert,
-    prop_assert_eq, register, select, vec,
-};
+use seedledger_runner::prelude::*;
 use std::ops::RangeInclusive;
 
 /// The implementation under test (tests swap in mutated ones to plant bugs).
@@ -36,7 +33,7 @@ pub const DEFAULT_BUDGET_CENTS: i64 = 10_000;
 /// implementation in the C locale, without delay.
 pub fn properties() -> Vec<Property> {
     // Ids are unique within this crate (the suite test checks it), so this cannot fail.
-    seedledger_runner::registered_in(module_path!()).unwrap_or_default()
+    registered_in(module_path!()).unwrap_or_default()
 }
 
 /// `order_total_within_budget` over orders worth at most `budget_cents` at list price,

@@ -8,7 +8,8 @@ use seedledger_format::OracleSource;
 use seedledger_orders::{
     CORRECT, DEMO_BUG, Locale, check_order_receipt_roundtrip, check_order_total_nonneg, properties,
 };
-use seedledger_runner::{Fixture, Outcome, Property, TestCase, execute, load_spec};
+use seedledger_runner::engine::{Outcome, execute, load_spec};
+use seedledger_runner::{Fixture, Property, TestCase};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

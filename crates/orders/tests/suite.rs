@@ -10,10 +10,10 @@ use seedledger_orders::{
     PlanBook, PriceError, Quote, check_order_total_within_budget, order_total_within_budget,
     properties,
 };
-use seedledger_runner::{
-    Fixture, Outcome, Property, ReplayInput, RunConfig, RunSummary, ShrinkConfig, TestCase, replay,
-    run_property,
+use seedledger_runner::engine::{
+    Outcome, ReplayInput, RunConfig, RunSummary, replay, run_property,
 };
+use seedledger_runner::{Fixture, Property, ShrinkConfig, TestCase};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -234,7 +234,7 @@ fn planted_bugs_fail_the_right_property_with_a_named_seed() {
         let again = replay(
             p,
             root.path(),
-            &seedledger_runner::ReplayTarget {
+            &seedledger_runner::engine::ReplayTarget {
                 witness_path: &summary.witness_path,
                 runner: Runner::Remote,
                 expected_fixture_hash: Some(receipt.fixture_hash.as_str()),
@@ -269,7 +269,7 @@ fn planted_bugs_fail_the_right_property_with_a_named_seed() {
             std::fs::read(root.path().join(receipt.fixture_path.as_deref().unwrap())).unwrap(),
         );
         assert_eq!(
-            seedledger_runner::execute(&real, &mut TestCase::random(seed), &fixture),
+            seedledger_runner::engine::execute(&real, &mut TestCase::random(seed), &fixture),
             Outcome::Pass
         );
     }
@@ -411,7 +411,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     let a = replay(
         &p,
         root.path(),
-        &seedledger_runner::ReplayTarget {
+        &seedledger_runner::engine::ReplayTarget {
             witness_path: &summary.witness_path,
             runner: Runner::Local,
             expected_fixture_hash: Some(receipt.fixture_hash.as_str()),
@@ -429,7 +429,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     let b = replay(
         &p,
         root.path(),
-        &seedledger_runner::ReplayTarget {
+        &seedledger_runner::engine::ReplayTarget {
             witness_path: &summary.witness_path,
             runner: Runner::Remote,
             expected_fixture_hash: Some(receipt.fixture_hash.as_str()),
@@ -466,7 +466,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     let m = replay(
         &p,
         root.path(),
-        &seedledger_runner::ReplayTarget {
+        &seedledger_runner::engine::ReplayTarget {
             witness_path: &summary.witness_path,
             runner: Runner::Local,
             expected_fixture_hash: Some(receipt.fixture_hash.as_str()),
@@ -489,7 +489,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     let refused = replay(
         &p,
         root.path(),
-        &seedledger_runner::ReplayTarget {
+        &seedledger_runner::engine::ReplayTarget {
             witness_path: &summary.witness_path,
             runner: Runner::Local,
             expected_fixture_hash: Some(receipt.fixture_hash.as_str()),
@@ -506,7 +506,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
     assert!(
         matches!(
             refused,
-            Err(seedledger_runner::RunError::PinMismatch { .. })
+            Err(seedledger_runner::engine::RunError::PinMismatch { .. })
         ),
         "{refused:?}"
     );
@@ -558,7 +558,7 @@ fn a_flaky_failure_goes_from_run_to_replay_to_an_admitted_freeze() {
     let remote = replay(
         &p,
         root.path(),
-        &seedledger_runner::ReplayTarget {
+        &seedledger_runner::engine::ReplayTarget {
             witness_path: &summary.witness_path,
             runner: Runner::Remote,
             expected_fixture_hash: Some(receipt.fixture_hash.as_str()),
@@ -575,8 +575,8 @@ fn a_flaky_failure_goes_from_run_to_replay_to_an_admitted_freeze() {
     .unwrap();
     assert_eq!(remote.outcome, Outcome::Pass);
 
-    let spec = seedledger_runner::load_spec(root.path(), "order_total_nonneg").unwrap();
-    let (_, pin) = seedledger_runner::load_fixture(root.path(), &spec).unwrap();
+    let spec = seedledger_runner::engine::load_spec(root.path(), "order_total_nonneg").unwrap();
+    let (_, pin) = seedledger_runner::engine::load_fixture(root.path(), &spec).unwrap();
     let expected = Expected {
         property_id: "order_total_nonneg".into(),
         digest: spec.digest.clone(),
@@ -610,7 +610,7 @@ fn parallel_runs_report_in_suite_order_and_write_the_same_evidence() {
     let mut order = Vec::new();
     let mut config = root.config((1..=150).collect());
     let suite = properties();
-    seedledger_runner::run_properties(&suite, &config, 3, |p, result| {
+    seedledger_runner::engine::run_properties(&suite, &config, 3, |p, result| {
         let summary = result.unwrap();
         assert_eq!(summary.property_id, p.id);
         order.push(p.id);
@@ -618,7 +618,7 @@ fn parallel_runs_report_in_suite_order_and_write_the_same_evidence() {
     assert_eq!(order, suite.iter().map(|p| p.id).collect::<Vec<_>>());
     for p in &suite {
         let (parallel, _) =
-            seedledger_runner::evidence_paths(&config.out_dir, "agent-1842", p.id).unwrap();
+            seedledger_runner::engine::evidence_paths(&config.out_dir, "agent-1842", p.id).unwrap();
         let parallel: Receipt =
             Receipt::parse(&std::fs::read_to_string(parallel).unwrap()).unwrap();
         config.out_dir = root.path().join("sequential");

@@ -32,7 +32,7 @@ fn start() -> &'static Start {
 /// The directory the process was in when this (or [`anchored`]) was first called (`None`
 /// when it could not be told, for example because it was removed): what relative paths are
 /// anchored to. The environment of that moment is kept as well, for the processes the
-/// runner starts (see [`start_env`]).
+/// runner starts (see `start_env`).
 pub fn start_dir() -> Option<&'static Path> {
     start().dir.as_deref()
 }

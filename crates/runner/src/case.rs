@@ -35,11 +35,11 @@
 //! (saturating at 0); kinds 4..=6 give `u` when `n == 0` or `r > max`. Otherwise the index is
 //! `u`. Every candidate is computed and one is selected by index, so the choice has no
 //! data-dependent branch, and every choice consumes 5 buffer bits and the words of `u`
-//! whatever it returns. Against v1 it keeps the rate (1 in 4) and the kinds, with two
-//! changes the bug-finding corpus (`tests/bug_corpus.rs`) asked for: v1's kind 7 (a second
-//! uniform) is the near-top edge `max - 1..=4` (v1 never drew `i64::MAX`, index `max - 2`),
-//! and the small index is log-uniform instead of uniform in `0..=255` (v1 drew the value 2 of
-//! a `u32` once in 10^4 draws).
+//! whatever it returns. It has v1's rate (1 in 4) and kinds but two, chosen on the
+//! bug-finding corpus (`tests/bug_corpus.rs`): kind 7 is the near-top edge `max - 1..=4`
+//! where v1 draws a second uniform (v1 never draws `i64::MAX`, index `max - 2`), and the
+//! small index is log-uniform where v1's is uniform in `0..=255` (v1 draws the value 2 of a
+//! `u32` once in 10^4 draws).
 //!
 //! A replay that asks for more choices than it holds stops with [`Stop::Overrun`]; a recorded
 //! value above the bound now asked for stops with [`Stop::Invalid`]; a precondition that does
@@ -56,9 +56,19 @@ use std::cell::Cell;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JournalEntry<'a> {
     /// A choice was made: its value and bound.
-    Choice { value: u64, max: u64 },
+    Choice {
+        /// The choice.
+        value: u64,
+        /// Its bound.
+        max: u64,
+    },
     /// A labelled sub-draw starts at the current choice, at this depth.
-    SpanStart { label: &'static str, depth: u32 },
+    SpanStart {
+        /// The generator's label.
+        label: &'static str,
+        /// Its nesting depth (top-level draws: 0).
+        depth: u32,
+    },
     /// The innermost open sub-draw ends at the current choice.
     SpanEnd,
     /// A top-level draw's `Debug` rendering (capturing cases only).
@@ -100,6 +110,7 @@ pub enum Stop {
 /// A labelled region of the choice sequence: the choices one sub-draw consumed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
+    /// The label of the generator that drew it ([`Gen::label`](crate::prelude::Gen::label)).
     pub label: &'static str,
     /// Index of the first choice.
     pub start: u32,
@@ -110,10 +121,12 @@ pub struct Span {
 }
 
 impl Span {
+    /// How many choices the span holds.
     pub fn len(&self) -> usize {
         (self.end - self.start) as usize
     }
 
+    /// True when the sub-draw made no choice.
     pub fn is_empty(&self) -> bool {
         self.end == self.start
     }
@@ -411,6 +424,7 @@ pub struct TestCase {
 /// What a recording test case consumed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Record {
+    /// Every choice, in order.
     pub choices: Vec<u64>,
     /// The bound each choice was drawn under.
     pub maxes: Vec<u64>,
@@ -712,10 +726,11 @@ impl TestCase {
     /// precondition. A discarded trial is attempted (its seed is in the receipt's
     /// `attempted_seeds`, its verdict `d`) but reaches no verdict: no witness row, neither a
     /// pass nor a fail; the shrinker never adopts a discarded candidate. A run that discards
-    /// more than half of its trials fails its health check (see [`crate::too_many_discards`]).
+    /// more than half of its trials fails its health check (see
+    /// [`too_many_discards`](crate::engine::too_many_discards)).
     ///
     /// ```
-    /// use seedledger_runner::{Fixture, PropResult, TestCase, int, prop_assert};
+    /// use seedledger_runner::prelude::*;
     ///
     /// fn division_inverts_multiplication(tc: &mut TestCase, _: &Fixture) -> PropResult {
     ///     let a = tc.draw_named("a", &int(0..=1000i64));

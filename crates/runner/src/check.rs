@@ -114,7 +114,7 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
 
 /// The workspace root for a test: from the test crate's directory (`CARGO_MANIFEST_DIR`, set
 /// by cargo when it runs the test), or the directory the test binary started in (the first
-/// [`crate::start_dir`], not whatever directory another test's trial moved the process to),
+/// [`crate::engine::start_dir`], not whatever directory another test's trial moved the process to),
 /// up to the first directory that has `props/`.
 fn test_root() -> Result<PathBuf, String> {
     let start = check_env()

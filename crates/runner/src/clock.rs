@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Now, as `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -13,13 +13,13 @@ pub fn now_rfc3339() -> String {
 
 /// `secs` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (chrono, through the format crate,
 /// which owns the on-disk time format).
-pub fn rfc3339(secs: u64) -> String {
+pub(crate) fn rfc3339(secs: u64) -> String {
     seedledger_format::format_rfc3339(i64::try_from(secs).unwrap_or(i64::MAX))
 }
 
 /// A run identifier for witness ids: role, time in nanoseconds, process id, and a counter
 /// so that runs started by one process in the same nanosecond (parallel properties) differ.
-pub fn run_id(role: &str) -> String {
+pub(crate) fn run_id(role: &str) -> String {
     static RUNS: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -39,18 +39,38 @@ pub struct CodeIdentity {
 /// Why the code identity could not be computed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodeError {
+    /// git could not be started.
     #[error("cannot run git in `{dir}`: {message}")]
-    NoGit { dir: String, message: String },
+    NoGit {
+        /// The work tree's directory, as shown.
+        dir: String,
+        /// Why git could not be started.
+        message: String,
+    },
+    /// The root is not inside a git work tree.
     #[error("`{dir}` is not inside a git work tree, so the code under test has no identity")]
-    NotRepository { dir: String },
+    NotRepository {
+        /// The directory, as shown.
+        dir: String,
+    },
+    /// The base revision is not a commit this repository knows (a shallow clone, say).
     #[error(
         "base revision `{base}` is not a commit git knows here ({message}); fetch it (CI: checkout with fetch-depth: 0)"
     )]
-    BadBase { base: String, message: String },
+    BadBase {
+        /// The base revision as given.
+        base: String,
+        /// What git said.
+        message: String,
+    },
+    /// A git command failed.
     #[error("`git {args}` failed in `{dir}`: {message}")]
     Git {
+        /// Its arguments.
         args: String,
+        /// The directory it ran in, as shown.
         dir: String,
+        /// What git said.
         message: String,
     },
 }

@@ -3,7 +3,7 @@
 //!
 //! `cargo xtask prop run` runs the suite in a child process; the child's SIGINT / SIGTERM
 //! handler calls [`RunControl::request_stop`], and the runs end between two trials with
-//! their receipts open and exact (see [`crate::RunError::Stopped`]). The notice tells the
+//! their receipts open and exact (see [`crate::engine::RunError::Stopped`]). The notice tells the
 //! supervisor which run (its id and receipt) a property is in, so that if the process dies
 //! it can name the property and, from the receipt, the seed.
 //!
@@ -28,12 +28,27 @@ use std::time::{Duration, Instant};
 pub enum TrialInput {
     /// A seed of the main run under the run's scheme: `TestCase::random_with` (nothing
     /// recorded).
-    Random { seed: u64, rng: Scheme },
+    Random {
+        /// The seed.
+        seed: u64,
+        /// What the seed means.
+        rng: Scheme,
+    },
     /// The re-run of a failing seed under the run's scheme: `TestCase::recording_with`
     /// (choices, spans, draws recorded).
-    Recording { seed: u64, rng: Scheme },
+    Recording {
+        /// The seed.
+        seed: u64,
+        /// What the seed means.
+        rng: Scheme,
+    },
     /// A shrink candidate or a minimal input: `TestCase::replay(choices, capture)`.
-    Replay { choices: Vec<u64>, capture: bool },
+    Replay {
+        /// The choice sequence.
+        choices: Vec<u64>,
+        /// Keep the `Debug` renderings of the top-level draws.
+        capture: bool,
+    },
 }
 
 impl TrialInput {
@@ -58,8 +73,10 @@ impl TrialInput {
 /// [`TrialInput::evaluate_here`] gives for every trial that returns; a trial that cannot
 /// (its process crashed, it ran past a timeout) is an [`Outcome::Fail`] with a stable
 /// signature. `Err` is a failure of the executor itself (a worker that cannot be started):
-/// the run then ends with [`crate::RunError::Executor`].
+/// the run then ends with [`crate::engine::RunError::Executor`].
 pub trait TrialExecutor: Send + Sync {
+    /// Runs one trial of `property` on `input` with `fixture`, and returns its evaluation
+    /// (or why it could not be run at all).
     fn run_trial(
         &self,
         property: &Property,
@@ -71,16 +88,22 @@ pub trait TrialExecutor: Send + Sync {
 /// A run that has started: its receipt exists (open) and its rows go to `witness_path`.
 #[derive(Debug, Clone, Copy)]
 pub struct RunStarted<'a> {
+    /// The property's id.
     pub property_id: &'a str,
+    /// The run's id (witness ids are `<run_id>-<seed>`).
     pub run_id: &'a str,
+    /// The open receipt.
     pub receipt_path: &'a Path,
+    /// The witness file the run appends to.
     pub witness_path: &'a Path,
 }
 
 /// Where a run is, told to the [`RunControl::on_progress`] observer while its trials run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunProgress<'a> {
+    /// The property's id.
     pub property_id: &'a str,
+    /// The run's id.
     pub run_id: &'a str,
     /// Trials finished (passed, failed or discarded).
     pub done: usize,
@@ -129,9 +152,10 @@ impl ProgressClock {
     }
 }
 
-/// What [`crate::run_property_with`] and [`crate::run_properties_with`] take besides the
-/// [`crate::RunConfig`]. `RunControl::default()` is what `run_property` uses: never stopped,
-/// nobody told, witness rows batched, trials run in the run's thread.
+/// What [`run_property_with`](crate::engine::run_property_with) and
+/// [`run_properties_with`](crate::engine::run_properties_with) take besides the
+/// [`RunConfig`](crate::engine::RunConfig). `RunControl::default()` is what `run_property`
+/// uses: never stopped, nobody told, witness rows batched, trials run in the run's thread.
 #[derive(Default)]
 pub struct RunControl {
     stop: Arc<AtomicBool>,
@@ -158,6 +182,7 @@ impl std::fmt::Debug for RunControl {
 }
 
 impl RunControl {
+    /// The default control, `RunControl::default()`.
     pub fn new() -> RunControl {
         RunControl::default()
     }
@@ -213,10 +238,10 @@ impl RunControl {
     }
 
     /// Hands each run's rows to the supervisor: they are copied into a slot of `rows`, a
-    /// mapping the supervisor shares ([`crate::PendingRows`]), whose [`crate::Drainer`]
-    /// thread appends them to the witness file, so the trials never wait for the file. A
-    /// process that dies in a trial loses no row of a finished trial as long as the
-    /// supervisor lives to append them. A run that finds no free slot (or no drainer
+    /// mapping the supervisor shares ([`PendingRows`](crate::engine::PendingRows)), whose
+    /// [`Drainer`](crate::engine::Drainer) thread appends them to the witness file, so the
+    /// trials never wait for the file. A process that dies in a trial loses no row of a
+    /// finished trial as long as the supervisor lives to append them. A run that finds no free slot (or no drainer
     /// serving `rows`) appends each row as its trial finishes (as
     /// [`RunControl::row_per_trial`]).
     pub fn pending_rows(mut self, rows: Arc<crate::pending::PendingRows>) -> Self {
@@ -229,7 +254,7 @@ impl RunControl {
     /// workers take seeds in plan order, each recorded in `attempted_seeds` as it is taken
     /// (under one lock), and outcomes are committed — verdict, witness row, failure tally —
     /// in plan order (see the crate's `trials.rs`). The property is called from `jobs`
-    /// threads at once. With [`crate::run_properties_with`], each of the properties running
+    /// threads at once. With [`crate::engine::run_properties_with`], each of the properties running
     /// at once has its own `jobs` workers.
     pub fn seed_jobs(mut self, jobs: usize) -> Self {
         self.seed_jobs = jobs;
@@ -242,7 +267,7 @@ impl RunControl {
 
     /// Runs every trial (main run, re-run of the failing seed, shrink candidates) through
     /// `executor` instead of in the run's thread. The run's own trial timeout
-    /// ([`crate::RunConfig::trial_timeout`]) still ends the whole process; an executor that
+    /// ([`crate::engine::RunConfig::trial_timeout`]) still ends the whole process; an executor that
     /// can stop a trial enforces its own timeout, and the run's should then be `None`.
     pub fn executor(mut self, executor: Arc<dyn TrialExecutor>) -> Self {
         self.executor = Some(executor);
@@ -250,8 +275,8 @@ impl RunControl {
     }
 
     /// Asks every run to stop before its next trial (or shrink evaluation). Runs that have
-    /// not started return [`crate::RunError::NotStarted`]; a run in its trials writes its
-    /// buffered witness rows and returns [`crate::RunError::Stopped`], its receipt open
+    /// not started return [`crate::engine::RunError::NotStarted`]; a run in its trials writes its
+    /// buffered witness rows and returns [`crate::engine::RunError::Stopped`], its receipt open
     /// (`stopped_early: true`) and listing exactly the trials that ran; a run that is
     /// shrinking stops shrinking and returns normally, its closed receipt saying
     /// `shrink_status: in_progress`. Safe to call from any thread, any number of times.
@@ -265,6 +290,8 @@ impl RunControl {
         Arc::clone(&self.stop)
     }
 
+    /// True once a stop was requested ([`RunControl::request_stop`] or the
+    /// [`RunControl::stop_flag`]).
     pub fn stop_requested(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
     }
@@ -313,8 +340,12 @@ impl RunControl {
     }
 
     /// When run `run_id`'s rows reach `witness_path` (see `ledger.rs`'s `RowMode`).
-    pub(crate) fn row_mode(&self, run_id: &str, witness_path: &Path) -> crate::ledger::RowMode {
-        use crate::ledger::RowMode;
+    pub(crate) fn row_mode(
+        &self,
+        run_id: &str,
+        witness_path: &Path,
+    ) -> crate::ledger::rows::RowMode {
+        use crate::ledger::rows::RowMode;
         match &self.pending_rows {
             Some(rows) => rows
                 .claim(run_id, witness_path)
@@ -332,7 +363,7 @@ impl RunControl {
         fixture: &Fixture,
         seed: u64,
         rng: Scheme,
-    ) -> Result<Outcome, crate::RunError> {
+    ) -> Result<Outcome, crate::errors::RunError> {
         match &self.executor {
             None => Ok(execute(
                 property,
@@ -342,7 +373,7 @@ impl RunControl {
             Some(executor) => executor
                 .run_trial(property, fixture, &TrialInput::Random { seed, rng })
                 .map(|evaluation| evaluation.outcome)
-                .map_err(|message| crate::RunError::Executor {
+                .map_err(|message| crate::errors::RunError::Executor {
                     property: property.id.to_string(),
                     seed,
                     message,
@@ -448,8 +479,8 @@ pub fn append_crash_row(
     seed: u64,
     signature: &str,
     signer: Option<&seedledger_format::RunnerKey>,
-) -> Result<seedledger_format::WitnessRow, crate::RunError> {
-    let write_err = |source| crate::RunError::Write {
+) -> Result<seedledger_format::WitnessRow, crate::errors::RunError> {
+    let write_err = |source| crate::errors::RunError::Write {
         path: witness_path.to_path_buf(),
         source,
     };
@@ -465,7 +496,7 @@ pub fn append_crash_row(
             "the receipt of the run: {e}"
         )))
     })?;
-    let rows = crate::WitnessFormatter::new(&crate::RowContext {
+    let rows = crate::ledger::rows::WitnessFormatter::new(&crate::ledger::rows::RowContext {
         run_id: receipt.run_id.as_deref().ok_or_else(|| missing("run_id"))?,
         property_id: &receipt.property_id,
         digest: receipt

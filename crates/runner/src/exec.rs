@@ -12,7 +12,9 @@ use std::sync::Once;
 /// How a trial ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
+    /// The property held.
     Pass,
+    /// The property failed: an assertion, an error returned, or a panic.
     Fail(Failure),
     /// The choices ran out (replays only): not a verdict about the property.
     Overrun,
@@ -30,6 +32,7 @@ pub struct Failure {
     pub signature: String,
     /// The message with its values, for people.
     pub message: String,
+    /// Where it failed, `file:line:column`, when known.
     pub location: Option<String>,
     /// The two values a failed comparison compared (`prop_assert_eq!`, `prop_assert_ne!`, or
     /// a panic of `assert_eq!` / `assert_ne!`), when the failure was one.
@@ -37,6 +40,7 @@ pub struct Failure {
 }
 
 impl Outcome {
+    /// The failure, when the trial failed.
     pub fn failure(&self) -> Option<&Failure> {
         match self {
             Outcome::Fail(f) => Some(f),
@@ -156,7 +160,9 @@ fn compared_in_panic(message: &str) -> Option<seedledger_format::Compared> {
 /// The result of running a property on a recording test case.
 #[derive(Debug, Clone)]
 pub struct Evaluation {
+    /// How the trial ended.
     pub outcome: Outcome,
+    /// What the test case consumed (empty unless it was recording).
     pub record: Record,
 }
 

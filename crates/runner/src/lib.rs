@@ -1,6 +1,22 @@
 //! seedledger's runner: the property API (generators drawing from one recorded stream of
 //! choices keyed by a seed), seed plans, execution of every planned seed, shrinking, and the
 //! receipts and witness rows that record it all.
+//!
+//! * [`prelude`]: what property code needs, `use seedledger_runner::prelude::*;` — the
+//!   [`TestCase`] a property draws from, the generator functions and traits, [`Property`]
+//!   and [`register!`], the `prop_assert*!` macros and the errors a property returns, the
+//!   `cargo test` helpers ([`check_registered`]) and the shrinker as a library
+//!   ([`find_minimal`]). The crate root re-exports all of it.
+//! * [`generators`]: every generator type, each module documenting its encoding (how a value
+//!   is made of choices, smaller choices meaning simpler values).
+//! * [`engine`]: what the command line (`seedledger-cli`) drives — seed plans, runs that
+//!   write receipts and witness rows, supervision and crash isolation, replays, shrinking of
+//!   recorded choices, code identity. A property author does not need it.
+//! * [`format`](mod@format): the evidence formats (the `seedledger-format` crate).
+//!
+//! Beside the prelude, the root holds the seed's raw stream ([`SeedRng`], [`RNG_SCHEME`]),
+//! which the golden tests pin word by word.
+#![warn(missing_docs)]
 
 mod anchor;
 mod case;
@@ -11,7 +27,7 @@ mod committed;
 mod control;
 mod errors;
 mod exec;
-mod generators;
+pub mod generators;
 mod ledger;
 mod lock;
 mod minimize;
@@ -26,58 +42,119 @@ mod signature;
 mod trials;
 mod watchdog;
 
-pub use anchor::{anchored, start_dir};
-pub use case::{JournalEntry, MAX_CHOICES, Record, Span, Stop, TestCase, set_journal};
-pub use check::{check, check_registered, try_check, try_check_in};
-pub use clock::rfc3339;
-pub use code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
-pub use control::{
-    RunControl, RunProgress, RunStarted, TrialExecutor, TrialInput, append_crash_row,
-};
-pub use errors::{RegexError, RunError};
-pub use exec::{Evaluation, Failure, Outcome, evaluate, execute};
-pub use generators::arbitrary::{Any, Arbitrary, Labelled, any, labelled};
-pub use generators::float::{Float, FloatGen, FloatRange, any_f32, any_f64, f32_in, f64_in};
-pub use generators::pattern::{REGEX_MAX_LEN, REGEX_REPEAT_CAP, RegexGen, string_matching};
-pub use generators::recursion::{RecursiveTree, recursive_tree};
-pub use generators::{
-    BoolGen, BoxedGen, CharGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Filter, FlatMap, FromFn, Gen, Int,
-    IntGen, IntRange, Just, Map, OneOf, OptionGen, Sizes, StringGen, UnitF64, VecGen, any_int,
-    boolean, btree_map, btree_set, char_any, char_in, from_fn, int, just, one_of, option,
-    recursive, select, string, string_of, unit_f64, vec, vec_of, weighted,
-};
-pub use ledger::{OpenReceipt, RowContext, WitnessFormatter};
-pub use minimize::{FindConfig, FindError, Minimal, ReplayError, find_minimal, replay_choices};
-pub use pending::{Drainer, LostRows, PendingRows};
-/// How many seeds a `--seed-jobs` worker may run ahead of the first uncommitted one: outcomes
-/// are committed (rows written) in plan order, so a run process that dies may leave up to
-/// this many finished trials without a row (still listed as attempted).
-pub const SEED_JOBS_WINDOW: usize = trials::WINDOW;
-pub use plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, MAX_PLAN, PlanError, cases, parse_seeds};
-pub use property::{
-    ByVariant, ErrorVariant, Fixture, PropError, PropErrorKind, PropFn, PropResult, Property,
-};
-pub use register::{DuplicateProperty, Registration, registered, registered_in};
-pub use rng::{RNG_SCHEME, Scheme, SeedRng, UnknownScheme};
-pub use run::{
-    LoadedSpec, MAX_FAILURE_RECORDS, MAX_SHRUNK_MODES, ReplayInput, ReplayResult, ReplayTarget,
-    RunConfig, RunSummary, TOOL, discarded_in, evidence_paths, load_fixture, load_spec, replay,
-    replay_receipt_command, replay_seed_command, run_properties, run_properties_with, run_property,
-    run_property_with, shell_word, too_many_discards,
-};
-/// `#[derive(Arbitrary)]` for structs and enums (crate `seedledger-derive`).
-pub use seedledger_derive::Arbitrary;
-pub use shrink::*;
-pub use signature::{fold_whitespace, normalize, panic_signature};
-pub use watchdog::TIMEOUT_EXIT_STATUS;
+/// What property code needs: `use seedledger_runner::prelude::*;`.
+///
+/// ```standalone_crate
+/// use seedledger_runner::prelude::*;
+///
+/// fn small_stays_small(tc: &mut TestCase, _fixture: &Fixture) -> PropResult {
+///     let xs = tc.draw(&vec(int(0..=100u32), 0..=8));
+///     prop_assert!(xs.iter().all(|&x| x <= 100), "xs = {xs:?}");
+///     Ok(())
+/// }
+/// register!(Property::new("small_stays_small", small_stays_small));
+/// ```
+pub mod prelude {
+    // The test case and what its choices mean.
+    pub use crate::case::{MAX_CHOICES, Stop, TestCase};
+    pub use crate::rng::Scheme;
+
+    // Properties, their results and their registration.
+    pub use crate::property::{
+        ByVariant, ErrorVariant, Fixture, PropError, PropErrorKind, PropFn, PropResult, Property,
+    };
+    pub use crate::register::{DuplicateProperty, registered, registered_in};
+    pub use crate::{prop_assert, prop_assert_eq, prop_assert_ne, register};
+
+    // Running a property from `cargo test`.
+    pub use crate::check::{check, check_registered, try_check, try_check_in};
+
+    // Generators: the traits, the limits, and every generator function.
+    pub use crate::errors::RegexError;
+    pub use crate::generators::alternatives::{from_fn, just, one_of, recursive, select, weighted};
+    pub use crate::generators::arbitrary::{Arbitrary, any, labelled};
+    pub use crate::generators::collections::{
+        Sizes, btree_map, btree_set, option, string, string_of, vec, vec_of,
+    };
+    pub use crate::generators::float::{Float, FloatRange, any_f32, any_f64, f32_in, f64_in};
+    pub use crate::generators::integers::{Int, IntRange, any_int, int};
+    pub use crate::generators::pattern::string_matching;
+    pub use crate::generators::recursion::recursive_tree;
+    pub use crate::generators::scalars::{boolean, char_any, char_in, unit_f64};
+    pub use crate::generators::{BoxedGen, DEFAULT_MAX_SIZE, FILTER_TRIES, Gen};
+    /// `#[derive(Arbitrary)]` for structs and enums (crate `seedledger-derive`): a default
+    /// generator, `any::<T>()`, drawing each field through [`labelled`].
+    pub use seedledger_derive::Arbitrary;
+
+    // The shrinker as a library: a minimal failing value of a generator, no evidence.
+    pub use crate::exec::Failure;
+    pub use crate::minimize::{
+        FindConfig, FindError, Minimal, ReplayError, find_minimal, replay_choices,
+    };
+    pub use crate::shrink::ShrinkConfig;
+}
+
+/// What the command line drives: seed plans, runs that write receipts and witness rows,
+/// supervision and crash isolation, replays, shrinking of recorded choices, and the code
+/// identity evidence records. Property code needs none of it (see [`prelude`]).
+pub mod engine {
+    // Seed plans.
+    pub use crate::plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, PlanError, cases, parse_seeds};
+
+    // Runs: one property or several, over a plan, writing a receipt and witness rows.
+    pub use crate::errors::RunError;
+    pub use crate::run::{
+        LoadedSpec, MAX_FAILURE_RECORDS, MAX_SHRUNK_MODES, RunConfig, RunSummary, evidence_paths,
+        load_fixture, load_spec, run_properties, run_properties_with, run_property,
+        run_property_with, too_many_discards,
+    };
+    pub use crate::watchdog::TIMEOUT_EXIT_STATUS;
+    /// How many seeds a `--seed-jobs` worker may run ahead of the first uncommitted one:
+    /// outcomes are committed (rows written) in plan order, so a run process that dies may
+    /// leave up to this many finished trials without a row (still listed as attempted).
+    pub const SEED_JOBS_WINDOW: usize = crate::trials::WINDOW;
+
+    // Steering runs from a supervisor: stop requests, progress, trials run elsewhere, rows
+    // handed to the supervisor's thread.
+    pub use crate::control::{
+        RunControl, RunProgress, RunStarted, TrialExecutor, TrialInput, append_crash_row,
+    };
+    pub use crate::pending::drainer::Drainer;
+    pub use crate::pending::{LostRows, PendingRows};
+
+    // One trial, and what a recording trial tells as it goes (crash isolation).
+    pub use crate::case::{JournalEntry, Record, Span, set_journal};
+    pub use crate::exec::{Evaluation, Outcome, evaluate, execute};
+
+    // Replays of a seed or of recorded choices, and the commands that ask for them.
+    pub use crate::run::{
+        ReplayInput, ReplayResult, ReplayTarget, replay, replay_seed_command, shell_word,
+    };
+
+    // Shrinking a recorded failing choice sequence.
+    pub use crate::shrink::{ShrinkPass, ShrinkReport, ShrinkStop, shortlex, shrink, shrink_twice};
+
+    // The code a run tested, and where its paths are anchored.
+    pub use crate::anchor::{anchored, start_dir};
+    pub use crate::code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
+
+    // Registration (what `register!` expands to) and scheme names.
+    pub use crate::register::Registration;
+    pub use crate::rng::UnknownScheme;
+
+    // The evidence types the engine takes and returns, from the format crate.
+    pub use seedledger_format::{
+        Compared, Receipt, Runner, RunnerKey, SpecError, SpecFile, WitnessRow,
+    };
+}
+
+pub use prelude::*;
+pub use rng::{RNG_SCHEME, SeedRng};
+
+/// The evidence formats (receipts, witness rows, spec files, runner keys) the engine takes
+/// and returns: a workspace using seedledger needs no direct dependency on the format crate
+/// to build a [`RunConfig`](engine::RunConfig) or read a [`RunSummary`](engine::RunSummary).
+pub use seedledger_format as format;
 
 #[doc(hidden)]
 pub use inventory as __inventory;
-
-/// The evidence formats (receipts, witness rows, spec files, runner keys) the runner's
-/// public API takes and returns: a workspace using seedledger needs no direct dependency
-/// on the format crate to build a [`RunConfig`] or read a [`RunSummary`].
-pub use seedledger_format as format;
-pub use seedledger_format::{
-    Compared, Receipt, Runner, RunnerKey, SpecError, SpecFile, WitnessRow,
-};

@@ -5,7 +5,7 @@
 //! unwinding.
 //!
 //! ```
-//! use seedledger_runner::{FindConfig, find_minimal, int, prop_assert, replay_choices, vec};
+//! use seedledger_runner::prelude::*;
 //!
 //! let found = find_minimal(
 //!     vec(int(0..=1000i32), 0..=10),
@@ -83,10 +83,16 @@ pub struct Minimal<T> {
 pub enum ReplayError {
     /// The generator asked for more choices than the sequence holds.
     #[error("the generator asked for more than the {given} choices given")]
-    Overrun { given: usize },
+    Overrun {
+        /// How many choices the sequence holds.
+        given: usize,
+    },
     /// A choice is above the bound the generator now asks for (the generator changed).
     #[error("choice {at} is above the bound the generator asks for there")]
-    Invalid { at: usize },
+    Invalid {
+        /// The index of the choice.
+        at: usize,
+    },
     /// The choices build an input the generator discards (a filter gave up).
     #[error("the choices build an input the generator discards (a filter gave up)")]
     Discarded,
@@ -97,13 +103,23 @@ pub enum ReplayError {
 pub enum FindError {
     /// Every seed passed (or was discarded).
     #[error("no seed failed: {attempted} tried, {discarded} of them discarded")]
-    NoFailure { attempted: usize, discarded: usize },
+    NoFailure {
+        /// Seeds tried.
+        attempted: usize,
+        /// Of them, discarded.
+        discarded: usize,
+    },
     /// The failing seed did not fail the same way when re-run: the test or the generator is
     /// not deterministic, so no shrink can be trusted.
     #[error(
         "seed {seed} failed with `{signature}` but not the same way when re-run: the test or the generator is not deterministic"
     )]
-    NotReproduced { seed: u64, signature: String },
+    NotReproduced {
+        /// The failing seed.
+        seed: u64,
+        /// Its first failure's signature.
+        signature: String,
+    },
     /// The minimal choices did not build a value again (a non-deterministic generator).
     #[error("the minimal choices did not build a value again: {0}")]
     Replay(ReplayError),

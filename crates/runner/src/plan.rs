@@ -9,26 +9,46 @@ use std::collections::BTreeSet;
 /// The default plan of `cargo xtask prop run`: [`DEFAULT_CASES`] seeds from
 /// [`DEFAULT_BASE_SEED`].
 pub const DEFAULT_CASES: u64 = 256;
+/// The first seed of the default plan (and of `--cases N` without `--base-seed`).
 pub const DEFAULT_BASE_SEED: u64 = 1;
 
 /// Largest plan accepted (a receipt lists every seed).
-pub const MAX_PLAN: u64 = 10_000_000;
+pub(crate) const MAX_PLAN: u64 = 10_000_000;
 
 /// Why a plan could not be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
+    /// The text is not a seed, a list or a range of seeds.
     #[error(
         "`{text}` is not a seed, a list `a,b,c` or a range `a..=b` of seeds (seeds are integers in 0..=18446744073709551615)"
     )]
-    Syntax { text: String },
+    Syntax {
+        /// The text as given.
+        text: String,
+    },
+    /// The text names no seed (`5..5`, say).
     #[error("the plan is empty: `{text}`")]
-    Empty { text: String },
+    Empty {
+        /// The text as given.
+        text: String,
+    },
+    /// A seed is named twice.
     #[error("seed {seed} appears twice in the plan; a plan names each seed once")]
-    Duplicate { seed: u64 },
+    Duplicate {
+        /// The seed.
+        seed: u64,
+    },
+    /// More seeds than a receipt may list.
     #[error("the plan has more than {MAX_PLAN} seeds")]
     TooLarge,
+    /// `--cases` seeds from `--base-seed` go past `u64::MAX`.
     #[error("--cases {cases} from --base-seed {base} runs past the largest seed")]
-    Overflow { cases: u64, base: u64 },
+    Overflow {
+        /// The number of seeds asked for.
+        cases: u64,
+        /// The first seed.
+        base: u64,
+    },
 }
 
 /// Parses a `--seeds` argument.
@@ -75,7 +95,7 @@ pub fn cases(cases: u64, base: u64) -> Result<Vec<u64>, PlanError> {
 }
 
 /// Refuses empty plans and duplicate seeds.
-pub fn check(seeds: Vec<u64>) -> Result<Vec<u64>, PlanError> {
+pub(crate) fn check(seeds: Vec<u64>) -> Result<Vec<u64>, PlanError> {
     if seeds.is_empty() {
         return Err(PlanError::Empty {
             text: String::new(),

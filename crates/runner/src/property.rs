@@ -2,7 +2,7 @@
 //! pinned fixture bytes, and returns `Ok(())`, returns an error, or panics.
 //!
 //! ```
-//! use seedledger_runner::{Fixture, PropResult, Property, TestCase, int, prop_assert, vec};
+//! use seedledger_runner::prelude::*;
 //!
 //! fn sum_is_order_independent(tc: &mut TestCase, _fixture: &Fixture) -> PropResult {
 //!     let xs = tc.draw(&vec(int(0..=1000u64), 0..=20));
@@ -36,6 +36,7 @@ pub type PropFn = fn(&mut TestCase, &Fixture) -> PropResult;
 /// should say what the parameters are (the receipt pins the spec, not the captured values).
 #[derive(Clone)]
 pub struct Property {
+    /// The property's id: its spec file is `props/<id>.md`, its evidence is named after it.
     pub id: &'static str,
     test: Test,
 }
@@ -61,7 +62,7 @@ impl Property {
     /// A property that is a closure, for example one capturing a parameter:
     ///
     /// ```
-    /// use seedledger_runner::{Property, int, prop_assert};
+    /// use seedledger_runner::prelude::*;
     ///
     /// fn below(limit: u64) -> Property {
     ///     Property::from_fn("below_limit", move |tc, _fixture| {
@@ -83,7 +84,7 @@ impl Property {
         }
     }
 
-    /// Runs the property's test once (no panic capture: see [`crate::execute`]).
+    /// Runs the property's test once (no panic capture: see [`crate::engine::execute`]).
     pub fn call(&self, tc: &mut TestCase, fixture: &Fixture) -> PropResult {
         match &self.test {
             Test::Fn(test) => test(tc, fixture),
@@ -113,6 +114,7 @@ pub struct Fixture {
 }
 
 impl Fixture {
+    /// The fixture of `bytes` (nothing parsed yet).
     pub fn new(bytes: Vec<u8>) -> Fixture {
         Fixture {
             bytes,
@@ -153,21 +155,30 @@ impl fmt::Debug for Fixture {
 /// Why a property failed without panicking.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PropError {
+    /// What failed: an assertion, an error returned, or the fixture.
     pub kind: PropErrorKind,
     /// Human-readable message, with the values involved.
     pub message: String,
+    /// Where, `file:line:column`, when known.
     pub location: Option<String>,
     /// The two values a failed comparison compared (`prop_assert_eq!`, `prop_assert_ne!`);
     /// boxed to keep a `PropResult` small.
     pub compared: Option<Box<seedledger_format::Compared>>,
 }
 
+/// The kind of a [`PropError`], which its failure signature names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PropErrorKind {
-    /// A `prop_assert*!` failed; `check` is the asserted expression as written.
-    Assertion { check: String },
-    /// The property returned an error; `mode` is the error's type and variant.
-    Err { mode: String },
+    /// A `prop_assert*!` failed.
+    Assertion {
+        /// The asserted expression as written.
+        check: String,
+    },
+    /// The property returned an error.
+    Err {
+        /// The error's type and variant (`<type>::<variant>`).
+        mode: String,
+    },
     /// The fixture bytes could not be used.
     Fixture,
 }
@@ -214,7 +225,7 @@ impl PropError {
         }
     }
 
-    /// The stable failure signature of this error (see [`crate::signature`]).
+    /// The stable failure signature of this error (see the runner's `signature.rs`).
     pub fn signature(&self) -> String {
         match &self.kind {
             PropErrorKind::Assertion { check } => {
@@ -227,7 +238,7 @@ impl PropError {
 }
 
 /// Any error a property returns with `?` becomes a failure whose mode is the error's type
-/// and variant, read from its `Debug` form (see [`crate::signature`] for the rules, and
+/// and variant, read from its `Debug` form (see the runner's `signature.rs` for the rules, and
 /// [`ErrorVariant`] for errors whose `Debug` does not name the variant).
 impl<E: std::error::Error> From<E> for PropError {
     #[track_caller]
@@ -244,7 +255,7 @@ impl<E: std::error::Error> From<E> for PropError {
 /// for an enum with a derived `Debug` changes no signature.
 ///
 /// ```
-/// use seedledger_runner::{ByVariant, ErrorVariant, PropResult};
+/// use seedledger_runner::prelude::*;
 /// use std::borrow::Cow;
 ///
 /// #[derive(Debug)]
@@ -286,6 +297,7 @@ pub trait ErrorVariant {
 /// `result.by_variant()?`: returns an [`ErrorVariant`] error from a property with the mode its
 /// `variant` names (`err:<type>::<variant>`), instead of the one read from its `Debug`.
 pub trait ByVariant<T> {
+    /// The value, or the error as a [`PropError`] whose mode its [`ErrorVariant`] names.
     fn by_variant(self) -> Result<T, PropError>;
 }
 

@@ -53,7 +53,7 @@ inventory::collect!(Registration);
 /// parameterised one (evaluated when the suite is collected, once per [`registered`] call).
 ///
 /// ```
-/// use seedledger_runner::{Fixture, PropResult, Property, TestCase, int, prop_assert, register};
+/// use seedledger_runner::prelude::*;
 ///
 /// fn small_stays_small(tc: &mut TestCase, _fixture: &Fixture) -> PropResult {
 ///     let x = tc.draw(&int(0..=100u32));
@@ -71,14 +71,14 @@ inventory::collect!(Registration);
 /// }
 /// register!(below(10));
 ///
-/// let ids: Vec<&str> = seedledger_runner::registered().unwrap().iter().map(|p| p.id).collect();
+/// let ids: Vec<&str> = registered().unwrap().iter().map(|p| p.id).collect();
 /// assert_eq!(ids, ["below_limit", "small_stays_small"]);
 /// ```
 #[macro_export]
 macro_rules! register {
     ($property:expr $(,)?) => {
         $crate::__inventory::submit! {
-            $crate::Registration::new(|| $property, module_path!(), file!(), line!())
+            $crate::engine::Registration::new(|| $property, module_path!(), file!(), line!())
         }
     };
 }
@@ -89,8 +89,11 @@ macro_rules! register {
     "property `{id}` is registered twice: at {first} and at {second}; each id names one spec file (props/{id}.md), so rename one of them"
 )]
 pub struct DuplicateProperty {
+    /// The property id.
     pub id: &'static str,
+    /// One `register!`, as `file:line` (the first in that order).
     pub first: String,
+    /// The other.
     pub second: String,
 }
 

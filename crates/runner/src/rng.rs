@@ -7,7 +7,7 @@
 //! `case.rs` turns it into choices. Both schemes share the stream and the ranges; they differ
 //! only in the biased choice (`TestCase::choice`, what every integer, char and element index
 //! draws through), described in `case.rs`. A receipt records the scheme of its run as `rng`
-//! (a receipt without `rng` is `chacha8-v1`, the only scheme before `chacha8-v2`), and every
+//! (a receipt without `rng` is under `chacha8-v1`), and every
 //! replay of its seeds uses that scheme. New runs use [`Scheme::DEFAULT`], `chacha8-v2`.
 //!
 //! # The stream (both schemes)
@@ -35,7 +35,7 @@ pub const RNG_SCHEME: &str = Scheme::DEFAULT.name();
 /// A seed -> input scheme: what a seed means. See the module docs and `case.rs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Scheme {
-    /// `chacha8-v1`: the first scheme; every receipt without `rng` is under it.
+    /// `chacha8-v1`: every receipt without `rng` is under it.
     V1,
     /// `chacha8-v2`: v1's stream with a branch-free biased choice (the default).
     #[default]
@@ -46,6 +46,7 @@ pub enum Scheme {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown rng scheme `{name}` (known: chacha8-v1, chacha8-v2)")]
 pub struct UnknownScheme {
+    /// The name as given.
     pub name: String,
 }
 
@@ -73,8 +74,7 @@ impl Scheme {
             })
     }
 
-    /// The scheme of a receipt from its `rng` field: absent means `chacha8-v1` (receipts
-    /// were written before the field named a choice).
+    /// The scheme of a receipt from its `rng` field: absent means `chacha8-v1`.
     pub fn of_receipt(rng: Option<&str>) -> Result<Scheme, UnknownScheme> {
         rng.map_or(Ok(Scheme::V1), Scheme::parse)
     }
@@ -154,6 +154,7 @@ impl std::fmt::Debug for SeedRng {
 }
 
 impl SeedRng {
+    /// The stream of `seed` (see the module docs for the key).
     pub fn new(seed: u64) -> SeedRng {
         let mut key = [0u8; 32];
         key[..8].copy_from_slice(&seed.to_le_bytes());
@@ -167,6 +168,7 @@ impl SeedRng {
         }
     }
 
+    /// The next word of the stream.
     #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
         self.block.next(&mut self.pos)

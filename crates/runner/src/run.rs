@@ -24,7 +24,8 @@ use crate::clock::{now_rfc3339, run_id};
 use crate::control::{RunControl, RunStarted};
 use crate::errors::RunError;
 use crate::exec::{Failure, Outcome, evaluate};
-use crate::ledger::{OpenReceipt, RowContext, RowSink, WitnessFormatter};
+use crate::ledger::OpenReceipt;
+use crate::ledger::rows::{RowContext, RowSink, WitnessFormatter};
 use crate::property::{Fixture, Property};
 use crate::rng::Scheme;
 use crate::shrink::{ShrinkConfig, shrink_twice};
@@ -36,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The tool name and version recorded in receipts.
-pub const TOOL: &str = concat!("seedledger ", env!("CARGO_PKG_VERSION"));
+pub(crate) const TOOL: &str = concat!("seedledger ", env!("CARGO_PKG_VERSION"));
 
 /// At most this many failing seeds are described in full in a receipt's `failures`;
 /// `failing_seeds` and `verdicts` always cover every seed.
@@ -55,8 +56,11 @@ pub struct RunConfig {
     pub root: PathBuf,
     /// Receipts and witness files go to `<out_dir>/<patch_id>/`.
     pub out_dir: PathBuf,
+    /// The patch the evidence is for (`local` outside CI).
     pub patch_id: String,
+    /// Who runs: `local`, or the `remote` CI runner whose rows may back a citation.
     pub runner: Runner,
+    /// The plan: every seed, in the order they run.
     pub seeds: Vec<u64>,
     /// What each seed means (recorded in the receipt as `rng`): [`Scheme::DEFAULT`] for a new
     /// run; an older scheme to re-run a plan as it was first run.
@@ -67,14 +71,14 @@ pub struct RunConfig {
     /// benchmarks turn this off.
     pub durable: bool,
     /// A trial (or shrink evaluation) running longer than this stops the whole process
-    /// with [`crate::TIMEOUT_EXIT_STATUS`] after naming the property and seed on stderr: a
+    /// with [`crate::engine::TIMEOUT_EXIT_STATUS`] after naming the property and seed on stderr: a
     /// hung thread cannot be stopped in-process. The receipt then stays open. `None`: no
     /// limit.
     pub trial_timeout: Option<std::time::Duration>,
     /// The code identity recorded in the receipt and in every witness row (see
-    /// [`crate::code_identity`]); `None` when it is unknown (no git), and then nothing the
+    /// [`crate::engine::code_identity`]); `None` when it is unknown (no git), and then nothing the
     /// run writes can back a citation.
-    pub code: Option<crate::CodeIdentity>,
+    pub code: Option<crate::code::CodeIdentity>,
     /// The runner's signing key (the remote runner's CI secret): with `runner: Remote`,
     /// every witness row carries `sig` (see `WitnessRow`). Never used for a local run.
     pub signer: Option<seedledger_format::RunnerKey>,
@@ -88,7 +92,9 @@ pub struct RunConfig {
 pub struct LoadedSpec {
     /// `props/<id>.md`, relative to the root.
     pub rel_path: PathBuf,
+    /// The spec, parsed.
     pub spec: SpecFile,
+    /// The property digest of the file's bytes (`property_digest` in receipts and rows).
     pub digest: String,
     /// The bytes the digest was taken over.
     pub bytes: Vec<u8>,
@@ -97,11 +103,15 @@ pub struct LoadedSpec {
 /// What a run did.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
+    /// The property's id.
     pub property_id: String,
     /// The workspace root the run used (empty: the current directory).
     pub root: PathBuf,
+    /// The receipt the run wrote.
     pub receipt_path: PathBuf,
+    /// The witness file it appended to.
     pub witness_path: PathBuf,
+    /// The final receipt.
     pub receipt: Receipt,
 }
 
@@ -126,7 +136,7 @@ impl RunSummary {
 }
 
 /// How many of a receipt's trials were discarded: the `d`s of its `verdicts`.
-pub fn discarded_in(receipt: &Receipt) -> usize {
+pub(crate) fn discarded_in(receipt: &Receipt) -> usize {
     receipt
         .verdicts
         .as_deref()
@@ -218,7 +228,7 @@ pub fn evidence_paths(
 /// `cargo xtask prop replay --receipt RECEIPT` (with `--root ROOT` unless the root is the
 /// current directory), each path quoted for a POSIX shell when it needs to be: the command
 /// that replays seeds of this receipt from wherever it was printed. Add `--seed N`.
-pub fn replay_receipt_command(receipt: &Path, root: &Path) -> String {
+pub(crate) fn replay_receipt_command(receipt: &Path, root: &Path) -> String {
     let mut command = format!(
         "cargo xtask prop replay --receipt {}",
         shell_word(&receipt.display().to_string())
@@ -305,74 +315,11 @@ pub fn run_property_with(
     let fixture = Fixture::new(fixture_bytes);
     let (receipt_path, witness_path) =
         evidence_paths(&config.out_dir, &config.patch_id, property.id)?;
-    let write_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| RunError::Write { path, source }
-    };
 
     let spec_state = crate::committed::spec_committed(&config.root, &spec.rel_path, &spec.bytes);
-    let spec_committed = spec_state.committed;
     let run_id = run_id(config.runner.as_str());
-    let mut receipt = Receipt {
-        patch_id: config.patch_id.clone(),
-        property_id: property.id.to_string(),
-        // Filled in when the run ends: the open receipt writes the plan from
-        // `config.seeds` directly (a 10^7-seed plan is not copied into JSON values).
-        planned_seeds: Vec::new(),
-        attempted_seeds: Vec::new(),
-        failing_seed: None,
-        shrink_stable: false,
-        fixture_hash: fixture_hash_from_pin(&pin),
-        stopped_early: true,
-        oracle_source: crate::committed::effective_oracle(spec.spec.oracle_source, spec_committed),
-        schema_version: Some(RECEIPT_SCHEMA_VERSION),
-        tool: Some(TOOL.to_string()),
-        rng: Some(config.rng.name().to_string()),
-        property_digest: Some(spec.digest.clone()),
-        bound: Some(spec.spec.bound.clone()),
-        spec_path: Some(spec.rel_path.display().to_string()),
-        spec_committed,
-        spec_draft_reason: if spec_committed == Some(true) {
-            None
-        } else {
-            spec_state.why.clone()
-        },
-        fixture_path: Some(spec.spec.fixture.clone()),
-        runner: Some(config.runner),
-        run_id: Some(run_id.clone()),
-        code: config.code.as_ref().map(|c| c.code.clone()),
-        code_base: config.code.as_ref().and_then(|c| c.base.clone()),
-        code_paths: config
-            .code
-            .as_ref()
-            .map(|c| c.paths.clone())
-            .unwrap_or_default(),
-        fixture_hash_after: None,
-        fixture_changed: None,
-        failing_seeds: Vec::new(),
-        verdicts: None,
-        failures: Vec::new(),
-        failure_modes: Vec::new(),
-        shrink_status: None,
-        shrink: None,
-        partition: config.partition.clone(),
-        merge: None,
-        started_at: Some(now_rfc3339()),
-        finished_at: None,
-        elapsed_ms: None,
-    };
-    let mut fields = match serde_json::to_value(&receipt) {
-        Ok(serde_json::Value::Object(map)) => map,
-        Ok(_) => {
-            return Err(RunError::Encode(
-                "a receipt is not a JSON object".to_string(),
-            ));
-        }
-        Err(e) => return Err(RunError::Encode(e.to_string())),
-    };
-    fields.remove("attempted_seeds");
-    fields.remove("failing_seed");
-    fields.remove("planned_seeds");
+    let mut receipt = first_receipt(property, config, &spec, &pin, &run_id, spec_state);
+    let fields = open_fields(&receipt)?;
     let _lock = crate::lock::lock(
         &receipt_path,
         property.id,
@@ -385,24 +332,10 @@ pub fn run_property_with(
     crate::lock::archive_previous(&receipt_path, property.id)?;
     let mut ledger = OpenReceipt::create(&receipt_path, &fields, &config.seeds, config.durable)
         .map_err(write_err(&receipt_path))?;
-
-    let rows = WitnessFormatter::new(&RowContext {
-        run_id: &run_id,
-        property_id: property.id,
-        digest: &spec.digest,
-        pin: &pin,
-        bound: &spec.spec.bound,
-        runner: config.runner,
-        patch_id: &config.patch_id,
-        code: config.code.as_ref().map(|c| c.code.as_str()),
-        signer: config.signer.as_ref(),
-        replayed_signature: None,
-        rng: config.rng,
-    });
     let sink = std::sync::Arc::new(
         RowSink::open(
             &witness_path,
-            rows,
+            row_formatter(property, config, &spec, &pin, &run_id),
             control.row_mode(&run_id, &witness_path),
         )
         .map_err(write_err(&witness_path))?,
@@ -439,52 +372,17 @@ pub fn run_property_with(
         watch: config.trial_timeout.map(|t| (t, replay.clone())),
     }
     .run(&fixture, &mut ledger, control.seed_jobs_of())?;
-    // Shrinking runs on this thread: watched from here on (each trial worker was watched
-    // on its own).
+    // Shrinking runs on this thread: watched from here on (each trial worker is watched on
+    // its own).
     let _watched = config
         .trial_timeout
         .map(|t| crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink)));
     receipt.failing_seeds = failing_seeds;
     receipt.failure_modes = failure_modes;
     receipt.failures = failures;
-
-    // Every planned seed has finished. Re-hash the fixture before closing.
-    // A fixture that cannot be read again cannot be shown unchanged: the run is invalid, and
-    // the receipt keeps why (`fixture_hash_after: "unreadable: <error>"`).
-    // (`fixture: none`: nothing was read, nothing can change.)
-    let pin_after = match spec.spec.fixture_path() {
-        None => Ok(pin.clone()),
-        Some(fixture) => std::fs::read(config.root.join(fixture))
-            .map(|b| fixture_pin(&b))
-            .map_err(|e| e.to_string()),
-    };
-    let changed = pin_after.as_deref().ok() != Some(pin.as_str());
-    receipt.planned_seeds = config.seeds.clone();
-    receipt.attempted_seeds = config.seeds.clone();
-    receipt.failing_seed = first_failure.as_ref().map(|(s, _)| *s);
     receipt.verdicts = Some(verdicts);
-    receipt.fixture_hash_after = Some(match &pin_after {
-        Ok(p) => fixture_hash_from_pin(p),
-        Err(e) => format!("unreadable: {e}"),
-    });
-    receipt.fixture_changed = Some(changed);
-    receipt.stopped_early = changed;
-    receipt.finished_at = Some(now_rfc3339());
-    receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-    let shrinking = match (&first_failure, &config.shrink, changed) {
-        (Some(_), Some(shrink), false) => Some(shrink),
-        _ => None,
-    };
-    receipt.shrink_status = Some(
-        match (&first_failure, &shrinking) {
-            (None, _) => "not_needed",
-            (Some(_), None) => "skipped",
-            // Said on disk before shrinking starts: a run stopped while shrinking leaves
-            // `in_progress` (and `shrink_stable: false`), never a claim that shrinking ran.
-            (Some(_), Some(_)) => "in_progress",
-        }
-        .to_string(),
-    );
+    receipt.failing_seed = first_failure.as_ref().map(|(s, _)| *s);
+    let shrinking = close_receipt(&mut receipt, config, &spec, &pin, started);
     ledger
         .finish(&mut receipt)
         .map_err(write_err(&receipt_path))?;
@@ -494,22 +392,7 @@ pub fn run_property_with(
     {
         let records = shrink_modes(property, &fixture, &to_shrink, shrink, control, config.rng)?;
         if !control.stop_requested() {
-            for record in &records {
-                if let Some(mode) = receipt
-                    .failure_modes
-                    .iter_mut()
-                    .find(|m| m.signature == record.signature)
-                {
-                    mode.shrink = Some(record.clone());
-                }
-            }
-            // SPEC's `shrink_stable` is about the failing seed's input: the first mode's.
-            receipt.shrink = records.into_iter().next();
-            receipt.shrink_status = Some("done".to_string());
-            receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
-            receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-            seedledger_format::write_atomic_with(&receipt_path, |w| receipt.write_json_pretty(w))
-                .map_err(write_err(&receipt_path))?;
+            record_shrinks(&mut receipt, records, &receipt_path, started)?;
         }
         // Stopped while shrinking: the records are cut short; the receipt keeps saying
         // `shrink_status: in_progress` and `shrink_stable: false`.
@@ -521,6 +404,187 @@ pub fn run_property_with(
         witness_path,
         receipt,
     })
+}
+
+/// The error of a failed write to `path`.
+fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> RunError {
+    let path = path.to_path_buf();
+    move |source| RunError::Write { path, source }
+}
+
+/// The receipt as a run starts: every field known before the first trial, `stopped_early:
+/// true`; the plan, the attempted seeds and the outcome are filled in when the run ends.
+fn first_receipt(
+    property: &Property,
+    config: &RunConfig,
+    spec: &LoadedSpec,
+    pin: &str,
+    run_id: &str,
+    spec_state: crate::committed::SpecState,
+) -> Receipt {
+    let spec_committed = spec_state.committed;
+    Receipt {
+        patch_id: config.patch_id.clone(),
+        property_id: property.id.to_string(),
+        // Filled in when the run ends: the open receipt writes the plan from
+        // `config.seeds` directly (a 10^7-seed plan is not copied into JSON values).
+        planned_seeds: Vec::new(),
+        attempted_seeds: Vec::new(),
+        failing_seed: None,
+        shrink_stable: false,
+        fixture_hash: fixture_hash_from_pin(pin),
+        stopped_early: true,
+        oracle_source: crate::committed::effective_oracle(spec.spec.oracle_source, spec_committed),
+        schema_version: Some(RECEIPT_SCHEMA_VERSION),
+        tool: Some(TOOL.to_string()),
+        rng: Some(config.rng.name().to_string()),
+        property_digest: Some(spec.digest.clone()),
+        bound: Some(spec.spec.bound.clone()),
+        spec_path: Some(spec.rel_path.display().to_string()),
+        spec_committed,
+        spec_draft_reason: if spec_committed == Some(true) {
+            None
+        } else {
+            spec_state.why
+        },
+        fixture_path: Some(spec.spec.fixture.clone()),
+        runner: Some(config.runner),
+        run_id: Some(run_id.to_string()),
+        code: config.code.as_ref().map(|c| c.code.clone()),
+        code_base: config.code.as_ref().and_then(|c| c.base.clone()),
+        code_paths: config
+            .code
+            .as_ref()
+            .map(|c| c.paths.clone())
+            .unwrap_or_default(),
+        fixture_hash_after: None,
+        fixture_changed: None,
+        failing_seeds: Vec::new(),
+        verdicts: None,
+        failures: Vec::new(),
+        failure_modes: Vec::new(),
+        shrink_status: None,
+        shrink: None,
+        partition: config.partition.clone(),
+        merge: None,
+        started_at: Some(now_rfc3339()),
+        finished_at: None,
+        elapsed_ms: None,
+    }
+}
+
+/// The fields of the open receipt besides the three it lays out itself (`failing_seed`,
+/// `attempted_seeds`, `planned_seeds`).
+fn open_fields(receipt: &Receipt) -> Result<serde_json::Map<String, serde_json::Value>, RunError> {
+    let mut fields = match serde_json::to_value(receipt) {
+        Ok(serde_json::Value::Object(map)) => map,
+        Ok(_) => {
+            return Err(RunError::Encode(
+                "a receipt is not a JSON object".to_string(),
+            ));
+        }
+        Err(e) => return Err(RunError::Encode(e.to_string())),
+    };
+    fields.remove("attempted_seeds");
+    fields.remove("failing_seed");
+    fields.remove("planned_seeds");
+    Ok(fields)
+}
+
+/// How the run's witness rows read besides seed and verdict.
+fn row_formatter(
+    property: &Property,
+    config: &RunConfig,
+    spec: &LoadedSpec,
+    pin: &str,
+    run_id: &str,
+) -> WitnessFormatter {
+    WitnessFormatter::new(&RowContext {
+        run_id,
+        property_id: property.id,
+        digest: &spec.digest,
+        pin,
+        bound: &spec.spec.bound,
+        runner: config.runner,
+        patch_id: &config.patch_id,
+        code: config.code.as_ref().map(|c| c.code.as_str()),
+        signer: config.signer.as_ref(),
+        replayed_signature: None,
+        rng: config.rng,
+    })
+}
+
+/// Closes the receipt once every planned seed has finished: every planned seed attempted,
+/// the fixture re-hashed (a fixture that changed, or cannot be read again and so cannot be
+/// shown unchanged, keeps `stopped_early: true` and says why), the times, and the shrink
+/// status. Returns the shrink budget when the first failure is to be shrunk.
+fn close_receipt<'c>(
+    receipt: &mut Receipt,
+    config: &'c RunConfig,
+    spec: &LoadedSpec,
+    pin: &str,
+    started: Instant,
+) -> Option<&'c ShrinkConfig> {
+    // (`fixture: none`: nothing was read, nothing can change.)
+    let pin_after = match spec.spec.fixture_path() {
+        None => Ok(pin.to_string()),
+        Some(fixture) => std::fs::read(config.root.join(fixture))
+            .map(|b| fixture_pin(&b))
+            .map_err(|e| e.to_string()),
+    };
+    let changed = pin_after.as_deref().ok() != Some(pin);
+    receipt.planned_seeds = config.seeds.clone();
+    receipt.attempted_seeds = config.seeds.clone();
+    receipt.fixture_hash_after = Some(match &pin_after {
+        Ok(p) => fixture_hash_from_pin(p),
+        Err(e) => format!("unreadable: {e}"),
+    });
+    receipt.fixture_changed = Some(changed);
+    receipt.stopped_early = changed;
+    receipt.finished_at = Some(now_rfc3339());
+    receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+    let failed = receipt.failing_seed.is_some();
+    let shrinking = match (failed, &config.shrink, changed) {
+        (true, Some(shrink), false) => Some(shrink),
+        _ => None,
+    };
+    receipt.shrink_status = Some(
+        match (failed, &shrinking) {
+            (false, _) => "not_needed",
+            (true, None) => "skipped",
+            // Said on disk before shrinking starts: a run stopped while shrinking leaves
+            // `in_progress` (and `shrink_stable: false`), never a claim that shrinking ran.
+            (true, Some(_)) => "in_progress",
+        }
+        .to_string(),
+    );
+    shrinking
+}
+
+/// Rewrites the closed receipt with the shrink `records` (one per failure mode shrunk, the
+/// first mode's as the receipt's `shrink`) and the honest `shrink_stable`.
+fn record_shrinks(
+    receipt: &mut Receipt,
+    records: Vec<ShrinkRecord>,
+    receipt_path: &Path,
+    started: Instant,
+) -> Result<(), RunError> {
+    for record in &records {
+        if let Some(mode) = receipt
+            .failure_modes
+            .iter_mut()
+            .find(|m| m.signature == record.signature)
+        {
+            mode.shrink = Some(record.clone());
+        }
+    }
+    // SPEC's `shrink_stable` is about the failing seed's input: the first mode's.
+    receipt.shrink = records.into_iter().next();
+    receipt.shrink_status = Some("done".to_string());
+    receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
+    receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+    seedledger_format::write_atomic_with(receipt_path, |w| receipt.write_json_pretty(w))
+        .map_err(write_err(receipt_path))
 }
 
 /// Shrinks the first failure of each mode in `to_shrink` (twice each), in order, until a stop
@@ -554,8 +618,9 @@ fn shrink_modes(
 }
 
 /// Runs several properties, `jobs` at a time (each property's seeds on
-/// [`RunControl::seed_jobs`] workers, one by default), and hands each result to `report` in the order of `properties`, as soon as
-/// it and every earlier one are done. `jobs` of 0 or 1 runs them one after another.
+/// [`RunControl::seed_jobs`] workers, one by default), and hands each result to `report` in
+/// the order of `properties`, as soon as it and every earlier one are done. `jobs` of 0 or 1
+/// runs them one after another.
 pub fn run_properties(
     properties: &[Property],
     config: &RunConfig,
@@ -702,10 +767,20 @@ fn shrink_seed(
 pub enum ReplayInput {
     /// The input seed `seed` generates under scheme `rng` (appends a witness row): a
     /// receipt's seed replays under the receipt's `rng` ([`Scheme::of_receipt`]).
-    Seed { seed: u64, rng: Scheme },
+    Seed {
+        /// The seed.
+        seed: u64,
+        /// What the seed means.
+        rng: Scheme,
+    },
     /// A recorded choice sequence, such as a receipt's minimal input (no witness row: the
     /// input is not a planned seed's).
-    Choices { seed: u64, choices: Vec<u64> },
+    Choices {
+        /// The seed whose failure the choices come from (for what is shown).
+        seed: u64,
+        /// The choice sequence.
+        choices: Vec<u64>,
+    },
 }
 
 /// Where a replay's witness row goes and what it says about its runner, patch and code.
@@ -713,6 +788,7 @@ pub enum ReplayInput {
 pub struct ReplayTarget<'a> {
     /// The witness file the row is appended to.
     pub witness_path: &'a Path,
+    /// The row's runner (`freeze_writer` is always false).
     pub runner: Runner,
     /// From a receipt: the replay refuses unless the fixture still has this hash.
     pub expected_fixture_hash: Option<&'a str>,
@@ -731,10 +807,12 @@ pub struct ReplayTarget<'a> {
 pub struct ReplayResult {
     /// `Debug` renderings of the top-level draws (`name = value` when named).
     pub drawn: Vec<String>,
+    /// How the trial ended.
     pub outcome: Outcome,
     /// The row appended: `None` for a replay of choices, and for a seed whose trial was
     /// discarded (no verdict, so no row).
     pub witness: Option<WitnessRow>,
+    /// The witness file a seed replay's row goes to.
     pub witness_path: PathBuf,
 }
 

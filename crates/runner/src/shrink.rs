@@ -14,7 +14,7 @@
 //! simpler. A choice's index is its rank in its generator's order (see `generators.rs`: an
 //! integer's distance from its shrink target, positive before negative; `false`, `None`, the
 //! first alternative and "stop" are 0). The shrinker only ever adopts a strictly simpler
-//! failing sequence, and shortlex is a well-order on sequences no longer than the original,
+//! failing sequence, and shortlex is a well-order on sequences at most as long as the original,
 //! so shrinking terminates; the result of a finished shrink is a *fixed point*: no pass
 //! finds a simpler failing candidate.
 //!
@@ -157,7 +157,9 @@ pub struct ShrinkPass {
     pub evaluations: u64,
     /// Candidates answered by the cache without running.
     pub cache_hits: u64,
+    /// Why the pass stopped.
     pub stop: ShrinkStop,
+    /// Wall time the pass took.
     pub elapsed: Duration,
     /// False when the original input did not fail with the signature on replay, or the
     /// minimal input did not on its final replay: the property is not deterministic, and
@@ -168,7 +170,9 @@ pub struct ShrinkPass {
 /// Two shrink passes from the same original failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShrinkReport {
+    /// The first pass, from the original failure.
     pub first: ShrinkPass,
+    /// The second pass, run again from the same original failure.
     pub second: ShrinkPass,
     /// Both passes reached a fixed point (no budget cut either short), reproduced the failure
     /// and returned the identical minimal sequence.

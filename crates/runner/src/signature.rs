@@ -15,8 +15,8 @@
 //! | a trial outlives the trial timeout | `timeout` |
 //!
 //! A trial whose precondition does not hold (`TestCase::assume`, a filter that gives up) is
-//! discarded, not failed: it has no signature (receipts before discards recorded a filter that
-//! gave up as a failure `invalid:filter_exhausted`).
+//! discarded, not failed: it has no signature (a receipt holding `invalid:filter_exhausted`
+//! counts a filter that gave up as a failure).
 //!
 //! Values are kept out of signatures: assertion signatures use the source text of the
 //! check; in panic messages every run of digits becomes `#`, a one-word double-quoted string
@@ -57,7 +57,7 @@ pub(crate) fn error_mode(type_name: &str, debug: &str) -> String {
 
 /// Masks the values of a message (digits, quoted values, quoted characters, hex; see the
 /// module docs), folds whitespace, and caps the length.
-pub fn normalize(text: &str) -> String {
+pub(crate) fn normalize(text: &str) -> String {
     fold(&mask_quoted(text), true)
 }
 
@@ -125,7 +125,7 @@ fn mask_quoted(text: &str) -> String {
 }
 
 /// A source file path as it reads on every machine (see the module docs).
-pub fn stable_path(file: &str) -> String {
+pub(crate) fn stable_path(file: &str) -> String {
     let parts = |s: &str| {
         s.split(['/', '\\'])
             .filter(|p| !p.is_empty())
@@ -201,7 +201,7 @@ pub fn stable_path(file: &str) -> String {
 }
 
 /// Folds whitespace and caps the length (for source text, whose digits are not values).
-pub fn fold_whitespace(text: &str) -> String {
+pub(crate) fn fold_whitespace(text: &str) -> String {
     fold(text, false)
 }
 
@@ -237,7 +237,7 @@ fn fold(text: &str, mask_digits: bool) -> String {
 }
 
 /// The signature of a panic with `message` raised in `file`.
-pub fn panic_signature(file: Option<&str>, message: &str) -> String {
+pub(crate) fn panic_signature(file: Option<&str>, message: &str) -> String {
     let first_line = message.lines().next().unwrap_or("");
     let file = file.map_or_else(|| "?".to_string(), stable_path);
     format!("panic:{file}:{}", normalize(first_line))

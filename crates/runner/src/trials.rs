@@ -2,7 +2,7 @@
 //!
 //! # Seeds in parallel inside one property
 //!
-//! With [`crate::RunControl::seed_jobs`] above 1, that many workers run the trials of one
+//! With [`crate::engine::RunControl::seed_jobs`] above 1, that many workers run the trials of one
 //! property at once. What the evidence says stays what a run on one thread writes:
 //!
 //! * **Starting a trial** is one step under the run's lock: take the next seed of the plan
@@ -23,13 +23,13 @@
 //! * A stop request, an executor failure or a write error stops every worker from taking
 //!   another seed; the trials already started finish and are committed in order as far as
 //!   they can be, and the run returns as a sequential one would.
-//! * Shrinking happens after all trials, on the run's thread, as before.
+//! * Shrinking happens after all trials, on the run's thread, as in a run with one worker.
 //!
 //! Each trial's input depends on its seed alone, so which worker runs it changes nothing.
 //! The property is then called from several threads at once: it must not rely on global
 //! state another trial of the same property changes (`--seed-jobs` is opt-in for that
 //! reason, like `--jobs 1` for properties that share state). With a trial timeout, each
-//! worker is watched on its own; a hung trial ends the process as before (its `timeout`
+//! worker is watched on its own; a hung trial ends the process as with one worker (its `timeout`
 //! row may then follow rows of trials that had not been committed yet: an open receipt the
 //! gate reports as disagreeing with its rows, which it could not close anyway).
 //!
@@ -38,7 +38,8 @@
 use crate::control::{ProgressClock, RunControl};
 use crate::errors::RunError;
 use crate::exec::{Failure, Outcome};
-use crate::ledger::{OpenReceipt, RowSink};
+use crate::ledger::OpenReceipt;
+use crate::ledger::rows::RowSink;
 use crate::property::{Fixture, Property};
 use crate::run::{MAX_FAILURE_RECORDS, MAX_SHRUNK_MODES, replay_seed_command};
 use seedledger_format::{FailureMode, FailureRecord};

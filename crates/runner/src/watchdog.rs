@@ -11,7 +11,7 @@
 //! evaluation leaves the closed receipt with `shrink_status: in_progress` and
 //! `shrink_stable: false`.
 
-use crate::ledger::RowSink;
+use crate::ledger::rows::RowSink;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock};

@@ -4,9 +4,10 @@
 //! crate).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use seedledger_runner::engine::{RunConfig, RunSummary, Runner, run_properties, run_property};
 use seedledger_runner::{
-    BoxedGen, Fixture, Gen, PropFn, PropResult, Property, RunConfig, RunSummary, Runner,
-    ShrinkConfig, TestCase, int, one_of, prop_assert, run_properties, run_property, vec,
+    BoxedGen, Fixture, Gen, PropFn, PropResult, Property, ShrinkConfig, TestCase, int, one_of,
+    prop_assert, vec,
 };
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
@@ -145,9 +146,11 @@ fn closure_properties_run_on_several_threads() {
         let mut one = config.clone();
         one.out_dir = scratch.dir.path().join("sequential");
         let sequential = run_property(p, &one).unwrap();
-        let (parallel, _) = seedledger_runner::evidence_paths(&config.out_dir, "p", p.id).unwrap();
+        let (parallel, _) =
+            seedledger_runner::engine::evidence_paths(&config.out_dir, "p", p.id).unwrap();
         let parallel =
-            seedledger_runner::Receipt::parse(&std::fs::read_to_string(parallel).unwrap()).unwrap();
+            seedledger_runner::engine::Receipt::parse(&std::fs::read_to_string(parallel).unwrap())
+                .unwrap();
         assert_eq!(parallel.verdicts, sequential.receipt.verdicts, "{}", p.id);
     }
 }

@@ -3,9 +3,9 @@
 //! panic hook handing non-trial panics back to the previous hook.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use seedledger_runner::engine::{Outcome, execute};
 use seedledger_runner::{
-    Fixture, Outcome, PropResult, Property, TestCase, execute, int, prop_assert, prop_assert_eq,
-    vec,
+    Fixture, PropResult, Property, TestCase, int, prop_assert, prop_assert_eq, vec,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -137,7 +137,7 @@ fn notes_join_the_recorded_input_and_cost_nothing_on_the_fast_path() {
         Ok(())
     });
     let fixture = Fixture::new(Vec::new());
-    let recorded = seedledger_runner::evaluate(&p, TestCase::recording(5), &fixture);
+    let recorded = seedledger_runner::engine::evaluate(&p, TestCase::recording(5), &fixture);
     assert_eq!(
         recorded.record.drawn.len(),
         2,
@@ -149,7 +149,7 @@ fn notes_join_the_recorded_input_and_cost_nothing_on_the_fast_path() {
         recorded.record.drawn[1],
         format!("note: doubled: {}", n * 2)
     );
-    let fast = seedledger_runner::evaluate(&p, TestCase::random(5), &fixture);
+    let fast = seedledger_runner::engine::evaluate(&p, TestCase::random(5), &fixture);
     assert!(fast.record.drawn.is_empty());
     assert_eq!(fast.outcome, recorded.outcome);
 }

@@ -5,9 +5,10 @@
 //! recursion guidance (`book/src/writing/recursive.md`) quotes, and the other tests hold the recommended encodings to it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use seedledger_runner::engine::{Outcome, evaluate, execute, shrink};
 use seedledger_runner::{
-    BoxedGen, Fixture, Gen, Outcome, PropError, Property, ShrinkConfig, TestCase, evaluate,
-    execute, from_fn, int, one_of, recursive, recursive_tree, shrink,
+    BoxedGen, Fixture, Gen, PropError, Property, ShrinkConfig, TestCase, from_fn, int, one_of,
+    recursive, recursive_tree,
 };
 use std::collections::BTreeMap;
 

@@ -5,9 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_format::{Receipt, Runner, parse_witness_lines};
+use seedledger_runner::engine::{RunConfig, RunControl, RunError, run_property_with};
 use seedledger_runner::{
-    Fixture, PropResult, Property, RunConfig, RunControl, RunError, ShrinkConfig, TestCase, int,
-    prop_assert, run_property_with, vec,
+    Fixture, PropResult, Property, ShrinkConfig, TestCase, int, prop_assert, vec,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

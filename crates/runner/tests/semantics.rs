@@ -3,11 +3,14 @@
 //! message and compared values); every failure mode shrunk on its own.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use seedledger_runner::engine::{
+    Compared, Outcome, RunConfig, RunSummary, Runner, TrialInput, execute, run_property,
+    too_many_discards,
+};
 use seedledger_runner::format::{Verdict, parse_witness_lines};
 use seedledger_runner::{
-    Compared, Fixture, Gen, Outcome, PropResult, Property, RunConfig, RunSummary, Runner,
-    ShrinkConfig, TestCase, TrialInput, execute, int, prop_assert, prop_assert_eq, prop_assert_ne,
-    run_property, too_many_discards,
+    Fixture, Gen, PropResult, Property, ShrinkConfig, TestCase, int, prop_assert, prop_assert_eq,
+    prop_assert_ne,
 };
 use std::time::Duration;
 
@@ -416,7 +419,7 @@ fn every_failure_mode_is_listed_and_the_first_four_are_shrunk_on_their_own_seed(
         );
     }
     for (i, (mode, (low, _, first))) in r.failure_modes.iter().zip(&expected).enumerate() {
-        if i >= seedledger_runner::MAX_SHRUNK_MODES {
+        if i >= seedledger_runner::engine::MAX_SHRUNK_MODES {
             assert_eq!(mode.shrink, None, "only the first four modes are shrunk");
             continue;
         }

@@ -1,10 +1,12 @@
 //! Shrinking: minimal results, the same-signature rule, budgets, stability, replay, caching.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use seedledger_runner::engine::{
+    Outcome, ShrinkReport, ShrinkStop, evaluate, execute, shortlex, shrink, shrink_twice,
+};
 use seedledger_runner::{
-    BoxedGen, Fixture, Gen, Outcome, PropResult, Property, ShrinkConfig, ShrinkReport, ShrinkStop,
-    TestCase, any_int, evaluate, execute, int, one_of, prop_assert, recursive, shortlex, shrink,
-    shrink_twice, vec,
+    BoxedGen, Fixture, Gen, PropResult, Property, ShrinkConfig, TestCase, any_int, int, one_of,
+    prop_assert, recursive, vec,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -256,7 +258,7 @@ fn budgets_stop_shrinking_and_are_recorded() {
     assert!(shortlex(&pass.choices, &choices).is_le());
     // Two budget-stopped passes agree (the same evaluations, deterministically), but neither
     // reached a minimal input: that is not a stable shrink.
-    let twice = seedledger_runner::shrink_twice(&property, &fixture, &choices, &sig, &tiny);
+    let twice = seedledger_runner::engine::shrink_twice(&property, &fixture, &choices, &sig, &tiny);
     assert_eq!(twice.first.choices, twice.second.choices);
     assert!(!twice.stable);
 

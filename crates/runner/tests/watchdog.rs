@@ -5,10 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_format::{Receipt, Runner, parse_witness_lines};
-use seedledger_runner::{
-    Fixture, PropResult, Property, RunConfig, ShrinkConfig, TIMEOUT_EXIT_STATUS, TestCase, int,
-    prop_assert, run_properties, run_property,
-};
+use seedledger_runner::engine::{RunConfig, TIMEOUT_EXIT_STATUS, run_properties, run_property};
+use seedledger_runner::{Fixture, PropResult, Property, ShrinkConfig, TestCase, int, prop_assert};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -15,14 +15,10 @@ const FILE_BUDGET: usize = 1000;
 
 /// Functions over budget today, as `path::name` with the most lines they may have. Only
 /// ever shrink this list: split a function and remove its line.
-const FN_ALLOWED: &[(&str, usize)] = &[("crates/runner/src/run.rs::run_property_with", 233)];
+const FN_ALLOWED: &[(&str, usize)] = &[];
 
 /// Files over budget today, with the most lines they may have. Only ever shrink this list.
-const FILE_ALLOWED: &[(&str, usize)] = &[
-    ("crates/runner/src/generators.rs", 1023),
-    ("crates/runner/src/ledger.rs", 1358),
-    ("crates/runner/src/pending.rs", 1242),
-];
+const FILE_ALLOWED: &[(&str, usize)] = &[];
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

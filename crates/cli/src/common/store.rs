@@ -6,6 +6,7 @@
 
 use seedledger_format::{Citation, TrustedKeys, parse_rfc3339};
 use seedledger_gate::{Authenticity, CitationState, CitedEvidence, Current, citation_state};
+use seedledger_runner::engine;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +39,7 @@ pub struct Judged {
 pub fn store_dir(root: &Path, given: Option<&Path>) -> PathBuf {
     match given {
         Some(dir) => dir.to_path_buf(),
-        None => root.join(seedledger_runner::FREEZE_STORE),
+        None => root.join(engine::FREEZE_STORE),
     }
 }
 
@@ -213,8 +214,8 @@ impl Currents {
         self.specs
             .entry(property_id.to_string())
             .or_insert_with(|| {
-                let spec = seedledger_runner::load_spec(root, property_id).ok()?;
-                let (_, pin) = seedledger_runner::load_fixture(root, &spec).ok()?;
+                let spec = engine::load_spec(root, property_id).ok()?;
+                let (_, pin) = engine::load_fixture(root, &spec).ok()?;
                 Some((spec.digest, pin))
             })
             .clone()
@@ -227,7 +228,7 @@ impl Currents {
         self.codes
             .entry(base.map(str::to_string))
             .or_insert_with(|| {
-                seedledger_runner::code_identity(root, base)
+                seedledger_runner::engine::code_identity(root, base)
                     .ok()
                     .map(|c| c.code)
             })

@@ -7,7 +7,7 @@
 //! bytes (the run's own, so it cannot see a fixture edited since), then answers one request
 //! per line with one reply line, so a trial costs a round trip on a socket, not a process
 //! start. The worker runs each trial exactly as a run in one process
-//! does ([`TrialInput::evaluate_here`]: `seedledger_runner::evaluate`), so a seed means the
+//! does ([`TrialInput::evaluate_here`]: `seedledger_runner::engine::evaluate`), so a seed means the
 //! same input and an ordinary failure the same signature with and without `--isolate`.
 //!
 //! The protocol runs on a channel of its own: a socket pair whose worker end is passed by
@@ -50,10 +50,10 @@
 use super::procs::{self, Leftover, Pump};
 use super::supervise::Ending;
 use seedledger_format::ExitStatus;
-use seedledger_runner::{
-    Evaluation, Failure, Fixture, JournalEntry, Outcome, Property, Record, Span, TrialExecutor,
-    TrialInput,
+use seedledger_runner::engine::{
+    self, Evaluation, JournalEntry, Outcome, Record, Span, TrialExecutor, TrialInput,
 };
+use seedledger_runner::{Failure, Fixture, Property};
 use serde_json::{Value, json};
 use std::cell::RefCell;
 use std::fs::File;
@@ -682,7 +682,7 @@ pub fn worker(property: &Property, parent: u32, channel: i32) -> ExitStatus {
         }
         _ => return fail(&"no fixture header"),
     };
-    seedledger_runner::set_journal(Some(journal_line));
+    engine::set_journal(Some(journal_line));
     if !say("ready") {
         return ExitStatus::Error;
     }

@@ -269,7 +269,7 @@ pub fn line<T: Serialize>(value: &T) -> String {
 mod tests {
     use super::*;
     use seedledger_format::Receipt;
-    use seedledger_runner::RunSummary;
+    use seedledger_runner::engine::RunSummary;
 
     fn result() -> PropertyResult {
         let text = format!(

@@ -4,7 +4,7 @@
 //! The suite runs in a supervised worker (see `supervise.rs`); when the supervisor draws
 //! bars it starts the worker with the hidden `--progress-events`, and the worker sends a
 //! `progress` event about every [`INTERVAL`] per running property (from the runner's
-//! [`seedledger_runner::RunControl::on_progress`], whose check costs one atomic load per
+//! [`seedledger_runner::engine::RunControl::on_progress`], whose check costs one atomic load per
 //! trial). The supervisor draws only when stderr is a terminal (not `TERM=dumb`) and the
 //! format is human: piped, redirected, `--format json` and CI logs get exactly the output
 //! they always had, and the worker is not even asked for events. A run shorter than the

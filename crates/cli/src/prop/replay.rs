@@ -6,7 +6,7 @@
 //! row); [`Replay::print`] shows the input and the outcome.
 
 use super::*;
-use seedledger_runner::ReplayResult;
+use seedledger_runner::engine::ReplayResult;
 
 pub(super) fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
     let root = root_of(&args.common);
@@ -73,7 +73,11 @@ impl<'a> Replay<'a> {
         let witness_path = match &receipt {
             Some((path, _)) => path.with_file_name(format!("{property_id}.witness.jsonl")),
             None => {
-                match seedledger_runner::evidence_paths(&out_dir, &args.patch_id, &property_id) {
+                match seedledger_runner::engine::evidence_paths(
+                    &out_dir,
+                    &args.patch_id,
+                    &property_id,
+                ) {
                     Ok((_, witnesses)) => witnesses,
                     Err(e) => return Err(error(e)),
                 }
@@ -108,7 +112,7 @@ impl<'a> Replay<'a> {
             .base
             .clone()
             .or_else(|| receipt.as_ref().and_then(|(_, r)| r.code_base.clone()));
-        let code = match seedledger_runner::code_identity(root, base.as_deref()) {
+        let code = match seedledger_runner::engine::code_identity(root, base.as_deref()) {
             Ok(code) => Some(code.code),
             Err(e) if base.is_some() => return Err(error(format_args!("base revision: {e}"))),
             Err(_) => None,
@@ -122,7 +126,7 @@ impl<'a> Replay<'a> {
         };
         // The row is appended after the trial, which may change the process's directory: the
         // witness file is fixed now (the runner's `anchor.rs`); it is printed as given.
-        let anchored_witnesses = seedledger_runner::anchored(&self.witness_path);
+        let anchored_witnesses = seedledger_runner::engine::anchored(&self.witness_path);
         let target = ReplayTarget {
             witness_path: &anchored_witnesses,
             runner: args.runner.into(),
@@ -132,7 +136,7 @@ impl<'a> Replay<'a> {
             signer: signer.as_ref(),
             replayed_signature: None,
         };
-        seedledger_runner::replay(self.property, root, &target, &self.input).map_err(error)
+        seedledger_runner::engine::replay(self.property, root, &target, &self.input).map_err(error)
     }
 
     /// Shows the input and the outcome: one JSON line, or lines for people (with the
@@ -250,7 +254,7 @@ fn run_receipt(args: &ReplayArgs, out_dir: &Path) -> Result<Option<ReadReceipt>,
     let (Some(id), Some(seed), false) = (&args.property, args.seed, args.no_receipt) else {
         return Ok(None);
     };
-    let (path, _) = match seedledger_runner::evidence_paths(out_dir, &args.patch_id, id) {
+    let (path, _) = match seedledger_runner::engine::evidence_paths(out_dir, &args.patch_id, id) {
         Ok(paths) => paths,
         Err(e) => return Err(error(e)),
     };

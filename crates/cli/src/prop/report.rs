@@ -11,7 +11,7 @@ pub mod junit;
 use crate::common::store::{Judged, why_not};
 use seedledger_format::Citation;
 use seedledger_gate::Honour;
-use seedledger_runner::{RunSummary, Scheme};
+use seedledger_runner::{Scheme, engine::RunSummary};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -47,7 +47,7 @@ pub enum Status {
     /// The fixture changed during the run: the receipt stays open and can never close.
     Invalid,
     /// Nothing failed, but more than half of the attempted trials were discarded (the
-    /// discard health check, `seedledger_runner::too_many_discards`): a failure of the run.
+    /// discard health check, `seedledger_runner::engine::too_many_discards`): a failure of the run.
     TooManyDiscards,
     Error,
 }
@@ -213,7 +213,7 @@ pub fn replay_command(summary: &RunSummary, seed: u64) -> String {
 
 /// [`replay_command`] from its parts (for a run that has no final receipt).
 pub fn replay_command_for(id: &str, root: &Path, patch_id: &str, seed: u64, rng: Scheme) -> String {
-    seedledger_runner::replay_seed_command(id, Some(root), patch_id, seed, rng)
+    seedledger_runner::engine::replay_seed_command(id, Some(root), patch_id, seed, rng)
 }
 
 /// `6, 20, 37, 48, 53 and 21 more`.
@@ -253,7 +253,7 @@ pub fn minimal_input_line(shrink: &seedledger_format::ShrinkRecord) -> String {
 
 /// Every failure mode of a run that failed in more than one way, each line starting with
 /// `indent`: `failure mode [<signature>]: N seeds, first S`, then, indented below it, its own
-/// minimal input and failure (the first [`seedledger_runner::MAX_SHRUNK_MODES`] modes are
+/// minimal input and failure (the first [`seedledger_runner::engine::MAX_SHRUNK_MODES`] modes are
 /// shrunk) and the commands that replay its first seed and its minimal input. Empty for a run
 /// with one mode or none (its first failure says it all).
 pub fn failure_modes_text(summary: &RunSummary, indent: &str) -> String {
@@ -288,7 +288,7 @@ pub fn failure_modes_text(summary: &RunSummary, indent: &str) -> String {
         let _ = writeln!(
             text,
             "{indent}({unshrunk} failure modes after the first {} were not shrunk)",
-            seedledger_runner::MAX_SHRUNK_MODES
+            seedledger_runner::engine::MAX_SHRUNK_MODES
         );
     }
     text

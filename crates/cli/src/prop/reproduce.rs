@@ -14,9 +14,9 @@ pub(super) fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
     // Every replay's trial may change the process's directory: the root, the receipts'
     // directory and the output directory are fixed before the first (the runner's
     // `anchor.rs`); paths are printed as given.
-    let root = seedledger_runner::anchored(&root_of(&args.common));
-    let dir = seedledger_runner::anchored(&args.dir);
-    let out = seedledger_runner::anchored(&args.out);
+    let root = seedledger_runner::engine::anchored(&root_of(&args.common));
+    let dir = seedledger_runner::engine::anchored(&args.dir);
+    let out = seedledger_runner::engine::anchored(&args.out);
     let shown = |path: &Path, anchored: &Path, given: &Path| {
         path.strip_prefix(anchored)
             .map_or_else(|_| path.to_path_buf(), |rest| given.join(rest))
@@ -116,10 +116,13 @@ impl Reproduction<'_> {
             }
             (Err(_), None) => None,
         };
-        let witness_path =
-            seedledger_runner::evidence_paths(self.out, &receipt.patch_id, &receipt.property_id)
-                .map(|(_, witnesses)| witnesses)
-                .map_err(|e| format!("receipt `{}`: {e}", file.display()))?;
+        let witness_path = seedledger_runner::engine::evidence_paths(
+            self.out,
+            &receipt.patch_id,
+            &receipt.property_id,
+        )
+        .map(|(_, witnesses)| witnesses)
+        .map_err(|e| format!("receipt `{}`: {e}", file.display()))?;
         let replayed = replayed_signatures(&receipt, anchored_file);
         let mut reproduced = Reproduced {
             receipt,
@@ -140,7 +143,7 @@ impl Reproduction<'_> {
         self.codes
             .entry(base.clone())
             .or_insert_with(|| {
-                seedledger_runner::code_identity(root, base.as_deref())
+                seedledger_runner::engine::code_identity(root, base.as_deref())
                     .map(|c| c.code)
                     .map_err(|e| e.to_string())
             })
@@ -167,7 +170,7 @@ impl Reproduction<'_> {
                 signer: self.signer.as_ref(),
                 replayed_signature: replayed.get(&seed).map(String::as_str),
             };
-            match seedledger_runner::replay(
+            match seedledger_runner::engine::replay(
                 property,
                 &self.root,
                 &target,

@@ -7,7 +7,7 @@
 
 use super::*;
 use crate::common::store::{Currents, Judged, Stored};
-use seedledger_runner::{CodeIdentity, RunSummary, TrialExecutor};
+use seedledger_runner::{engine::CodeIdentity, engine::RunSummary, engine::TrialExecutor};
 use std::sync::Arc;
 
 pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
@@ -59,7 +59,7 @@ impl Inputs {
         // prints.
         let worker = args.supervised_worker;
         let fixed = |path: PathBuf| match worker {
-            Some(_) => seedledger_runner::anchored(&path),
+            Some(_) => seedledger_runner::engine::anchored(&path),
             None => path,
         };
         let root = fixed(root_of(&args.common));
@@ -148,8 +148,8 @@ fn seed_plan(
     args: &RunArgs,
 ) -> Result<(Vec<u64>, Option<seedledger_format::PartitionRecord>), ExitStatus> {
     let seeds = match (&args.seeds, args.cases) {
-        (Some(text), _) => seedledger_runner::parse_seeds(text),
-        (None, cases) => seedledger_runner::cases(
+        (Some(text), _) => seedledger_runner::engine::parse_seeds(text),
+        (None, cases) => seedledger_runner::engine::cases(
             cases.unwrap_or(DEFAULT_CASES),
             args.base_seed.unwrap_or(DEFAULT_BASE_SEED),
         ),
@@ -187,7 +187,7 @@ fn selection(args: &RunArgs, suite: &[Property]) -> Result<Vec<Property>, ExitSt
 fn code_identity(args: &RunArgs, root: &Path) -> Result<Option<CodeIdentity>, ExitStatus> {
     match args
         .supervised_worker
-        .map(|_| seedledger_runner::code_identity(root, args.base.as_deref()))
+        .map(|_| seedledger_runner::engine::code_identity(root, args.base.as_deref()))
     {
         None => Ok(None),
         Some(Ok(code)) => Ok(Some(code)),
@@ -274,15 +274,17 @@ struct CiFiles {
 
 impl CiFiles {
     fn fixed(args: &RunArgs) -> CiFiles {
-        let junit = args
-            .junit
-            .as_deref()
-            .map(|given| (given.to_path_buf(), seedledger_runner::anchored(given)));
+        let junit = args.junit.as_deref().map(|given| {
+            (
+                given.to_path_buf(),
+                seedledger_runner::engine::anchored(given),
+            )
+        });
         let on_github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
         let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY")
             .filter(|p| !p.is_empty())
             .map(|given| {
-                let anchored = seedledger_runner::anchored(Path::new(&given));
+                let anchored = seedledger_runner::engine::anchored(Path::new(&given));
                 (PathBuf::from(given), anchored)
             });
         CiFiles {
@@ -599,7 +601,7 @@ pub(super) fn list(args: ListArgs, suite: &[Property]) -> ExitStatus {
     let root = root_of(&args.common);
     let mut status = ExitStatus::Success;
     for property in suite {
-        match seedledger_runner::load_spec(&root, property.id) {
+        match seedledger_runner::engine::load_spec(&root, property.id) {
             Ok(spec) => match args.common.format {
                 Format::Human => outln!(
                     "{}  bound `{}`  fixture {}  oracle {}  spec {}",

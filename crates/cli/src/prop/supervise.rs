@@ -73,8 +73,8 @@ use super::procs::{self, Leftover};
 use crate::common::Format;
 use seedledger_format::{Receipt, WitnessRow, parse_witness_lines};
 use seedledger_runner::{
-    PendingRows, Property, RunConfig, RunControl, RunError, RunSummary, TrialExecutor,
-    evidence_paths,
+    Property, engine::PendingRows, engine::RunConfig, engine::RunControl, engine::RunError,
+    engine::RunSummary, engine::TrialExecutor, engine::evidence_paths,
 };
 use serde_json::{Value, json};
 use std::fs::File;

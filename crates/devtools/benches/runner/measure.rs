@@ -17,9 +17,11 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, TestRunner};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
+use seedledger_runner::engine::{
+    self, DEFAULT_BASE_SEED, PendingRows, RunConfig, RunControl, Runner, execute,
+};
 use seedledger_runner::{
-    DEFAULT_BASE_SEED, Fixture, PendingRows, PropResult, Property, RunConfig, RunControl, Runner,
-    Scheme, ShrinkConfig, TestCase, any_int, execute, vec,
+    Fixture, PropResult, Property, Scheme, ShrinkConfig, TestCase, any_int, vec,
 };
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -512,9 +514,9 @@ impl Bench {
             Rows::Batched => {}
             Rows::EachRow => control = control.row_per_trial(true),
         }
-        let summary = seedledger_runner::run_property_with(&workload.property, &config, &control)
+        let summary = engine::run_property_with(&workload.property, &config, &control)
             .map_err(|e| format!("seedledger run_property: {e}"))?;
-        if let Some(lost) = drainer.map(seedledger_runner::Drainer::finish)
+        if let Some(lost) = drainer.map(engine::Drainer::finish)
             && !lost.is_empty()
         {
             return Err(format!("seedledger run_property: rows lost: {lost:?}"));

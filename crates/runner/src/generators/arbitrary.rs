@@ -7,10 +7,11 @@
 //! generator's label, so a value means the same whichever way it is asked for.
 
 use crate::case::TestCase;
+use crate::generators::Gen;
+use crate::generators::collections::{btree_map, btree_set, option, string, vec_of};
 use crate::generators::float::{any_f32, any_f64};
-use crate::generators::{
-    Gen, any_int, boolean, btree_map, btree_set, char_any, option, string, vec_of,
-};
+use crate::generators::integers::any_int;
+use crate::generators::scalars::{boolean, char_any};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 use std::marker::PhantomData;

@@ -19,7 +19,8 @@
 
 use crate::case::TestCase;
 use crate::errors::RegexError;
-use crate::generators::{ASCII_ORDER, Gen};
+use crate::generators::Gen;
+use crate::generators::scalars::ASCII_ORDER;
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 use std::fmt;
 use std::sync::Arc;

@@ -39,7 +39,7 @@ pub struct RecursiveTree<T> {
 /// kinds and branch kinds:
 ///
 /// ```
-/// use seedledger_runner::{Gen, TestCase, int, recursive_tree};
+/// use seedledger_runner::prelude::*;
 ///
 /// #[derive(Debug)]
 /// enum Expr {

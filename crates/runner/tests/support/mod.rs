@@ -1,9 +1,9 @@
 //! Shrink targets through the public API, shared by the generator tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use seedledger_runner::engine::{Outcome, evaluate, execute, shrink};
 use seedledger_runner::{
-    FindConfig, Fixture, Gen, Outcome, Property, ShrinkConfig, TestCase, evaluate, execute,
-    find_minimal, prop_assert, shrink,
+    FindConfig, Fixture, Gen, Property, ShrinkConfig, TestCase, find_minimal, prop_assert,
 };
 use std::collections::BTreeMap;
 

@@ -41,7 +41,7 @@
 //! the working directory. `lingers_then_hangs` leaves one behind the same way (its own
 //! child) and then never returns.
 
-use seedledger_runner::{Fixture, PropResult, Property, TestCase, int, prop_assert};
+use seedledger_runner::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 

@@ -4,9 +4,7 @@
 //! every failure mode with its own minimal input). Test-only: `crates/testbed/tests/cli/semantics.rs` runs it (the specs it needs,
 //! `props/<id>.md`, are written by the tests); it is never part of the default suite.
 
-use seedledger_runner::{
-    Fixture, PropResult, Property, TestCase, int, prop_assert, prop_assert_eq,
-};
+use seedledger_runner::prelude::*;
 
 /// Draws `x` in `0..=99`, discards multiples of 5, and fails when `x >= 50`: some seeds
 /// pass, some fail, some are discarded; the minimal failing input is `51` (50 is discarded).

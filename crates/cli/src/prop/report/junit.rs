@@ -7,7 +7,7 @@ use super::{
     seed_list,
 };
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
-use seedledger_runner::RunSummary;
+use seedledger_runner::engine::RunSummary;
 use std::fmt::Write as _;
 use std::time::Duration;
 

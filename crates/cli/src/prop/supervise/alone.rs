@@ -23,7 +23,7 @@ impl Crash {
     /// an `--isolate` trial worker, under the receipt's scheme and on the fixture the receipt
     /// pinned.
     pub(super) fn replay_alone(&self, selected: &[Property], config: &RunConfig) -> Alone {
-        use seedledger_runner::TrialExecutor as _;
+        use seedledger_runner::engine::TrialExecutor as _;
         let Some(seed) = self.last_attempted() else {
             return Alone::Untold("it was not in a trial".to_string());
         };
@@ -36,8 +36,8 @@ impl Crash {
         ) else {
             return Alone::Untold("its receipt cannot be read".to_string());
         };
-        let fixture = seedledger_runner::load_spec(&config.root, property.id)
-            .and_then(|spec| seedledger_runner::load_fixture(&config.root, &spec))
+        let fixture = seedledger_runner::engine::load_spec(&config.root, property.id)
+            .and_then(|spec| seedledger_runner::engine::load_fixture(&config.root, &spec))
             .map_err(|e| e.to_string())
             .and_then(|(bytes, pin)| {
                 if seedledger_format::fixture_hash_from_pin(&pin) == receipt.fixture_hash {
@@ -53,7 +53,7 @@ impl Crash {
             (Ok(fixture), Ok(rng), Ok(executor)) => (fixture, rng, executor),
             (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Alone::Untold(e),
         };
-        let input = seedledger_runner::TrialInput::Random { seed, rng };
+        let input = seedledger_runner::engine::TrialInput::Random { seed, rng };
         // On a thread of its own: the trial worker it starts ends with the thread.
         let evaluated = std::thread::scope(|scope| {
             scope

@@ -251,7 +251,7 @@ impl Crash {
         // stopped the process from outside: then the trial gets its failing row.
         let certain = signal.is_none() && !several && timed_out.is_empty();
         let row = if certain {
-            seedledger_runner::append_crash_row(
+            seedledger_runner::engine::append_crash_row(
                 receipt,
                 &self.witness_path,
                 seed,

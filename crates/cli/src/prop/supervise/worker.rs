@@ -106,35 +106,45 @@ pub(super) fn run_worker(
     if !emit(&json!({"event": "plan", "properties": ids})) {
         control.request_stop();
     }
-    seedledger_runner::run_properties_with(selected, config, jobs, &control, |property, result| {
-        let id = property.id;
-        let event = match result {
-            // Not the receipt itself (a 10^7-seed receipt as one JSON value is gigabytes of
-            // memory on both sides): what identifies it; the supervisor reads it from disk.
-            Ok(summary) => json!({
-                "event": "done",
-                "property_id": id,
-                "run_id": summary.receipt.run_id,
-                "stopped_early": summary.receipt.stopped_early,
-                "attempted": summary.receipt.attempted_seeds.len(),
-                "failing": summary.receipt.failing_seeds.len(),
-                "failing_seed": summary.receipt.failing_seed,
-            }),
-            Err(e @ RunError::Stopped { .. }) => {
-                json!({"event": "stopped", "property_id": id, "error": e.to_string()})
+    seedledger_runner::engine::run_properties_with(
+        selected,
+        config,
+        jobs,
+        &control,
+        |property, result| {
+            let event = run_event(property.id, &result);
+            if !emit(&event) {
+                control.request_stop();
             }
-            Err(RunError::NotStarted { .. }) => json!({"event": "not_run", "property_id": id}),
-            Err(e) => json!({"event": "error", "property_id": id, "error": e.to_string()}),
-        };
-        if !emit(&event) {
-            control.request_stop();
-        }
-    });
+        },
+    );
     Supervision {
         exit_now: Some(match i32::try_from(signal.load(Ordering::SeqCst)) {
             Ok(0) | Err(_) => 0,
             Ok(sig) => 128 + sig,
         }),
         ..Supervision::default()
+    }
+}
+
+/// The event a finished run of property `id` reports to the supervisor.
+fn run_event(id: &str, result: &Result<RunSummary, RunError>) -> serde_json::Value {
+    match result {
+        // Not the receipt itself (a 10^7-seed receipt as one JSON value is gigabytes of
+        // memory on both sides): what identifies it; the supervisor reads it from disk.
+        Ok(summary) => json!({
+            "event": "done",
+            "property_id": id,
+            "run_id": summary.receipt.run_id,
+            "stopped_early": summary.receipt.stopped_early,
+            "attempted": summary.receipt.attempted_seeds.len(),
+            "failing": summary.receipt.failing_seeds.len(),
+            "failing_seed": summary.receipt.failing_seed,
+        }),
+        Err(e @ RunError::Stopped { .. }) => {
+            json!({"event": "stopped", "property_id": id, "error": e.to_string()})
+        }
+        Err(RunError::NotStarted { .. }) => json!({"event": "not_run", "property_id": id}),
+        Err(e) => json!({"event": "error", "property_id": id, "error": e.to_string()}),
     }
 }

@@ -487,7 +487,10 @@ mod tests {
     use super::*;
     use crate::case::TestCase;
     use crate::exec::evaluate;
-    use crate::generators::{Gen, char_in, int, string_of, vec};
+    use crate::generators::Gen;
+    use crate::generators::collections::{string_of, vec};
+    use crate::generators::integers::int;
+    use crate::generators::scalars::char_in;
     use crate::prop_assert;
     use crate::property::{Fixture, PropResult, Property};
     use std::cmp::Ordering;
@@ -822,7 +825,10 @@ mod tests {
 
     #[test]
     fn value_positions_are_the_single_choice_leaves() {
-        let g = vec((int(0..=9u32), crate::generators::boolean()), 0..=3);
+        let g = vec(
+            (int(0..=9u32), crate::generators::scalars::boolean()),
+            0..=3,
+        );
         let mut tc = TestCase::replay(vec![1, 4, 1, 0], false);
         let _ = tc.draw(&g);
         let record = tc.into_record();
