@@ -11,7 +11,7 @@
 //!
 //! Problems come in groups, each under a heading: the shrinking challenges; generality
 //! checks the passes were not tuned on; and three classes of failure that single-place
-//! passes miss (issue 11, item 6): a sum over several independently bounded parts,
+//! passes miss: a sum over several independently bounded parts,
 //! elements that refer to each other by index, and heaps and trees whose minimal form needs
 //! a value raised or two nodes swapped before a deletion. In each class the rows after the
 //! first few were written as hold-outs, before the passes were run on them; the ideal of

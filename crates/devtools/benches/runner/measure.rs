@@ -880,7 +880,7 @@ impl Report {
             );
         }
         let _ = writeln!(s);
-        let _ = writeln!(s, "targets (issue 12), medians of this run:");
+        let _ = writeln!(s, "targets, medians of this run:");
         let ratio = |w: usize, c: Contender| {
             self.tables
                 .get(w)

@@ -566,7 +566,7 @@ fn citation_rule_reasons() {
         "malformed witness w-timeout",
         None,
     );
-    // SPEC "Duplicate keys": the remote row with freeze_writer twice (issue 8).
+    // SPEC "Duplicate keys": the remote row with freeze_writer twice.
     check_decide(
         "freeze_writer twice",
         &[

@@ -1,4 +1,4 @@
-//! Files that fail closed (issue 8, item 6): ids that cannot name files one-to-one are
+//! Files that fail closed: ids that cannot name files one-to-one are
 //! refused, evidence is never written or read through a symbolic link, and readers refuse
 //! what is not a regular file or is past its size bound — each with a clear error, exit 2.
 

@@ -1,4 +1,4 @@
-//! Crash isolation (`prop run --isolate`, issue 8 item 2), through the real binaries: a trial
+//! Crash isolation (`prop run --isolate`), through the real binaries: a trial
 //! that ends its process is a failing trial with a stable signature, the run goes on with the
 //! next seed and the next property, the receipt closes and agrees with its rows, and a
 //! crashing input shrinks to a stable minimum. The crashing properties are the `*_at_10`

@@ -1,4 +1,4 @@
-//! One plan split across machines and merged back (issue 12 item 5), end to end through the
+//! One plan split across machines and merged back, end to end through the
 //! real binary: `prop run --partition slice:M/N | hash:M/N` runs exactly its part of the plan,
 //! and `gate merge` combines the parts of one property into one receipt of the whole plan —
 //! open with the reason when a part is missing or stopped early, refused when the parts do not

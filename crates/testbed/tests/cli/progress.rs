@@ -1,4 +1,4 @@
-//! `prop run`'s progress bars (issue 12 item 7), through the real binary: drawn on stderr when
+//! `prop run`'s progress bars, through the real binary: drawn on stderr when
 //! it is a terminal (a pseudo-terminal here), and nothing extra off a terminal or with
 //! `--format json`. The property is the crash suite's `slow` (2 ms a trial), so that a plan
 //! of a few hundred seeds runs for several progress intervals. Nothing here is timed: the

@@ -1,5 +1,5 @@
-//! Supervised runs and one run per receipt, through the real binaries (issue 8, items 1 and
-//! 3). The misbehaving properties live in the test-only `crash_suite` binary (the same
+//! Supervised runs and one run per receipt, through the real binaries.
+//! The misbehaving properties live in the test-only `crash_suite` binary (the same
 //! command line over `crates/testbed/src/bin/crash_suite.rs`); each test writes their specs into a
 //! scratch root. Every crash case checks what the user sees, the exit status, and that the
 //! evidence agrees: the receipt is open and its attempted seeds are exactly the seeds of its

@@ -1,4 +1,4 @@
-//! Authenticated runner roles through the real binary (issue 8, item 5): `keys generate`, a
+//! Authenticated runner roles through the real binary: `keys generate`, a
 //! remote `prop reproduce` that signs with `$SEEDLEDGER_RUNNER_KEY`, and `gate decide` /
 //! `gate cite` with and without the trust file — including the issue's forgery, a local
 //! pass row relabelled `remote`.
