@@ -79,12 +79,14 @@ pub enum PropCommand {
     ///
     /// Open receipts (a run that stopped early or left a seed gap) are never removed: they
     /// keep the patch's freeze path disabled. Rows of replays and reproductions, and lines
-    /// that are not rows, are kept. `--keep-patches N` removes whole patch directories but
-    /// the N with the newest evidence. A property whose run is under way (its lock held) is
-    /// skipped. Witness files are rewritten atomically. `--dry-run` says what would go.
+    /// that are not rows, are kept. `--keep-patches N` keeps only open receipts (and their
+    /// rows) in the patch directories past the N with the newest evidence. A property whose
+    /// run holds its lock, or whose current receipt is open, is skipped, and so is a receipt
+    /// whose `property_id` does not name its file. Witness files are rewritten atomically;
+    /// a replay appending meanwhile appends to the new file. `--dry-run` says what would go.
     ///
     /// Exit status: 0 cleaned (or nothing to clean), 2 an error (an unreadable directory or
-    /// receipt; the rest is still cleaned).
+    /// receipt, named; the rest is still cleaned).
     Clean(clean::CleanArgs),
     /// Internal: the trial worker of `prop run --isolate` (see `isolate.rs`).
     #[command(hide = true)]

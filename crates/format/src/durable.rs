@@ -248,6 +248,22 @@ impl JsonLinesWriter {
         res.and(unlocked)
     }
 
+    /// [`JsonLinesWriter::append_raw`] only while `path` still names this writer's file,
+    /// checked under the lock: `Ok(false)`, nothing written, when the file was replaced
+    /// (`prop clean` rewrites a witness file holding this lock, then renames the new one over
+    /// it). See [`append_lines_at`].
+    pub fn append_raw_if_at(&mut self, path: &Path, lines: &[u8]) -> io::Result<bool> {
+        debug_assert!(lines.is_empty() || lines.ends_with(b"\n"));
+        let locked = lock(&self.file)?;
+        if !self.is_at(path) {
+            unlock(&self.file, locked)?;
+            return Ok(false);
+        }
+        let res = repair_tail(&mut self.file).and_then(|_| self.file.write_all(lines));
+        let unlocked = unlock(&self.file, locked);
+        res.and(unlocked).map(|()| true)
+    }
+
     /// Appends pre-formatted lines (each ending in `\n`) under the advisory lock, without
     /// looking at the file's end first: for a writer that appends often (a run, one row per
     /// trial) and whose own appends always end in a newline. Another appender's tail repair
@@ -344,6 +360,22 @@ impl JsonLinesWriter {
     pub fn sync(&self) -> io::Result<()> {
         self.file.sync_data()
     }
+}
+
+/// Appends pre-formatted lines (each ending in `\n`) to the JSON Lines file at `path`, as
+/// [`JsonLinesWriter::append_raw`] does, into the file `path` names when the lock is taken:
+/// a file replaced while this call waited for the lock (a rewrite that held it) is opened
+/// again, so the lines never go to a file nobody will read.
+pub fn append_lines_at(path: &Path, lines: &[u8]) -> io::Result<()> {
+    for _ in 0..16 {
+        if JsonLinesWriter::open(path)?.append_raw_if_at(path, lines)? {
+            return Ok(());
+        }
+    }
+    Err(io::Error::other(format!(
+        "`{}` was replaced 16 times while lines waited to be appended",
+        path.display()
+    )))
 }
 
 /// The file system has no locks (`ENOLCK`).

@@ -30,8 +30,8 @@ use crate::property::{Fixture, Property};
 use crate::rng::Scheme;
 use crate::shrink::{ShrinkConfig, shrink_twice};
 use seedledger_format::{
-    JsonLinesWriter, RECEIPT_SCHEMA_VERSION, Receipt, Runner, ShrinkPassRecord, ShrinkRecord,
-    SpecFile, WitnessRow, fixture_hash_from_pin, fixture_pin, property_digest,
+    RECEIPT_SCHEMA_VERSION, Receipt, Runner, ShrinkPassRecord, ShrinkRecord, SpecFile, WitnessRow,
+    fixture_hash_from_pin, fixture_pin, property_digest,
 };
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -875,13 +875,13 @@ pub fn replay(
         let signature = evaluation.outcome.failure().map(|f| f.signature.as_str());
         let mut line = Vec::new();
         rows.push_row(&mut line, seed, signature);
-        let mut writer = JsonLinesWriter::open(witness_path).map_err(|source| RunError::Write {
-            path: witness_path.to_path_buf(),
-            source,
-        })?;
-        writer.append_raw(&line).map_err(|source| RunError::Write {
-            path: witness_path.to_path_buf(),
-            source,
+        // Into the file the path names when the row is written: `prop clean` may have
+        // replaced it since the replay started.
+        seedledger_format::append_lines_at(witness_path, &line).map_err(|source| {
+            RunError::Write {
+                path: witness_path.to_path_buf(),
+                source,
+            }
         })?;
         // The row just written, read back: a row the gate could not read is an error here,
         // never a silent "no row".

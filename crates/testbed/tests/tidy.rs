@@ -239,13 +239,17 @@ fn functions(text: &str) -> Vec<(String, usize)> {
             .collect();
         // The body opens at the first `{` after the signature; a `;` first means no body.
         let mut depth = 0usize;
+        let mut brackets = 0usize;
         let mut opened = false;
         let mut end = None;
         'scan: for (n, l) in lines.iter().enumerate().skip(start) {
             let from = if n == start { at } else { 0 };
             for c in l[from..].chars() {
                 match c {
-                    ';' if !opened && depth == 0 => break 'scan,
+                    // `[u8; 4]` in a signature is no end of a declaration.
+                    '[' | '(' if !opened => brackets += 1,
+                    ']' | ')' if !opened => brackets = brackets.saturating_sub(1),
+                    ';' if !opened && depth == 0 && brackets == 0 => break 'scan,
                     '{' => {
                         opened = true;
                         depth += 1;
@@ -372,26 +376,118 @@ fn no_command_module_of_the_command_line_imports_another() {
                 .into_owned();
             let top = rel.split(['/', '.']).next().unwrap_or_default().to_string();
             let text = std::fs::read_to_string(&path).unwrap();
-            for other in COMMANDS.iter().filter(|c| **c != top) {
-                for (n, line) in text.lines().enumerate() {
-                    let code = line.split("//").next().unwrap_or_default();
-                    let named = [format!("crate::{other}::"), format!("crate::{other};")]
-                        .iter()
-                        .any(|p| code.contains(p.as_str()))
-                        || code.contains("use crate::{") && code.contains(&format!(" {other}"));
-                    if named {
-                        problems.push(format!(
-                            "crates/cli/src/{rel}:{}: the `{top}` module imports the `{other}` command module; move what both need into `common`",
-                            n + 1
-                        ));
-                    }
-                }
+            for (line, other) in command_imports(&rel, &text) {
+                problems.push(format!(
+                    "crates/cli/src/{rel}:{line}: the `{top}` module imports the `{other}` command module; move what both need into `common`",
+                ));
             }
             checked += 1;
         }
     }
     assert!(checked > 20, "checked only {checked} files");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The items `lib.rs` re-exports from a command module (`pub use prop::Isolated;`), which
+/// another command module could reach as `crate::Isolated`.
+fn root_reexports() -> Vec<(String, &'static str)> {
+    let lib = std::fs::read_to_string(workspace().join("crates/cli/src/lib.rs")).unwrap();
+    let mut found = Vec::new();
+    for statement in lib.split(';') {
+        let statement: String = statement.split_whitespace().collect::<Vec<_>>().join(" ");
+        for command in COMMANDS {
+            if let Some(rest) = statement.split(&format!("pub use {command}::")).nth(1) {
+                for name in rest.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                    if !name.is_empty() {
+                        found.push((name.to_string(), *command));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Every place in the file at `rel` (under `crates/cli/src`) that names a command module
+/// other than its own: `crate::other`, `use crate::{.., other::..}` over any number of
+/// lines, `super::` chains that climb to the crate root, and the root's re-exports of
+/// another command's items; as (line, the command named).
+fn command_imports(rel: &str, text: &str) -> Vec<(usize, &'static str)> {
+    let code = String::from_utf8(code_only(text)).unwrap();
+    let segments: Vec<&str> = rel
+        .trim_end_matches(".rs")
+        .split('/')
+        .filter(|s| *s != "mod")
+        .collect();
+    let top = segments[0];
+    let reexports = root_reexports();
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut found = Vec::new();
+    let flag = |at: usize, name: &str, found: &mut Vec<(usize, &'static str)>| {
+        if let Some(command) = COMMANDS.iter().find(|c| **c == name && **c != top) {
+            found.push((line_of(at), *command));
+        }
+        if let Some((_, command)) = reexports.iter().find(|(n, c)| n == name && *c != top) {
+            found.push((line_of(at), *command));
+        }
+    };
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + 7..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // Every first segment of the group, however it is laid out.
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            for part in group.split(',') {
+                let name = part.trim().split("::").next().unwrap_or_default().trim();
+                flag(at, name, &mut found);
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            flag(at, &name, &mut found);
+        }
+    }
+    for (at, _) in code.match_indices("super::") {
+        if at >= 7 && &code[at - 7..at] == "super::" {
+            continue;
+        }
+        let mut rest = &code[at..];
+        let mut climbs = 0;
+        while let Some(r) = rest.strip_prefix("super::") {
+            climbs += 1;
+            rest = r;
+        }
+        // A file `a/b.rs` is module `a::b`: climbing all its segments reaches the root.
+        if climbs >= segments.len() {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            flag(at, &name, &mut found);
+        }
+    }
+    found
+}
+
+#[test]
+fn the_import_rule_sees_every_way_of_naming_another_command() {
+    let multi_line = "use crate::{\n    common::Format,\n    gate::GateCommand,\n};\n";
+    assert_eq!(
+        command_imports("prop/clean.rs", multi_line),
+        vec![(1, "gate")]
+    );
+    let climbing = "use super::super::gate::GateCommand;\n";
+    assert_eq!(
+        command_imports("prop/clean.rs", climbing),
+        vec![(1, "gate")]
+    );
+    assert!(command_imports("prop/supervise/crash.rs", climbing).is_empty());
+    let reexport = "fn f() { let _ = crate::Isolated::this_program(None); }\n";
+    assert_eq!(command_imports("gate/cite.rs", reexport), vec![(1, "prop")]);
+    assert!(command_imports("prop/run.rs", reexport).is_empty());
+    let commented = "// crate::gate::x\nlet s = \"crate::ci::y\";\n";
+    assert!(command_imports("prop/run.rs", commented).is_empty());
 }
 
 #[test]

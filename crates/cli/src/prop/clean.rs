@@ -3,17 +3,23 @@
 //! Every run of a property archives the receipt before it (`ID.<run>.receipt.json`) and
 //! appends its rows to `ID.witness.jsonl`, so evidence grows with every run. `prop clean`
 //! keeps, per patch directory and property, the current receipt and the `--keep-runs` newest
-//! receipts in all, and removes the older ones with their runs' witness rows. It never
-//! removes an open receipt (a run that stopped early, left a seed gap or lost fields): an
-//! open receipt keeps its patch's freeze path disabled, and cleaning must not hide a crash.
-//! Rows of runs no removed receipt names (replays, reproductions, other tools' rows, lines
-//! that are not JSON) are kept. `--keep-patches N` removes the evidence of whole patch
-//! directories but the N with the newest. A property whose run holds its lock (`ID.lock`) is
-//! skipped; lock files are never removed (a run may be opening one).
+//! receipts in all, and removes the older ones with the rows of their runs (a merged
+//! receipt's runs are its parts'). `--keep-patches N` keeps nothing but open receipts in the
+//! patch directories past the N with the newest evidence.
 //!
-//! The witness file is rewritten atomically (a temporary file, fsynced, renamed over it)
-//! before the receipts go: a clean stopped half-way leaves receipts whose rows are gone,
-//! which the next clean removes, and never rows without their receipt's account of them.
+//! What it never removes: an open receipt (a run that stopped early, left a seed gap or lost
+//! fields), which keeps its patch's freeze path disabled, so cleaning cannot hide a crash;
+//! rows of runs no removed receipt names (replays, reproductions, other tools' rows, lines
+//! that are not rows); lock files (a run may be opening one). It leaves alone a property
+//! whose run holds its lock, or whose current receipt is open (its run may be under way, or
+//! its supervisor still appending after a crash), and a receipt whose `property_id` does not
+//! name its file.
+//!
+//! Holding the property's evidence lock, the witness file is rewritten holding that file's
+//! append lock too, into a temporary file renamed over it; an appender that waited for the
+//! lock appends to the new file (`seedledger_format::append_lines_at`). The rows go before
+//! the receipts: a clean stopped half-way leaves receipts the next clean removes, never
+//! rows without their receipt.
 
 use super::Common;
 use crate::common::{
@@ -25,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -39,8 +46,8 @@ pub struct CleanArgs {
     /// receipts are kept beyond this).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     keep_runs: u64,
-    /// Keep only the N patch directories with the newest evidence; the others are removed
-    /// whole (their receipts and witness files; lock files stay) [default: keep every patch].
+    /// Keep only the N patch directories with the newest evidence; in the others keep only
+    /// open receipts and their runs' rows [default: keep every patch].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     keep_patches: Option<u64>,
     /// Say what would be removed; change nothing.
@@ -49,7 +56,7 @@ pub struct CleanArgs {
 }
 
 /// What one step removed (or, on a dry run, would remove).
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default)]
 struct Removed {
     receipts: u64,
     rows: u64,
@@ -68,7 +75,7 @@ impl Removed {
 #[derive(Debug, Serialize)]
 struct CleanLine<'a> {
     action: &'a str,
-    path: &'a Path,
+    path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     property_id: Option<&'a str>,
     receipts_removed: u64,
@@ -79,21 +86,30 @@ struct CleanLine<'a> {
     dry_run: bool,
 }
 
-/// The two fields of a receipt or a row that retention needs.
+/// What retention reads of a receipt, and of a row (`run_id` alone).
 #[derive(Debug, Deserialize)]
 struct Ids {
     property_id: Option<String>,
     run_id: Option<String>,
+    merge: Option<MergeIds>,
 }
 
-/// A receipt with its place, newest first.
-type Ranked = (usize, Held);
+/// A merged receipt's parts: their runs wrote its rows.
+#[derive(Debug, Deserialize)]
+struct MergeIds {
+    parts: Vec<PartIds>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PartIds {
+    run_id: Option<String>,
+}
 
 /// One receipt of a patch directory.
 #[derive(Debug)]
 struct Held {
     path: PathBuf,
-    run_id: Option<String>,
+    runs: Vec<String>,
     open: bool,
     current: bool,
     modified: SystemTime,
@@ -112,30 +128,24 @@ pub(super) fn clean(args: &CleanArgs) -> ExitStatus {
     };
     let mut patches = match patch_dirs(&out) {
         Ok(p) => p,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            report.done(&out, &Removed::default());
-            return ExitStatus::Success;
-        }
-        Err(e) => return super::error(format!("cannot read `{}`: {e}", out.display())),
+        Err(e) => return super::error(e),
     };
-    let mut total = Removed::default();
-    let mut status = ExitStatus::Success;
     patches.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let keep = args
+    let keep_patches = args
         .keep_patches
         .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let keep_runs = usize::try_from(args.keep_runs).unwrap_or(usize::MAX);
+    let mut total = Removed::default();
+    let mut status = ExitStatus::Success;
     for (index, (dir, _)) in patches.iter().enumerate() {
-        let step = if index >= keep {
-            remove_patch(dir, &report)
-        } else {
-            prune_patch(dir, args.keep_runs, &report)
-        };
-        match step {
-            Ok(removed) => total.add(&removed),
-            Err(e) => {
-                errln!("error: {e}");
-                status = ExitStatus::Error;
-            }
+        let keep = if index < keep_patches { keep_runs } else { 0 };
+        let (removed, errors) = prune_patch(dir, keep, &report);
+        total.add(&removed);
+        for e in &errors {
+            errln!("error: {e}");
+        }
+        if !errors.is_empty() {
+            status = ExitStatus::Error;
         }
     }
     report.done(&out, &total);
@@ -159,19 +169,6 @@ impl Report {
     ) {
         match self.format {
             Format::Human => {
-                let verb = if self.dry_run {
-                    "would remove"
-                } else {
-                    "removed"
-                };
-                let what = match action {
-                    "remove_patch" => format!("{verb} the patch directory"),
-                    "skip" => "skipped".to_string(),
-                    _ => format!(
-                        "{verb} {} receipt(s) and {} witness row(s)",
-                        removed.receipts, removed.rows
-                    ),
-                };
                 let who = property_id.map(|id| format!("/{id}")).unwrap_or_default();
                 if action == "skip" {
                     outln!(
@@ -181,10 +178,17 @@ impl Report {
                     );
                     return;
                 }
+                let verb = if self.dry_run {
+                    "would remove"
+                } else {
+                    "removed"
+                };
                 let note = note.map(|n| format!("; {n}")).unwrap_or_default();
                 outln!(
-                    "{}{who}: {what} ({}){note}",
+                    "{}{who}: {verb} {} receipt(s) and {} witness row(s) ({}){note}",
                     path.display(),
+                    removed.receipts,
+                    removed.rows,
                     bytes_text(removed.bytes)
                 );
             }
@@ -192,7 +196,7 @@ impl Report {
                 "{}",
                 serde_json::to_string(&CleanLine {
                     action,
-                    path,
+                    path: path.display().to_string(),
                     property_id,
                     receipts_removed: removed.receipts,
                     rows_removed: removed.rows,
@@ -232,19 +236,27 @@ fn bytes_text(bytes: u64) -> String {
     }
 }
 
-/// The patch directories under `out` with the newest modification time of their evidence.
-fn patch_dirs(out: &Path) -> std::io::Result<Vec<(PathBuf, SystemTime)>> {
+/// The patch directories under `out` with the newest modification time of their evidence
+/// (none when `out` does not exist). A file gone while it is looked at is passed over.
+fn patch_dirs(out: &Path) -> Result<Vec<(PathBuf, SystemTime)>, String> {
+    let listed = |dir: &Path| {
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))
+    };
+    if !out.exists() {
+        return Ok(Vec::new());
+    }
     let mut dirs = Vec::new();
-    for entry in std::fs::read_dir(out)? {
-        let entry = entry?;
-        if !entry.file_type()?.is_dir() {
+    for entry in listed(out)? {
+        let Ok(entry) = entry else { continue };
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
         let mut newest = None;
-        for file in std::fs::read_dir(entry.path())? {
-            let file = file?;
-            if is_evidence(&file.file_name().to_string_lossy()) {
-                let modified = file.metadata()?.modified()?;
+        for file in listed(&entry.path())? {
+            let Ok(file) = file else { continue };
+            if is_evidence(&file.file_name().to_string_lossy())
+                && let Ok(modified) = file.metadata().and_then(|m| m.modified())
+            {
                 newest = newest.max(Some(modified));
             }
         }
@@ -259,136 +271,124 @@ fn is_evidence(name: &str) -> bool {
     name.ends_with(".receipt.json") || name.ends_with(".witness.jsonl")
 }
 
-/// Whether a run holds the lock of `ID.lock` in `dir` (a missing lock file is held by none).
-fn locked(lock: &Path) -> Result<Option<File>, String> {
-    match File::options().read(true).write(true).open(lock) {
-        Ok(file) => match file.try_lock() {
-            Ok(()) => Ok(Some(file)),
-            Err(std::fs::TryLockError::WouldBlock) => Err("a run holds its lock".to_string()),
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(format!("cannot lock `{}`: {e}", lock.display()))
-            }
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot open `{}`: {e}", lock.display())),
+/// Takes the evidence lock of `property_id` in `dir` without waiting, as a run takes it
+/// (the lock file created if missing, mode 0644, never through a link, never deleted), and
+/// says in it who holds it. `Err` says why not (held by a run, or unusable).
+fn evidence_lock(dir: &Path, property_id: &str) -> Result<File, String> {
+    let path = dir.join(format!("{property_id}.lock"));
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(|e| format!("cannot open lock file `{}`: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Err("a run holds its lock".into()),
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(format!("cannot lock `{}`: {e}", path.display()));
+        }
     }
+    let _ = file.set_len(0);
+    let holder = format!("prop clean (pid {})\n", std::process::id());
+    let _ = std::os::unix::fs::FileExt::write_all_at(&file, holder.as_bytes(), 0);
+    Ok(file)
 }
 
-/// Removes a whole patch directory's evidence (its receipts and witness files; lock files
-/// stay), unless a run holds one of its locks.
-fn remove_patch(dir: &Path, report: &Report) -> Result<Removed, String> {
-    let shown = dir.display();
-    let mut files = Vec::new();
-    let mut removed = Removed::default();
-    for entry in std::fs::read_dir(dir).map_err(|e| format!("cannot read `{shown}`: {e}"))? {
-        let entry = entry.map_err(|e| format!("cannot read `{shown}`: {e}"))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !(is_evidence(&name) || name.ends_with(".lock")) || !entry.path().is_file() {
-            continue;
+/// Prunes each property of one patch directory, keeping `keep` receipts per property (and
+/// every open one). Returns what went and the errors met (the rest is still cleaned).
+fn prune_patch(dir: &Path, keep: usize, report: &Report) -> (Removed, Vec<String>) {
+    let (by_property, mut errors) = receipts_of(dir);
+    let mut total = Removed::default();
+    for (property_id, receipts) in by_property {
+        match prune_property(dir, &property_id, receipts, keep, report) {
+            Ok(removed) => total.add(&removed),
+            Err(e) => errors.push(e),
         }
-        if name.ends_with(".lock") {
-            if let Err(why) = locked(&entry.path()) {
-                report.step("skip", dir, None, &Removed::default(), Some(&why));
-                return Ok(Removed::default());
-            }
-            // Lock files stay: removing one that a starting run has open would let two runs
-            // each lock a different file of the same name.
-            continue;
-        }
-        let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
-        removed.bytes += bytes;
-        if name.ends_with(".receipt.json") {
-            removed.receipts += 1;
-        } else if name.ends_with(".witness.jsonl") {
-            removed.rows += count_lines(&entry.path())?;
-        }
-        files.push(entry.path());
     }
-    if !report.dry_run {
-        for file in &files {
-            std::fs::remove_file(file)
-                .map_err(|e| format!("cannot remove `{}`: {e}", file.display()))?;
-        }
-        let _ = File::open(dir).and_then(|d| d.sync_all());
-    }
-    report.step("remove_patch", dir, None, &removed, None);
-    Ok(removed)
+    (total, errors)
 }
 
-fn count_lines(path: &Path) -> Result<u64, String> {
-    let (file, _) = open_bounded(path, "witness file", MAX_STREAMED_WITNESS_BYTES)
-        .map_err(|e| format!("{e:#}"))?;
-    let mut reader = BufReader::new(file);
-    let mut lines = 0;
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) => return Ok(lines),
-            Ok(_) => lines += u64::from(line.ends_with(b"\n")),
-            Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
-        }
-    }
-}
-
-/// Prunes each property of one patch directory.
-fn prune_patch(dir: &Path, keep_runs: u64, report: &Report) -> Result<Removed, String> {
+/// The receipts of `dir` by property, and the errors of those that cannot be cleaned.
+fn receipts_of(dir: &Path) -> (BTreeMap<String, Vec<Held>>, Vec<String>) {
     let mut by_property: BTreeMap<String, Vec<Held>> = BTreeMap::new();
-    let shown = dir.display();
-    for entry in std::fs::read_dir(dir).map_err(|e| format!("cannot read `{shown}`: {e}"))? {
-        let entry = entry.map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let mut errors = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            return (
+                by_property,
+                vec![format!("cannot read `{}`: {e}", dir.display())],
+            );
+        }
+    };
+    for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if !name.ends_with(".receipt.json") || !entry.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
-        let path = entry.path();
-        let bytes =
-            read_bounded(&path, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
-        let ids: Ids = serde_json::from_slice(&bytes).map_err(|e| {
-            format!(
-                "receipt `{}`: {e}; not cleaned (remove it by hand if it is not evidence)",
-                path.display()
-            )
-        })?;
-        let Some(property_id) = ids.property_id else {
-            return Err(format!(
-                "receipt `{}`: field `property_id`: missing; not cleaned",
-                path.display()
-            ));
-        };
-        let open = seedledger_gate::close_ledger_bytes(&bytes).map_or(true, |c| c.status.is_open());
-        let meta = entry
-            .metadata()
-            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-        let current = name == format!("{property_id}.receipt.json");
-        by_property.entry(property_id).or_default().push(Held {
-            path,
-            run_id: ids.run_id,
+        match held(&entry.path(), &name) {
+            Ok((property_id, held)) => by_property.entry(property_id).or_default().push(held),
+            Err(e) => errors.push(e),
+        }
+    }
+    (by_property, errors)
+}
+
+/// Reads one receipt: its property, its runs, whether it is open.
+fn held(path: &Path, name: &str) -> Result<(String, Held), String> {
+    let shown = path.display();
+    let not_cleaned = |why: String| format!("receipt `{shown}`: {why}; not cleaned");
+    let bytes = read_bounded(path, "receipt", MAX_RECEIPT_BYTES).map_err(|e| format!("{e:#}"))?;
+    let ids: Ids = serde_json::from_slice(&bytes).map_err(|e| not_cleaned(e.to_string()))?;
+    let property_id = ids
+        .property_id
+        .ok_or_else(|| not_cleaned("field `property_id`: missing".into()))?;
+    // The id names the files the clean rewrites: it must be an id, and this file's.
+    seedledger_format::check_id("property id", &property_id)
+        .map_err(|e| not_cleaned(format!("field `property_id`: {e}")))?;
+    if !name.starts_with(&format!("{property_id}.")) {
+        return Err(not_cleaned(format!(
+            "field `property_id`: `{property_id}` does not name this file"
+        )));
+    }
+    let open = seedledger_gate::close_ledger_bytes(&bytes).map_or(true, |c| c.status.is_open());
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let mut runs: Vec<String> = ids.run_id.into_iter().collect();
+    if let Some(merge) = ids.merge {
+        runs.extend(merge.parts.into_iter().filter_map(|p| p.run_id));
+    }
+    let current = name == format!("{property_id}.receipt.json");
+    Ok((
+        property_id,
+        Held {
+            path: path.to_path_buf(),
+            runs,
             open,
             current,
             modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
             bytes: meta.len(),
-        });
-    }
-    let mut total = Removed::default();
-    for (property_id, receipts) in by_property {
-        let removed = prune_property(dir, &property_id, receipts, keep_runs, report)?;
-        total.add(&removed);
-    }
-    Ok(total)
+        },
+    ))
 }
 
-/// Keeps the current receipt, the newest others up to `keep_runs` in all and every open one;
+/// Keeps the current receipt, the newest others up to `keep` in all and every open one;
 /// removes the rest, their runs' rows first.
 fn prune_property(
     dir: &Path,
     property_id: &str,
     mut receipts: Vec<Held>,
-    keep_runs: u64,
+    keep: usize,
     report: &Report,
 ) -> Result<Removed, String> {
-    receipts.sort_by(|a, b| b.current.cmp(&a.current).then(b.modified.cmp(&a.modified)));
-    let keep = usize::try_from(keep_runs).unwrap_or(usize::MAX);
+    receipts.sort_by(|a, b| {
+        (b.current, b.modified)
+            .cmp(&(a.current, a.modified))
+            .then_with(|| a.path.cmp(&b.path))
+    });
     let (kept, gone): (Vec<Ranked>, Vec<Ranked>) = receipts
         .into_iter()
         .enumerate()
@@ -396,33 +396,42 @@ fn prune_property(
     if gone.is_empty() {
         return Ok(Removed::default());
     }
-    let _lock = match locked(&dir.join(format!("{property_id}.lock"))) {
-        Ok(lock) => lock,
-        Err(why) => {
-            report.step(
-                "skip",
-                dir,
-                Some(property_id),
-                &Removed::default(),
-                Some(&why),
-            );
-            return Ok(Removed::default());
-        }
+    let skip = |why: &str| {
+        report.step(
+            "skip",
+            dir,
+            Some(property_id),
+            &Removed::default(),
+            Some(why),
+        );
+        Ok(Removed::default())
+    };
+    if kept.iter().any(|(_, r)| r.current && r.open) {
+        return skip(
+            "its current receipt is open (a run under way, or one that stopped): cleaned after its next run",
+        );
+    }
+    let _lock = match report.dry_run {
+        true => None,
+        false => match evidence_lock(dir, property_id) {
+            Ok(lock) => Some(lock),
+            Err(why) => return skip(&why),
+        },
     };
     let kept_runs: HashSet<&str> = kept
         .iter()
-        .filter_map(|(_, r)| r.run_id.as_deref())
+        .flat_map(|(_, r)| r.runs.iter().map(String::as_str))
         .collect();
     let runs: HashSet<&str> = gone
         .iter()
-        .filter_map(|(_, r)| r.run_id.as_deref())
+        .flat_map(|(_, r)| r.runs.iter().map(String::as_str))
         .filter(|run| !kept_runs.contains(run))
         .collect();
     let witnesses = dir.join(format!("{property_id}.witness.jsonl"));
     let mut removed = if runs.is_empty() || !witnesses.exists() {
         Removed::default()
     } else {
-        prune_rows(&witnesses, &runs, report.dry_run)?
+        prune_rows(&witnesses, &runs, report.dry_run, kept.is_empty())?
     };
     for (_, receipt) in &gone {
         if !report.dry_run {
@@ -438,37 +447,61 @@ fn prune_property(
     }
     let open_kept = kept.iter().filter(|(i, r)| r.open && *i >= keep).count();
     let note = (open_kept > 0).then(|| {
-        format!(
-            "kept {open_kept} open receipt(s) beyond --keep-runs: an open receipt is never removed"
-        )
+        format!("kept {open_kept} open receipt(s) beyond the runs kept: an open receipt is never removed")
     });
     report.step("prune", dir, Some(property_id), &removed, note.as_deref());
     Ok(removed)
 }
 
-/// Rewrites `witnesses` without the rows of `runs` (atomically); returns what went.
-fn prune_rows(witnesses: &Path, runs: &HashSet<&str>, dry_run: bool) -> Result<Removed, String> {
+/// A receipt with its place, newest first.
+type Ranked = (usize, Held);
+
+/// Rewrites `witnesses` without the rows of `runs`, atomically, holding the file's append
+/// lock from the first byte read to the rename; removes the file when nothing is left and
+/// `drop_empty`. Returns what went.
+fn prune_rows(
+    witnesses: &Path,
+    runs: &HashSet<&str>,
+    dry_run: bool,
+    drop_empty: bool,
+) -> Result<Removed, String> {
     let shown = witnesses.display();
+    let failed = |e: std::io::Error| format!("cannot rewrite witness file `{shown}`: {e}");
     let (file, _) = open_bounded(witnesses, "witness file", MAX_STREAMED_WITNESS_BYTES)
         .map_err(|e| format!("{e:#}"))?;
+    if !dry_run {
+        file.get_ref().lock().map_err(failed)?;
+    }
+    let mode = file.get_ref().metadata().map_err(failed)?.mode() & 0o777;
     let mut removed = Removed::default();
+    let mut kept = 0u64;
     let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut filter = |to: &mut dyn Write| filter_rows(&mut reader, to, runs, &mut removed);
-    let done = if dry_run {
-        filter(&mut std::io::sink())
-    } else {
-        seedledger_format::write_atomic_with(witnesses, filter)
-    };
-    done.map_err(|e| format!("cannot rewrite witness file `{shown}`: {e}"))?;
+    let mut filter =
+        |to: &mut dyn Write| filter_rows(&mut reader, to, runs, &mut removed, &mut kept);
+    if dry_run {
+        filter(&mut std::io::sink()).map_err(failed)?;
+        return Ok(removed);
+    }
+    seedledger_format::write_atomic_with(witnesses, filter).map_err(failed)?;
+    if kept == 0 && drop_empty {
+        std::fs::remove_file(witnesses).map_err(failed)?;
+    } else if mode != seedledger_format::FILE_MODE {
+        std::fs::set_permissions(witnesses, std::fs::Permissions::from_mode(mode))
+            .map_err(failed)?;
+    }
+    // The old file's lock goes with `reader`, after the rename: an appender that waited for
+    // it finds the path names another file and appends there.
     Ok(removed)
 }
 
-/// Copies the lines of `from` to `to` but the rows of `runs`, counting what it leaves out.
+/// Copies the lines of `from` to `to` but the rows of `runs`, counting what it leaves out
+/// and the bytes it keeps.
 fn filter_rows(
     from: &mut impl BufRead,
     to: &mut dyn Write,
     runs: &HashSet<&str>,
     removed: &mut Removed,
+    kept: &mut u64,
 ) -> std::io::Result<()> {
     let mut line = Vec::new();
     loop {
@@ -487,6 +520,7 @@ fn filter_rows(
             removed.rows += 1;
             removed.bytes += line.len() as u64;
         } else {
+            *kept += line.len() as u64;
             to.write_all(&line)?;
         }
     }

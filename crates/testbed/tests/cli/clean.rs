@@ -143,7 +143,7 @@ fn keep_runs_keeps_the_newest_receipts_and_an_open_one_is_never_removed() {
     assert!(
         cleaned
             .stdout
-            .contains("kept 1 open receipt(s) beyond --keep-runs"),
+            .contains("kept 1 open receipt(s) beyond the runs kept"),
         "{}",
         cleaned.stdout
     );
@@ -183,7 +183,9 @@ fn keep_patches_removes_the_evidence_of_older_patches_and_a_held_lock_skips() {
     );
     assert_eq!(receipts(&out.join("new")).len(), 2);
     assert!(
-        held.stdout.contains("old: removed the patch directory"),
+        held.stdout.contains(&format!(
+            "old/{ID}: removed 1 receipt(s) and 20 witness row(s)"
+        )),
         "{}",
         held.stdout
     );
@@ -235,4 +237,100 @@ fn an_unreadable_receipt_is_an_error_naming_it_and_the_rest_is_cleaned() {
         cleaned.stderr
     );
     assert_eq!(receipts(&r.path().join("target/seedledger/a")).len(), 1);
+}
+
+#[test]
+fn keep_patches_keeps_an_open_receipt_and_its_rows_in_an_old_patch() {
+    let r = Root::new();
+    run_once(&r, "old");
+    run_once(&r, "old");
+    let old = r.path().join("target/seedledger/old");
+    // The old patch's earlier run stopped early: open, it must survive the patch's cleaning.
+    let archived = receipts(&old)
+        .into_iter()
+        .find(|n| *n != format!("{ID}.receipt.json"))
+        .unwrap();
+    let path = old.join(&archived);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("\"stopped_early\": false", "\"stopped_early\": true"),
+    )
+    .unwrap();
+    let open_run = run_id(&path);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    run_once(&r, "new");
+    let cleaned = r.run(&["prop", "clean", "--keep-patches", "1"]);
+    assert_eq!(cleaned.code, 0, "{}", cleaned.stderr);
+    assert_eq!(receipts(&old), BTreeSet::from([archived]));
+    let runs: BTreeSet<String> = row_runs(&old.join(format!("{ID}.witness.jsonl")))
+        .into_iter()
+        .collect();
+    assert_eq!(runs, BTreeSet::from([open_run]));
+    assert!(
+        cleaned.stdout.contains("kept 1 open receipt(s)"),
+        "{}",
+        cleaned.stdout
+    );
+}
+
+#[test]
+fn a_receipt_whose_property_id_is_not_its_file_s_is_left_alone_and_named() {
+    let r = Root::new();
+    run_once(&r, "p");
+    run_once(&r, "p");
+    let dir = r.path().join("target/seedledger/p");
+    let victim = r.path().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("x.witness.jsonl"), "{\"run_id\": \"r\"}\n").unwrap();
+    let archived = receipts(&dir)
+        .into_iter()
+        .find(|n| *n != format!("{ID}.receipt.json"))
+        .unwrap();
+    let text = std::fs::read_to_string(dir.join(&archived)).unwrap();
+    let forged = text.replace(
+        &format!("\"property_id\": \"{ID}\""),
+        &format!("\"property_id\": \"{}\"", victim.join("x").display()),
+    );
+    assert_ne!(forged, text);
+    std::fs::write(dir.join(&archived), forged).unwrap();
+    let cleaned = r.run(&["prop", "clean"]);
+    assert_eq!(cleaned.code, 2, "{}", cleaned.stdout);
+    assert!(
+        cleaned.stderr.contains(&archived) && cleaned.stderr.contains("field `property_id`"),
+        "{}",
+        cleaned.stderr
+    );
+    assert!(dir.join(&archived).exists());
+    assert_eq!(
+        std::fs::read_to_string(victim.join("x.witness.jsonl")).unwrap(),
+        "{\"run_id\": \"r\"}\n"
+    );
+}
+
+#[test]
+fn a_replay_s_row_stays_when_the_run_it_replayed_is_cleaned() {
+    let r = Root::new();
+    run_once(&r, "p");
+    let replayed = r.run(&[
+        "prop",
+        "replay",
+        "--property",
+        ID,
+        "--seed",
+        "3",
+        "--patch-id",
+        "p",
+    ]);
+    assert_eq!(replayed.code, 0, "{}{}", replayed.stdout, replayed.stderr);
+    run_once(&r, "p");
+    let dir = r.path().join("target/seedledger/p");
+    let before = row_runs(&dir.join(format!("{ID}.witness.jsonl")));
+    let replay_run = before[20].clone();
+    assert!(replay_run.starts_with("replay-"), "{replay_run}");
+    let cleaned = r.run(&["prop", "clean"]);
+    assert_eq!(cleaned.code, 0, "{}", cleaned.stderr);
+    let after = row_runs(&dir.join(format!("{ID}.witness.jsonl")));
+    assert_eq!(after.len(), 21, "{after:?}");
+    assert_eq!(after[0], replay_run);
 }
