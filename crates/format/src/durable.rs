@@ -537,6 +537,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn lines_appended_at_a_path_follow_a_file_replaced_while_they_waited_for_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.jsonl");
+        std::fs::write(&path, "{\"old\":1}\n").unwrap();
+        // A rewrite holds the old file's lock, puts a new file in its place, then lets go.
+        let old = File::open(&path).unwrap();
+        old.lock().unwrap();
+        let appender = {
+            let path = path.clone();
+            std::thread::spawn(move || append_lines_at(&path, b"{\"late\":2}\n"))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        write_atomic(&path, b"{\"new\":1}\n").unwrap();
+        old.unlock().unwrap();
+        appender.join().unwrap().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"new\":1}\n{\"late\":2}\n"
+        );
+        // A writer opened before the replacement writes nothing through the old file.
+        let mut stale = JsonLinesWriter::open(&path).unwrap();
+        write_atomic(&path, b"{\"newer\":1}\n").unwrap();
+        assert!(!stale.append_raw_if_at(&path, b"{\"lost\":3}\n").unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"newer\":1}\n");
+    }
+
+    #[test]
     fn atomic_write_replaces_and_leaves_no_temp_files() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/receipt.json");
