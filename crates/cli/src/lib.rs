@@ -9,7 +9,9 @@
 //! what several share lives in [`common`]. [`main_extended`] adds commands of the caller's
 //! (this repository's `xtask` adds its benchmarks through [`Extension`]).
 
-/// `println!` that ignores a closed stdout (`cargo xtask ... | head`) instead of panicking.
+/// `println!` that ignores a closed stdout (`cargo xtask ... | head`) instead of panicking
+/// (exported for the commands an [`Extension`] adds).
+#[macro_export]
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
@@ -17,7 +19,8 @@ macro_rules! outln {
     }};
 }
 
-/// `eprintln!` that ignores a closed stderr instead of panicking.
+/// `eprintln!` that ignores a closed stderr instead of panicking (exported as [`outln!`]).
+#[macro_export]
 macro_rules! errln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;

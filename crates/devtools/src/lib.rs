@@ -4,21 +4,9 @@
 //! command line through [`seedledger_cli::Extension`]; a workspace that adopts seedledger
 //! never links this crate.
 
-/// `println!` that ignores a closed stdout (`cargo xtask ... | head`) instead of panicking.
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
-    }};
-}
-
-/// `eprintln!` that ignores a closed stderr instead of panicking.
-macro_rules! errln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
-    }};
-}
+// `outln!` / `errln!`: the command line's printing that ignores a closed pipe.
+#[macro_use]
+extern crate seedledger_cli;
 
 mod bench;
 mod bench_scale;

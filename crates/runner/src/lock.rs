@@ -34,7 +34,7 @@ const MAX_ARCHIVED_RECEIPT_BYTES: u64 = 1 << 30;
 
 /// The exclusive lock on one property's evidence, held until dropped.
 #[derive(Debug)]
-pub(crate) struct EvidenceLock {
+pub struct EvidenceLock {
     _file: File,
 }
 
@@ -116,6 +116,21 @@ pub(crate) fn lock(
     let _ = file.set_len(0);
     let _ = std::os::unix::fs::FileExt::write_all_at(&file, format!("{holder}\n").as_bytes(), 0);
     Ok(EvidenceLock { _file: file })
+}
+
+/// Takes the evidence lock of `property_id` in the evidence directory `dir` as a run takes
+/// it ([`RunError::Locked`] when a run holds it), writing `holder` into the lock file: for a
+/// command that rewrites a property's evidence (`prop clean`) while no run may write it.
+pub fn lock_evidence(
+    dir: &Path,
+    property_id: &str,
+    holder: &str,
+) -> Result<EvidenceLock, RunError> {
+    lock(
+        &dir.join(format!("{property_id}.receipt.json")),
+        property_id,
+        holder,
+    )
 }
 
 /// Moves the receipt at `receipt_path` (an earlier run's) to `ID.<its run_id>.receipt.json`,

@@ -117,17 +117,8 @@ fn read_beside(
     receipts: &mut [ReadReceipt],
     current: &[(Option<String>, Option<String>)],
 ) -> anyhow::Result<()> {
-    for (index, (r, (pin, code))) in receipts.iter_mut().zip(current).enumerate() {
-        let citable = receipt_retirement(
-            r.fixture_hash.as_deref(),
-            r.code.as_deref(),
-            &Current {
-                digest: None,
-                pin: pin.as_deref(),
-                code: code.as_deref(),
-            },
-        )
-        .is_none();
+    for (index, (r, now)) in receipts.iter_mut().zip(current).enumerate() {
+        let citable = retired_against(r, now).is_none();
         let mut source = ReceiptFile::new(&files[r.index]);
         let beside = reading.receipt(index as u32, citable, &mut source)?;
         r.disagreement = beside.disagreement;
@@ -268,7 +259,14 @@ pub(super) fn current_of(
 
 /// The retirement of a receipt against the work tree (see `seedledger_gate::receipt_retirement`).
 pub(super) fn retirement(currents: &mut Currents, r: &ReadReceipt) -> Option<Retirement> {
-    let (pin, code) = current_of(currents, r);
+    retired_against(r, &current_of(currents, r))
+}
+
+/// The retirement of a receipt against what is current for it (`current_of`'s pin and code).
+fn retired_against(
+    r: &ReadReceipt,
+    (pin, code): &(Option<String>, Option<String>),
+) -> Option<Retirement> {
     receipt_retirement(
         r.fixture_hash.as_deref(),
         r.code.as_deref(),

@@ -27,11 +27,12 @@ use crate::common::{
 };
 use clap::Args;
 use seedledger_format::ExitStatus;
+use seedledger_runner::engine::{self, RunError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -271,33 +272,6 @@ fn is_evidence(name: &str) -> bool {
     name.ends_with(".receipt.json") || name.ends_with(".witness.jsonl")
 }
 
-/// Takes the evidence lock of `property_id` in `dir` without waiting, as a run takes it
-/// (the lock file created if missing, mode 0644, never through a link, never deleted), and
-/// says in it who holds it. `Err` says why not (held by a run, or unusable).
-fn evidence_lock(dir: &Path, property_id: &str) -> Result<File, String> {
-    let path = dir.join(format!("{property_id}.lock"));
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
-        .map_err(|e| format!("cannot open lock file `{}`: {e}", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => return Err("a run holds its lock".into()),
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(format!("cannot lock `{}`: {e}", path.display()));
-        }
-    }
-    let _ = file.set_len(0);
-    let holder = format!("prop clean (pid {})\n", std::process::id());
-    let _ = std::os::unix::fs::FileExt::write_all_at(&file, holder.as_bytes(), 0);
-    Ok(file)
-}
-
 /// Prunes each property of one patch directory, keeping `keep` receipts per property (and
 /// every open one). Returns what went and the errors met (the rest is still cleaned).
 fn prune_patch(dir: &Path, keep: usize, report: &Report) -> (Removed, Vec<String>) {
@@ -413,10 +387,16 @@ fn prune_property(
     }
     let _lock = match report.dry_run {
         true => None,
-        false => match evidence_lock(dir, property_id) {
-            Ok(lock) => Some(lock),
-            Err(why) => return skip(&why),
-        },
+        false => {
+            let holder = format!("prop clean (pid {})", std::process::id());
+            match engine::lock_evidence(dir, property_id, &holder) {
+                Ok(lock) => Some(lock),
+                Err(RunError::Locked { holder, .. }) => {
+                    return skip(&format!("a run holds its lock ({holder})"));
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
     };
     let kept_runs: HashSet<&str> = kept
         .iter()
