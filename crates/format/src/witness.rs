@@ -84,6 +84,10 @@ impl Verdict {
 /// review pairs a fail and a pass only under one scheme. A row whose `rng` is present but
 /// not a non-empty string is malformed (it must never read as `chacha8-v1`).
 ///
+/// `attempt` (extension): on a replay row (`prop reproduce --repeat K`), which replay of its
+/// seed it is, 1..=K. A row whose `attempt` is present but not an integer in
+/// 1..=4294967295 is malformed (a bad count must never read as "not a replay").
+///
 /// `sig` (extension, written by a runner that holds a signing key): the ed25519 signature
 /// of the row's canonical bytes, as 128 lowercase hex digits. Where the repository declares
 /// trusted runner keys (`props/trusted-runners.jsonl`, see [`crate::TrustedKeys`]), a remote
@@ -152,6 +156,11 @@ pub struct WitnessRow {
     /// ([`WitnessRow::scheme`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rng: Option<String>,
+    /// The `attempt` extension (SPEC: Flake rate): on a replay row written by `prop reproduce
+    /// --repeat K`, which of the K replays of its seed it is (1-based). A row with it is a
+    /// *replay row*; a row without it (a run's trial, `prop replay`) is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
 }
 
 /// One non-blank line of a witness file, read leniently: a bad line is kept, with what
@@ -219,8 +228,18 @@ impl WitnessRow {
             Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
             Some(_) => return Err(invalid("rng", "an rng scheme name (a non-empty string)").into()),
         };
+        let attempt = match value.get("attempt") {
+            None => None,
+            Some(v) => Some(
+                v.as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| invalid("attempt", "a replay number (an integer from 1)"))?,
+            ),
+        };
         Ok(WitnessRow {
             rng,
+            attempt,
             run_id: extension("run_id"),
             patch_id: extension("patch_id"),
             code: extension("code"),
@@ -329,6 +348,7 @@ impl WitnessLine {
                 code: None,
                 replayed_signature: None,
                 rng: None,
+                attempt: None,
             }),
         }
     }
@@ -722,6 +742,53 @@ mod tests {
                 other => panic!("{line}: {other:?}"),
             }
             assert_eq!(read[0].witness_id.as_deref(), Some("w-local-1"));
+        }
+    }
+
+    /// `attempt`: absent is not a replay; a replay number is read as written (by the
+    /// scanner, the serde fast path and the exact reading alike); anything else present
+    /// (0, past `u32`, a float, a string, null) makes the row malformed, naming the field.
+    #[test]
+    fn the_attempt_extension_numbers_a_replay_and_a_bad_one_is_malformed() {
+        let with = |v: &str| {
+            LOCAL.replace(
+                r#""freeze_writer":false"#,
+                &format!(r#""freeze_writer":false,"run_id":"r1","rng":"chacha8-v2","attempt":{v}"#),
+            )
+        };
+        let old = parse_witness_lines(LOCAL)[0].row.clone().unwrap();
+        assert_eq!(old.attempt, None);
+        for n in [1u32, 20, u32::MAX] {
+            let line = with(&n.to_string());
+            let mut scanned = old.clone();
+            assert!(canonical::row_into(line.as_bytes(), &mut scanned), "{line}");
+            let exact = parse_witness_line_exactly(1, line.as_bytes()).unwrap().row;
+            assert_eq!(Ok(scanned.clone()), exact, "{line}");
+            assert_eq!(fast::row(&line).as_ref(), exact.as_ref().ok(), "{line}");
+            assert_eq!(scanned.attempt, Some(n));
+            // Written back, the row keeps it.
+            assert!(
+                scanned
+                    .to_json_line()
+                    .ends_with(&format!(",\"attempt\":{n}}}"))
+            );
+        }
+        for bad in [
+            "0",
+            "4294967296",
+            "-1",
+            "1.0",
+            "\"3\"",
+            "null",
+            "true",
+            "[1]",
+        ] {
+            let line = with(bad);
+            let read = parse_witness_lines(&line);
+            match &read[0].row {
+                Err(ParseError::Field(f)) => assert_eq!(f.field, "attempt", "{line}"),
+                other => panic!("{line}: {other:?}"),
+            }
         }
     }
 

@@ -242,6 +242,7 @@ fn planted_bugs_fail_the_right_property_with_a_named_seed() {
                 code: None,
                 signer: None,
                 replayed_signature: None,
+                attempt: None,
             },
             &ReplayInput::Seed {
                 seed,
@@ -419,6 +420,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
             code: None,
             signer: None,
             replayed_signature: None,
+            attempt: None,
         },
         &ReplayInput::Seed {
             seed,
@@ -437,6 +439,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
             code: None,
             signer: None,
             replayed_signature: None,
+            attempt: None,
         },
         &ReplayInput::Seed {
             seed,
@@ -474,6 +477,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
             code: None,
             signer: None,
             replayed_signature: None,
+            attempt: None,
         },
         &ReplayInput::Choices {
             seed,
@@ -497,6 +501,7 @@ fn replay_reproduces_a_failure_and_its_minimal_input_exactly() {
             code: None,
             signer: None,
             replayed_signature: None,
+            attempt: None,
         },
         &ReplayInput::Seed {
             seed,
@@ -566,6 +571,7 @@ fn a_flaky_failure_goes_from_run_to_replay_to_an_admitted_freeze() {
             code: None,
             signer: None,
             replayed_signature: None,
+            attempt: None,
         },
         &ReplayInput::Seed {
             seed: 1101,

@@ -514,6 +514,7 @@ pub fn append_crash_row(
         signer,
         replayed_signature: None,
         rng,
+        attempt: None,
     });
     let mut line = Vec::new();
     rows.push_row(&mut line, seed, Some(signature));

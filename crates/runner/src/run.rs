@@ -511,6 +511,7 @@ fn row_formatter(
         signer: config.signer.as_ref(),
         replayed_signature: None,
         rng: config.rng,
+        attempt: None,
     })
 }
 
@@ -800,6 +801,9 @@ pub struct ReplayTarget<'a> {
     pub signer: Option<&'a seedledger_format::RunnerKey>,
     /// The row's `replayed_signature`: the failure the seed had in the receipt replayed.
     pub replayed_signature: Option<&'a str>,
+    /// The row's `attempt`: which of `prop reproduce --repeat K`'s replays of the seed this
+    /// is (1-based); `None` for a replay that is not one of them (`prop replay`).
+    pub attempt: Option<u32>,
 }
 
 /// What a replay did.
@@ -834,6 +838,7 @@ pub fn replay(
         code,
         signer,
         replayed_signature,
+        attempt,
     } = *target;
     let spec = load_spec(root, property.id)?;
     let (bytes, pin) = load_fixture(root, &spec)?;
@@ -871,6 +876,7 @@ pub fn replay(
             signer,
             replayed_signature,
             rng,
+            attempt,
         });
         let signature = evaluation.outcome.failure().map(|f| f.signature.as_str());
         let mut line = Vec::new();

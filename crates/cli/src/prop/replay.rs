@@ -135,6 +135,7 @@ impl<'a> Replay<'a> {
             code: code.as_deref(),
             signer: signer.as_ref(),
             replayed_signature: None,
+            attempt: None,
         };
         seedledger_runner::engine::replay(self.property, root, &target, &self.input).map_err(error)
     }

@@ -169,6 +169,7 @@ impl Reproduction<'_> {
                 code: reproduced.code.as_deref(),
                 signer: self.signer.as_ref(),
                 replayed_signature: replayed.get(&seed).map(String::as_str),
+                attempt: None,
             };
             match seedledger_runner::engine::replay(
                 property,

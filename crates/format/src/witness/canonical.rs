@@ -10,7 +10,7 @@
 use super::{Runner, Verdict, WitnessRow};
 
 /// The members a row is read from (the order of [`Field`]'s discriminants).
-const KEYS: [&[u8]; 15] = [
+const KEYS: [&[u8]; 16] = [
     b"witness_id",
     b"property_id",
     b"property_digest",
@@ -26,6 +26,7 @@ const KEYS: [&[u8]; 15] = [
     b"code",
     b"replayed_signature",
     b"rng",
+    b"attempt",
 ];
 
 /// Unknown members a line may have before the scanner gives up (their keys are compared to
@@ -284,6 +285,9 @@ impl<'a> Members<'a> {
                 *field = None;
             }
         }
+        if self.seen & (1 << 15) == 0 {
+            row.attempt = None;
+        }
     }
 }
 
@@ -339,6 +343,12 @@ fn field(c: &mut Cursor<'_>, i: usize, row: &mut WitnessRow) -> Option<()> {
                 return None;
             }
             set_option(&mut row.rng, text);
+        }
+        15 => {
+            // Present, `attempt` must be a replay number (else the exact reading names the
+            // row malformed).
+            let n = c.u64()?;
+            row.attempt = Some(u32::try_from(n).ok().filter(|&n| n >= 1)?);
         }
         _ => {
             let text = c.scalar()?;

@@ -22,7 +22,7 @@ impl<'de> serde::Deserialize<'de> for Fast {
 }
 
 /// The members a row is read from, in the order of `KEYS`.
-const KEYS: [&str; 15] = [
+const KEYS: [&str; 16] = [
     "witness_id",
     "property_id",
     "property_digest",
@@ -38,6 +38,7 @@ const KEYS: [&str; 15] = [
     "code",
     "replayed_signature",
     "rng",
+    "attempt",
 ];
 
 enum Key {
@@ -111,6 +112,7 @@ impl<'de> Visitor<'de> for RowVisitor {
         let mut freeze_writer = None;
         let mut extensions: [Option<String>; 4] = Default::default();
         let mut rng = None;
+        let mut attempt = None;
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let i = match key {
                 Key::Known(i) => i,
@@ -136,6 +138,16 @@ impl<'de> Visitor<'de> for RowVisitor {
                 9 => freeze_writer = Some(map.next_value::<bool>()?),
                 // Present, `rng` must be a non-empty string (else: malformed, read exactly).
                 14 => rng = Some(non_empty(map.next_value::<String>()?)?),
+                // Present, `attempt` must be a replay number (else: malformed, read exactly).
+                15 => {
+                    let n = map.next_value::<u64>()?;
+                    attempt = Some(
+                        u32::try_from(n)
+                            .ok()
+                            .filter(|&n| n >= 1)
+                            .ok_or_else(give_up)?,
+                    );
+                }
                 _ => {
                     let crate::json::Unique(v) = map.next_value()?;
                     extensions[i - 10] = v.as_str().filter(|s| !s.is_empty()).map(str::to_string);
@@ -174,6 +186,7 @@ impl<'de> Visitor<'de> for RowVisitor {
             code,
             replayed_signature,
             rng,
+            attempt,
         }))
     }
 }

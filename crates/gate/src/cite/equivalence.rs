@@ -269,6 +269,7 @@ fn row(rng: &mut Rng, id: String, seed: u64, fail: bool, runner: Runner) -> Witn
         code: Some(CODES[0].to_string()),
         replayed_signature: None,
         rng: None,
+        attempt: None,
     }
 }
 

@@ -39,6 +39,7 @@ fn row(id: &str, seed: u64, verdict: Verdict, runner: Runner) -> WitnessRow {
         code: Some(CODE.to_string()),
         replayed_signature: None,
         rng: None,
+        attempt: None,
     }
 }
 

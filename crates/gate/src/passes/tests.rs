@@ -242,6 +242,7 @@ fn own_row(id: &str, seed: u64, verdict: Verdict) -> WitnessRow {
         code: Some("diff:c0de".to_string()),
         replayed_signature: None,
         rng: None,
+        attempt: None,
     }
 }
 

@@ -29,6 +29,7 @@ fn row(seed: u64, fail: bool, signature: &str) -> WitnessRow {
         code: Some("diff:c".into()),
         replayed_signature: None,
         rng: None,
+        attempt: None,
     }
 }
 

@@ -46,6 +46,7 @@ fn row(seed: u64, fail: bool, run: &str) -> WitnessRow {
         code: Some("diff:c".into()),
         replayed_signature: None,
         rng: None,
+        attempt: None,
     }
 }
 

@@ -33,6 +33,9 @@ pub(crate) struct RowContext<'a> {
     /// The `rng` extension: the scheme the row's seed was turned into an input under (the
     /// run's scheme; a row without it is under `chacha8-v1`).
     pub rng: crate::rng::Scheme,
+    /// The `attempt` extension: which replay of its seed the row is (`prop reproduce
+    /// --repeat K`); `None` for every other row.
+    pub attempt: Option<u32>,
 }
 
 /// Formats witness rows of one run by hand (no serde on the per-trial path): the parts that
@@ -80,6 +83,9 @@ impl WitnessFormatter {
         }
         tail.push_str(",\"rng\":");
         push_json_str(&mut tail, cx.rng.name());
+        if let Some(attempt) = cx.attempt {
+            tail.push_str(&format!(",\"attempt\":{attempt}"));
+        }
         tail.push_str("}\n");
         WitnessFormatter {
             head,

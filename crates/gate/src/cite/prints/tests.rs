@@ -20,6 +20,7 @@ fn row() -> WitnessRow {
         code: Some("c".to_string()),
         replayed_signature: None,
         rng: None,
+        attempt: None,
     }
 }
 

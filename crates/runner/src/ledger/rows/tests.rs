@@ -18,6 +18,7 @@ fn run_1_rows() -> RowContext<'static> {
         signer: None,
         replayed_signature: None,
         rng: crate::rng::Scheme::V2,
+        attempt: None,
     }
 }
 
@@ -126,6 +127,7 @@ fn hand_formatted_rows_parse_as_witness_rows() {
         signer: None,
         replayed_signature: None,
         rng: crate::rng::Scheme::V1,
+        attempt: None,
     });
     let mut out = Vec::new();
     f.push_row(&mut out, 17, None);
@@ -150,6 +152,29 @@ fn hand_formatted_rows_parse_as_witness_rows() {
         (u64::MAX, Verdict::Fail, "assert:a \"b\"\n")
     );
     assert_eq!(f.row(3, None).unwrap().witness_id, "w-run\"1-3");
+    assert_eq!(pass.attempt, None);
+}
+
+/// A replay row of `prop reproduce --repeat K` says which replay it is (`attempt`), and
+/// reads back with it; the rows of a run never do.
+#[test]
+fn a_replay_row_carries_its_attempt() {
+    let mut cx = run_1_rows();
+    cx.attempt = Some(7);
+    let f = WitnessFormatter::new(&cx);
+    let mut out = Vec::new();
+    f.push_row(&mut out, 42, Some("assert:x"));
+    let text = std::str::from_utf8(&out).unwrap();
+    assert!(
+        text.ends_with(",\"rng\":\"chacha8-v2\",\"attempt\":7}\n"),
+        "{text}"
+    );
+    let row = seedledger_format::parse_witness_lines(text)[0]
+        .row
+        .clone()
+        .unwrap();
+    assert_eq!((row.seed, row.attempt), (42, Some(7)));
+    assert_eq!(f.row(42, None).unwrap().attempt, Some(7));
 }
 
 /// A batch whose append fails part way (a file-size limit: a short `write`, then
