@@ -14,6 +14,7 @@ mod errors;
 mod exit;
 mod fields;
 mod files;
+pub mod flake;
 mod hash;
 pub(crate) use hash::sha256_hex_of;
 mod json;
