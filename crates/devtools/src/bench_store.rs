@@ -101,6 +101,14 @@ fn measure(args: &StoreBenchArgs) -> anyhow::Result<()> {
             code_base: None,
             expires_at: "2999-01-01T00:00:00Z".into(),
             written_at: "2026-01-01T00:00:00Z".into(),
+            flake: Some(seedledger_format::CitationFlake::of(
+                1102,
+                seedledger_format::flake::Tally {
+                    replays: 20,
+                    fails: 5,
+                },
+                seedledger_format::flake::Tally::default(),
+            )),
             key_id: None,
             sig: None,
         };

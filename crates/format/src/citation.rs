@@ -7,9 +7,163 @@ use crate::hash::is_hex64;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The citation schema this crate writes. Version 1 names no failure signature and no code
-/// identity, so it cannot be honoured; it is refused on read.
-pub const CITATION_SCHEMA_VERSION: u32 = 2;
+/// The citation schema this crate writes (3: with the cited seed's flake rate, `flake`).
+/// Version 2 (no `flake`) is still read and honoured; version 1 names no failure signature
+/// and no code identity, so it cannot be honoured: it is refused on read.
+pub const CITATION_SCHEMA_VERSION: u32 = 3;
+
+/// What the replays of the cited fail row's seed showed when the citation was written (SPEC:
+/// Flake rate): the class, and each runner role's replays, fails and exact 95% interval.
+/// Integers and text only (a citation's canonical form has no floats): the interval's bounds
+/// are decimal text with four digits after the point, rounded outward.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CitationFlake {
+    /// The class, as SPEC spells it (`flaky`, `insufficient`, `deterministic`,
+    /// `environment-dependent`, `not reproduced`); it must be the class the counts give.
+    pub class: String,
+    /// The seed of the cited fail row.
+    pub seed: u64,
+    /// Each role that replayed the seed (a role that did not is absent).
+    pub runners: CitationRunners,
+}
+
+/// The replays of one seed per runner role, in a citation's `flake`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CitationRunners {
+    /// The local runner's replays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local: Option<RoleRate>,
+    /// The remote runner's replays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RoleRate>,
+}
+
+/// One role's replays of the cited seed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoleRate {
+    /// Replay rows of the seed on the role.
+    pub replays: u64,
+    /// Those that failed with the cited signature.
+    pub fails: u64,
+    /// The exact two-sided 95% interval of the rate, as decimal text rounded outward
+    /// (`["0.0865", "0.4911"]`).
+    pub interval: [String; 2],
+}
+
+impl RoleRate {
+    /// The record of `tally` (`None` without replays).
+    pub fn of(tally: crate::flake::Tally) -> Option<RoleRate> {
+        let interval = tally.interval()?.outward(4);
+        Some(RoleRate {
+            replays: tally.replays,
+            fails: tally.fails,
+            interval,
+        })
+    }
+
+    /// The counts as a tally.
+    pub fn tally(&self) -> crate::flake::Tally {
+        crate::flake::Tally {
+            replays: self.replays,
+            fails: self.fails,
+        }
+    }
+}
+
+impl CitationFlake {
+    /// The record of a seed whose replays on each role are `local` and `remote`: the class
+    /// SPEC gives them, and each role that replayed it.
+    pub fn of(seed: u64, local: crate::flake::Tally, remote: crate::flake::Tally) -> CitationFlake {
+        CitationFlake {
+            class: crate::flake::FlakeClass::of(&[local, remote])
+                .as_str()
+                .to_string(),
+            seed,
+            runners: CitationRunners {
+                local: RoleRate::of(local),
+                remote: RoleRate::of(remote),
+            },
+        }
+    }
+
+    /// The roles that replayed the seed, by name.
+    pub fn roles(&self) -> impl Iterator<Item = (&'static str, &RoleRate)> {
+        [
+            ("local", &self.runners.local),
+            ("remote", &self.runners.remote),
+        ]
+        .into_iter()
+        .filter_map(|(name, rate)| rate.as_ref().map(|r| (name, r)))
+    }
+
+    /// One line for people: `flaky: local 5/20 failed [0.0865, 0.4911], remote 0/20 failed
+    /// [0.0000, 0.1685]` (`no replays` when no role replayed the seed).
+    pub fn summary(&self) -> String {
+        let roles: Vec<String> = self
+            .roles()
+            .map(|(name, r)| {
+                format!(
+                    "{name} {}/{} failed [{}, {}]",
+                    r.fails, r.replays, r.interval[0], r.interval[1]
+                )
+            })
+            .collect();
+        if roles.is_empty() {
+            format!("{}: no replays of seed {}", self.class, self.seed)
+        } else {
+            format!("{}: {}", self.class, roles.join(", "))
+        }
+    }
+
+    /// Checks a `flake` member as read: its counts (fails no more than replays, at least
+    /// one replay per role given), its interval text, and a class that is the counts' class.
+    fn check(value: &Value) -> Result<(), FieldError> {
+        let flake: CitationFlake = serde_json::from_value(value.clone()).map_err(|_| {
+            invalid(
+                "flake",
+                "an object with class, seed and runners (SPEC: Flake rate)",
+            )
+        })?;
+        let ok_interval = |i: &[String; 2]| match (decimal(&i[0]), decimal(&i[1])) {
+            (Some(lo), Some(hi)) => lo <= hi && hi <= 10_000,
+            _ => false,
+        };
+        for (name, r) in flake.roles() {
+            if r.replays == 0 || r.fails > r.replays || !ok_interval(&r.interval) {
+                return Err(invalid(
+                    if name == "local" {
+                        "flake.runners.local"
+                    } else {
+                        "flake.runners.remote"
+                    },
+                    "replays from 1, fails no more than replays, interval [\"d.dddd\", \"d.dddd\"] with lo <= hi <= 1",
+                ));
+            }
+        }
+        let tally = |r: &Option<RoleRate>| r.as_ref().map(RoleRate::tally).unwrap_or_default();
+        let class = crate::flake::FlakeClass::of(&[
+            tally(&flake.runners.local),
+            tally(&flake.runners.remote),
+        ]);
+        if flake.class != class.as_str() {
+            return Err(invalid(
+                "flake.class",
+                "the class its runners' counts give (SPEC: Flake rate)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `d.dddd` as ten-thousandths; `None` for any other text.
+fn decimal(text: &str) -> Option<u32> {
+    let (whole, frac) = text.split_once('.')?;
+    if whole.len() != 1 || frac.len() != 4 || !text.bytes().all(|b| b == b'.' || b.is_ascii_digit())
+    {
+        return None;
+    }
+    Some(whole.parse::<u32>().ok()? * 10_000 + frac.parse::<u32>().ok()?)
+}
 
 /// How the same-seed review of a citation ended (SPEC: Same-seed review).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,11 +189,11 @@ impl SameSeedReview {
 ///
 /// # Format
 ///
-/// A JSON object (schema 2; an object that repeats a key is refused):
+/// A JSON object (schema 3, or 2 without `flake`; an object that repeats a key is refused):
 ///
 /// | field | type | meaning |
 /// |---|---|---|
-/// | `schema_version` | 2 | |
+/// | `schema_version` | 3 (2 still read) | |
 /// | `patch_id` | string | the patch whose evidence is cited |
 /// | `property_id` | string | the frozen property |
 /// | `property_digest` | 64 hex | the spec's digest when cited; a different digest retires the citation |
@@ -53,6 +207,7 @@ impl SameSeedReview {
 /// | `code_base` | string, optional | the base revision (commit id) `code` was computed against |
 /// | `expires_at` | RFC 3339 UTC | from policy; from then on the citation is not honoured |
 /// | `written_at` | RFC 3339 UTC | when the local gate wrote it |
+/// | `flake` | object (schema 3) | the cited fail row's seed's replays when cited: `class`, `seed`, `runners.local`/`runners.remote` each `{replays, fails, interval: ["lo", "hi"]}` ([`CitationFlake`]) |
 /// | `key_id` | string, optional | the `citer` key of the trust file that signed it |
 /// | `sig` | 128 hex, optional | ed25519 signature by `key_id` over the citation's canonical bytes |
 ///
@@ -65,7 +220,7 @@ impl SameSeedReview {
 /// file whose text was edited does not match its name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Citation {
-    /// Always [`CITATION_SCHEMA_VERSION`] (an older version is refused on read).
+    /// [`CITATION_SCHEMA_VERSION`] when written; 2 (without `flake`) is still read.
     pub schema_version: u32,
     /// The patch whose evidence is cited.
     pub patch_id: String,
@@ -97,6 +252,9 @@ pub struct Citation {
     pub expires_at: String,
     /// RFC 3339 UTC: when the local gate wrote the citation.
     pub written_at: String,
+    /// What the replays of the cited fail row's seed showed (schema 3; `None` in schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flake: Option<CitationFlake>,
     /// The `citer` key of the trust file that signed the citation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
@@ -112,7 +270,12 @@ impl Citation {
     pub fn parse(text: &str) -> Result<Citation, ParseError> {
         let value: Value = crate::json::parse(text)?;
         let line = |e: FieldError| {
-            let top = e.field.split('[').next().unwrap_or(&e.field).to_string();
+            let top = e
+                .field
+                .split(['[', '.'])
+                .next()
+                .unwrap_or(&e.field)
+                .to_string();
             FieldError {
                 line: crate::receipt::key_line(text, &top),
                 ..e
@@ -120,15 +283,25 @@ impl Citation {
         };
         let f = Fields::of(&value)?;
         let check = || -> Result<(), FieldError> {
+            let flake = value.get("flake").filter(|v| !v.is_null());
             match value.get("schema_version").and_then(Value::as_u64) {
-                Some(v) if v == u64::from(CITATION_SCHEMA_VERSION) => {}
+                Some(3) if flake.is_none() => {
+                    return Err(invalid(
+                        "flake",
+                        "the cited seed's replays (schema 3 records them; SPEC: Flake rate)",
+                    ));
+                }
+                Some(2 | 3) => {}
                 Some(1) => {
                     return Err(invalid(
                         "schema_version",
-                        "2 (a schema 1 citation names no failure signature or code identity and cannot be honoured; cite again)",
+                        "3 or 2 (a schema 1 citation names no failure signature or code identity and cannot be honoured; cite again)",
                     ));
                 }
-                _ => return Err(invalid("schema_version", "2")),
+                _ => return Err(invalid("schema_version", "3 or 2")),
+            }
+            if let Some(flake) = flake {
+                CitationFlake::check(flake)?;
             }
             for key in [
                 "patch_id",
@@ -194,6 +367,15 @@ impl Citation {
             })
             .into()
         })
+    }
+
+    /// The recorded flake rate for people: `flake rate flaky: local 5/20 failed [0.0865,
+    /// 0.4911]`, or `flake rate not recorded` for a schema 2 citation.
+    pub fn flake_label(&self) -> String {
+        match &self.flake {
+            Some(flake) => format!("flake rate {}", flake.summary()),
+            None => "flake rate not recorded".to_string(),
+        }
     }
 
     /// `expires_at` as seconds since the Unix epoch (`None` when it is not RFC 3339, which
@@ -276,6 +458,17 @@ mod tests {
             code_base: Some("b".repeat(40)),
             expires_at: "2030-01-01T00:00:00Z".into(),
             written_at: "2026-12-01T00:00:00Z".into(),
+            flake: Some(CitationFlake::of(
+                1102,
+                crate::flake::Tally {
+                    replays: 20,
+                    fails: 5,
+                },
+                crate::flake::Tally {
+                    replays: 20,
+                    fails: 0,
+                },
+            )),
             key_id: Some("citer-1".into()),
             sig: Some("ab".repeat(64)),
         }
@@ -291,8 +484,8 @@ mod tests {
         };
         // A repeated key is refused wherever it is, whichever value comes last.
         let dup = edit(
-            "\"schema_version\": 2,",
-            "\"schema_version\": 2, \"expires_at\": \"2099-01-01T00:00:00Z\",",
+            "\"schema_version\": 3,",
+            "\"schema_version\": 3, \"expires_at\": \"2099-01-01T00:00:00Z\",",
         );
         assert!(
             matches!(&dup, ParseError::DuplicateKey { key, .. } if key == "expires_at"),
@@ -303,7 +496,7 @@ mod tests {
             other => panic!("{other}"),
         };
         assert_eq!(
-            field(edit("\"schema_version\": 2", "\"schema_version\": 1")),
+            field(edit("\"schema_version\": 3", "\"schema_version\": 1")),
             ("schema_version".to_string(), true)
         );
         assert_eq!(
@@ -332,8 +525,109 @@ mod tests {
             .0,
             "same_seed_review"
         );
-        assert_eq!(field(edit("\"seed\": 1102", "\"seed\": -1")).0, "seed");
+        assert_eq!(
+            field(edit(
+                "\"seed\": 1102,\n  \"sig\"",
+                "\"seed\": -1,\n  \"sig\""
+            ))
+            .0,
+            "seed"
+        );
         assert!(matches!(edit("{", "[{"), ParseError::NotJson { .. }));
+    }
+
+    /// Schema 3 records the cited seed's replays (`flake`) and needs them; schema 2 (written
+    /// before flake rates) is still read without; a `flake` whose class is not its counts'
+    /// class, or whose counts or interval text are out of shape, is refused, naming it.
+    #[test]
+    fn the_flake_record_is_read_checked_and_old_citations_still_read() {
+        let c = citation();
+        let text = c.to_json_pretty();
+        assert!(text.contains("},\n    \"seed\": 1102\n  },"), "{text}");
+        let flake = c.flake.clone().unwrap();
+        assert_eq!(flake.class, "flaky");
+        assert_eq!(
+            flake.summary(),
+            "flaky: local 5/20 failed [0.0865, 0.4911], remote 0/20 failed [0.0000, 0.1685]"
+        );
+        assert!(
+            text.contains("\"interval\": [\"0.0865\", \"0.4911\"]"),
+            "{text}"
+        );
+        // Schema 2, without `flake`, reads; schema 3 without it does not.
+        let mut old = c.clone();
+        old.schema_version = 2;
+        old.flake = None;
+        assert_eq!(Citation::parse(&old.to_json_pretty()).unwrap(), old);
+        let mut bare = c.clone();
+        bare.flake = None;
+        let field = |text: &str| match Citation::parse(text).unwrap_err() {
+            ParseError::Field(f) => (f.field, f.line.is_some()),
+            other => panic!("{other}"),
+        };
+        assert_eq!(field(&bare.to_json_pretty()).0, "flake");
+        // A class its counts do not give.
+        let relabelled = text.replace("\"class\": \"flaky\"", "\"class\": \"not reproduced\"");
+        assert_eq!(field(&relabelled), ("flake.class".to_string(), true));
+        let unknown = text.replace("\"class\": \"flaky\"", "\"class\": \"FLAKY\"");
+        assert_eq!(field(&unknown).0, "flake.class");
+        // Counts and interval text out of shape.
+        for (from, to, at) in [
+            ("\"fails\": 5", "\"fails\": 21", "flake.runners.local"),
+            ("\"0.4911\"", "\"0.49\"", "flake.runners.local"),
+            ("\"0.4911\"", "\"0.0001\"", "flake.runners.local"),
+            ("\"0.1685\"", "\"1.5000\"", "flake.runners.remote"),
+            ("\"fails\": 5", "\"fails\": -5", "flake"),
+            ("},\n    \"seed\": 1102\n  }", "}\n  }", "flake"),
+        ] {
+            assert!(text.contains(from), "{from}");
+            assert_eq!(field(&text.replacen(from, to, 1)).0, at, "{from} -> {to}");
+        }
+        // Each class the counts can give is accepted as recorded.
+        use crate::flake::Tally;
+        for (local, remote, class) in [
+            (
+                Tally {
+                    replays: 20,
+                    fails: 20,
+                },
+                Tally::default(),
+                "deterministic",
+            ),
+            (
+                Tally {
+                    replays: 20,
+                    fails: 20,
+                },
+                Tally {
+                    replays: 20,
+                    fails: 0,
+                },
+                "environment-dependent",
+            ),
+            (
+                Tally {
+                    replays: 3,
+                    fails: 0,
+                },
+                Tally::default(),
+                "insufficient",
+            ),
+            (Tally::default(), Tally::default(), "insufficient"),
+            (
+                Tally {
+                    replays: 30,
+                    fails: 0,
+                },
+                Tally::default(),
+                "not reproduced",
+            ),
+        ] {
+            let mut other = c.clone();
+            other.flake = Some(CitationFlake::of(7, local, remote));
+            assert_eq!(other.flake.as_ref().unwrap().class, class);
+            assert_eq!(Citation::parse(&other.to_json_pretty()).unwrap(), other);
+        }
     }
 
     #[test]

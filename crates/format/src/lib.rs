@@ -32,7 +32,8 @@ pub use canonical::{
     SIG_FIELD, canonical_bytes_without_sig, canonical_json, witness_canonical_bytes,
 };
 pub use citation::{
-    CITATION_SCHEMA_VERSION, Citation, SameSeedReview, format_rfc3339, parse_rfc3339,
+    CITATION_SCHEMA_VERSION, Citation, CitationFlake, CitationRunners, RoleRate, SameSeedReview,
+    format_rfc3339, parse_rfc3339,
 };
 pub use digits::{DecimalRun, decimal_len, write_decimal};
 pub use durable::{

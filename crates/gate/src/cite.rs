@@ -20,8 +20,10 @@ use seedledger_format::{
 };
 use std::collections::{BTreeSet, HashMap};
 
+mod flake;
 mod prints;
 mod stream;
+pub(crate) use flake::FlakeScope;
 pub(crate) use prints::{EditedRowFinder, RowPrints, edited_fingerprints, row_fingerprint};
 pub(crate) use stream::{CiteReview, Deferred};
 
@@ -378,7 +380,26 @@ fn cite_with(req: &CiteRequest<'_>, first: FirstPass) -> Result<(Citation, Revie
     let facts = req.facts();
     let origin = cite_checks(&facts)?;
     let review = review_in_memory(req.lines, req.expected, &origin, req.local_rows, first);
-    cite_written(&facts, &origin, review)
+    let flake = flake_scope(req.expected, &origin, &review).map(|mut scope| {
+        for line in req.lines {
+            scope.push(line);
+        }
+        scope
+    });
+    cite_written(&facts, &origin, review, flake)
+}
+
+/// The fold of the cited seed's replays, when the review found a pair to cite.
+pub(crate) fn flake_scope(
+    expected: &Expected,
+    origin: &ReviewOrigin,
+    review: &Review,
+) -> Option<FlakeScope> {
+    review
+        .outcome
+        .as_ref()
+        .ok()
+        .map(|pair| FlakeScope::new(expected, origin, pair))
 }
 
 /// Every check of [`cite`] before the same-seed review, in its order; `Ok` is the review's
@@ -509,17 +530,23 @@ fn one_receipt_per_run(receipts: &[ReceiptFacts<'_>]) -> Result<(), CiteError> {
     Ok(())
 }
 
-/// The citation, once [`cite_checks`] gave `origin` and the review over the batch (with that
-/// origin) gave `review`: refused with the review's reason, else built.
+/// The citation, once [`cite_checks`] gave `origin`, the review over the batch (with that
+/// origin) gave `review`, and the batch went through `flake` ([`flake_scope`] of the
+/// review): refused with the review's reason, or because the cited seed fails on every
+/// replay, else built.
 pub(crate) fn cite_written(
     req: &CiteFacts<'_>,
     origin: &ReviewOrigin,
     review: Review,
+    flake: Option<FlakeScope>,
 ) -> Result<(Citation, Review), CiteError> {
     let pair = review.outcome.clone().map_err(|reason| CiteError::Review {
         reason,
         detail: review.detail.clone(),
     })?;
+    let flake = flake
+        .ok_or(CiteError::ReviewNotPrepared)?
+        .finish(req.waive_same_seed_review, &pair)?;
     if let Some((file, id)) = crate::already_cited(req.cited, &pair.fail_id, &pair.pass_id) {
         return Err(CiteError::AlreadyCited {
             id,
@@ -554,6 +581,7 @@ pub(crate) fn cite_written(
         code_base: origin.code_base.clone(),
         expires_at: format_rfc3339(expires),
         written_at: format_rfc3339(req.now),
+        flake: Some(flake),
         key_id: None,
         sig: None,
     };
@@ -590,6 +618,7 @@ fn review_in_memory(
         if row.property_id == expected.property_id
             && row.patch_id.as_deref() == Some(origin.patch_id.as_str())
             && row.code.as_deref() == Some(origin.code.as_str())
+            && row.attempt.is_none()
         {
             review.push_own(row.seed, row.scheme(), row.verdict);
         }

@@ -81,6 +81,16 @@ pub enum CiteError {
         /// What the review found.
         detail: String,
     },
+    /// The cited seed (or, with the review waived, a replayed seed in scope) fails with the
+    /// cited signature on every replay of every role that replayed it: the failure is a bug
+    /// in the code, and a freeze would hide it (SPEC: Flake rate).
+    #[error("{} (seed {seed}: {detail})", Self::DETERMINISTIC)]
+    Deterministic {
+        /// The seed.
+        seed: u64,
+        /// What its replays showed (`CitationFlake::summary`).
+        detail: String,
+    },
     /// A receipt of the patch disagrees with its own run's witness rows (hand-edited).
     #[error("receipt `{file}` disagrees with its run's witness rows: {detail}")]
     Disagrees {
@@ -157,6 +167,10 @@ impl SpillError {
 }
 
 impl CiteError {
+    /// SPEC's reason for a seed that fails on every replay.
+    pub const DETERMINISTIC: &'static str =
+        "the failing seed fails on every replay: a bug, not a flake";
+
     /// Bad input rather than a refusal: exit status 2.
     pub fn is_input_error(&self) -> bool {
         matches!(

@@ -380,9 +380,11 @@ pub(crate) struct ReviewJoin {
     tally: ReviewTally,
     /// The failing inputs in scope, sorted, and beside each the first row's index of each
     /// runner and verdict (`[local fail, local pass, remote fail, remote pass]`), then of a
-    /// local and a remote pass of the seed under another scheme.
+    /// local and a remote pass of the seed under another scheme, then the first row of each
+    /// runner and verdict that is not a replay row (consistency is judged on those: a replay
+    /// row's disagreement is the flake rate, SPEC: Flake rate).
     inputs: Vec<Input>,
-    first: Vec<[usize; 6]>,
+    first: Vec<[usize; 10]>,
     /// The distinct seeds of `inputs`, sorted.
     seeds: Vec<u64>,
     index: usize,
@@ -454,7 +456,7 @@ impl ReviewTally {
     /// Starts the second pass.
     pub(crate) fn join(mut self) -> ReviewJoin {
         let inputs: Vec<Input> = std::mem::take(&mut self.failing).into_iter().collect();
-        let first = vec![[NONE; 6]; inputs.len()];
+        let first = vec![[NONE; 10]; inputs.len()];
         ReviewJoin {
             tally: self,
             seeds: seeds_of(&inputs),
@@ -548,9 +550,14 @@ impl ReviewJoin {
             } else {
                 continue;
             };
-            let slot = &mut self.first[at][kind];
-            if *slot == NONE {
-                *slot = index;
+            let slots = &mut self.first[at];
+            for kind in [kind, 6 + kind]
+                .into_iter()
+                .take(1 + usize::from(kind < 4 && r.attempt.is_none()))
+            {
+                if slots[kind] == NONE {
+                    slots[kind] = index;
+                }
             }
         }
     }
@@ -558,7 +565,8 @@ impl ReviewJoin {
     /// Which rows the review names; push the batch a third time into the result.
     pub(crate) fn fetch(self) -> ReviewFetch {
         // The pair: the first fail, in batch order, whose runner fails its seed on every row
-        // while the other runner passes it on every row; with the other runner's first pass.
+        // while the other runner passes it on every row (replay rows aside); with the other
+        // runner's first pass.
         let slot = |i: usize| (i != NONE).then_some(i);
         let mut pair: Option<(u64, Runner, usize, usize)> = None;
         for (&(seed, _), first) in self.inputs.iter().zip(&self.first) {
@@ -567,7 +575,8 @@ impl ReviewJoin {
                 let (Some(fail), Some(pass)) = (slot(first[2 * x]), slot(first[2 * y + 1])) else {
                     continue;
                 };
-                if slot(first[2 * x + 1]).is_some() || slot(first[2 * y]).is_some() {
+                // Each runner consistent on the input, replay rows aside.
+                if slot(first[6 + 2 * x + 1]).is_some() || slot(first[6 + 2 * y]).is_some() {
                     continue;
                 }
                 if pair.is_none_or(|(_, _, f, _)| fail < f) {

@@ -198,6 +198,14 @@ mod tests {
             code_base: None,
             expires_at: "2030-01-01T00:00:00Z".into(),
             written_at: "2026-12-01T00:00:00Z".into(),
+            flake: Some(seedledger_format::CitationFlake::of(
+                1102,
+                seedledger_format::flake::Tally {
+                    replays: 20,
+                    fails: 5,
+                },
+                seedledger_format::flake::Tally::default(),
+            )),
             key_id: None,
             sig: None,
         }

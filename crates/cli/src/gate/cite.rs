@@ -79,11 +79,13 @@ pub(super) fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         cited: &cited,
     };
     // The review printed is the one the citation writer ran (the patch's rows at its code).
+    let mut flake = None;
     let (outcome, review) = match reading.cite(pending, &req, &mut batch)? {
         Ok((mut citation, review)) => {
             if let Some((key, key_id)) = &signer {
                 seedledger_gate::sign_citation(&mut citation, key, key_id);
             }
+            flake = citation.flake.clone();
             (
                 write_citation(&store, &citation, trust.keys())?,
                 Some(review),
@@ -102,7 +104,14 @@ pub(super) fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         ),
         Err(e) => (Err(e), None),
     };
-    print_cite(&decision, review.as_ref(), &outcome, roles, args.format);
+    let flake = flake.filter(|_| outcome.is_ok());
+    print_cite(
+        &decision,
+        review.as_ref(),
+        (&outcome, flake.as_ref()),
+        roles,
+        args.format,
+    );
     Ok(match outcome {
         Ok(_) => ExitStatus::Success,
         Err(_) => ExitStatus::No,
@@ -320,10 +329,16 @@ pub(super) fn write_citation(
     Ok(Ok(out.display().to_string()))
 }
 
+/// What `gate cite` did: the citation written (and the flake rate it records), or why not.
+type Written<'a> = (
+    &'a Result<String, CiteError>,
+    Option<&'a seedledger_format::CitationFlake>,
+);
+
 pub(super) fn print_cite(
     d: &FreezeDecision,
     review: Option<&Review>,
-    outcome: &Result<String, CiteError>,
+    (outcome, flake): Written<'_>,
     roles: &str,
     format: Format,
 ) {
@@ -339,6 +354,14 @@ pub(super) fn print_cite(
                 None => {
                     out_line("same-seed review: not reached (the citation was refused before it)")
                 }
+            }
+            if let Some(flake) = flake {
+                out_line(&format!(
+                    "flake rate of seed {}: {} (frozen as {})",
+                    flake.seed,
+                    flake.summary(),
+                    flake.class
+                ));
             }
             match outcome {
                 Ok(path) => out_line(&format!("citation written: {path}")),
@@ -357,6 +380,7 @@ pub(super) fn print_cite(
             fail_id: d.fail_id.as_deref(),
             pass_id: d.pass_id.as_deref(),
             same_seed_review: review.map(ReviewJson::of),
+            flake,
             roles,
         }),
     }

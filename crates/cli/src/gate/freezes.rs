@@ -67,6 +67,7 @@ pub(super) fn freezes(args: &FreezesArgs) -> ExitStatus {
                         patch_id: None,
                         seed: None,
                         same_seed_review: None,
+                        flake: None,
                         authenticity: None,
                         key_id: None,
                         error: Some(e),
@@ -88,13 +89,14 @@ pub(super) fn print_freeze(
 ) {
     match format {
         Format::Human => out_line(&format!(
-            "{shown}: {state}  property {} [{}] expires {}, patch {}, same-seed review {}, {}",
+            "{shown}: {state}  property {} [{}] expires {}, patch {}, same-seed review {}, {}; {}",
             c.property_id,
             c.signature,
             c.expires_at,
             c.patch_id,
             c.same_seed_review.as_str(),
-            auth.label()
+            auth.label(),
+            c.flake_label()
         )),
         Format::Json => json::print(&FreezeLine {
             citation: shown,
@@ -105,6 +107,7 @@ pub(super) fn print_freeze(
             patch_id: Some(&c.patch_id),
             seed: Some(c.seed),
             same_seed_review: Some(c.same_seed_review.as_str()),
+            flake: c.flake.as_ref(),
             authenticity: Some(match auth {
                 seedledger_gate::Authenticity::Signed { .. } => "signed",
                 seedledger_gate::Authenticity::Unauthenticated => "unauthenticated",

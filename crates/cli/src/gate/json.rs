@@ -115,6 +115,9 @@ pub struct CiteLine<'a> {
     pub pass_id: Option<&'a str>,
     /// The review the citation rests on; null when the request was refused before it.
     pub same_seed_review: Option<ReviewJson<'a>>,
+    /// The cited seed's flake rate as the citation records it (`class`, `seed`, `runners`);
+    /// null when no citation was written.
+    pub flake: Option<&'a seedledger_format::CitationFlake>,
     pub roles: &'a str,
 }
 
@@ -139,6 +142,9 @@ pub struct FreezeLine<'a> {
     pub seed: Option<Option<u64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub same_seed_review: Option<&'a str>,
+    /// The cited seed's flake rate as recorded (schema 3); absent for a schema 2 citation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flake: Option<&'a seedledger_format::CitationFlake>,
     /// `signed` (its signature verifies under `key_id`, a citer key of the trust file) or
     /// `unauthenticated` (no trust file). Only for a citation that may be honoured.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -209,6 +215,7 @@ mod tests {
             patch_id: None,
             seed: None,
             same_seed_review: None,
+            flake: None,
             authenticity: None,
             key_id: None,
             error: Some("bad"),

@@ -136,8 +136,9 @@ impl PropertyResult {
         s.too_many_discards().then(|| discard_line(s))
     }
 
-    /// `frozen until <expiry> (citation <file>)`, one per citation that freezes a failure
-    /// mode of this run.
+    /// `frozen until <expiry> (citation <file>) [<signature>], <authenticity>; flake rate
+    /// <class>: <role> <fails>/<replays> failed [<lo>, <hi>]`, one per citation that freezes
+    /// a failure mode of this run.
     pub fn frozen_lines(&self) -> Vec<String> {
         let cited: Vec<&Citation> = match self.honour() {
             Some(Honour::Frozen { citations }) => citations,
@@ -151,8 +152,10 @@ impl PropertyResult {
                 let file = judged.map_or(String::new(), |j| j.path.display().to_string());
                 let auth = judged.map_or(String::new(), |j| j.authenticity.label());
                 format!(
-                    "frozen until {} (citation {file}) [{}], {auth}",
-                    c.expires_at, c.signature
+                    "frozen until {} (citation {file}) [{}], {auth}; {}",
+                    c.expires_at,
+                    c.signature,
+                    c.flake_label()
                 )
             })
             .collect()

@@ -201,6 +201,7 @@ mod reference {
             reason,
             detail: review.detail.clone(),
         })?;
+        let flake = super::reference_flake(req, &patch_id, code, &pair)?;
         let citation = Citation {
             schema_version: CITATION_SCHEMA_VERSION,
             patch_id,
@@ -223,11 +224,78 @@ mod reference {
             code_base: eligible.code_base.map(str::to_string),
             expires_at: format_rfc3339(expires),
             written_at: format_rfc3339(req.now),
+            flake: Some(flake),
             key_id: None,
             sig: None,
         };
         Ok((citation, review))
     }
+}
+
+/// SPEC "Flake rate", read directly: the replay rows (with `attempt`) in scope, of the patch
+/// and code, counted per input (seed and scheme) and role; the cited fail row's input
+/// recorded; a deterministic one refused, and with the review waived any deterministic
+/// input refused.
+fn reference_flake(
+    req: &CiteRequest<'_>,
+    patch_id: &str,
+    code: &str,
+    pair: &crate::review::CitedPair,
+) -> Result<seedledger_format::CitationFlake, CiteError> {
+    use seedledger_format::flake::{FlakeClass, Tally};
+    let e = req.expected;
+    let rows = req
+        .lines
+        .iter()
+        .filter(|l| !l.remote_minting)
+        .filter_map(|l| l.row.as_ref().ok());
+    let in_scope: Vec<&WitnessRow> = rows
+        .filter(|r| {
+            r.property_id == e.property_id
+                && r.property_digest == e.digest
+                && r.fixture_pin == e.pin
+                && r.bound == e.bound
+        })
+        .collect();
+    let mut tallies: std::collections::BTreeMap<(u64, &str), [Tally; 2]> = Default::default();
+    for r in &in_scope {
+        if r.attempt.is_some()
+            && r.patch_id.as_deref() == Some(patch_id)
+            && r.code.as_deref() == Some(code)
+        {
+            let t = &mut tallies.entry((r.seed, r.scheme())).or_default()
+                [if r.runner == Runner::Local { 0 } else { 1 }];
+            t.replays += 1;
+            if r.verdict == Verdict::Fail && r.signature == pair.signature {
+                t.fails += 1;
+            }
+        }
+    }
+    let cited = in_scope
+        .iter()
+        .rev()
+        .find(|r| r.witness_id == pair.fail_id && r.verdict == Verdict::Fail)
+        .map(|r| (r.seed, r.scheme()));
+    let [local, remote] = cited
+        .and_then(|k| tallies.get(&k).copied())
+        .unwrap_or_default();
+    let seed = cited.map(|(s, _)| s).or(pair.seed).unwrap_or(0);
+    let record = seedledger_format::CitationFlake::of(seed, local, remote);
+    let deterministic = |seed: u64, roles: [Tally; 2]| CiteError::Deterministic {
+        seed,
+        detail: seedledger_format::CitationFlake::of(seed, roles[0], roles[1]).summary(),
+    };
+    if FlakeClass::of(&[local, remote]) == FlakeClass::Deterministic {
+        return Err(deterministic(seed, [local, remote]));
+    }
+    if req.waive_same_seed_review
+        && let Some(((seed, _), roles)) = tallies
+            .iter()
+            .find(|(_, roles)| FlakeClass::of(&roles[..]) == FlakeClass::Deterministic)
+    {
+        return Err(deterministic(*seed, *roles));
+    }
+    Ok(record)
 }
 
 const NOW: i64 = 1_890_000_000;
@@ -269,7 +337,8 @@ fn row(rng: &mut Rng, id: String, seed: u64, fail: bool, runner: Runner) -> Witn
         code: Some(CODES[0].to_string()),
         replayed_signature: None,
         rng: None,
-        attempt: None,
+        // Some rows are replays (the citation records the cited seed's).
+        attempt: rng.chance(3).then(|| 1 + rng.below(20) as u32),
     }
 }
 

@@ -42,7 +42,10 @@ const OTHER_REMOTE_PASS: usize = 6;
 const OTHER_SCHEME_LOCAL_PASS: usize = 7;
 const OTHER_SCHEME_REMOTE_PASS: usize = 8;
 /// The slots of an input.
-const SLOTS: usize = 9;
+/// The first row of each runner and verdict that is not a replay row (`attempt`): a runner's
+/// consistency on an input is judged on these (SPEC: Flake rate measures the replays').
+const STEADY: usize = 9;
+const SLOTS: usize = 13;
 /// A row's input is none of the join's (see [`Deferred::at`]).
 const NO_INPUT: u32 = u32::MAX;
 
@@ -92,16 +95,7 @@ impl CiteReview {
     /// The row of a line in the review's scope (property id, digest, pin and bound as
     /// expected; not a minting row).
     fn in_scope<'l>(&self, line: &'l WitnessLine) -> Option<&'l WitnessRow> {
-        if line.remote_minting {
-            return None;
-        }
-        let r = line.row.as_ref().ok()?;
-        let e = &self.expected;
-        (r.property_id == e.property_id
-            && r.property_digest == e.digest
-            && r.fixture_pin == e.pin
-            && r.bound == e.bound)
-            .then_some(r)
+        in_scope(&self.expected, line)
     }
 
     /// The row carries the patch and code under review.
@@ -228,6 +222,7 @@ impl CiteReview {
                     seed: r.seed,
                     at: NO_INPUT,
                     verdict: r.verdict,
+                    replay: r.attempt.is_some(),
                 };
                 (deferred, r)
             });
@@ -247,6 +242,7 @@ impl CiteReview {
             seed: r.seed,
             at,
             verdict: r.verdict,
+            replay: r.attempt.is_some(),
         };
         Some((deferred, r))
     }
@@ -264,7 +260,7 @@ impl CiteReview {
                 exact,
                 Runner::Local,
                 row.verdict,
-                None,
+                (None, row.replay),
                 cited,
             );
         }
@@ -319,6 +315,8 @@ pub(crate) struct Deferred {
     pub(crate) seed: u64,
     pub(crate) at: u32,
     pub(crate) verdict: Verdict,
+    /// The row is a replay row (`attempt`): it does not count against consistency.
+    pub(crate) replay: bool,
 }
 
 /// The review's second pass: push every line of the batch again, with whether it is a cited
@@ -365,7 +363,7 @@ impl CiteReviewJoin {
             exact,
             r.runner,
             r.verdict,
-            r.replayed_signature.as_deref(),
+            (r.replayed_signature.as_deref(), r.attempt.is_some()),
             cited,
         );
     }
@@ -386,7 +384,7 @@ impl CiteReviewJoin {
         exact: Option<usize>,
         runner: Runner,
         verdict: Verdict,
-        replayed_signature: Option<&str>,
+        (replayed_signature, replay): (Option<&str>, bool),
         cited: bool,
     ) {
         let at = exact;
@@ -426,6 +424,9 @@ impl CiteReviewJoin {
             return;
         };
         let slots = &mut self.first[at];
+        if !replay {
+            set(&mut slots[STEADY + 2 * runner + usize::from(verdict == Verdict::Pass)]);
+        }
         match (r_runner, verdict) {
             (Runner::Local, Verdict::Fail) => set(&mut slots[LOCAL_FAIL]),
             (Runner::Local, Verdict::Pass) => set(&mut slots[LOCAL_PASS]),
@@ -461,16 +462,27 @@ impl CiteReviewJoin {
                 let seed = input.0;
                 let [own_fail, own_pass] = review.own.get(input).copied().unwrap_or_default();
                 for failing in [Runner::Local, Runner::Remote] {
+                    // Consistent: replay rows aside (their disagreement is the flake rate).
+                    let steady = |runner: Runner, verdict: Verdict| {
+                        first[STEADY
+                            + 2 * runner_index(runner)
+                            + usize::from(verdict == Verdict::Pass)]
+                            == NONE
+                    };
                     let (fail, pass, consistent) = match failing {
                         Runner::Local => (
                             first[LOCAL_FAIL],
                             first[REMOTE_ANSWER],
-                            first[LOCAL_PASS] == NONE && first[REMOTE_FAIL] == NONE && !own_pass,
+                            steady(Runner::Local, Verdict::Pass)
+                                && steady(Runner::Remote, Verdict::Fail)
+                                && !own_pass,
                         ),
                         Runner::Remote => (
                             first[REMOTE_FAIL],
                             first[LOCAL_PASS],
-                            first[REMOTE_PASS] == NONE && first[LOCAL_FAIL] == NONE && !own_fail,
+                            steady(Runner::Remote, Verdict::Pass)
+                                && steady(Runner::Local, Verdict::Fail)
+                                && !own_fail,
                         ),
                     };
                     let (Some(fail), Some(pass)) = (slot(fail), slot(pass)) else {
@@ -776,4 +788,18 @@ impl CiteReviewFetch {
             detail,
         }
     }
+}
+
+/// The row of a line in the scope of `expected` (property id, digest, pin and bound as
+/// expected; not a minting row).
+pub(crate) fn in_scope<'l>(expected: &Expected, line: &'l WitnessLine) -> Option<&'l WitnessRow> {
+    if line.remote_minting {
+        return None;
+    }
+    let r = line.row.as_ref().ok()?;
+    (r.property_id == expected.property_id
+        && r.property_digest == expected.digest
+        && r.fixture_pin == expected.pin
+        && r.bound == expected.bound)
+        .then_some(r)
 }

@@ -557,3 +557,120 @@ fn citable_rows_are_current_runs_own_and_runs_without_receipt_are_named() {
     assert!(err.is_input_error());
     assert!(err.to_string().contains("the evidence was edited"), "{err}");
 }
+
+/// `n` replay rows of `seed` on `runner`, the first `fails` failing with the cited signature
+/// (or with `other` when given), the rest passing.
+fn replays(runner: Runner, seed: u64, n: u32, fails: u32, other: Option<&str>) -> Vec<WitnessRow> {
+    (1..=n)
+        .map(|attempt| {
+            let fail = attempt <= fails;
+            let tag = if runner == Runner::Local { "l" } else { "r" };
+            let mut r = row(
+                &format!("{tag}-rep-{seed}-{attempt}"),
+                seed,
+                if fail { Verdict::Fail } else { Verdict::Pass },
+                runner,
+            );
+            if let (true, Some(other)) = (fail, other) {
+                r.signature = other.to_string();
+            }
+            r.attempt = Some(attempt);
+            r
+        })
+        .collect()
+}
+
+/// SPEC "Flake rate": the citation records the cited fail row's seed's replays — class and
+/// each role's replays, fails and interval — counting only replay rows (with `attempt`) of
+/// the patch and code, and a fail with another signature as not failing.
+#[test]
+fn the_citation_records_the_cited_seeds_flake_rate() {
+    let mut rows = env_dependent();
+    // A flaky seed: 5 of 20 local replays fail; remote 20 replays pass.
+    rows.extend(replays(Runner::Local, 1102, 20, 5, None));
+    rows.extend(replays(Runner::Remote, 1102, 20, 0, None));
+    // Replays that do not count: another patch's, and rows without `attempt`.
+    let mut foreign = replays(Runner::Local, 1102, 20, 20, None);
+    for r in &mut foreign {
+        r.patch_id = Some("agent-9".to_string());
+        r.witness_id.push_str("-foreign");
+    }
+    rows.extend(foreign);
+    let c = check(&rows, &eligible(), |_| {}).unwrap();
+    let flake = c.flake.expect("schema 3 records the flake rate");
+    assert_eq!((flake.class.as_str(), flake.seed), ("flaky", 1102));
+    let local = flake.runners.local.unwrap();
+    assert_eq!((local.replays, local.fails), (20, 5));
+    assert_eq!(local.interval, ["0.0865".to_string(), "0.4911".to_string()]);
+    let remote = flake.runners.remote.unwrap();
+    assert_eq!((remote.replays, remote.fails), (20, 0));
+
+    // Without replays the citation says so: `insufficient`, no role.
+    let c = check(&env_dependent(), &eligible(), |_| {}).unwrap();
+    let flake = c.flake.unwrap();
+    assert_eq!(
+        (flake.class.as_str(), flake.runners.local),
+        ("insufficient", None)
+    );
+
+    // Every local replay fails, every remote one passes: environment-dependent is citable.
+    let mut rows = env_dependent();
+    rows.extend(replays(Runner::Local, 1102, 20, 20, None));
+    rows.extend(replays(Runner::Remote, 1102, 25, 0, None));
+    let c = check(&rows, &eligible(), |_| {}).unwrap();
+    assert_eq!(c.flake.unwrap().class, "environment-dependent");
+
+    // Fails with another signature are not fails with the cited one: not deterministic.
+    // (decide_freeze refuses unstable signatures, so they come from a row out of scope here:
+    // the replay's rows fail with the cited signature or pass.)
+    let mut rows = env_dependent();
+    rows.extend(replays(Runner::Remote, 1102, 20, 3, None));
+    let c = check(&rows, &eligible(), |_| {}).unwrap();
+    let flake = c.flake.unwrap();
+    assert_eq!(flake.class, "flaky");
+    assert_eq!(flake.runners.remote.unwrap().fails, 3);
+}
+
+/// SPEC: `gate cite` refuses a cited seed that fails on every replay of every role that
+/// replayed it — with its own reason — and, with the review waived, any replayed seed in
+/// scope that does.
+#[test]
+fn a_seed_that_fails_on_every_replay_is_refused_as_a_bug() {
+    // The same-seed pair exists (a remote pass on 1102 that is not a replay), but every
+    // replay of 1102 fails.
+    let mut rows = env_dependent();
+    rows.extend(replays(Runner::Local, 1102, 20, 20, None));
+    let err = check(&rows, &eligible(), |_| {}).unwrap_err();
+    assert!(
+        matches!(err, CiteError::Deterministic { seed: 1102, .. }),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "the failing seed fails on every replay: a bug, not a flake (seed 1102: deterministic: local 20/20 failed [0.8315, 1.0000])"
+    );
+    assert!(!err.is_input_error());
+    // 19 replays are not enough to call it: insufficient, and cited.
+    let mut rows = env_dependent();
+    rows.extend(replays(Runner::Local, 1102, 19, 19, None));
+    assert_eq!(
+        check(&rows, &eligible(), |_| {})
+            .unwrap()
+            .flake
+            .unwrap()
+            .class,
+        "insufficient"
+    );
+    // Waived: a deterministic replayed seed other than the cited one refuses too.
+    let mut rows = deterministic();
+    rows.extend(replays(Runner::Remote, 1102, 20, 20, None));
+    let err = check(&rows, &eligible(), |r| r.waive_same_seed_review = true).unwrap_err();
+    assert!(
+        matches!(err, CiteError::Deterministic { seed: 1102, .. }),
+        "{err}"
+    );
+    let mut rows = deterministic();
+    rows.extend(replays(Runner::Remote, 1102, 20, 19, None));
+    let c = check(&rows, &eligible(), |r| r.waive_same_seed_review = true).unwrap();
+    assert_eq!(c.flake.unwrap().class, "flaky");
+}

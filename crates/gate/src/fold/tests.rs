@@ -276,6 +276,10 @@ fn random_line(rng: &mut Rng, ids: u64, seeds: u64) -> Vec<u8> {
         1 => fields.push("\"rng\": \"chacha8-v1\"".to_string()),
         _ => fields.push("\"rng\": \"chacha8-v2\"".to_string()),
     }
+    // Some rows are replay rows (`attempt`): the review's consistency leaves them aside.
+    if rng.chance(3) {
+        fields.push(format!("\"attempt\": {}", 1 + rng.below(20)));
+    }
     if rng.chance(3) {
         fields.remove(rng.below(fields.len() as u64) as usize);
     }

@@ -335,7 +335,8 @@ impl<S: Spill> CiteReading<S> {
             .collect();
         for record in self.own.records()? {
             let record = record.map_err(|e| SpillError::new(TEMP_READ, e))?;
-            if of_review.get(record.receipt as usize) == Some(&true) {
+            // Replay rows aside: their disagreement is the flake rate (SPEC: Flake rate).
+            if of_review.get(record.receipt as usize) == Some(&true) && !record.replay {
                 review.push_own(record.seed, self.own.scheme(record.scheme), record.verdict);
             }
         }
@@ -405,7 +406,18 @@ impl<S: Spill> CiteReading<S> {
         };
         known.resolve(&mut self.own)?;
         let reviewed = self.review(files, pending.keys, &pending.starts, review, &mut known)?;
-        Ok(cite_written(req, &origin, reviewed))
+        // The cited seed's replays: one more pass, once there is a pair to cite.
+        let flake = match crate::cite::flake_scope(req.expected, &origin, &reviewed) {
+            Some(mut scope) => {
+                stream(files, pending.keys, &mut Vec::new(), |line| {
+                    scope.push(line);
+                    true
+                })?;
+                Some(scope)
+            }
+            None => None,
+        };
+        Ok(cite_written(req, &origin, reviewed, flake))
     }
 
     /// The review's second pass over the batch (unless the first settled it) and its third.

@@ -1489,3 +1489,93 @@ fn cite_refuses_one_runs_rows_copied_and_edited_beside_another_receipt() {
     );
     assert!(!p.dir.exists(STORE), "nothing written");
 }
+
+/// `n` remote replay rows of [`FAILING`] (`attempt` 1..=n, as `prop reproduce --repeat n`
+/// writes them), the first `fails` failing with the run's signature, the rest passing.
+fn remote_replays(p: &Patch, n: u32, fails: u32) -> Vec<Value> {
+    (1..=n)
+        .map(|attempt| {
+            let verdict = if attempt <= fails { "fail" } else { "pass" };
+            edit(
+                p.row(&format!("replay-{attempt}"), FAILING, verdict, "remote"),
+                json!({"attempt": attempt, "replayed_signature": "AssertionError"}),
+            )
+        })
+        .collect()
+}
+
+/// SPEC "Flake rate": a seed the remote runner replayed 20 times, failing on 6, is flaky —
+/// its runner disagrees with itself, which the review leaves to the rate — and is cited with
+/// its class and interval recorded; `gate cite` says which class it froze, `gate freezes`
+/// lists it. A seed that fails on every replay is refused with SPEC's reason, nothing
+/// written.
+#[test]
+fn cite_records_the_flake_rate_and_refuses_a_seed_failing_on_every_replay() {
+    let p = Patch::new();
+    p.receipt("r.json", json!({}));
+    let mut rows = vec![p.own("r.json", FAILING)];
+    rows.extend(remote_replays(&p, 20, 6));
+    p.dir.write_rows("w.jsonl", &rows);
+    let run = p.cite(&["r.json"], &["--expires-at", FUTURE]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let [lo, hi] = seedledger_format::flake::clopper_pearson(6, 20)
+        .unwrap()
+        .outward(4);
+    let said = format!(
+        "flake rate of seed {FAILING}: flaky: remote 6/20 failed [{lo}, {hi}] (frozen as flaky)"
+    );
+    assert!(run.stdout.contains(&said), "{}", run.stdout);
+    let names = p.store();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let citation: Value =
+        serde_json::from_str(&p.dir.read(&format!("{STORE}/{}", names[0]))).unwrap();
+    assert_eq!(citation["schema_version"], 3);
+    assert_eq!(
+        citation["flake"],
+        json!({"class": "flaky", "seed": FAILING, "runners": {"remote": {"replays": 20, "fails": 6, "interval": [lo, hi]}}})
+    );
+    assert_eq!(citation["pass_id"], "replay-7");
+    // Listed with its rate, in both forms.
+    let listed = p.dir.run(&["gate", "freezes"]);
+    assert!(
+        listed.stdout.contains(&format!(
+            "flake rate flaky: remote 6/20 failed [{lo}, {hi}]"
+        )),
+        "{}",
+        listed.stdout
+    );
+    let listed = p.dir.run(&["gate", "freezes", "--format", "json"]);
+    let line: Value = serde_json::from_str(listed.stdout.trim()).unwrap();
+    assert_eq!(line["flake"], citation["flake"]);
+
+    // A deterministic seed: a remote pass that is not a replay pairs with the local fail, but
+    // all 20 replays fail: refused, with SPEC's reason, and nothing written.
+    let p = Patch::new();
+    p.receipt("r.json", json!({}));
+    let mut rows = vec![
+        p.own("r.json", FAILING),
+        p.row("w-remote-9", FAILING, "pass", "remote"),
+    ];
+    rows.extend(remote_replays(&p, 20, 20));
+    p.dir.write_rows("w.jsonl", &rows);
+    let run = p.cite(&["r.json"], &["--expires-at", FUTURE]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(&format!(
+            "citation refused: the failing seed fails on every replay: a bug, not a flake (seed {FAILING}: deterministic: remote 20/20 failed [0.8315, 1.0000])"
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(p.store().is_empty());
+    let run = p.cite(&["r.json"], &["--expires-at", FUTURE, "--format", "json"]);
+    let last: Value = serde_json::from_str(run.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["written"], false);
+    assert!(
+        last["refusal"]
+            .as_str()
+            .unwrap()
+            .starts_with("the failing seed fails on every replay: a bug, not a flake"),
+        "{last}"
+    );
+}

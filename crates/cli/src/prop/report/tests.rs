@@ -84,6 +84,14 @@ fn citation(signature: &str, expires_at: &str) -> Citation {
         code_base: None,
         expires_at: expires_at.into(),
         written_at: "2026-12-01T00:00:00Z".into(),
+        flake: Some(seedledger_format::CitationFlake::of(
+            1102,
+            seedledger_format::flake::Tally {
+                replays: 20,
+                fails: 5,
+            },
+            seedledger_format::flake::Tally::default(),
+        )),
         key_id: None,
         sig: None,
     }
