@@ -109,7 +109,7 @@ impl CitationFlake {
             })
             .collect();
         if roles.is_empty() {
-            format!("{}: no replays of seed {}", self.class, self.seed)
+            format!("{}: no replays", self.class)
         } else {
             format!("{}: {}", self.class, roles.join(", "))
         }

@@ -348,7 +348,7 @@ fn a_citation_written_by_hand_is_invalid_under_a_trust_file() {
         human
             .stdout
             .trim_end()
-            .ends_with(", unauthenticated citation"),
+            .ends_with(", unauthenticated citation; flake rate not recorded"),
         "{}",
         human.stdout
     );
@@ -375,7 +375,7 @@ fn the_same_evidence_cannot_be_cited_twice() {
     let text = std::fs::read_to_string(&files[0]).unwrap();
     std::fs::write(
         &files[0],
-        text.replace("\"schema_version\": 2", "\"schema_version\": 9"),
+        text.replace("\"schema_version\": 3", "\"schema_version\": 9"),
     )
     .unwrap();
     let (code, listed) = c.freezes(&[]);

@@ -19,6 +19,8 @@ const FAILING: u64 = 1103;
 /// The review's refusal when the patch's rows at its code hold no fail or no pass.
 const FOREIGN: &str =
     "the cited fail and pass rows must come from the patch being cited and its code identity";
+/// What `gate cite` says of a cited seed no runner replayed (`prop reproduce --repeat`).
+const UNMEASURED: &str = "flake rate of seed 1103: insufficient: no replays (frozen as insufficient)";
 /// The prefix of every refusal for want of a current eligible receipt.
 const NO_ELIGIBLE: &str = "patch `agent-1842` has no freeze_eligible receipt for property `order_total_nonneg` made against the current fixture and code";
 
@@ -208,7 +210,7 @@ struct Expect<'a> {
 impl Expect<'_> {
     fn value(&self, dir: &Dir, written_at: &str) -> Value {
         let mut v = json!({
-            "schema_version": 2,
+            "schema_version": 3,
             "patch_id": PATCH,
             "property_id": "order_total_nonneg",
             "property_digest": dir.digest(),
@@ -228,6 +230,8 @@ impl Expect<'_> {
         if let Some(base) = self.code_base {
             v["code_base"] = json!(base);
         }
+        // No replay rows in these batches: the cited fail row's seed is unmeasured.
+        v["flake"] = json!({"class": "insufficient", "seed": FAILING, "runners": {}});
         v
     }
 }
@@ -299,7 +303,7 @@ fn cite_writes_a_citation_into_the_store_when_every_check_passes() {
         assert_eq!(
             run.stdout,
             format!(
-                "{ADMIT}\nfail_id: run-r-1103\npass_id: run-r-1101\n{}\ncitation written: props/freezes/{name}\n",
+                "{ADMIT}\nfail_id: run-r-1103\npass_id: run-r-1101\n{}\n{UNMEASURED}\ncitation written: props/freezes/{name}\n",
                 review_passed("run-r-1103", "w-remote-9", 1103)
             )
         );
@@ -509,6 +513,7 @@ fn cite_waives_the_same_seed_review_only_when_asked() {
             "reason": ADMIT,
             "refusal": null,
             "review_reason": NO_SAME_SEED,
+            "flake": null,
             "citation": null,
             "fail_id": "run-r-1103",
             "pass_id": "w-remote-9",
@@ -528,11 +533,12 @@ fn cite_waives_the_same_seed_review_only_when_asked() {
     let names = p.store();
     assert_eq!(names.len(), 1);
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 5, "{}", run.stdout);
+    assert_eq!(lines.len(), 6, "{}", run.stdout);
     assert_eq!(
-        (&lines[..3], lines[4]),
+        (&lines[..3], lines[4], lines[5]),
         (
             &[ADMIT, "fail_id: run-r-1103", "pass_id: w-remote-9"][..],
+            UNMEASURED,
             format!("citation written: props/freezes/{}", names[0]).as_str()
         ),
         "{}",
@@ -734,6 +740,7 @@ fn cite_refusals_exit_1_with_the_reason_and_write_nothing() {
                 "reason": reason,
                 "refusal": refusal,
                 "review_reason": null,
+                "flake": null,
                 "citation": null,
                 "fail_id": if admitted { json!(fail_id) } else { Value::Null },
                 "pass_id": if admitted { json!(pass_id) } else { Value::Null },
@@ -873,6 +880,7 @@ fn cite_refuses_rows_of_another_patch_or_code() {
             [
                 "citation",
                 "fail_id",
+                "flake",
                 "pass_id",
                 "reason",
                 "refusal",
@@ -1259,6 +1267,7 @@ fn cite_a_hand_made_local_row_backs_nothing() {
                 "reason": ADMIT,
                 "refusal": null,
                 "review_reason": NO_SAME_SEED,
+                "flake": null,
                 "citation": null,
                 "fail_id": null,
                 "pass_id": null,
@@ -1402,6 +1411,7 @@ fn cite_refuses_rows_of_a_run_whose_receipt_is_not_given() {
                 "reason": ADMIT,
                 "refusal": null,
                 "review_reason": null,
+                "flake": null,
                 "citation": null,
                 "fail_id": "run-r-1103",
                 "pass_id": "w-remote-9",

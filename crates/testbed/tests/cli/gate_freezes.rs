@@ -177,7 +177,7 @@ fn freezes_lists_every_state() {
         .map(|(file, changes, state)| {
             let c = r.citation(changes.clone());
             format!(
-                "props/freezes/{file}: {state}  property {} [AssertionError] expires {}, patch agent-1842, same-seed review {}, unauthenticated citation",
+                "props/freezes/{file}: {state}  property {} [AssertionError] expires {}, patch agent-1842, same-seed review {}, unauthenticated citation; flake rate not recorded",
                 c["property_id"].as_str().unwrap(),
                 c["expires_at"].as_str().unwrap(),
                 c["same_seed_review"].as_str().unwrap()
