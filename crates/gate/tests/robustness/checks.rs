@@ -701,6 +701,20 @@ fn citation_facts(c: &Citation) -> oracle::CitationFacts {
         written_at: c.written_at.clone(),
         key_id: c.key_id.clone(),
         sig: c.sig.clone(),
+        flake: c.flake.as_ref().map(|f| oracle::FlakeFacts {
+            class: f.class.clone(),
+            seed: f.seed,
+            local: f
+                .runners
+                .local
+                .as_ref()
+                .map(|r| (r.replays, r.fails, r.interval.clone())),
+            remote: f
+                .runners
+                .remote
+                .as_ref()
+                .map(|r| (r.replays, r.fails, r.interval.clone())),
+        }),
     }
 }
 

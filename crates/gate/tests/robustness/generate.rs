@@ -797,8 +797,10 @@ pub fn citation(g: &mut Rng) -> Json {
 /// ones a reader must refuse (or may disagree on).
 pub fn citation_members(g: &mut Rng) -> Json {
     let waived = g.chance(25);
+    // Schema 3 records a flake rate (sometimes left out, or given to schema 2).
+    let schema3 = !g.chance(25);
     let mut members = vec![
-        ("schema_version", num(2)),
+        ("schema_version", num(if schema3 { 3 } else { 2 })),
         ("patch_id", s("pr-7")),
         ("property_id", s("order_receipt_roundtrip")),
         ("property_digest", s(&digest())),
@@ -835,7 +837,60 @@ pub fn citation_members(g: &mut Rng) -> Json {
             g.pick(&TIMES)
         }),
     ));
+    if (schema3 && !g.chance(3)) || g.chance(10) {
+        members.push(("flake", flake(g)));
+    }
     obj(members)
+}
+
+/// A `flake` record, usually as `gate cite` writes one (class from the counts), sometimes
+/// with a class, count or interval a reader must refuse.
+fn flake(g: &mut Rng) -> Json {
+    let mut runners = Vec::new();
+    let mut counts = Vec::new();
+    for role in ["local", "remote"] {
+        if g.chance(30) {
+            continue;
+        }
+        let n = g.pick(&[1u64, 5, 19, 20, 20, 40, 100]);
+        let k = match g.below(4) {
+            0 => 0,
+            1 => n,
+            2 => g.below(n as usize + 1) as u64,
+            _ if g.chance(20) => n + 1, // more fails than replays
+            _ => g.below(n as usize + 1) as u64,
+        };
+        counts.push((n, k));
+        let interval = if g.chance(5) {
+            Json::Arr(vec![
+                s(g.pick(&["0.5", "1.0001", "0.3000", "x"])),
+                s("0.2000"),
+            ])
+        } else {
+            Json::Arr(vec![
+                s("0.0000"),
+                s(g.pick(&["0.1684", "1.0000", "0.4911"])),
+            ])
+        };
+        runners.push((
+            role,
+            obj(vec![
+                ("replays", num(n)),
+                ("fails", num(k)),
+                ("interval", interval),
+            ]),
+        ));
+    }
+    let class = if g.chance(4) {
+        g.pick(&["flaky", "deterministic", "Flaky", "not reproduced"])
+    } else {
+        crate::oracle::flake_class(&counts)
+    };
+    obj(vec![
+        ("class", s(class)),
+        ("seed", num(seed(g))),
+        ("runners", obj(runners)),
+    ])
 }
 
 pub fn citation_text(g: &mut Rng) -> String {

@@ -552,10 +552,101 @@ pub struct CitationFacts {
     pub written_at: String,
     pub key_id: Option<String>,
     pub sig: Option<String>,
+    /// Schema 3's `flake`: class, seed, and the local and remote `(replays, fails, interval)`.
+    pub flake: Option<FlakeFacts>,
+}
+
+/// A citation's `flake` record (SPEC "Flake rate").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlakeFacts {
+    pub class: String,
+    pub seed: u64,
+    pub local: Option<(u64, u64, [String; 2])>,
+    pub remote: Option<(u64, u64, [String; 2])>,
+}
+
+/// SPEC "Flake rate"'s classes, first match wins, from each role's (replays, fails).
+pub fn flake_class(roles: &[(u64, u64)]) -> &'static str {
+    let replayed: Vec<(u64, u64)> = roles.iter().copied().filter(|r| r.0 > 0).collect();
+    if replayed.iter().any(|&(n, k)| k > 0 && k < n) {
+        "flaky"
+    } else if replayed.is_empty() || replayed.iter().any(|&(n, _)| n < 20) {
+        "insufficient"
+    } else if replayed.iter().all(|&(n, k)| k == n) {
+        "deterministic"
+    } else if replayed.iter().any(|&(n, k)| k == n) {
+        "environment-dependent"
+    } else {
+        "not reproduced"
+    }
+}
+
+/// `d.dddd` as ten-thousandths.
+fn four_digits(v: &Json) -> Option<u32> {
+    let t = v.text()?;
+    let b = t.as_bytes();
+    (b.len() == 6
+        && b[1] == b'.'
+        && t.bytes()
+            .enumerate()
+            .all(|(i, c)| i == 1 || c.is_ascii_digit()))
+    .then(|| t[..1].parse::<u32>().ok().zip(t[2..].parse::<u32>().ok()))
+    .flatten()
+    .map(|(w, f)| w * 10_000 + f)
+}
+
+/// A `flake` member: an object of `class` (one of SPEC's five, the one its counts give),
+/// `seed`, and `runners` whose `local` and `remote` (each absent or null, else `replays` from
+/// 1, `fails` at most `replays`, `interval` two `d.dddd` texts with lo <= hi <= 1) say the
+/// counts; other members are ignored.
+fn flake_facts(v: &Json) -> Result<FlakeFacts, &'static str> {
+    if !v.is_object() {
+        return Err("flake");
+    }
+    let seed = v.get("seed").and_then(Json::seed).ok_or("flake")?;
+    let class = v
+        .get("class")
+        .and_then(Json::text)
+        .ok_or("flake")?
+        .to_string();
+    let runners = v.get("runners").filter(|r| r.is_object()).ok_or("flake")?;
+    let role = |name: &str| -> Result<Option<(u64, u64, [String; 2])>, &'static str> {
+        let r = match runners.get(name) {
+            None | Some(Json::Null) => return Ok(None),
+            Some(r) if r.is_object() => r,
+            Some(_) => return Err("flake"),
+        };
+        let n = r.get("replays").and_then(Json::seed).ok_or("flake")?;
+        let k = r.get("fails").and_then(Json::seed).ok_or("flake")?;
+        let bounds = match r.get("interval") {
+            Some(Json::Arr(b)) if b.len() == 2 => b,
+            _ => return Err("flake"),
+        };
+        let texts = [bounds[0].text(), bounds[1].text()];
+        let [Some(lo), Some(hi)] = texts else {
+            return Err("flake");
+        };
+        match (four_digits(&bounds[0]), four_digits(&bounds[1])) {
+            (Some(l), Some(h)) if n >= 1 && k <= n && l <= h && h <= 10_000 => {}
+            _ => return Err("flake runner counts"),
+        }
+        Ok(Some((n, k, [lo.to_string(), hi.to_string()])))
+    };
+    let (local, remote) = (role("local")?, role("remote")?);
+    let counts = |r: &Option<(u64, u64, [String; 2])>| r.as_ref().map_or((0, 0), |r| (r.0, r.1));
+    if class != flake_class(&[counts(&local), counts(&remote)]) {
+        return Err("flake class");
+    }
+    Ok(FlakeFacts {
+        class,
+        seed,
+        local,
+        remote,
+    })
 }
 
 /// A citation a strict reader may accept, or why not. Reading:
-/// * schema 2 is the integer `2`; required strings are non-empty; digest and pin are 64
+/// * schema 3 (with `flake`, see [`flake_facts`]) or 2 (`flake` optional, read when given); required strings are non-empty; digest and pin are 64
 ///   lowercase hex; the two times are RFC 3339 ([`is_rfc3339`]); unknown members are ignored;
 /// * SPEC "Same-seed review": after a passed review "the citation names that pair (`fail_id`,
 ///   `pass_id`, `seed`)", so `same_seed_review: "passed"` needs a seed. A waived citation may
@@ -577,8 +668,14 @@ pub fn citation(text: &str) -> Result<CitationFacts, &'static str> {
     if doc.repeats_a_key() {
         return Err("repeated key");
     }
-    if doc.get("schema_version").and_then(Json::seed) != Some(2) {
-        return Err("schema_version");
+    let flake = match doc.get("flake") {
+        None | Some(Json::Null) => None,
+        Some(v) => Some(flake_facts(v)?),
+    };
+    match (doc.get("schema_version").and_then(Json::seed), &flake) {
+        (Some(2), _) | (Some(3), Some(_)) => {}
+        (Some(3), None) => return Err("schema 3 without flake"),
+        _ => return Err("schema_version"),
     }
     let s = |k: &'static str| doc.get(k).and_then(non_empty).map(str::to_string).ok_or(k);
     let hex = |k: &'static str| s(k).and_then(|v| if is_hex64(&v) { Ok(v) } else { Err(k) });
@@ -632,6 +729,7 @@ pub fn citation(text: &str) -> Result<CitationFacts, &'static str> {
         written_at: time("written_at")?,
         key_id,
         sig,
+        flake,
     })
 }
 

@@ -20,7 +20,8 @@ const FAILING: u64 = 1103;
 const FOREIGN: &str =
     "the cited fail and pass rows must come from the patch being cited and its code identity";
 /// What `gate cite` says of a cited seed no runner replayed (`prop reproduce --repeat`).
-const UNMEASURED: &str = "flake rate of seed 1103: insufficient: no replays (frozen as insufficient)";
+const UNMEASURED: &str =
+    "flake rate of seed 1103: insufficient: no replays (frozen as insufficient)";
 /// The prefix of every refusal for want of a current eligible receipt.
 const NO_ELIGIBLE: &str = "patch `agent-1842` has no freeze_eligible receipt for property `order_total_nonneg` made against the current fixture and code";
 
