@@ -556,13 +556,16 @@ pub struct CitationFacts {
     pub flake: Option<FlakeFacts>,
 }
 
+/// One role's `(replays, fails, interval)` in a citation's `flake`.
+pub type RoleFacts = (u64, u64, [String; 2]);
+
 /// A citation's `flake` record (SPEC "Flake rate").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlakeFacts {
     pub class: String,
     pub seed: u64,
-    pub local: Option<(u64, u64, [String; 2])>,
-    pub remote: Option<(u64, u64, [String; 2])>,
+    pub local: Option<RoleFacts>,
+    pub remote: Option<RoleFacts>,
 }
 
 /// SPEC "Flake rate"'s classes, first match wins, from each role's (replays, fails).
@@ -610,7 +613,7 @@ fn flake_facts(v: &Json) -> Result<FlakeFacts, &'static str> {
         .ok_or("flake")?
         .to_string();
     let runners = v.get("runners").filter(|r| r.is_object()).ok_or("flake")?;
-    let role = |name: &str| -> Result<Option<(u64, u64, [String; 2])>, &'static str> {
+    let role = |name: &str| -> Result<Option<RoleFacts>, &'static str> {
         let r = match runners.get(name) {
             None | Some(Json::Null) => return Ok(None),
             Some(r) if r.is_object() => r,
@@ -633,7 +636,7 @@ fn flake_facts(v: &Json) -> Result<FlakeFacts, &'static str> {
         Ok(Some((n, k, [lo.to_string(), hi.to_string()])))
     };
     let (local, remote) = (role("local")?, role("remote")?);
-    let counts = |r: &Option<(u64, u64, [String; 2])>| r.as_ref().map_or((0, 0), |r| (r.0, r.1));
+    let counts = |r: &Option<RoleFacts>| r.as_ref().map_or((0, 0), |r| (r.0, r.1));
     if class != flake_class(&[counts(&local), counts(&remote)]) {
         return Err("flake class");
     }
