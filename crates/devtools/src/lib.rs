@@ -13,6 +13,7 @@ mod bench_scale;
 mod bench_shrink;
 mod bench_store;
 mod campaign;
+pub mod campaign_flake;
 
 use clap::Subcommand;
 use seedledger_format::ExitStatus;
@@ -39,6 +40,13 @@ pub enum CampaignCommand {
     /// run's witness rows, and it closes freeze_eligible only if its run really finished.
     /// Exit 0 when every receipt passed, 1 otherwise.
     Kill(campaign::KillArgs),
+    /// The flake corpus (planted flakes of rate p on their failing seeds, deterministic bugs,
+    /// an environment-dependent failure), each failing seed replayed K times and classed as
+    /// `gate flake` classes it, beside what "re-run the test" (retry-based tools) calls the
+    /// same failures. Prints the coverage of the exact intervals and the classes; exit 1 when
+    /// a deterministic bug is classed flaky, a flake of p >= 0.2 deterministic, or the
+    /// environment failure anything but environment-dependent.
+    Flake(campaign_flake::FlakeArgs),
 }
 
 impl seedledger_cli::Extension for DevCommand {
@@ -46,6 +54,7 @@ impl seedledger_cli::Extension for DevCommand {
         match self {
             DevCommand::Bench(cmd) => bench::run(cmd, suite),
             DevCommand::Campaign(CampaignCommand::Kill(args)) => campaign::kill(&args),
+            DevCommand::Campaign(CampaignCommand::Flake(args)) => campaign_flake::campaign(&args),
         }
     }
 }
