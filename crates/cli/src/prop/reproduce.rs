@@ -354,7 +354,8 @@ impl Reproduction<'_> {
     fn run_job(&mut self, job: &SeedJob<'_>) -> Result<(), String> {
         let (tally, res) = self.replay_seed(job);
         if tally.ran > 0 {
-            print(self.args, self.role, job, &tally);
+            let interrupted = self.stop.signal().is_some() && tally.ran < self.args.repeat;
+            print(self.args, self.role, job, &tally, interrupted);
         }
         if tally.failed() > 0 {
             self.status = self.status.max(ExitStatus::No);
@@ -441,7 +442,8 @@ fn replayed_signatures(receipt: &Receipt, anchored_file: &Path) -> HashMap<u64, 
 }
 
 /// One seed's replays: a JSON line, or a `REPRODUCE` line and where the rows went.
-fn print(args: &ReproduceArgs, role: Role, job: &SeedJob<'_>, tally: &Tally) {
+/// `interrupted`: SIGINT or SIGTERM stopped the replays before the K-th.
+fn print(args: &ReproduceArgs, role: Role, job: &SeedJob<'_>, tally: &Tally, interrupted: bool) {
     let runner = Runner::from(role);
     match args.common.format {
         Format::Json => outln!(
@@ -458,7 +460,7 @@ fn print(args: &ReproduceArgs, role: Role, job: &SeedJob<'_>, tally: &Tally) {
                         fails: *fails,
                     })
                     .collect(),
-                interrupted: tally.ran < args.repeat,
+                interrupted,
                 passed: tally.passed,
                 patch_id: job.patch_id,
                 property_id: job.property.id,
