@@ -57,17 +57,34 @@ pub enum PropCommand {
     /// (exit 2) when the fixture on disk no longer has the receipt's fixture hash.
     /// Exit status: 0 the input passed, 1 it failed, 2 an error or a refusal.
     Replay(ReplayArgs),
-    /// Replay every failing seed of every receipt under DIR on this runner (the remote job
-    /// of the CI workflow): one witness row per seed, in OUT/PATCH/ID.witness.jsonl.
+    /// Replay failing seeds K times each on this runner (`--repeat K`, default 20): every
+    /// receipt under DIR (the remote job of the CI workflow), one `--receipt FILE`, or one
+    /// `--property ID --seed N`.
     ///
-    /// Each receipt (`*.receipt.json`, searched recursively) is read strictly; every seed of
-    /// its `failing_seeds` is replayed against the fixture the receipt pinned (a changed
-    /// fixture is refused) and the row records the receipt's patch id, this runner's role
-    /// (default `remote`, with `freeze_writer: false`) and the code identity of this work
-    /// tree against `--base` (default: the receipt's `code_base`).
+    /// Each replay is a trial with its own witness row (`attempt` 1..K, the same seed and
+    /// code identity, `freeze_writer: false`, no shrinking), appended to OUT/PATCH/ID.witness.jsonl
+    /// (with --receipt and no --out, beside the receipt); every replay runs, whatever the
+    /// others did, and one whose precondition does not hold writes no row and is counted as
+    /// discarded. A receipt (`*.receipt.json` under DIR, searched recursively) is read
+    /// strictly: each seed of its `failing_seeds` is replayed under its `rng`, against the
+    /// fixture it pinned (a changed fixture is refused), with its patch id and, in each row,
+    /// the failure it replays (`replayed_signature`). --property/--seed finds the seed as
+    /// `prop replay` does (the run's receipt under OUT/PATCH when it planned the seed, else
+    /// --rng). The role is `remote` with DIR or --receipt and `local` with --property, unless
+    /// --runner; the code identity is this work tree's against --base (default: the
+    /// receipt's `code_base`).
     ///
-    /// Exit status: 0 every replayed seed passed here (none reproduced), 1 some failed again,
-    /// 2 an error (an unreadable receipt, an unknown property, a changed fixture, a bad base).
+    /// Prints, per seed, `REPRODUCE <property> seed <N> on the <role> runner: K replays, F
+    /// failed [signatures], P passed, D discarded` and where the rows went; with `--format
+    /// json`, one object per seed: property_id, seed, runner, repeat, replays, failed,
+    /// failures ([{signature, fails}]), passed, discarded, interrupted, replayed_signature,
+    /// patch_id, code, receipt, witnesses. SIGINT / SIGTERM let the replay under way finish
+    /// and write its row, start no other, print what ran (a second signal ends the process
+    /// at once).
+    ///
+    /// Exit status: 0 every replay passed (or was discarded), 1 some replay failed, 2 an
+    /// error (bad arguments, an unreadable receipt, an unknown property, a changed fixture,
+    /// a bad base), 130 / 143 interrupted by SIGINT / SIGTERM.
     Reproduce(ReproduceArgs),
     /// Start a new property: write `props/ID.md` (front matter filled in, `oracle_source:
     /// model_draft` until a person reviews it) and print the function to write.
@@ -283,23 +300,68 @@ pub struct ReplayArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["dir", "receipt", "property"])))]
 pub struct ReproduceArgs {
     #[command(flatten)]
     common: Common,
-    /// The directory holding the receipts to reproduce (for example a downloaded artifact).
-    #[arg(value_name = "DIR")]
-    dir: PathBuf,
-    /// Where the witness rows go: OUT/PATCH/ID.witness.jsonl.
+    /// Reproduce every failing seed of every receipt under DIR (for example a downloaded
+    /// artifact; needs --out).
+    #[arg(value_name = "DIR", conflicts_with_all = ["receipt", "property"], requires = "out")]
+    dir: Option<PathBuf>,
+    /// Reproduce every failing seed of this receipt; the rows go beside it unless --out.
+    #[arg(long, value_name = "FILE", conflicts_with = "property")]
+    receipt: Option<PathBuf>,
+    /// Reproduce one seed of this property (with --seed).
+    #[arg(long, value_name = "ID", requires = "seed")]
+    property: Option<String>,
+    /// The seed to reproduce (with --property).
+    #[arg(long, value_name = "N", requires = "property")]
+    seed: Option<u64>,
+    /// How many times each seed is replayed: K replay rows per seed, `attempt` 1..K. Every
+    /// replay runs, whatever the others did; 20 is the fewest `gate flake` classifies.
+    #[arg(long, value_name = "K", default_value_t = 20, value_parser = parse_repeat)]
+    repeat: u32,
+    /// With --property/--seed, the scheme the seed means its input under [default: the
+    /// `rng` of the run's receipt found for this seed, else the default scheme]; a found
+    /// receipt of another scheme refuses (exit 2). A receipt's seeds use its `rng`.
+    #[arg(long, value_name = "SCHEME", requires = "property", conflicts_with_all = ["dir", "receipt"], value_parser = parse_scheme)]
+    rng: Option<Scheme>,
+    /// With --property/--seed, do not look for the run's receipt (by default, when
+    /// OUT/PATCH/ID.receipt.json planned this seed, its fixture hash is checked, its scheme
+    /// used and its rows beside it).
+    #[arg(long, requires = "property", conflicts_with_all = ["dir", "receipt"])]
+    no_receipt: bool,
+    /// Patch id of a --property/--seed reproduction's witness file (a receipt's rows record
+    /// the receipt's).
+    #[arg(long, env = "SEEDLEDGER_PATCH_ID", default_value = "local")]
+    patch_id: String,
+    /// Where the witness rows go: OUT/PATCH/ID.witness.jsonl. Required with DIR; with
+    /// --receipt the rows go beside the receipt unless --out; with --property/--seed
+    /// [default: ROOT/target/seedledger].
     #[arg(long, value_name = "DIR")]
-    out: PathBuf,
-    /// Runner role recorded in the witness rows. A remote runner signs every row (`sig`)
-    /// with the secret key in $SEEDLEDGER_RUNNER_KEY when it is set; a local one never signs.
-    #[arg(long, value_enum, default_value = "remote")]
-    runner: Role,
-    /// The base revision for the rows' code identity [default: each receipt's code_base,
+    out: Option<PathBuf>,
+    /// Runner role recorded in the witness rows [default: `remote` with DIR or --receipt
+    /// (the CI workflow's remote job), `local` with --property/--seed]. A remote runner
+    /// signs every row (`sig`) with the secret key in $SEEDLEDGER_RUNNER_KEY when it is set;
+    /// a local one never signs.
+    #[arg(long, value_enum)]
+    runner: Option<Role>,
+    /// The base revision for the rows' code identity [default: the receipt's code_base,
     /// else HEAD].
     #[arg(long, env = "SEEDLEDGER_BASE", value_name = "REV")]
     base: Option<String>,
+}
+
+/// `--repeat K`: a count of replays, at least 1.
+fn parse_repeat(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(0) => Err(
+            "a seed is replayed at least once: give K >= 1 (20 for `gate flake` to classify it)"
+                .to_string(),
+        ),
+        Ok(k) => Ok(k),
+        Err(e) => Err(format!("expected a count of replays from 1: {e}")),
+    }
 }
 
 pub fn run(cmd: PropCommand, suite: &[Property]) -> ExitStatus {

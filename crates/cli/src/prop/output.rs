@@ -11,7 +11,7 @@
 //! * [`CrashLine`] — the run's process died in it (`error`, with `crash`).
 //!
 //! `prop replay --format json` prints one [`ReplayLine`], `prop list --format json` one
-//! [`ListLine`] per property, `prop reproduce --format json` one [`ReproduceLine`] per receipt.
+//! [`ListLine`] per property, `prop reproduce --format json` one [`ReproduceLine`] per seed.
 
 use super::report::{PropertyResult, Status};
 use seedledger_format::{Compared, FailureMode};
@@ -229,28 +229,50 @@ pub struct ListLine<'a> {
     pub spec: &'a std::path::Path,
 }
 
-/// A line of `prop reproduce --format json`: one receipt's failing seeds replayed on this
-/// runner. (Fields in alphabetical order, as readers of the line know it.)
+/// A line of `prop reproduce --format json`: one seed replayed `repeat` times on this runner
+/// (one line per seed, in the receipts' order). (Fields in alphabetical order, as readers of
+/// the line know it.)
 #[derive(Debug, Clone, Serialize)]
 pub struct ReproduceLine<'a> {
-    /// The code identity the replay's rows record (`null` outside a git work tree).
+    /// The code identity the replays' rows record (`null` outside a git work tree).
     pub code: Option<&'a str>,
-    /// Failing seeds whose input the property now discards (no verdict, no row).
-    pub discarded: &'a [u64],
-    /// Failing seeds that failed again, in the receipt's order.
-    pub failed_again: Vec<u64>,
-    /// Failing seeds that passed here.
-    pub passed: &'a [u64],
+    /// Replays whose input the property discarded here (no verdict, no row).
+    pub discarded: u32,
+    /// Replays that failed (with any signature): the sum of `failures`' counts.
+    pub failed: u32,
+    /// Each signature the failed replays had, with how many failed with it, in order of first
+    /// failure.
+    pub failures: Vec<ReproduceFailure<'a>>,
+    /// Fewer than `repeat` replays ran: SIGINT or SIGTERM stopped the reproduction.
+    pub interrupted: bool,
+    /// Replays that passed.
+    pub passed: u32,
     pub patch_id: &'a str,
     pub property_id: &'a str,
-    /// The receipt whose failing seeds were replayed.
-    pub receipt: &'a std::path::Path,
-    /// How many failing seeds the receipt lists (all were replayed).
-    pub replayed: usize,
-    /// `local` or `remote`: the role the replay's rows record.
+    /// The receipt whose failing seed this is (`null` for `--property/--seed` when the run's
+    /// receipt was not found).
+    pub receipt: Option<&'a std::path::Path>,
+    /// The replays asked for (`--repeat K`).
+    pub repeat: u32,
+    /// The failure the seed had in the run replayed, as its rows record it (`null` when the
+    /// receipt does not say).
+    pub replayed_signature: Option<&'a str>,
+    /// Replays that ran: `failed + passed + discarded`; `repeat` unless `interrupted`. Each
+    /// that reached a verdict appended a row with its `attempt` (1..).
+    pub replays: u32,
+    /// `local` or `remote`: the role the rows record.
     pub runner: &'a str,
-    /// The witness file the replay's rows were appended to.
+    pub seed: u64,
+    /// The witness file the rows were appended to.
     pub witnesses: &'a std::path::Path,
+}
+
+/// One failure signature among a seed's replays.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReproduceFailure<'a> {
+    /// Replays that failed with it.
+    pub fails: u32,
+    pub signature: &'a str,
 }
 
 /// `value` as one line of JSON (a value these types hold always serializes; should it not,

@@ -31,7 +31,7 @@ pub(super) fn replay(args: ReplayArgs, suite: &[Property]) -> ExitStatus {
 }
 
 /// A receipt, with the path it was read from.
-type ReadReceipt = (PathBuf, Receipt);
+pub(super) type ReadReceipt = (PathBuf, Receipt);
 
 /// What one `prop replay` replays, and where its row goes.
 struct Replay<'a> {
@@ -51,13 +51,23 @@ impl<'a> Replay<'a> {
         suite: &'a [Property],
         root: &Path,
     ) -> Result<Replay<'a>, ExitStatus> {
-        let out_dir = args
-            .out
-            .clone()
-            .unwrap_or_else(|| root.join("target").join("seedledger"));
-        let receipt = match given_receipt(args)? {
-            Some(receipt) => Some(receipt),
-            None => run_receipt(args, &out_dir)?,
+        let out_dir = args.out.clone().unwrap_or_else(|| default_out(root));
+        // --property/--seed: the seed named, looked up in the run's evidence under OUT.
+        let request = match (&args.property, args.seed, &args.receipt) {
+            (Some(property_id), Some(seed), None) => Some(SeedRequest {
+                property_id,
+                seed,
+                rng: args.rng,
+                no_receipt: args.no_receipt,
+                patch_id: &args.patch_id,
+                out_dir: &out_dir,
+            }),
+            _ => None,
+        };
+        let receipt = match (given_receipt(args)?, &request) {
+            (Some(receipt), _) => Some(receipt),
+            (None, Some(request)) => request.run_receipt()?,
+            (None, None) => None,
         };
         let property_id = match (&receipt, &args.property) {
             (Some((_, r)), _) => r.property_id.clone(),
@@ -70,31 +80,15 @@ impl<'a> Replay<'a> {
         };
         let input = replay_input(args, receipt.as_ref())?;
         // A receipt's witness rows live beside it; a plain seed replay uses the run's layout.
-        let witness_path = match &receipt {
-            Some((path, _)) => path.with_file_name(format!("{property_id}.witness.jsonl")),
-            None => {
-                match seedledger_runner::engine::evidence_paths(
-                    &out_dir,
-                    &args.patch_id,
-                    &property_id,
-                ) {
-                    Ok((_, witnesses)) => witnesses,
-                    Err(e) => return Err(error(e)),
-                }
-            }
+        let rng = match &input {
+            ReplayInput::Seed { rng, .. } => Some(*rng),
+            ReplayInput::Choices { .. } => None,
         };
-        // A seed replay's row goes into the witness file beside a run's receipt: never rows of
-        // two schemes there (they would be two inputs under one seed).
-        if receipt.is_none()
-            && let ReplayInput::Seed { rng, .. } = &input
-            && let Some(theirs) = scheme_beside(&witness_path, &property_id)
-            && theirs != *rng
-        {
-            return Err(error(format_args!(
-                "witness file `{}` holds the rows of a run under rng scheme `{theirs}`, not {rng}: a row of this replay would mix two schemes there (replay with --out DIR elsewhere, or with --rng {theirs})",
-                witness_path.display()
-            )));
-        }
+        let witness_path = match (&receipt, &request) {
+            (Some((path, _)), _) => path.with_file_name(format!("{property_id}.witness.jsonl")),
+            (None, Some(request)) => request.layout_witnesses(rng)?,
+            (None, None) => return Err(error("give --property ID --seed N, or --receipt FILE")),
+        };
         Ok(Replay {
             receipt,
             property,
@@ -248,41 +242,101 @@ fn given_receipt(args: &ReplayArgs) -> Result<Option<ReadReceipt>, ExitStatus> {
     }
 }
 
-/// For a seed replay (--property/--seed without --no-receipt): the run's own receipt at
-/// OUT/PATCH/ID.receipt.json when it planned this seed, to check against. One that cannot be
-/// read is ignored with a warning; one of another scheme than --rng is refused.
-fn run_receipt(args: &ReplayArgs, out_dir: &Path) -> Result<Option<ReadReceipt>, ExitStatus> {
-    let (Some(id), Some(seed), false) = (&args.property, args.seed, args.no_receipt) else {
-        return Ok(None);
-    };
-    let (path, _) = match seedledger_runner::engine::evidence_paths(out_dir, &args.patch_id, id) {
-        Ok(paths) => paths,
-        Err(e) => return Err(error(e)),
-    };
-    Ok(
-        match std::fs::read_to_string(&path).map(|t| Receipt::parse(&t)) {
-            Ok(Ok(r)) if r.planned_seeds.contains(&seed) => match args.rng {
-                Some(rng) if Scheme::of_receipt(r.rng.as_deref()) != Ok(rng) => {
-                    // Its witness file is where this replay's row would go: rows of two
-                    // schemes there would be two inputs under one seed.
-                    return Err(error(format_args!(
-                        "receipt `{}` ran seed {seed} under rng scheme `{}`, not --rng {rng}: a row of this replay would mix two schemes in that run's witness file (replay with --out DIR elsewhere, or without --rng)",
-                        path.display(),
-                        r.rng.as_deref().unwrap_or(Scheme::V1.name())
-                    )));
+/// The default directory of receipts and witness rows: ROOT/target/seedledger.
+pub(super) fn default_out(root: &Path) -> PathBuf {
+    root.join("target").join("seedledger")
+}
+
+/// A seed named on the command line (`--property ID --seed N`), as `prop replay` and
+/// `prop reproduce` look it up in the run's evidence under OUT/PATCH.
+pub(super) struct SeedRequest<'a> {
+    pub(super) property_id: &'a str,
+    pub(super) seed: u64,
+    /// --rng: the scheme asked for, if any.
+    pub(super) rng: Option<Scheme>,
+    /// --no-receipt: do not look for the run's receipt.
+    pub(super) no_receipt: bool,
+    pub(super) patch_id: &'a str,
+    pub(super) out_dir: &'a Path,
+}
+
+impl SeedRequest<'_> {
+    /// The run's own receipt at OUT/PATCH/ID.receipt.json when it planned this seed (unless
+    /// --no-receipt), to check against. One that cannot be read is ignored with a warning;
+    /// one of another scheme than --rng is refused (printed, as the exit status).
+    pub(super) fn run_receipt(&self) -> Result<Option<ReadReceipt>, ExitStatus> {
+        if self.no_receipt {
+            return Ok(None);
+        }
+        let seed = self.seed;
+        let (path, _) = match seedledger_runner::engine::evidence_paths(
+            self.out_dir,
+            self.patch_id,
+            self.property_id,
+        ) {
+            Ok(paths) => paths,
+            Err(e) => return Err(error(e)),
+        };
+        Ok(
+            match std::fs::read_to_string(&path).map(|t| Receipt::parse(&t)) {
+                Ok(Ok(r)) if r.planned_seeds.contains(&seed) => match self.rng {
+                    Some(rng) if Scheme::of_receipt(r.rng.as_deref()) != Ok(rng) => {
+                        // Its witness file is where this replay's row would go: rows of two
+                        // schemes there would be two inputs under one seed.
+                        return Err(error(format_args!(
+                            "receipt `{}` ran seed {seed} under rng scheme `{}`, not --rng {rng}: a row of this replay would mix two schemes in that run's witness file (replay with --out DIR elsewhere, or without --rng)",
+                            path.display(),
+                            r.rng.as_deref().unwrap_or(Scheme::V1.name())
+                        )));
+                    }
+                    _ => Some((path, r)),
+                },
+                Ok(Err(e)) => {
+                    errln!(
+                        "warning: ignoring unreadable receipt `{}`: {e}",
+                        path.display()
+                    );
+                    None
                 }
-                _ => Some((path, r)),
+                _ => None,
             },
-            Ok(Err(e)) => {
-                errln!(
-                    "warning: ignoring unreadable receipt `{}`: {e}",
-                    path.display()
-                );
-                None
-            }
-            _ => None,
-        },
-    )
+        )
+    }
+
+    /// The scheme the seed means its input under: the found receipt's, else --rng, else
+    /// the default.
+    pub(super) fn scheme(&self, receipt: Option<&ReadReceipt>) -> Result<Scheme, ExitStatus> {
+        match receipt {
+            Some((path, r)) => receipt_scheme(path, r).map_err(error),
+            None => Ok(self.rng.unwrap_or_default()),
+        }
+    }
+
+    /// Where the rows of a seed without a found receipt go: OUT/PATCH/ID.witness.jsonl, the
+    /// run's layout. A seed replay under `rng` is refused there when the file sits beside a
+    /// run's receipt of another scheme (printed, as the exit status).
+    pub(super) fn layout_witnesses(&self, rng: Option<Scheme>) -> Result<PathBuf, ExitStatus> {
+        let witness_path = match seedledger_runner::engine::evidence_paths(
+            self.out_dir,
+            self.patch_id,
+            self.property_id,
+        ) {
+            Ok((_, witnesses)) => witnesses,
+            Err(e) => return Err(error(e)),
+        };
+        // Never rows of two schemes in one witness file (they would be two inputs under one
+        // seed).
+        if let Some(rng) = rng
+            && let Some(theirs) = scheme_beside(&witness_path, self.property_id)
+            && theirs != rng
+        {
+            return Err(error(format_args!(
+                "witness file `{}` holds the rows of a run under rng scheme `{theirs}`, not {rng}: a row of this replay would mix two schemes there (replay with --out DIR elsewhere, or with --rng {theirs})",
+                witness_path.display()
+            )));
+        }
+        Ok(witness_path)
+    }
 }
 
 /// What is replayed: a stored minimal input (--minimal: the receipt's first failure's, or

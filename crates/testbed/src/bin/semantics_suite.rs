@@ -1,10 +1,13 @@
 //! `semantics_suite`: the `cargo xtask` command line over properties that show what a run
 //! means beyond pass and fail — trials discarded by a precondition and the discard health
-//! check — and how its failures read (named draws, the minimal input's compared values,
-//! every failure mode with its own minimal input). Test-only: `crates/testbed/tests/cli/semantics.rs` runs it (the specs it needs,
-//! `props/<id>.md`, are written by the tests); it is never part of the default suite.
+//! check, a failure no seed controls (a flaky one) — and how its failures read (named draws,
+//! the minimal input's compared values, every failure mode with its own minimal input).
+//! Test-only: `crates/testbed/tests/cli/semantics.rs` and `reproduce.rs` run it (the specs
+//! it needs, `props/<id>.md`, are written by the tests); it is never part of the default
+//! suite.
 
 use seedledger_runner::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Draws `x` in `0..=99`, discards multiples of 5, and fails when `x >= 50`: some seeds
 /// pass, some fail, some are discarded; the minimal failing input is `51` (50 is discarded).
@@ -79,12 +82,24 @@ fn four_ways(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// Fails on the odd trials of its process (the 1st, 3rd, 5th, ...) and passes on the others,
+/// whatever the seed: a failure that depends on something no seed controls (a counter), as a
+/// flaky test's does. Replayed K times in one process, a seed fails ceil(K/2) times.
+fn flaky_counter(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let _ = tc.draw(&int(0..=9u8));
+    let trial = TRIALS.fetch_add(1, Ordering::SeqCst) + 1;
+    prop_assert!(trial.is_multiple_of(2), "trial {trial} of this process");
+    Ok(())
+}
+
 const SEMANTICS_SUITE: &[Property] = &[
     Property::new("skips_fives", skips_fives),
     Property::new("mostly_discarded", mostly_discarded),
     Property::new("rarely_discarded", rarely_discarded),
     Property::new("product_is_zero", product_is_zero),
     Property::new("four_ways", four_ways),
+    Property::new("flaky_counter", flaky_counter),
 ];
 
 fn main() -> std::process::ExitCode {

@@ -215,7 +215,15 @@ fn replay_and_reproduce_keep_their_rows_where_out_says_when_a_trial_changes_dire
         "the replayed trial's row"
     );
 
-    let reproduce = scratch.run(&["prop", "reproduce", "out", "--out", "remote"]);
+    let reproduce = scratch.run(&[
+        "prop",
+        "reproduce",
+        "out",
+        "--out",
+        "remote",
+        "--repeat",
+        "1",
+    ]);
     assert_eq!(
         reproduce.code, 1,
         "{}\n{}",

@@ -93,6 +93,8 @@ impl Cited {
                 "local",
                 "--out",
                 "remote",
+                "--repeat",
+                "1",
                 "--base",
                 &c.base,
             ],

@@ -166,6 +166,8 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
             "local",
             "--out",
             "remote",
+            "--repeat",
+            "1",
             "--base",
             &base,
         ],
@@ -173,9 +175,9 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
     );
     assert_eq!(remote.code, 0, "{}", remote.stdout);
     assert!(
-        remote
-            .stdout
-            .contains("1 failing seeds replayed on the remote runner: 0 failed again, 1 passed"),
+        remote.stdout.contains(
+            "seed 1171 on the remote runner: 1 replay, 0 failed, 1 passed, 0 discarded\n"
+        ),
         "{}",
         remote.stdout
     );
@@ -286,6 +288,8 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
             "det-local",
             "--out",
             "det-remote",
+            "--repeat",
+            "1",
             "--base",
             &base,
         ],

@@ -17,6 +17,7 @@ mod merge;
 mod progress;
 mod prop;
 mod report;
+mod reproduce;
 mod rng_rows;
 mod semantics;
 mod supervise;

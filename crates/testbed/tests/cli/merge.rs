@@ -735,6 +735,8 @@ fn a_merged_receipt_is_decided_and_cited_like_a_single_run() {
         "local",
         "--out",
         "remote",
+        "--repeat",
+        "1",
         "--base",
         &base,
     ]);

@@ -289,7 +289,15 @@ fn every_row_the_runner_writes_names_the_run_s_scheme() {
         "bug",
     ]);
     ok(&failing, 1, "the planted bug fails");
-    let reproduce = root.run(&["prop", "reproduce", "bug", "--out", "bug-remote"]);
+    let reproduce = root.run(&[
+        "prop",
+        "reproduce",
+        "bug",
+        "--out",
+        "bug-remote",
+        "--repeat",
+        "1",
+    ]);
     assert_ne!(reproduce.code, 2, "{}", reproduce.stderr);
     let remote = rows_under(&out("bug-remote"));
     assert!(!remote.is_empty());

@@ -60,6 +60,8 @@ fn reproduce(root: &Root, env: &[(&str, &str)]) -> Run {
             "remote",
             "--runner",
             "remote",
+            "--repeat",
+            "1",
         ],
         env,
     );
