@@ -38,10 +38,10 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug, Args)]
 pub struct FlakeArgs {
     /// Repetitions of each measurement (each: K replays of one failing seed).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     pub repetitions: u32,
     /// Replays per repetition (`prop reproduce --repeat K`; SPEC's minimum for a class is 20).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub replays: u32,
     /// Inputs a retry of the test draws (`prop run`'s plan of one property).
     #[arg(long, default_value_t = 100)]
@@ -98,7 +98,7 @@ fn fail(why: &str) -> PropResult {
 fn planted(p: f64, env: Arc<Mutex<Env>>) -> Property {
     Property::from_fn("flake_planted", move |tc: &mut TestCase, _: &Fixture| {
         let x: u64 = tc.draw(&any_int::<u64>());
-        let flake = trigger(x) && env.lock().map_or(false, |mut e| e.coin(p));
+        let flake = trigger(x) && env.lock().is_ok_and(|mut e| e.coin(p));
         if flake { fail("planted flake") } else { Ok(()) }
     })
 }
@@ -260,8 +260,8 @@ pub fn measure(args: &FlakeArgs) -> Vec<Row> {
                 _ => vec![replay(&c.property, seed, k)],
             };
             if let Kind::Planted(p) = c.kind {
-                let i = roles[0].interval().expect("k >= 1 replays");
-                *row.covered.get_or_insert(0) += u32::from(i.lo <= p && p <= i.hi);
+                let held = roles[0].interval().is_some_and(|i| i.lo <= p && p <= i.hi);
+                *row.covered.get_or_insert(0) += u32::from(held);
             }
             *row.classes.entry(FlakeClass::of(&roles)).or_default() += 1;
             row.retry_flaky += u32::from(retry_calls_flaky(&c.property, args.cases, 3, &mut fresh));
