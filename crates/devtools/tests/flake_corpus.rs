@@ -4,6 +4,8 @@
 //! the exact intervals hold the planted rate at least about as often as they promise; while
 //! "re-run the test" calls most of the rare deterministic bug's failures flaky.
 
+#![allow(clippy::unwrap_used)]
+
 use seedledger_devtools::campaign_flake::{FlakeArgs, Row, broken, exact_coverage, measure};
 use seedledger_format::flake::FlakeClass;
 
