@@ -1,11 +1,13 @@
-//! Demonstration knobs: three environment variables that make the default suite's order
-//! properties fail deterministically, fail only in one environment, or run slowly, so
+//! Demonstration knobs: four environment variables that make the default suite's order
+//! properties fail deterministically, fail only in one environment, fail only sometimes, or
+//! run slowly, so
 //! end-to-end tests and CI simulations can show seedledger's evidence without editing code.
 //!
 //! | variable | values | effect on the order properties |
 //! |---|---|---|
 //! | `ORDERS_DEMO_BUG` | unset, empty or `0`: off; `1`: on | they price with [`DEMO_BUG`] (tax rounding subtracts the half cent it should add): `order_total_nonneg` fails with `assert:quote.total >= 0` on the seeds whose order has nothing taxable, the same seeds on every machine; `order_total_adds_up` fails on every seed; `order_receipt_roundtrip` fails its printability check (`assert:quote.total >= 0`) |
 //! | `ORDERS_LOCALE` | unset, empty, `C` or `POSIX`: `1234.56`; `de_DE`: `1.234,56` (a codeset suffix such as `.UTF-8` is ignored) | the locale `order_receipt_roundtrip` prints totals in. Under `de_DE` totals of 1000.00 and more print with a thousands separator the shop's parser does not read: the property fails on some seeds only, always with `assert:parse_amount(&printed) == Ok(quote.total)` |
+//! | `ORDERS_DEMO_FLAKE` | unset or empty: off; `N`, a whole percentage 1..=100 | the locale of `ORDERS_LOCALE` takes effect in only N% of trials, by a coin that is not the trial's seed (the clock and a counter): a flaky environment. Under `de_DE` `order_receipt_roundtrip` then fails on its failing seeds about N% of the time, and a replay of one seed can pass or fail |
 //! | `ORDERS_DEMO_TRIAL_MS` | unset or empty: no delay; `N`: whole milliseconds | every trial sleeps `N` ms before returning, whatever its verdict (shrink evaluations too: pair it with `--no-shrink`), so a test can kill a run between two seeds |
 //!
 //! Any other value makes every trial of the three order properties fail with
@@ -28,6 +30,8 @@ pub const DEMO_BUG_VAR: &str = "ORDERS_DEMO_BUG";
 pub const LOCALE_VAR: &str = "ORDERS_LOCALE";
 /// Milliseconds every order trial sleeps before returning.
 pub const TRIAL_MS_VAR: &str = "ORDERS_DEMO_TRIAL_MS";
+/// The percentage of trials in which the locale takes effect.
+pub const FLAKE_VAR: &str = "ORDERS_DEMO_FLAKE";
 
 /// The planted bug of `ORDERS_DEMO_BUG=1`, a one-character slip in tax rounding: half a cent
 /// is subtracted instead of added before flooring, so every tax comes out one cent short and
@@ -47,6 +51,8 @@ pub struct Demo {
     pub locale: Locale,
     /// `ORDERS_DEMO_TRIAL_MS`.
     pub trial_delay: Option<Duration>,
+    /// `ORDERS_DEMO_FLAKE`: the percentage of trials the locale takes effect in.
+    pub flake: Option<u8>,
 }
 
 /// A demonstration variable holds a value it does not accept.
@@ -86,10 +92,20 @@ impl Demo {
                 invalid(TRIAL_MS_VAR, ms, "unset, a whole number of milliseconds")
             })?)),
         };
+        let flake = match var(FLAKE_VAR).as_deref() {
+            None | Some("") => None,
+            Some(n) => Some(
+                n.parse::<u8>()
+                    .ok()
+                    .filter(|n| (1..=100).contains(n))
+                    .ok_or_else(|| invalid(FLAKE_VAR, n, "unset, a whole percentage 1..=100"))?,
+            ),
+        };
         Ok(Demo {
             bug,
             locale,
             trial_delay,
+            flake,
         })
     }
 
@@ -98,9 +114,17 @@ impl Demo {
         if self.bug { &DEMO_BUG } else { &CORRECT }
     }
 
-    /// One trial under these settings: `check`, then the trial delay, whatever the verdict.
+    /// One trial under these settings: `check` (with `ORDERS_DEMO_FLAKE`, under the plain
+    /// locale unless this trial's coin says otherwise), then the trial delay, whatever the
+    /// verdict.
     pub fn trial(&self, check: impl FnOnce(&Demo) -> PropResult) -> PropResult {
-        let res = check(self);
+        let mut this = *self;
+        if let Some(percent) = self.flake
+            && environment_coin() >= u64::from(percent)
+        {
+            this.locale = Locale::C;
+        }
+        let res = check(&this);
         if let Some(delay) = self.trial_delay {
             std::thread::sleep(delay);
         }
@@ -111,6 +135,24 @@ impl Demo {
 /// One trial of an order property under the environment's settings.
 pub(crate) fn trial(check: impl FnOnce(&Demo) -> PropResult) -> PropResult {
     Demo::from_env()?.trial(check)
+}
+
+/// 0..100 from a source that is not the trial's seed — the clock, the process and a counter,
+/// mixed — so that two replays of one seed need not agree.
+fn environment_coin() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static DRAWS: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut z = nanos
+        ^ u64::from(std::process::id()).rotate_left(32)
+        ^ DRAWS
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) % 100
 }
 
 fn invalid(var: &'static str, value: &str, expected: &'static str) -> DemoError {
@@ -159,6 +201,7 @@ mod tests {
             bug: false,
             locale: Locale::C,
             trial_delay: None,
+            flake: None,
         };
         let cases: &[(&[(&str, &str)], Demo)] = &[
             (&[], plain),
@@ -208,6 +251,22 @@ mod tests {
                     bug: true,
                     locale: Locale::DeDe,
                     trial_delay: ms(5),
+                    flake: None,
+                },
+            ),
+            (&[("ORDERS_DEMO_FLAKE", "")], plain),
+            (
+                &[("ORDERS_DEMO_FLAKE", "30")],
+                Demo {
+                    flake: Some(30),
+                    ..plain
+                },
+            ),
+            (
+                &[("ORDERS_DEMO_FLAKE", "100")],
+                Demo {
+                    flake: Some(100),
+                    ..plain
                 },
             ),
         ];
@@ -215,6 +274,33 @@ mod tests {
             assert_eq!(from(vars).as_ref(), Ok(want), "{vars:?}");
         }
         assert_eq!(Demo::default(), plain);
+    }
+
+    /// `ORDERS_DEMO_FLAKE=N`: the locale takes effect in about N% of trials, decided by a
+    /// coin that is not the seed; 100 always.
+    #[test]
+    fn the_flake_knob_applies_the_locale_in_about_its_share_of_trials() {
+        let seen = |percent: u8| {
+            let demo = Demo {
+                locale: Locale::DeDe,
+                flake: Some(percent),
+                ..Demo::default()
+            };
+            (0..4000)
+                .filter(|_| {
+                    let mut locale = Locale::C;
+                    demo.trial(|d| {
+                        locale = d.locale;
+                        Ok(())
+                    })
+                    .unwrap();
+                    locale == Locale::DeDe
+                })
+                .count()
+        };
+        assert_eq!(seen(100), 4000);
+        let thirty = seen(30);
+        assert!((1000..1400).contains(&thirty), "{thirty} of 4000");
     }
 
     #[test]
@@ -239,6 +325,21 @@ mod tests {
                 "ORDERS_DEMO_TRIAL_MS",
                 "-1",
                 "environment variable `ORDERS_DEMO_TRIAL_MS`: `-1` is not one of: unset, a whole number of milliseconds",
+            ),
+            (
+                "ORDERS_DEMO_FLAKE",
+                "0",
+                "environment variable `ORDERS_DEMO_FLAKE`: `0` is not one of: unset, a whole percentage 1..=100",
+            ),
+            (
+                "ORDERS_DEMO_FLAKE",
+                "0.3",
+                "environment variable `ORDERS_DEMO_FLAKE`: `0.3` is not one of: unset, a whole percentage 1..=100",
+            ),
+            (
+                "ORDERS_DEMO_FLAKE",
+                "101",
+                "environment variable `ORDERS_DEMO_FLAKE`: `101` is not one of: unset, a whole percentage 1..=100",
             ),
             (
                 "ORDERS_DEMO_TRIAL_MS",
