@@ -88,15 +88,15 @@ impl Ran {
     }
 }
 
-/// Runs the property over seeds 1..=20 (most draw `x >= 100`, so some seed fails), shrinking
-/// the first failing seed.
+/// Runs the property over seeds 1..=40 (most draw `x >= 100`, so some seed fails: at
+/// `p = 0.2`, none does in fewer than 1 run in 2000), shrinking the first failing seed.
 fn run(dir: &tempfile::TempDir, property: &Property, run: usize) -> Ran {
     let config = RunConfig {
         root: dir.path().to_path_buf(),
         out_dir: dir.path().join("out"),
         patch_id: format!("run-{run}"),
         runner: Runner::Local,
-        seeds: (1..=20).collect(),
+        seeds: (1..=40).collect(),
         rng: seedledger_runner::Scheme::DEFAULT,
         shrink: Some(ShrinkConfig {
             max_evaluations: 5_000,
@@ -141,7 +141,7 @@ fn check_flaky(p: f64, runs: usize) -> Seen {
     for i in 0..runs {
         let ran = run(&dir, &property, i);
         if ran.receipt.failing_seed.is_none() {
-            continue; // no seed failed this time (rare: 20 seeds)
+            continue; // no seed failed this time (rare: 40 seeds)
         }
         seen.failed += 1;
         let shrink = ran.receipt.shrink.as_ref().unwrap();
@@ -187,8 +187,9 @@ fn check_flaky(p: f64, runs: usize) -> Seen {
 fn a_flaky_failure_shrinks_stably_to_its_minimum_and_can_close_freeze_eligible() {
     for p in [0.2, 0.35, 0.5] {
         let seen = check_flaky(p, 10);
-        // Each run misses with probability well under 1%: 9 of 10 leaves room for chance.
-        assert!(seen.stable * 10 >= seen.failed * 9, "p = {p}: {seen:?}");
+        // A run is unstable in about 1 of 100 (the 100-run test below): 8 of 10 leaves room
+        // for chance, and none is stable without judging by several runs.
+        assert!(seen.stable * 10 >= seen.failed * 8, "p = {p}: {seen:?}");
         assert!(seen.judged > 0, "p = {p}: {seen:?}");
     }
 }
