@@ -183,23 +183,16 @@ fn check_flaky(p: f64, runs: usize) -> Seen {
     seen
 }
 
+/// 100 runs per rate (about 11 s in a debug build). A run is unstable in about 1 of 100:
+/// when the 20 replays overestimate the rate (15 of 20 at `p = 0.5`, a lower bound of 0.51),
+/// `r` is too small for the true rate and a pass can miss `x = 100`; the receipt then says
+/// `shrink_unstable`. Without judging by several runs, almost no run is stable.
 #[test]
-fn a_flaky_failure_shrinks_stably_to_its_minimum_and_can_close_freeze_eligible() {
-    for p in [0.2, 0.35, 0.5] {
-        let seen = check_flaky(p, 10);
-        // A run is unstable in about 1 of 100 (the 100-run test below): 8 of 10 leaves room
-        // for chance, and none is stable without judging by several runs.
-        assert!(seen.stable * 10 >= seen.failed * 8, "p = {p}: {seen:?}");
-        assert!(seen.judged > 0, "p = {p}: {seen:?}");
-    }
-}
-
-#[test]
-#[ignore = "100 runs per rate: run with --release --ignored"]
-fn a_flaky_failure_shrinks_stably_in_95_of_100_runs() {
+fn a_flaky_failure_shrinks_stably_in_95_of_100_runs_and_closes_freeze_eligible() {
     for p in [0.2, 0.35, 0.5] {
         let seen = check_flaky(p, 100);
         assert!(seen.stable * 100 >= seen.failed * 95, "p = {p}: {seen:?}");
+        assert!(seen.judged * 100 >= seen.failed * 90, "p = {p}: {seen:?}");
     }
 }
 
