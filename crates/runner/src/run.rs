@@ -16,8 +16,10 @@
 //! 4. re-hash the fixture: if it changed, the receipt keeps `stopped_early: true` and says
 //!    `fixture_changed: true`, so it can never close;
 //! 5. write the final receipt (`stopped_early: false`, `shrink_stable: false`);
-//! 6. if a seed failed: re-run the first failing seed recording its choices, shrink it twice,
-//!    and rewrite the receipt with the shrink record and the honest `shrink_stable`.
+//! 6. if a seed failed: re-run the first failing seed recording its choices, shrink it twice
+//!    (a failure whose shrinks disagree is measured, and a flaky one shrunk again with several
+//!    runs per candidate: `run/shrink_seed.rs`, `shrink/flaky.rs`), and rewrite the receipt
+//!    with the shrink record and the honest `shrink_stable`.
 
 use crate::case::TestCase;
 use crate::clock::{now_rfc3339, run_id};
