@@ -260,6 +260,60 @@ pub struct ShrinkPassRecord {
     pub millis: u64,
     /// The minimal choice sequence this pass returned.
     pub minimal_choices: Vec<u64>,
+    /// How this pass judged its candidates, when not by one run each: present only when the
+    /// failing seed's measured class is `flaky` (see [`ShrinkJudging`]). Absent, every
+    /// candidate ran once and its one outcome was its verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<ShrinkJudging>,
+}
+
+/// How a shrink pass judged a candidate input of a flaky failure: each candidate runs up to
+/// `evaluations_per_candidate` times, counts as failing at its first run that fails with the
+/// signature, and as not failing only when every run does not.
+///
+/// A failing seed's input is judged this way when its two ordinary shrinks (one run per
+/// candidate) disagree or it did not fail again when re-run, and then replaying it
+/// `measured_replays` times saw both outcomes (the class `flaky` of SPEC: Flake rate).
+/// Both passes of the record carry the same object.
+///
+/// # Format
+///
+/// A JSON object; rates and probabilities are decimal text (receipts avoid floats), rounded
+/// so that the text is on the safe side of the exact value:
+///
+/// | field | type | meaning |
+/// |---|---|---|
+/// | `mode` | string | `flaky` |
+/// | `measured_replays` | u64 | replays of the original input that measured the rate |
+/// | `measured_fails` | u64 | of them, those that failed with the signature |
+/// | `rate_lower` | string | the lower bound of the exact two-sided 95% Clopper–Pearson interval of `measured_fails / measured_replays`, 4 digits, rounded down |
+/// | `evaluations_per_candidate` | u64 | most runs of one candidate (`r`) |
+/// | `capped` | bool | `r` is the cap, short of what the target miss probability needs |
+/// | `miss_probability_at_most` | string | `(1 - rate_lower)^r`, 4 digits, rounded up: the chance that a candidate failing at rate `rate_lower` or more passes all `r` runs (0.01 or less unless `capped`) |
+/// | `set_aside_evaluations` | u64 | property runs of the two ordinary shrinks whose results were set aside (0 when the original input did not fail again and they did not run) |
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShrinkJudging {
+    /// `flaky`: each candidate runs up to `evaluations_per_candidate` times.
+    pub mode: String,
+    /// Replays of the original input that measured the failure's rate.
+    pub measured_replays: u64,
+    /// Of them, the replays that failed with the signature.
+    pub measured_fails: u64,
+    /// The lower bound of the exact two-sided 95% interval of the measured rate, as decimal
+    /// text rounded down (`Interval::outward`, 4 digits).
+    pub rate_lower: String,
+    /// The most runs one candidate gets: the fewest with which a rate of `rate_lower` is
+    /// seen at least once with probability 0.99, or the cap.
+    pub evaluations_per_candidate: u64,
+    /// `evaluations_per_candidate` is the cap, fewer than the target miss probability needs
+    /// (`miss_probability_at_most` then says what the cap gives).
+    pub capped: bool,
+    /// The chance that a candidate failing at rate `rate_lower` passes all its runs, as
+    /// decimal text rounded up: at most `0.0100` unless `capped`.
+    pub miss_probability_at_most: String,
+    /// Property runs of the ordinary shrinks (one run per candidate) whose results were set
+    /// aside for this one.
+    pub set_aside_evaluations: u64,
 }
 
 impl Receipt {

@@ -132,7 +132,11 @@ pub mod engine {
     };
 
     // Shrinking a recorded failing choice sequence.
-    pub use crate::shrink::{ShrinkPass, ShrinkReport, ShrinkStop, shortlex, shrink, shrink_twice};
+    pub use crate::shrink::{
+        FlakyJudgement, Judging, MAX_MEASURED_REPLAYS, MAX_TRIES, MISS_PROBABILITY, ShrinkPass,
+        ShrinkReport, ShrinkStop, judgement_of, measure, shortlex, shrink, shrink_judged,
+        shrink_twice, shrink_twice_judged,
+    };
 
     // The code a run tested, and where its paths are anchored.
     pub use crate::anchor::{anchored, start_dir};

@@ -16,8 +16,10 @@
 //! 4. re-hash the fixture: if it changed, the receipt keeps `stopped_early: true` and says
 //!    `fixture_changed: true`, so it can never close;
 //! 5. write the final receipt (`stopped_early: false`, `shrink_stable: false`);
-//! 6. if a seed failed: re-run the first failing seed recording its choices, shrink it twice,
-//!    and rewrite the receipt with the shrink record and the honest `shrink_stable`.
+//! 6. if a seed failed: re-run the first failing seed recording its choices, shrink it twice
+//!    (a failure whose shrinks disagree is measured, and a flaky one shrunk again with several
+//!    runs per candidate: `run/shrink_seed.rs`, `shrink/flaky.rs`), and rewrite the receipt
+//!    with the shrink record and the honest `shrink_stable`.
 
 use crate::case::TestCase;
 use crate::clock::{now_rfc3339, run_id};
@@ -28,13 +30,16 @@ use crate::ledger::OpenReceipt;
 use crate::ledger::rows::{RowContext, RowSink, WitnessFormatter};
 use crate::property::{Fixture, Property};
 use crate::rng::Scheme;
-use crate::shrink::{ShrinkConfig, shrink_twice};
+use crate::shrink::ShrinkConfig;
 use seedledger_format::{
-    RECEIPT_SCHEMA_VERSION, Receipt, Runner, ShrinkPassRecord, ShrinkRecord, SpecFile, WitnessRow,
+    RECEIPT_SCHEMA_VERSION, Receipt, Runner, ShrinkRecord, SpecFile, WitnessRow,
     fixture_hash_from_pin, fixture_pin, property_digest,
 };
+use shrink_seed::shrink_seed;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+mod shrink_seed;
 
 /// The tool name and version recorded in receipts.
 pub(crate) const TOOL: &str = concat!("seedledger ", env!("CARGO_PKG_VERSION"));
@@ -677,90 +682,6 @@ pub fn run_properties_with(
             }
         }
     });
-}
-
-/// Re-runs the failing seed (under the run's scheme) recording its choices, then shrinks
-/// that input twice.
-fn shrink_seed(
-    property: &Property,
-    fixture: &Fixture,
-    seed: u64,
-    rng: Scheme,
-    failure: &Failure,
-    config: &ShrinkConfig,
-) -> ShrinkRecord {
-    let original = crate::control::evaluate_watched(
-        property,
-        fixture,
-        crate::control::TrialInput::Recording { seed, rng },
-    );
-    let original_input = original.record.drawn.join(", ");
-    let reproduced = original
-        .outcome
-        .failure()
-        .is_some_and(|f| f.signature == failure.signature);
-    let record = |choices: Vec<u64>,
-                  passes: Vec<ShrinkPassRecord>,
-                  stable: bool,
-                  minimal_input,
-                  minimal: Failure| {
-        ShrinkRecord {
-            seed,
-            signature: failure.signature.clone(),
-            original_input: original_input.clone(),
-            original_choices_len: original.record.choices.len(),
-            minimal_input,
-            minimal_choices: choices,
-            minimal_message: minimal.message,
-            minimal_location: minimal.location,
-            minimal_compared: minimal.compared,
-            stable,
-            passes,
-            max_evaluations: config.max_evaluations,
-            max_millis: config.max_time.as_millis() as u64,
-        }
-    };
-    if !reproduced {
-        // The seed did not fail the same way twice: the property is not deterministic.
-        let note = match original.outcome.failure() {
-            Some(f) => format!("re-run of seed {seed} failed differently: {}", f.signature),
-            None => format!("re-run of seed {seed} did not fail"),
-        };
-        return record(
-            original.record.choices.clone(),
-            Vec::new(),
-            false,
-            original_input.clone(),
-            Failure {
-                signature: failure.signature.clone(),
-                message: note,
-                location: None,
-                compared: None,
-            },
-        );
-    }
-    let report = shrink_twice(
-        property,
-        fixture,
-        &original.record.choices,
-        &failure.signature,
-        config,
-    );
-    let pass_record = |p: &crate::shrink::ShrinkPass| ShrinkPassRecord {
-        evaluations: p.evaluations,
-        cache_hits: p.cache_hits,
-        stop_reason: p.stop.as_str().to_string(),
-        millis: p.elapsed.as_millis() as u64,
-        minimal_choices: p.choices.clone(),
-    };
-    let passes = vec![pass_record(&report.first), pass_record(&report.second)];
-    record(
-        report.first.choices.clone(),
-        passes,
-        report.stable,
-        report.first.drawn.join(", "),
-        report.first.failure.clone(),
-    )
 }
 
 /// What to replay.

@@ -94,9 +94,32 @@
 //! minimal input not); [`ShrinkPass::cache_hits`] counts candidates answered by the cache.
 //! Shrinking stops at the budget of [`ShrinkConfig`] (evaluations, wall time) keeping the
 //! best failure so far, and records why it stopped ([`ShrinkStop`]).
+//!
+//! # Flaky failures
+//!
+//! All of the above assumes that a candidate's one run is its verdict. A property that fails
+//! on an input only some of the time breaks that: a failing candidate that happens to pass is
+//! rejected, and two shrinks end in different places. [`shrink_twice_judged`] (what a run
+//! uses) shrinks twice as above, and only when the passes disagree or the original input did
+//! not fail again does it measure the failure (`shrink/flaky.rs`): the original input is
+//! replayed 20 times (up to 100 when that is not enough to tell), and when it both failed and
+//! passed, both shrinks are redone with
+//! [`Judging::Flaky`]: a candidate runs up to `r` times, failing at its first run that fails
+//! with the signature and passing only when all `r` pass, `r` chosen from the measured rate
+//! so that a failing candidate is missed with probability at most 1%. Each pass keeps its
+//! own cache, so a miss in one pass is never carried into the other; within a pass a
+//! candidate judged passing is not run again. The evaluation budget counts candidates, not
+//! runs; the time budget is unchanged. A deterministic failure that shrinks stably costs
+//! nothing more.
 
 mod cache;
+mod flaky;
 mod passes;
+
+pub use flaky::{
+    FlakyJudgement, MAX_MEASURED_REPLAYS, MAX_TRIES, MISS_PROBABILITY, judgement_of, measure,
+    shrink_twice_judged,
+};
 
 use crate::exec::{Failure, Outcome};
 use crate::property::{Fixture, Property};
@@ -106,7 +129,8 @@ use std::time::{Duration, Instant};
 /// Budgets of one shrink pass.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShrinkConfig {
-    /// Most property runs one pass may make.
+    /// Most property runs one pass may make (under [`Judging::Flaky`], most candidates it
+    /// may run, each up to `tries` times).
     pub max_evaluations: u64,
     /// Most wall time one pass may take (checked before every run).
     pub max_time: Duration,
@@ -118,6 +142,30 @@ impl Default for ShrinkConfig {
         ShrinkConfig {
             max_evaluations: 5000,
             max_time: Duration::from_secs(10),
+        }
+    }
+}
+
+/// How a shrink pass judges a candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judging {
+    /// One run: its outcome is the verdict (a deterministic property).
+    Once,
+    /// Up to `tries` runs: failing at the first run that fails with the signature, passing
+    /// only when every run passes (or fails otherwise). An overrun or an invalid choice is
+    /// final at the first run.
+    Flaky {
+        /// Most runs of one candidate (at least 1).
+        tries: u64,
+    },
+}
+
+impl Judging {
+    /// Most runs of one candidate.
+    pub fn tries(self) -> u64 {
+        match self {
+            Judging::Once => 1,
+            Judging::Flaky { tries } => tries.max(1),
         }
     }
 }
@@ -153,7 +201,8 @@ pub struct ShrinkPass {
     pub failure: Failure,
     /// `Debug` renderings of the minimal input's top-level draws (and its notes).
     pub drawn: Vec<String>,
-    /// Property runs made (see the module docs).
+    /// Property runs made (see the module docs; under [`Judging::Flaky`], every run of every
+    /// candidate).
     pub evaluations: u64,
     /// Candidates answered by the cache without running.
     pub cache_hits: u64,
@@ -168,7 +217,7 @@ pub struct ShrinkPass {
 }
 
 /// Two shrink passes from the same original failure.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ShrinkReport {
     /// The first pass, from the original failure.
     pub first: ShrinkPass,
@@ -177,6 +226,8 @@ pub struct ShrinkReport {
     /// Both passes reached a fixed point (no budget cut either short), reproduced the failure
     /// and returned the identical minimal sequence.
     pub stable: bool,
+    /// How the passes judged a flaky failure's candidates; `None` when each ran once.
+    pub judged: Option<FlakyJudgement>,
 }
 
 /// The order of simplicity: shorter first, then lexicographic by choice index.
@@ -193,26 +244,37 @@ pub fn shrink(
     signature: &str,
     config: &ShrinkConfig,
 ) -> ShrinkPass {
+    shrink_judged(
+        property,
+        fixture,
+        original,
+        signature,
+        config,
+        Judging::Once,
+    )
+}
+
+/// [`shrink`] with each candidate judged as `judging` says (the original input and the final
+/// replay of the minimal one included: under [`Judging::Flaky`] each runs until it fails with
+/// the signature, at most `tries` times).
+pub fn shrink_judged(
+    property: &Property,
+    fixture: &Fixture,
+    original: &[u64],
+    signature: &str,
+    config: &ShrinkConfig,
+    judging: Judging,
+) -> ShrinkPass {
     let started = Instant::now();
-    let mut shrinker = passes::Shrinker::new(property, fixture, signature, config, started);
+    let mut shrinker =
+        passes::Shrinker::new(property, fixture, signature, config, judging, started);
     let stop = shrinker.run(original);
     let found = shrinker.found();
     let evaluations = shrinker.evaluations();
     let cache_hits = shrinker.cache_hits();
     let (choices, found_failure) = shrinker.into_best();
 
-    let last = crate::control::evaluate_watched(
-        property,
-        fixture,
-        crate::control::TrialInput::Replay {
-            choices: choices.clone(),
-            capture: true,
-        },
-    );
-    let replayed = match last.outcome {
-        Outcome::Fail(f) if f.signature == signature => Some(f),
-        _ => None,
-    };
+    let (last, replayed) = replay_minimal(property, fixture, &choices, signature, judging);
     let reproduced = found && replayed.is_some();
     let failure = replayed.or(found_failure).unwrap_or_else(|| Failure {
         signature: signature.to_string(),
@@ -245,16 +307,53 @@ pub fn shrink_twice(
 ) -> ShrinkReport {
     let first = shrink(property, fixture, original, signature, config);
     let second = shrink(property, fixture, original, signature, config);
-    let stable = first.stop == ShrinkStop::FixedPoint
+    ShrinkReport {
+        stable: stable(&first, &second),
+        first,
+        second,
+        judged: None,
+    }
+}
+
+/// Both passes reached a fixed point, reproduced the failure and returned the identical
+/// minimal sequence.
+fn stable(first: &ShrinkPass, second: &ShrinkPass) -> bool {
+    first.stop == ShrinkStop::FixedPoint
         && second.stop == ShrinkStop::FixedPoint
         && first.reproduced
         && second.reproduced
         && first.choices == second.choices
-        && first.failure.signature == second.failure.signature;
-    ShrinkReport {
-        first,
-        second,
-        stable,
+        && first.failure.signature == second.failure.signature
+}
+
+/// Replays the minimal `choices`, capturing its draws, until it fails with `signature` (at
+/// most `judging.tries()` times); the last evaluation and its failure, if it failed so.
+fn replay_minimal(
+    property: &Property,
+    fixture: &Fixture,
+    choices: &[u64],
+    signature: &str,
+    judging: Judging,
+) -> (crate::exec::Evaluation, Option<Failure>) {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let last = crate::control::evaluate_watched(
+            property,
+            fixture,
+            crate::control::TrialInput::Replay {
+                choices: choices.to_vec(),
+                capture: true,
+            },
+        );
+        let failed = matches!(&last.outcome, Outcome::Fail(f) if f.signature == signature);
+        if failed || tries >= judging.tries() || crate::control::shrink_stop_requested() {
+            let failure = match &last.outcome {
+                Outcome::Fail(f) if failed => Some(f.clone()),
+                _ => None,
+            };
+            return (last, failure);
+        }
     }
 }
 

@@ -326,3 +326,36 @@ fn the_run_id_alone_is_read_as_a_value_reads_it() {
         Some("a-1")
     );
 }
+
+/// A shrink pass record says how it judged a flaky failure's candidates under `judged`,
+/// with SPEC-style names and rates as text; a record without it (every receipt written
+/// before flaky judging, and every deterministic failure's) reads as judged once.
+#[test]
+fn a_shrink_pass_reads_with_and_without_its_judging() {
+    let pass = r#"{"evaluations": 40, "cache_hits": 3, "stop_reason": "fixed_point",
+        "millis": 2, "minimal_choices": [100]}"#;
+    let once: ShrinkPassRecord = serde_json::from_str(pass).unwrap();
+    assert_eq!(once.judged, None);
+    assert!(!serde_json::to_string(&once).unwrap().contains("judged"));
+    let judged = r#"{"evaluations": 1362, "cache_hits": 3, "stop_reason": "fixed_point",
+        "millis": 20, "minimal_choices": [100], "judged": {"mode": "flaky",
+        "measured_replays": 20, "measured_fails": 4, "rate_lower": "0.0573",
+        "evaluations_per_candidate": 78, "capped": false,
+        "miss_probability_at_most": "0.0100", "set_aside_evaluations": 57}}"#;
+    let flaky: ShrinkPassRecord = serde_json::from_str(judged).unwrap();
+    let j = flaky.judged.as_ref().unwrap();
+    assert_eq!(
+        (j.mode.as_str(), j.measured_replays, j.measured_fails),
+        ("flaky", 20, 4)
+    );
+    assert_eq!(
+        (j.rate_lower.as_str(), j.evaluations_per_candidate, j.capped),
+        ("0.0573", 78, false)
+    );
+    assert_eq!(
+        (j.miss_probability_at_most.as_str(), j.set_aside_evaluations),
+        ("0.0100", 57)
+    );
+    let back: Value = serde_json::to_value(&flaky).unwrap();
+    assert_eq!(back, serde_json::from_str::<Value>(judged).unwrap());
+}

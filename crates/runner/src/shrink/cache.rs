@@ -6,6 +6,13 @@
 //! way. So a run is stored under the choices it *consumed*, and a lookup walks the candidate
 //! down the trie: meeting a finished node gives that run's status; ending on a node that
 //! some run read past means the candidate would run out of choices (an overrun).
+//!
+//! Under flaky judging (`Judging::Flaky`) a cached "fails with the signature" is a fact (the
+//! input can fail), while a cached "passes" is a judgement after up to `r` runs, wrong with
+//! a small probability. Both stand for the rest of the pass (running the candidate again
+//! would repeat the same judgement at the same cost), but never beyond it: every pass builds
+//! its own cache, so the two passes of a shrink judge independently, and a miss shows up as
+//! two passes that disagree (`shrink_stable: false`), never as one wrong answer both share.
 
 use super::Status;
 

@@ -9,7 +9,7 @@
 mod joint;
 
 use super::cache::Cache;
-use super::{ShrinkConfig, ShrinkStop, Status, shortlex};
+use super::{Judging, ShrinkConfig, ShrinkStop, Status, shortlex};
 use crate::case::Record;
 use crate::exec::{Failure, Outcome};
 use crate::property::{Fixture, Property};
@@ -81,6 +81,9 @@ pub(super) struct Shrinker<'a> {
     property: &'a Property,
     fixture: &'a Fixture,
     signature: &'a str,
+    /// Most runs of one candidate: 1, or `tries` of [`Judging::Flaky`].
+    tries: u64,
+    /// The evaluation budget, counted in candidates run (one run each unless flaky).
     max_evaluations: u64,
     deadline: Option<Instant>,
     cache: Cache,
@@ -90,6 +93,9 @@ pub(super) struct Shrinker<'a> {
     /// Bumped whenever a simpler failure is adopted.
     generation: u64,
     tree: Option<Rc<Tree>>,
+    /// Candidates run (each up to `tries` times).
+    candidates: u64,
+    /// Property runs.
     evaluations: u64,
     cache_hits: u64,
     ticks: u64,
@@ -104,12 +110,14 @@ impl<'a> Shrinker<'a> {
         fixture: &'a Fixture,
         signature: &'a str,
         config: &ShrinkConfig,
+        judging: Judging,
         started: Instant,
     ) -> Shrinker<'a> {
         Shrinker {
             property,
             fixture,
             signature,
+            tries: judging.tries(),
             max_evaluations: config.max_evaluations,
             deadline: started.checked_add(config.max_time),
             cache: Cache::new(),
@@ -117,6 +125,7 @@ impl<'a> Shrinker<'a> {
             failure: None,
             generation: 0,
             tree: None,
+            candidates: 0,
             evaluations: 0,
             cache_hits: 0,
             ticks: 0,
@@ -203,46 +212,68 @@ impl<'a> Shrinker<'a> {
             }
             return Ok(status);
         }
-        if self.evaluations >= self.max_evaluations {
+        if self.candidates >= self.max_evaluations {
             return Err(Stopped(ShrinkStop::MaxEvaluations));
         }
-        self.check_time()?;
-        self.evaluations += 1;
-        let eval = crate::control::evaluate_watched(
-            self.property,
-            self.fixture,
-            crate::control::TrialInput::Replay {
-                choices: candidate.to_vec(),
-                capture: false,
-            },
-        );
-        let consumed = eval.record.choices.len();
-        let (status, failure) = match eval.outcome {
-            Outcome::Fail(f) if f.signature == self.signature => (Status::Interesting, Some(f)),
-            Outcome::Fail(_) | Outcome::Pass => (Status::Boring, None),
-            Outcome::Overrun => (Status::Overrun, None),
-            Outcome::Invalid | Outcome::Discard => (Status::Invalid, None),
-        };
+        self.candidates += 1;
+        let (record, status, failure) = self.judge(candidate)?;
+        let consumed = record.choices.len();
         match status {
-            Status::Overrun => self.cache.wanted_more(&eval.record.choices),
+            Status::Overrun => self.cache.wanted_more(&record.choices),
             // The choice above its bound was read too (a filter giving up reads none more).
             Status::Invalid => self
                 .cache
                 .finished(&candidate[..(consumed + 1).min(candidate.len())], status),
-            _ => self.cache.finished(&eval.record.choices, status),
+            _ => self.cache.finished(&record.choices, status),
         }
         if let Some(f) = failure
             && (self.failure.is_none()
-                || shortlex(&eval.record.choices, &self.best.choices) == Ordering::Less)
+                || shortlex(&record.choices, &self.best.choices) == Ordering::Less)
         {
             #[cfg(test)]
-            self.history.push(eval.record.choices.clone());
-            self.best = Rc::new(eval.record);
+            self.history.push(record.choices.clone());
+            self.best = Rc::new(record);
             self.failure = Some(f);
             self.generation += 1;
             self.tree = None;
         }
         Ok(status)
+    }
+
+    /// Runs `candidate` up to `tries` times: its status is that of its first run that fails
+    /// with the signature, or of its last run when none does. An overrun or a choice above its
+    /// bound is a fact about the choices, final at once; a pass, another failure or a discard
+    /// may be the flaky part of the property, so the candidate runs again. The time budget is
+    /// checked before every run.
+    fn judge(&mut self, candidate: &[u64]) -> Step<(Record, Status, Option<Failure>)> {
+        let mut tries = 0;
+        loop {
+            self.check_time()?;
+            self.evaluations += 1;
+            tries += 1;
+            let eval = crate::control::evaluate_watched(
+                self.property,
+                self.fixture,
+                crate::control::TrialInput::Replay {
+                    choices: candidate.to_vec(),
+                    capture: false,
+                },
+            );
+            let (status, again) = match &eval.outcome {
+                Outcome::Fail(f) if f.signature == self.signature => (Status::Interesting, false),
+                Outcome::Fail(_) | Outcome::Pass => (Status::Boring, true),
+                Outcome::Discard => (Status::Invalid, true),
+                Outcome::Overrun => (Status::Overrun, false),
+                Outcome::Invalid => (Status::Invalid, false),
+            };
+            if !again || tries >= self.tries {
+                let failure = match eval.outcome {
+                    Outcome::Fail(f) if status == Status::Interesting => Some(f),
+                    _ => None,
+                };
+                return Ok((eval.record, status, failure));
+            }
+        }
     }
 
     /// Called once per pass-loop iteration: checks the clock every 1024 ticks, so that

@@ -521,7 +521,14 @@ mod tests {
         };
         let signature = failure.signature.clone();
         let config = ShrinkConfig::default();
-        let mut sh = Shrinker::new(&property, &fixture, &signature, &config, Instant::now());
+        let mut sh = Shrinker::new(
+            &property,
+            &fixture,
+            &signature,
+            &config,
+            super::super::Judging::Once,
+            Instant::now(),
+        );
         assert_eq!(sh.test(start).ok(), Some(Status::Interesting));
         sh.history.clear();
         let before = sh.evaluations;
