@@ -173,10 +173,20 @@ impl PropertyResult {
                     .iter()
                     .find(|j| std::ptr::eq(&j.citation, c))
                     .map_or(String::new(), |j| j.path.display().to_string());
-                notes.push(format!(
-                    "frozen until {} (citation {file}), but the property now passes: the freeze can be removed",
-                    c.expires_at
-                ));
+                // A flaky failure passes some runs: one pass does not show it fixed.
+                let flaky = c.flake.as_ref().is_some_and(|f| f.class == "flaky");
+                notes.push(if flaky {
+                    format!(
+                        "frozen until {} (citation {file}); the property passed this run, but the frozen failure is flaky ({}): a passing run does not show it fixed",
+                        c.expires_at,
+                        c.flake_label()
+                    )
+                } else {
+                    format!(
+                        "frozen until {} (citation {file}), but the property now passes: the freeze can be removed",
+                        c.expires_at
+                    )
+                });
             }
             Some(Honour::Fail { unfrozen, frozen }) if !frozen.is_empty() => {
                 for mode in unfrozen {
@@ -238,10 +248,22 @@ fn first_signature(summary: &RunSummary) -> &str {
         .map_or("", |f| f.signature.as_str())
 }
 
-/// `minimal input (seed N, A -> B choices, shrink stable): <input>`.
+/// `minimal input (seed N, A -> B choices, shrink stable): <input>`; a flaky failure's shrink
+/// says how it judged candidates: `shrink stable, flaky: 10/20 replays failed, each candidate
+/// run up to 15 times`.
 pub fn minimal_input_line(shrink: &seedledger_format::ShrinkRecord) -> String {
+    let judged = shrink
+        .passes
+        .first()
+        .and_then(|p| p.judged.as_ref())
+        .map_or(String::new(), |j| {
+            format!(
+                ", {}: {}/{} replays failed, each candidate run up to {} times",
+                j.mode, j.measured_fails, j.measured_replays, j.evaluations_per_candidate
+            )
+        });
     format!(
-        "minimal input (seed {}, {} -> {} choices, shrink {}): {}",
+        "minimal input (seed {}, {} -> {} choices, shrink {}{judged}): {}",
         shrink.seed,
         shrink.original_choices_len,
         shrink.minimal_choices.len(),
