@@ -298,7 +298,7 @@ fn rows_of_another_patch_are_left_out_when_one_is_asked_for() {
 
 #[test]
 fn without_replay_rows_there_is_no_second_pass_and_no_line() {
-    let rows = vec![
+    let rows = [
         row(1, L, Some("A"), None, "r1"),
         row(2, R, None, None, "r1"),
     ];
