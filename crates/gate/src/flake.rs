@@ -72,6 +72,9 @@ pub struct FlakeReading {
     signatures: Interned<String>,
     seeds: BTreeMap<(u32, u64), SeedState>,
     notes: FlakeNotes,
+    /// The last property and scheme met, and their number: rows come in runs of one
+    /// property, so most rows are numbered without a hash or an allocation.
+    last_name: Option<(String, String, u32)>,
 }
 
 /// One line of `gate flake`: one property, scheme, seed and signature.
@@ -219,6 +222,20 @@ impl FlakeReading {
             it.fails[role] += 1;
             it.see(seen, &self.runs);
         }
+    }
+
+    /// The number of the row's property and scheme.
+    fn name(&mut self, row: &WitnessRow) -> u32 {
+        if let Some((property, scheme, i)) = &self.last_name
+            && *property == row.property_id
+            && scheme == row.scheme()
+        {
+            return *i;
+        }
+        let key = (row.property_id.clone(), row.scheme().to_string());
+        let i = self.names.add(&key);
+        self.last_name = Some((key.0, key.1, i));
+        i
     }
 
     /// Whether the second pass can add anything: some seed has replay rows.
