@@ -202,9 +202,7 @@ impl FlakeReading {
         }
         self.notes.rows += 1;
         self.notes.replay_rows += 1;
-        let name = self
-            .names
-            .add(&(row.property_id.clone(), row.scheme().to_string()));
+        let name = self.name(row);
         let role = role_index(row.runner);
         let replayed = row
             .replayed_signature
