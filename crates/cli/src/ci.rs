@@ -15,7 +15,8 @@ use std::process::Command;
 #[derive(Debug, Subcommand)]
 pub enum CiCommand {
     /// The gate job: `gate counts` and `gate close` over the local receipts, then `gate decide`
-    /// for every failing property over the local and remote witness rows. Every command and
+    /// for every failing property over the local and remote witness rows, then `gate flake`
+    /// over both (the class of every replayed failing seed, as a Markdown table). Every command and
     /// its output go to the log and, when $GITHUB_STEP_SUMMARY is set, to the step summary.
     /// Never writes a citation: citing is a local, human action (`gate cite`).
     ///
@@ -296,7 +297,24 @@ fn gate(args: &GateArgs) -> ExitStatus {
         }
         steps.push(step(&decide, &[]));
     }
-    if steps.iter().any(|s| s.code != Some(0) && s.code != Some(1)) {
+    // The class of every replayed failing seed, local and remote evidence together.
+    let flake = (!receipts.is_empty()).then(|| {
+        let mut flake = os(&["gate", "flake", "--format", "markdown"]);
+        if let Some(patch) = &args.patch_id {
+            flake.extend(os(&["--patch-id", patch]));
+        }
+        flake.extend(root.iter().cloned());
+        flake.push(args.local.clone().into_os_string());
+        if args.remote.is_dir() {
+            flake.push(args.remote.clone().into_os_string());
+        }
+        step(&flake, &[])
+    });
+    if steps
+        .iter()
+        .chain(&flake)
+        .any(|s| s.code != Some(0) && s.code != Some(1))
+    {
         worst = worst.max(ExitStatus::Error);
     }
     outln!(
@@ -305,32 +323,47 @@ fn gate(args: &GateArgs) -> ExitStatus {
         failing.len()
     );
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        let mut md = String::from("### seedledger gate\n\n");
-        for s in &steps {
-            let _ = write!(
-                md,
-                "`$ {}` (exit {})\n\n```\n{}```\n\n",
-                s.shown.replace('`', "'"),
-                s.code.map_or("signal".to_string(), |c| c.to_string()),
-                s.output.replace("```", "'''")
-            );
-        }
-        md.push_str(
-            "Nothing is cited by CI: a freeze is cited locally with `cargo xtask gate cite`.\n\n",
-        );
-        let appended = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, md.as_bytes()));
-        if let Err(e) = appended {
-            errln!(
-                "warning: failed to append the step summary to `{}`: {e}",
-                Path::new(&path).display()
-            );
-        }
+        write_summary(Path::new(&path), &steps, flake.as_ref());
     }
     worst
+}
+
+/// Appends the gate job's section to the step summary at `path`: each step's command and
+/// output, then `gate flake`'s table as Markdown.
+fn write_summary(path: &Path, steps: &[Step], flake: Option<&Step>) {
+    let mut md = String::from("### seedledger gate\n\n");
+    for s in steps {
+        let _ = write!(
+            md,
+            "`$ {}` (exit {})\n\n```\n{}```\n\n",
+            s.shown.replace('`', "'"),
+            s.code.map_or("signal".to_string(), |c| c.to_string()),
+            s.output.replace("```", "'''")
+        );
+    }
+    if let Some(s) = flake {
+        let _ = write!(
+            md,
+            "#### gate flake: is it flaky?\n\nReplays of failing seeds (`prop reproduce --repeat K`) per runner role: fails/replays, rate, exact 95% interval, and the class (flaky, insufficient, deterministic, environment-dependent, not reproduced).\n\n`$ {}` (exit {})\n\n{}\n",
+            s.shown.replace('`', "'"),
+            s.code.map_or("signal".to_string(), |c| c.to_string()),
+            s.output
+        );
+    }
+    md.push_str(
+        "Nothing is cited by CI: a freeze is cited locally with `cargo xtask gate cite`.\n\n",
+    );
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, md.as_bytes()));
+    if let Err(e) = appended {
+        errln!(
+            "warning: failed to append the step summary to `{}`: {e}",
+            path.display()
+        );
+    }
 }
 
 fn simulate(args: &SimulateArgs) -> ExitStatus {

@@ -7,6 +7,7 @@
 mod cite;
 mod close;
 mod decide;
+mod flake;
 mod freezes;
 mod json;
 pub mod keys;
@@ -235,6 +236,54 @@ pub enum GateCommand {
     #[command(verbatim_doc_comment)]
     Merge(merge::MergeArgs),
 
+    /// Replays of failing seeds: per failure signature and seed, each runner role's replays,
+    /// fails, rate, exact 95% interval, and the class (SPEC: Flake rate). Writes nothing.
+    ///
+    /// Input: witness files, or directories searched recursively for `*.witness.jsonl` and
+    /// `*.receipt.json` (the CI artifacts of several pushes, say); a file's receipts are the
+    /// `*.receipt.json` beside it. A replay row is a row with `attempt` (written by
+    /// `cargo xtask prop reproduce --property ID --seed N --repeat K`). Rows are keyed by
+    /// property, rng scheme (a seed means another input under another scheme), seed and
+    /// failure signature S: the signatures of a seed are those of its fail rows (a run's or a
+    /// replay's) and the `replayed_signature` of its replay rows. For each S and role:
+    /// replays = the seed's replay rows on that role, whatever their verdict; fails = those
+    /// that failed with S (a fail with another signature is not one). Only seeds with replay
+    /// rows get a line; all inputs are summed. Rows are never held: replay rows are read in
+    /// one pass, the runs' fail rows on replayed seeds in a second.
+    ///
+    /// Classes, first match wins: flaky (a role saw a replay fail with S and one not),
+    /// insufficient (a role that replayed the seed has fewer than 20 replays), deterministic
+    /// (every replay on every role fails with S), environment-dependent (every replay on one
+    /// role fails with S, none on another), not reproduced (no replay fails with S).
+    ///
+    /// First and last seen: the earliest and latest `started_at` among the receipts of the
+    /// runs (rows carry `run_id`) whose rows showed S failing on the seed — the runs' own
+    /// trials and, when their runs have receipts among the inputs, replays. A row whose run
+    /// has no receipt among the inputs is counted but dates nothing (a note says how many).
+    ///
+    /// Runner roles: where ROOT/props/trusted-runners.jsonl exists, a remote row without a
+    /// valid signature by a declared remote key does not count (stderr says how many and
+    /// why), as in `gate decide`.
+    ///
+    /// Output. Human, per line: `<property> `<S>` seed <N>: <class> (first seen <t>, last
+    /// seen <t>)`, then one line per role that replayed the seed:
+    ///   local: 20 replays, 5 fails, rate 25.0%, 95% CI [8.7%, 49.1%]
+    ///   remote: 20 replays, 0 fails, rate 0.0%, 95% CI [0.0%, 16.8%], < 13.9% (one-sided 95%)
+    /// and, when insufficient, `needs K more replays on <role>: cargo xtask prop reproduce
+    /// --property ID --seed N --repeat K`. JSON (`--format json`), one object per line:
+    ///   {"property", "signature", "seed", "class", "runners": {"local": {"replays", "fails",
+    ///    "rate", "interval": [lo, hi], "upper_bound" (0 fails only)}, "remote": {...}},
+    ///    "rng", "first_seen", "last_seen", "replays_needed" (insufficient only)}
+    /// (a role that did not replay the seed is absent). Markdown (`--format markdown`): one
+    /// table, as `ci gate` puts in the step summary. Notes on stderr: malformed lines (file
+    /// and line; skipped), rows left out, seeds with replays but no signature.
+    ///
+    /// Exit status: 0 the evidence was read (whatever the classes); 2 a path, witness file,
+    /// receipt or trust file cannot be read, or a receipt is not JSON (named; every other
+    /// input is still read and printed).
+    #[command(verbatim_doc_comment)]
+    Flake(flake::FlakeArgs),
+
     /// Print the fixture hash of FILE as receipts carry it: `sha256:` followed by the pin,
     /// sha256(b"fixture-v1\n" ++ bytes) in lowercase hex (`--bare`: the pin alone, as witness
     /// rows and citations carry it).
@@ -385,6 +434,7 @@ pub fn run(cmd: GateCommand) -> ExitStatus {
         GateCommand::Cite(args) => or_error(cite(&args)),
         GateCommand::Counts(args) => counts(&args),
         GateCommand::Freezes(args) => freezes(&args),
+        GateCommand::Flake(args) => flake::flake(&args),
         GateCommand::Merge(args) => merge::merge(&args),
         GateCommand::Pin { file, bare: true } => print_hash(&file, "fixture", fixture_pin),
         GateCommand::Pin { file, bare: false } => print_hash(&file, "fixture", |b| {

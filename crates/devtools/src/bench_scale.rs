@@ -5,7 +5,9 @@
 //! binary as a child process (wall time, peak resident memory, receipt and witness file
 //! sizes), a second run as `--runner remote` into another directory (the second witness file
 //! a freeze decision reads), then `gate close` on the receipt and `gate decide` on both
-//! witness files, `gate close --verify` on the receipt and its rows (time and peak memory each). Peak memory is the child's `ru_maxrss` from
+//! witness files, `gate close --verify` on the receipt and its rows, and `gate flake` on the
+//! same witness files and on a file of N replay rows beside `gate decide` on it (time and peak
+//! memory each). Peak memory is the child's `ru_maxrss` from
 //! `wait4(2)`, which covers the processes it waited for (the supervised run worker).
 
 use clap::Args;
@@ -59,6 +61,11 @@ struct ScaleRow {
     close: Measured,
     verify: Measured,
     decide: Measured,
+    /// `gate flake` on the two witness files `gate decide` read.
+    flake: Measured,
+    /// `gate decide` and `gate flake` on a file of N replay rows (`write_replays`).
+    replays_decide: Measured,
+    replays_flake: Measured,
 }
 
 pub fn run(args: &ScaleBenchArgs, suite: &[Property]) -> ExitStatus {
@@ -153,6 +160,39 @@ fn scale(args: &ScaleBenchArgs, suite: &[Property]) -> Result<(), String> {
         );
     }
     outln!("(MB = 10^6 bytes; memory is peak resident set size; run MB covers the run's worker)");
+    outln!(
+        "gate flake against gate decide: on the same two witness files (no replay rows: one pass), and on one file of N replay rows (N/20 seeds of 20 replays, a quarter failing: two passes)"
+    );
+    outln!(
+        "{:>10} {:>9} {:>10} {:>9} {:>10} {:>8} {:>13} {:>14} {:>12} {:>13} {:>8}",
+        "N",
+        "decide s",
+        "decide MB",
+        "flake s",
+        "flake MB",
+        "x time",
+        "replays: dec s",
+        "replays: dec MB",
+        "replays: fl s",
+        "replays: fl MB",
+        "x time"
+    );
+    for row in &rows {
+        outln!(
+            "{:>10} {:>9.2} {:>10.1} {:>9.2} {:>10.1} {:>8.2} {:>13.2} {:>14.1} {:>12.2} {:>13.1} {:>8.2}",
+            row.n,
+            row.decide.wall.as_secs_f64(),
+            mb(row.decide.peak_rss),
+            row.flake.wall.as_secs_f64(),
+            mb(row.flake.peak_rss),
+            row.flake.wall.as_secs_f64() / row.decide.wall.as_secs_f64(),
+            row.replays_decide.wall.as_secs_f64(),
+            mb(row.replays_decide.peak_rss),
+            row.replays_flake.wall.as_secs_f64(),
+            mb(row.replays_flake.peak_rss),
+            row.replays_flake.wall.as_secs_f64() / row.replays_decide.wall.as_secs_f64(),
+        );
+    }
     // The seed's size: longer attempted-seed entries in the receipt (see the runner's
     // `ledger.rs`) must not cost more per trial. Run only (no gate), one plan size.
     let n = sizes
@@ -336,7 +376,59 @@ fn measure_plan(exe: &Path, id: &str, n: u64, root: &Path) -> Result<ScaleRow, S
         &[0, 1],
         "gate decide",
     )?;
+    errln!("bench scale: {n} seeds: gate flake; then both on {n} replay rows");
+    let flake = measured(
+        exe,
+        &[
+            "gate".into(),
+            "flake".into(),
+            "--root".into(),
+            root.into(),
+            witness.clone().into(),
+            out_remote
+                .join("bench")
+                .join(format!("{id}.witness.jsonl"))
+                .into(),
+        ],
+        root,
+        &[0],
+        "gate flake",
+    )?;
+    let replays = root.join("replays").join(format!("{id}.witness.jsonl"));
+    write_replays(&replays, &witness, n)?;
+    let replays_decide = measured(
+        exe,
+        &[
+            "gate".into(),
+            "decide".into(),
+            "--property".into(),
+            id.into(),
+            "--root".into(),
+            root.into(),
+            "--witnesses".into(),
+            replays.clone().into(),
+        ],
+        root,
+        &[0, 1],
+        "gate decide (replay rows)",
+    )?;
+    let replays_flake = measured(
+        exe,
+        &[
+            "gate".into(),
+            "flake".into(),
+            "--root".into(),
+            root.into(),
+            replays.into(),
+        ],
+        root,
+        &[0],
+        "gate flake (replay rows)",
+    )?;
     Ok(ScaleRow {
+        flake,
+        replays_decide,
+        replays_flake,
         n,
         run,
         receipt_bytes,
@@ -345,6 +437,54 @@ fn measure_plan(exe: &Path, id: &str, n: u64, root: &Path) -> Result<ScaleRow, S
         verify,
         decide,
     })
+}
+
+/// Writes `n` replay rows to `file`: the first row of the run's witness file `model` (its
+/// property, digest, pin, bound) replayed on `n / 20` seeds (at least one) 20 times each,
+/// alternately on the local and remote runner, every fourth replay failing.
+fn write_replays(file: &Path, model: &Path, n: u64) -> Result<(), String> {
+    use std::io::{BufRead, Write};
+    let first = std::fs::File::open(model)
+        .map_err(|e| format!("cannot open {model:?}: {e}"))
+        .and_then(|f| {
+            std::io::BufReader::new(f)
+                .lines()
+                .next()
+                .and_then(Result::ok)
+                .ok_or_else(|| format!("{model:?} has no first line"))
+        })?;
+    let mut row = seedledger_format::parse_witness_line(1, first.as_bytes())
+        .and_then(|it| it.row.ok())
+        .ok_or_else(|| format!("the first line of {model:?} is not a witness row"))?;
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {dir:?}: {e}"))?;
+    }
+    let out = std::fs::File::create(file).map_err(|e| format!("cannot create {file:?}: {e}"))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, out);
+    row.run_id = Some("bench-reproduce".into());
+    row.replayed_signature = Some("assert:bench".into());
+    for i in 0..n {
+        let (seed, attempt) = (i / 20 + 1, (i % 20) as u32 + 1);
+        row.witness_id = format!("bench-replay-{i}");
+        row.seed = seed;
+        row.attempt = Some(attempt);
+        row.runner = if attempt % 2 == 0 {
+            seedledger_format::Runner::Remote
+        } else {
+            seedledger_format::Runner::Local
+        };
+        let fail = attempt % 4 == 1;
+        row.verdict = if fail {
+            seedledger_format::Verdict::Fail
+        } else {
+            seedledger_format::Verdict::Pass
+        };
+        row.signature = if fail { "assert:bench" } else { "ok" }.into();
+        writeln!(out, "{}", row.to_json_line())
+            .map_err(|e| format!("cannot write {file:?}: {e}"))?;
+    }
+    out.flush()
+        .map_err(|e| format!("cannot write {file:?}: {e}"))
 }
 
 /// Runs `exe ARGS` in `dir` (no CI or runner environment leaking in, output to a log file)

@@ -18,6 +18,9 @@
 //!   [`decide_files`] is `gate decide`, [`verify_beside`] is `gate close --verify`, and
 //!   [`CiteReading`] is `gate cite`, stage by stage. The gate decides which passes run and
 //!   what each line is folded into; the caller only opens, bounds and reads.
+//! * [`FlakeReading`] is `gate flake`: replays of failing seeds folded into each runner
+//!   role's rate, its exact interval and the class SPEC's Flake rate defines, over the
+//!   evidence of any number of runs.
 //! * [`merge_parts`] combines the part receipts of one property's split plan into one
 //!   receipt of the whole plan, or refuses parts that do not belong together.
 //! * [`authenticate_citation`] says whether a stored citation may be honoured at all (signed
@@ -43,6 +46,7 @@ mod close;
 mod counts;
 mod decide;
 mod errors;
+mod flake;
 mod fold;
 mod freeze;
 mod inputs;
@@ -68,6 +72,7 @@ pub use decide::{
     decide_freeze_rows, witness_lines_from_bytes,
 };
 pub use errors::{CiteError, NotJsonError, SpillError};
+pub use flake::{FLAKE_ROLES, FlakeConfig, FlakeLine, FlakeNotes, FlakeReading, Started, Unsigned};
 pub use freeze::{
     CitationState, Current, Honour, Retirement, citation_state, honour, receipt_retirement,
 };

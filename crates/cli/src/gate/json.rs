@@ -239,3 +239,42 @@ mod tests {
         );
     }
 }
+
+/// `gate flake --format json`: one line per property, failure signature and seed with replay
+/// rows. `property`, `signature`, `seed`, `class` and `runners` are exactly SPEC's (Flake
+/// rate); `rng`, `first_seen`, `last_seen` and `replays_needed` are extensions.
+#[derive(Debug, Serialize)]
+pub struct FlakeJsonLine<'a> {
+    pub property: &'a str,
+    pub signature: &'a str,
+    pub seed: u64,
+    /// SPEC's spelling: `flaky`, `insufficient`, `deterministic`, `environment-dependent`,
+    /// `not reproduced`.
+    pub class: &'a str,
+    /// `local` and `remote`, each only when that role replayed the seed.
+    pub runners: std::collections::BTreeMap<&'a str, FlakeRoleJson>,
+    /// The rng scheme the rows' seed means its input under.
+    pub rng: &'a str,
+    /// `started_at` of the earliest and latest run (by its receipt) whose rows showed the
+    /// signature failing on the seed; null when no such run has a receipt among the inputs.
+    pub first_seen: Option<&'a str>,
+    pub last_seen: Option<&'a str>,
+    /// Per role, the replays still needed before the class can be more than `insufficient`.
+    /// Only when some role needs more.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub replays_needed: std::collections::BTreeMap<&'a str, u64>,
+}
+
+/// One role inside a [`FlakeJsonLine`].
+#[derive(Debug, Serialize)]
+pub struct FlakeRoleJson {
+    pub replays: u64,
+    pub fails: u64,
+    /// `fails / replays`.
+    pub rate: f64,
+    /// The exact (Clopper–Pearson) two-sided 95% interval, `[lo, hi]`.
+    pub interval: [f64; 2],
+    /// With 0 fails only: the one-sided 95% upper bound `1 - 0.05^(1/replays)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upper_bound: Option<f64>,
+}

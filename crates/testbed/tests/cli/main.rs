@@ -11,6 +11,7 @@ mod files;
 mod freeze;
 mod gate;
 mod gate_cite;
+mod gate_flake;
 mod gate_freezes;
 mod isolate;
 mod merge;
