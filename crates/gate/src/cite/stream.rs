@@ -443,6 +443,53 @@ impl CiteReviewJoin {
         }
     }
 
+    /// The pair: the first fail, in batch order, on a seed a receipt vouches for, whose
+    /// runner fails that seed on every row (the patch's own runs' rows counting as local)
+    /// while the other runner passes it on every row (replay rows aside); with the other
+    /// runner's first pass that answers it. `(seed, failing runner, fail, pass)`.
+    fn consistent_pair(&self) -> Option<(u64, Runner, u64, u64)> {
+        let slot = |i: u64| (i != NONE).then_some(i);
+        let review = &self.review;
+        let mut pair: Option<(u64, Runner, u64, u64)> = None;
+        for (input, first) in self.inputs.iter().zip(&self.first) {
+            if !review.origin.seeds.contains(input) {
+                continue;
+            }
+            let seed = input.0;
+            let [own_fail, own_pass] = review.own.get(input).copied().unwrap_or_default();
+            for failing in [Runner::Local, Runner::Remote] {
+                // Consistent: replay rows aside (their disagreement is the flake rate).
+                let steady = |runner: Runner, verdict: Verdict| {
+                    first[STEADY + 2 * runner_index(runner) + usize::from(verdict == Verdict::Pass)]
+                        == NONE
+                };
+                let (fail, pass, consistent) = match failing {
+                    Runner::Local => (
+                        first[LOCAL_FAIL],
+                        first[REMOTE_ANSWER],
+                        steady(Runner::Local, Verdict::Pass)
+                            && steady(Runner::Remote, Verdict::Fail)
+                            && !own_pass,
+                    ),
+                    Runner::Remote => (
+                        first[REMOTE_FAIL],
+                        first[LOCAL_PASS],
+                        steady(Runner::Remote, Verdict::Pass)
+                            && steady(Runner::Local, Verdict::Fail)
+                            && !own_fail,
+                    ),
+                };
+                let (Some(fail), Some(pass)) = (slot(fail), slot(pass)) else {
+                    continue;
+                };
+                if consistent && pair.is_none_or(|(_, _, f, _)| fail < f) {
+                    pair = Some((seed, failing, fail, pass));
+                }
+            }
+        }
+        pair
+    }
+
     /// What the review names, by batch index.
     fn named(&self) -> Named {
         let slot = |i: u64| (i != NONE).then_some(i);
@@ -450,49 +497,7 @@ impl CiteReviewJoin {
         if self.fails == 0 || self.passes == 0 {
             Named::Foreign
         } else {
-            // The pair: the first fail, in batch order, on a seed a receipt vouches for, whose
-            // runner fails that seed on every row (the patch's own runs' rows counting as
-            // local) while the other runner passes it on every row; with the other runner's
-            // first pass that answers it.
-            let mut pair: Option<(u64, Runner, u64, u64)> = None;
-            for (input, first) in self.inputs.iter().zip(&self.first) {
-                if !review.origin.seeds.contains(input) {
-                    continue;
-                }
-                let seed = input.0;
-                let [own_fail, own_pass] = review.own.get(input).copied().unwrap_or_default();
-                for failing in [Runner::Local, Runner::Remote] {
-                    // Consistent: replay rows aside (their disagreement is the flake rate).
-                    let steady = |runner: Runner, verdict: Verdict| {
-                        first[STEADY
-                            + 2 * runner_index(runner)
-                            + usize::from(verdict == Verdict::Pass)]
-                            == NONE
-                    };
-                    let (fail, pass, consistent) = match failing {
-                        Runner::Local => (
-                            first[LOCAL_FAIL],
-                            first[REMOTE_ANSWER],
-                            steady(Runner::Local, Verdict::Pass)
-                                && steady(Runner::Remote, Verdict::Fail)
-                                && !own_pass,
-                        ),
-                        Runner::Remote => (
-                            first[REMOTE_FAIL],
-                            first[LOCAL_PASS],
-                            steady(Runner::Remote, Verdict::Pass)
-                                && steady(Runner::Local, Verdict::Fail)
-                                && !own_fail,
-                        ),
-                    };
-                    let (Some(fail), Some(pass)) = (slot(fail), slot(pass)) else {
-                        continue;
-                    };
-                    if consistent && pair.is_none_or(|(_, _, f, _)| fail < f) {
-                        pair = Some((seed, failing, fail, pass));
-                    }
-                }
-            }
+            let pair = self.consistent_pair();
             // With the review waived: the first fail with a pass from the other runner.
             let across = [(0, 1), (1, 0)]
                 .into_iter()
