@@ -10,6 +10,7 @@
 //! variables (the table in `src/demo.rs`, read into a [`Demo`]) for end-to-end
 //! demonstrations without editing code: `ORDERS_DEMO_BUG=1` prices with [`DEMO_BUG`],
 //! `ORDERS_LOCALE=de_DE` prints receipts in a locale whose large amounts do not read back,
+//! `ORDERS_DEMO_FLAKE=N` makes that locale take effect in only N% of trials (a real flake),
 //! `ORDERS_DEMO_TRIAL_MS=N` makes every trial take `N` ms.
 
 mod accounts;
