@@ -48,7 +48,8 @@ pub struct Started {
 /// Counts a reading reports besides its lines.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FlakeNotes {
-    /// Rows folded (both passes count a row once: the second counts only run rows).
+    /// Rows folded into a line: replay rows, and the runs' rows on replayed seeds (every
+    /// verdict when a second pass read them, the fails when the first pass held them).
     pub rows: u64,
     /// Replay rows among them.
     pub replay_rows: u64,
@@ -75,6 +76,26 @@ pub struct FlakeReading {
     /// The last property and scheme met, and their number: rows come in runs of one
     /// property, so most rows are numbered without a hash or an allocation.
     last_name: Option<(String, String, u32)>,
+    /// The runs' fail rows (not replays) of the first pass, held so that the second pass is
+    /// needed only when there are more than `held_cap` of them.
+    run_fails: Vec<RunFail>,
+    /// More than `held_cap` run fail rows were met: the second pass reads them.
+    run_fails_overflowed: bool,
+    held_cap: usize,
+}
+
+/// How many of the runs' fail rows the first pass holds (24 bytes each) before it leaves
+/// them to a second pass.
+pub const RUN_FAILS_HELD: usize = 1 << 18;
+
+/// A run's fail row met in the first pass: its property and scheme, seed, signature, and
+/// its run when a receipt fed names it.
+#[derive(Debug, Clone, Copy)]
+struct RunFail {
+    name: u32,
+    seed: u64,
+    sig: u32,
+    run: Option<u32>,
 }
 
 /// One line of `gate flake`: one property, scheme, seed and signature.
@@ -173,8 +194,17 @@ impl FlakeReading {
     pub fn new(config: FlakeConfig) -> FlakeReading {
         FlakeReading {
             config,
+            held_cap: RUN_FAILS_HELD,
             ..FlakeReading::default()
         }
+    }
+
+    /// A reading that holds at most `cap` run fail rows in its first pass (tests: 0 forces
+    /// the second pass).
+    #[cfg(test)]
+    pub(crate) fn holding(mut self, cap: usize) -> FlakeReading {
+        self.held_cap = cap;
+        self
     }
 
     /// A run's receipt: its `run_id` and `started_at` (RFC 3339). A second receipt of the
@@ -195,9 +225,17 @@ impl FlakeReading {
         self.run_index.insert(run_id.to_string(), i);
     }
 
-    /// The first pass: replay rows are counted; every other row waits for the second pass.
+    /// The first pass: replay rows are counted; a run's fail row is held (up to
+    /// [`RUN_FAILS_HELD`]) for the seeds that turn out to be replayed, beyond that it waits
+    /// for the second pass.
     pub fn first(&mut self, row: &WitnessRow) {
-        if !self.kept(row) || row.attempt.is_none() {
+        if !self.kept(row) {
+            return;
+        }
+        if row.attempt.is_none() {
+            if row.verdict == Verdict::Fail {
+                self.hold(row);
+            }
             return;
         }
         self.notes.rows += 1;
@@ -236,9 +274,53 @@ impl FlakeReading {
         i
     }
 
-    /// Whether the second pass can add anything: some seed has replay rows.
-    pub fn needs_second_pass(&self) -> bool {
-        !self.seeds.is_empty()
+    /// Holds a run's fail row of the first pass, or gives up holding them when there are
+    /// too many (the second pass then reads them all).
+    fn hold(&mut self, row: &WitnessRow) {
+        if self.run_fails_overflowed {
+            return;
+        }
+        if self.run_fails.len() >= self.held_cap {
+            self.run_fails_overflowed = true;
+            self.run_fails = Vec::new();
+            return;
+        }
+        let name = self.name(row);
+        let sig = self.signatures.add(&row.signature);
+        let run = row
+            .run_id
+            .as_deref()
+            .and_then(|id| self.run_index.get(id).copied());
+        self.run_fails.push(RunFail {
+            name,
+            seed: row.seed,
+            sig,
+            run,
+        });
+    }
+
+    /// After the first pass: whether a second pass can add anything — some seed has replay
+    /// rows, and the runs' fail rows were too many to hold. When they were held, they are
+    /// folded in here (as the second pass would: signatures and sightings of the replayed
+    /// seeds) and no second pass is needed.
+    pub fn needs_second_pass(&mut self) -> bool {
+        if self.seeds.is_empty() {
+            return false;
+        }
+        if self.run_fails_overflowed {
+            return true;
+        }
+        for f in std::mem::take(&mut self.run_fails) {
+            let Some(state) = self.seeds.get_mut(&(f.name, f.seed)) else {
+                continue;
+            };
+            self.notes.rows += 1;
+            if f.run.is_none() {
+                self.notes.unknown_runs += 1;
+            }
+            sig_state(state, f.sig).see(f.run, &self.runs);
+        }
+        false
     }
 
     /// The seeds the second pass wants, sorted, each once (whatever their property or

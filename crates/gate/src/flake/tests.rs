@@ -60,9 +60,14 @@ fn replays(
         .collect()
 }
 
-/// Both passes over `rows`, with `receipts` fed first.
-fn read(config: FlakeConfig, receipts: &[(&str, &str)], rows: &[WitnessRow]) -> FlakeReading {
-    let mut reading = FlakeReading::new(config);
+/// Both passes over `rows`, with `receipts` fed first, holding at most `cap` run fail rows.
+fn read_holding(
+    config: FlakeConfig,
+    receipts: &[(&str, &str)],
+    rows: &[WitnessRow],
+    cap: usize,
+) -> FlakeReading {
+    let mut reading = FlakeReading::new(config).holding(cap);
     for (run, at) in receipts {
         reading.run(run, Some(at));
     }
@@ -71,6 +76,24 @@ fn read(config: FlakeConfig, receipts: &[(&str, &str)], rows: &[WitnessRow]) -> 
         rows.iter().for_each(|r| reading.second(r));
     }
     reading
+}
+
+/// Both passes over `rows`, with `receipts` fed first; the reading that holds the runs' fail
+/// rows in its first pass says what the one that reads them in a second pass says (every
+/// test of this module checks both).
+fn read(config: FlakeConfig, receipts: &[(&str, &str)], rows: &[WitnessRow]) -> FlakeReading {
+    let held = read_holding(config.clone(), receipts, rows, usize::MAX);
+    let second = read_holding(config, receipts, rows, 0);
+    let lines = |r: &FlakeReading| r.lines().map(|l| format!("{l:?}")).collect::<Vec<_>>();
+    assert_eq!(lines(&held), lines(&second));
+    let unsigned = |r: &FlakeReading| r.unsigned().map(|u| format!("{u:?}")).collect::<Vec<_>>();
+    assert_eq!(unsigned(&held), unsigned(&second));
+    let (a, b) = (held.notes(), second.notes());
+    assert_eq!(
+        (a.replay_rows, a.other_patch, a.unknown_runs, a.undated_runs),
+        (b.replay_rows, b.other_patch, b.unknown_runs, b.undated_runs)
+    );
+    held
 }
 
 /// What each line says: (seed, signature, class, local (replays, fails), remote (...)).
