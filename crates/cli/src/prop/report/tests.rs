@@ -101,7 +101,7 @@ fn citation(signature: &str, expires_at: &str) -> Citation {
 fn a_frozen_failure_is_reported_in_every_view_without_failing() {
     let result = frozen("p_frozen");
     assert_eq!(result.status(), Status::Frozen);
-    let line = "frozen until 2999-01-01T00:00:00Z (citation props/freezes/p.json) [assert:quote.total >= 0], unauthenticated citation";
+    let line = "frozen until 2999-01-01T00:00:00Z (citation props/freezes/p.json) [assert:quote.total >= 0], unauthenticated citation; flake rate flaky: local 5/20 failed [0.0865, 0.4911]";
     assert_eq!(result.frozen_lines(), [line]);
     // JUnit: skipped, with the freeze as message and the failing seeds and replay kept.
     let (_, report) = round_trip(std::slice::from_ref(&result));
@@ -170,14 +170,40 @@ fn another_failure_mode_an_expired_or_retired_freeze_still_fail() {
             _ => "retired (diff changed)",
         }));
     }
-    // A frozen property that passes says the freeze can go.
+    // A frozen property that passes: a flaky freeze says one pass does not show it fixed...
     let mut passing = pass("p");
     passing.freezes = frozen("p").freezes;
     assert_eq!(passing.status(), Status::Pass);
     assert!(
-        passing.freeze_notes()[0]
-            .ends_with("but the property now passes: the freeze can be removed")
+        passing.freeze_notes()[0].ends_with(
+            "the frozen failure is flaky (flake rate flaky: local 5/20 failed [0.0865, 0.4911]): a passing run does not show it fixed"
+        ),
+        "{:?}",
+        passing.freeze_notes()
     );
+    // ... any other says the freeze can go.
+    for flake in [
+        None,
+        Some(seedledger_format::CitationFlake::of(
+            1102,
+            seedledger_format::flake::Tally {
+                replays: 20,
+                fails: 20,
+            },
+            seedledger_format::flake::Tally {
+                replays: 20,
+                fails: 0,
+            },
+        )),
+    ] {
+        let mut passing = pass("p");
+        passing.freezes = frozen("p").freezes;
+        passing.freezes[0].citation.flake = flake;
+        assert!(
+            passing.freeze_notes()[0]
+                .ends_with("but the property now passes: the freeze can be removed")
+        );
+    }
 }
 
 fn pass(id: &str) -> PropertyResult {
