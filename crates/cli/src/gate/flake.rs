@@ -281,11 +281,16 @@ fn notes(
     patch: Option<&str>,
 ) {
     let n = reading.notes();
+    let count = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     err_line(&format!(
-        "note: {} witness files, {} receipts; {} replay rows",
-        inputs.witnesses.len(),
-        inputs.receipts.len(),
-        n.replay_rows
+        "note: {}, {}; {}",
+        count(
+            inputs.witnesses.len() as u64,
+            "witness file",
+            "witness files"
+        ),
+        count(inputs.receipts.len() as u64, "receipt", "receipts"),
+        count(n.replay_rows, "replay row", "replay rows")
     ));
     err_line(&roles.note());
     if tally.malformed > NAMED_MALFORMED {

@@ -109,7 +109,7 @@ fn the_human_lines_give_each_role_s_rate_interval_bound_and_the_class() {
     );
     assert!(
         run.stderr
-            .contains("note: 2 witness files, 1 receipts; 43 replay rows"),
+            .contains("note: 2 witness files, 1 receipt; 43 replay rows"),
         "{}",
         run.stderr
     );
