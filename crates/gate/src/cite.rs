@@ -618,7 +618,6 @@ fn review_in_memory(
         if row.property_id == expected.property_id
             && row.patch_id.as_deref() == Some(origin.patch_id.as_str())
             && row.code.as_deref() == Some(origin.code.as_str())
-            && row.attempt.is_none()
         {
             review.push_own(row.seed, row.scheme(), row.verdict);
         }

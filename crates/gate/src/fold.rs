@@ -551,9 +551,13 @@ impl ReviewJoin {
                 continue;
             };
             let slots = &mut self.first[at];
+            // A remote replay row is left out of its runner's consistency (slots 6..10): a
+            // remote row is signed where roles are authenticated, a local one is the
+            // author's word.
+            let steady = r.attempt.is_none() || r.runner == Runner::Local;
             for kind in [kind, 6 + kind]
                 .into_iter()
-                .take(1 + usize::from(kind < 4 && r.attempt.is_none()))
+                .take(1 + usize::from(kind < 4 && steady))
             {
                 if slots[kind] == NONE {
                     slots[kind] = index;

@@ -220,10 +220,12 @@ impl<'r> Scope<'r> {
     /// other's environment, and the local runner is the patch author's to control (a second
     /// local run without the failing environment would otherwise "pass" any seed). And the
     /// two runners disagree *consistently* on that seed: every row of the failing runner
-    /// fails it, every row of the passing one passes it — replay rows (`attempt`, `prop
+    /// fails it, every row of the passing one passes it — remote replay rows (`attempt`, `prop
     /// reproduce --repeat`) aside: their disagreement on the input is its flake rate, which
     /// the citation records and which refuses a seed failing on every replay (SPEC: Flake
-    /// rate). Consistency is judged over every
+    /// rate). Only remote ones: a remote row is signed where roles are authenticated, while
+    /// a local row, even one carrying `attempt`, is the author's word (a receipt's own row
+    /// edited to carry `attempt` must not drop out). Consistency is judged over every
     /// row known of the patch at its code: the candidates, and `known_runs`, the rows the
     /// patch's own runs wrote even when they were not offered (a failing run's witness file
     /// left out cannot make its runner look consistent).
@@ -243,7 +245,7 @@ impl<'r> Scope<'r> {
                 .all(|(r, runner)| {
                     r.seed != seed
                         || r.scheme() != scheme
-                        || r.attempt.is_some()
+                        || (r.attempt.is_some() && runner == Runner::Remote)
                         || (r.verdict == Verdict::Fail) == (runner == failing)
                 })
         };

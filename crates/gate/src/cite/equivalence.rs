@@ -260,6 +260,7 @@ fn reference_flake(
     let mut tallies: std::collections::BTreeMap<(u64, &str), [Tally; 2]> = Default::default();
     for r in &in_scope {
         if r.attempt.is_some()
+            && !(req.roles_authenticated && r.runner == Runner::Local)
             && r.patch_id.as_deref() == Some(patch_id)
             && r.code.as_deref() == Some(code)
         {

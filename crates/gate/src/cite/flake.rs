@@ -1,7 +1,10 @@
 //! The cited seed's replays (SPEC: Flake rate): a citation records, for the seed of its cited
 //! fail row, the class and each role's replays, fails and interval; and refuses a seed that
 //! fails on every replay. A fold over the batch, run once the same-seed review found the
-//! pair: it keeps one tally per replayed input of the patch and code under review.
+//! pair: it keeps one tally per replayed input of the patch and code under review. Where
+//! roles are authenticated (a trust file), local replay rows are left out: they carry no
+//! signature, so they are the patch author's word, and could otherwise hide a remote
+//! runner's 20 failing replays behind an `insufficient` local count.
 
 use super::ReviewOrigin;
 use crate::decide::Expected;
@@ -22,6 +25,9 @@ pub(crate) struct FlakeScope {
     /// with it.
     signature: String,
     fail_id: String,
+    /// Roles are authenticated (a trust file): then only the remote role's replays count,
+    /// a local replay row carrying no signature.
+    authenticated: bool,
     /// The seed and scheme of the cited fail row, once the fold has seen it.
     cited: Option<(u64, String)>,
     /// Per replayed input (seed, scheme): the local and the remote replays.
@@ -37,6 +43,7 @@ impl FlakeScope {
             code: origin.code.clone(),
             signature: pair.signature.clone(),
             fail_id: pair.fail_id.clone(),
+            authenticated: origin.authenticated,
             cited: None,
             tallies: HashMap::new(),
         }
@@ -51,6 +58,7 @@ impl FlakeScope {
             self.cited = Some((row.seed, row.scheme().to_string()));
         }
         if row.attempt.is_none()
+            || (self.authenticated && row.runner == Runner::Local)
             || row.patch_id.as_deref() != Some(self.patch_id.as_str())
             || row.code.as_deref() != Some(self.code.as_str())
         {

@@ -42,8 +42,9 @@ const OTHER_REMOTE_PASS: usize = 6;
 const OTHER_SCHEME_LOCAL_PASS: usize = 7;
 const OTHER_SCHEME_REMOTE_PASS: usize = 8;
 /// The slots of an input.
-/// The first row of each runner and verdict that is not a replay row (`attempt`): a runner's
-/// consistency on an input is judged on these (SPEC: Flake rate measures the replays').
+/// The first row of each runner and verdict that is not a remote replay row (`attempt`): a
+/// runner's consistency on an input is judged on these (SPEC: Flake rate measures the remote
+/// replays'; a local row, unsigned, always counts).
 const STEADY: usize = 9;
 const SLOTS: usize = 13;
 /// A row's input is none of the join's (see [`Deferred::at`]).
@@ -222,7 +223,6 @@ impl CiteReview {
                     seed: r.seed,
                     at: NO_INPUT,
                     verdict: r.verdict,
-                    replay: r.attempt.is_some(),
                 };
                 (deferred, r)
             });
@@ -242,7 +242,6 @@ impl CiteReview {
             seed: r.seed,
             at,
             verdict: r.verdict,
-            replay: r.attempt.is_some(),
         };
         Some((deferred, r))
     }
@@ -260,7 +259,7 @@ impl CiteReview {
                 exact,
                 Runner::Local,
                 row.verdict,
-                (None, row.replay),
+                (None, false),
                 cited,
             );
         }
@@ -315,8 +314,6 @@ pub(crate) struct Deferred {
     pub(crate) seed: u64,
     pub(crate) at: u32,
     pub(crate) verdict: Verdict,
-    /// The row is a replay row (`attempt`): it does not count against consistency.
-    pub(crate) replay: bool,
 }
 
 /// The review's second pass: push every line of the batch again, with whether it is a cited
@@ -363,7 +360,12 @@ impl CiteReviewJoin {
             exact,
             r.runner,
             r.verdict,
-            (r.replayed_signature.as_deref(), r.attempt.is_some()),
+            // Only a remote replay row is left out of its runner's consistency: a remote row
+            // is signed where roles are authenticated, a local one is the author's word.
+            (
+                r.replayed_signature.as_deref(),
+                r.attempt.is_some() && r.runner == Runner::Remote,
+            ),
             cited,
         );
     }

@@ -564,7 +564,13 @@ fn replays(runner: Runner, seed: u64, n: u32, fails: u32, other: Option<&str>) -
     (1..=n)
         .map(|attempt| {
             let fail = attempt <= fails;
-            let tag = if runner == Runner::Local { "l" } else { "r" };
+            // A local replay's rows are no run's own rows (`forged-`: not among the citable
+            // local rows), as `prop reproduce --runner local` writes them.
+            let tag = if runner == Runner::Local {
+                "forged-l"
+            } else {
+                "r"
+            };
             let mut r = row(
                 &format!("{tag}-rep-{seed}-{attempt}"),
                 seed,
@@ -673,4 +679,50 @@ fn a_seed_that_fails_on_every_replay_is_refused_as_a_bug() {
     rows.extend(replays(Runner::Remote, 1102, 20, 19, None));
     let c = check(&rows, &eligible(), |r| r.waive_same_seed_review = true).unwrap();
     assert_eq!(c.flake.unwrap().class, "flaky");
+}
+
+/// A receipt's own local fail row edited to carry `attempt` does not drop out of the local
+/// runner's consistency: with a second local run passing the seed and a signed remote fail,
+/// the review still refuses (before the fix, the edited row was left aside as a replay and a
+/// deterministic bug was cited).
+#[test]
+fn a_local_row_carrying_attempt_still_counts_for_consistency() {
+    let mut own_fail = row("l-1102", 1102, Verdict::Fail, Runner::Local);
+    own_fail.attempt = Some(1);
+    let rows = vec![
+        row("l-1101", 1101, Verdict::Pass, Runner::Local),
+        own_fail,
+        row("l2-1102", 1102, Verdict::Pass, Runner::Local),
+        row("r-1102", 1102, Verdict::Fail, Runner::Remote),
+    ];
+    let err = check(&rows, &eligible(), |r| r.roles_authenticated = true).unwrap_err();
+    assert!(
+        matches!(err, CiteError::Review { reason, .. } if reason == REASON_NO_SAME_SEED),
+        "{err}"
+    );
+}
+
+/// With authenticated roles the record counts the remote role's replays only: a local replay
+/// row (unsigned) cannot turn a remote runner's 20 failing replays into `insufficient`.
+#[test]
+fn with_authenticated_roles_local_replays_cannot_hide_a_deterministic_seed() {
+    let mut pass = row("r-1102", 1102, Verdict::Pass, Runner::Remote);
+    pass.replayed_signature = Some("assert:quote.total >= 0".to_string());
+    let mut rows = vec![
+        row("l-1101", 1101, Verdict::Pass, Runner::Local),
+        row("l-1102", 1102, Verdict::Fail, Runner::Local),
+        pass,
+    ];
+    rows.extend(replays(Runner::Remote, 1102, 20, 20, None));
+    let mut forged = replays(Runner::Local, 1102, 1, 0, None);
+    forged[0].witness_id = "forged-local-replay".to_string();
+    rows.extend(forged);
+    let err = check(&rows, &eligible(), |r| r.roles_authenticated = true).unwrap_err();
+    assert!(
+        matches!(err, CiteError::Deterministic { seed: 1102, .. }),
+        "{err}"
+    );
+    // Unauthenticated, every row is a claim: the local one counts (and the record says so).
+    let c = check(&rows, &eligible(), |_| {}).unwrap();
+    assert_eq!(c.flake.unwrap().class, "insufficient");
 }

@@ -335,8 +335,7 @@ impl<S: Spill> CiteReading<S> {
             .collect();
         for record in self.own.records()? {
             let record = record.map_err(|e| SpillError::new(TEMP_READ, e))?;
-            // Replay rows aside: their disagreement is the flake rate (SPEC: Flake rate).
-            if of_review.get(record.receipt as usize) == Some(&true) && !record.replay {
+            if of_review.get(record.receipt as usize) == Some(&true) {
                 review.push_own(record.seed, self.own.scheme(record.scheme), record.verdict);
             }
         }

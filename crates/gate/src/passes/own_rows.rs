@@ -39,8 +39,6 @@ pub(crate) struct OwnRecord {
     /// The row's rng scheme, as its number in [`OwnRows::scheme`].
     pub(crate) scheme: u32,
     pub(crate) verdict: Verdict,
-    /// The row is a replay row (`attempt`): it does not count for a runner's consistency.
-    pub(crate) replay: bool,
     /// [`id_fingerprint`] of its `witness_id`.
     pub(crate) id: u64,
     /// [`row_fingerprint`] of the row.
@@ -64,8 +62,7 @@ impl OwnRecord {
         let mut b = [0u8; RECORD];
         b[0..4].copy_from_slice(&self.receipt.to_le_bytes());
         b[4..12].copy_from_slice(&self.seed.to_le_bytes());
-        // Bit 0: a fail; bit 1: a replay row.
-        b[12] = u8::from(self.verdict == Verdict::Fail) | (u8::from(self.replay) << 1);
+        b[12] = u8::from(self.verdict == Verdict::Fail);
         b[13..21].copy_from_slice(&self.id.to_le_bytes());
         b[21..37].copy_from_slice(&self.print.to_le_bytes());
         b[37..41].copy_from_slice(&self.scheme.to_le_bytes());
@@ -83,8 +80,7 @@ impl OwnRecord {
             receipt: u32::from_le_bytes(receipt),
             seed: word(&b[4..12]),
             scheme: u32::from_le_bytes(scheme),
-            verdict: verdict_of(b[12] & 1),
-            replay: b[12] & 2 != 0,
+            verdict: verdict_of(b[12]),
             id: word(&b[13..21]),
             print: u128::from_le_bytes(print),
         }
@@ -169,7 +165,6 @@ impl<S: Spill> OwnRows<S> {
             seed: row.seed,
             scheme,
             verdict: row.verdict,
-            replay: row.attempt.is_some(),
             id,
             print,
         };
@@ -264,8 +259,7 @@ fn query_deferred(b: &[u8; QUERY]) -> Deferred {
         index: word(&b[16..24]),
         seed: word(&b[24..32]),
         at: u32::from_le_bytes(at),
-        verdict: verdict_of(b[32] & 1),
-        replay: b[32] & 2 != 0,
+        verdict: verdict_of(b[32]),
     }
 }
 
@@ -279,8 +273,7 @@ impl<S: Spill> Known<S> {
             b[0..16].copy_from_slice(&print.to_le_bytes());
             b[16..24].copy_from_slice(&deferred.index.to_le_bytes());
             b[24..32].copy_from_slice(&deferred.seed.to_le_bytes());
-            // Bit 0: a fail; bit 1: a replay row.
-            b[32] = u8::from(deferred.verdict == Verdict::Fail) | (u8::from(deferred.replay) << 1);
+            b[32] = u8::from(deferred.verdict == Verdict::Fail);
             b[33..37].copy_from_slice(&deferred.at.to_le_bytes());
             s.queries.append(&b).map_err(write_error)?;
         }

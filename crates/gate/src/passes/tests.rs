@@ -322,7 +322,6 @@ fn own_rows_answer_alike_in_memory_and_from_scratch_room() {
                 i as u32 * 5
             },
             verdict: asked[i].verdict,
-            replay: i % 3 == 1,
         };
         for (i, r) in asked.iter().enumerate() {
             known.note(row_fingerprint(r), deferred(i)).unwrap();
