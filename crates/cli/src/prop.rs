@@ -340,8 +340,8 @@ pub struct ReproduceArgs {
     /// [default: ROOT/target/seedledger].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Runner role recorded in the witness rows [default: `remote` with DIR or --receipt
-    /// (the CI workflow's remote job), `local` with --property/--seed]. A remote runner
+    /// Runner role recorded in the witness rows [default: `remote` with DIR (the CI
+    /// workflow's remote job), `local` with --receipt or --property/--seed]. A remote runner
     /// signs every row (`sig`) with the secret key in $SEEDLEDGER_RUNNER_KEY when it is set;
     /// a local one never signs.
     #[arg(long, value_enum)]

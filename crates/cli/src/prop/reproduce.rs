@@ -21,10 +21,12 @@ pub(super) fn reproduce(args: ReproduceArgs, suite: &[Property]) -> ExitStatus {
     // printed as given.
     let given_root = root_of(&args.common);
     let root = seedledger_runner::engine::anchored(&given_root);
-    let role = args.runner.unwrap_or(if args.property.is_some() {
-        Role::Local
-    } else {
+    // Only the DIR form is the remote job's (a downloaded artifact replayed on another
+    // machine); the other two replay on this one, as the local runner, unless told.
+    let role = args.runner.unwrap_or(if args.dir.is_some() {
         Role::Remote
+    } else {
+        Role::Local
     });
     let signer = match crate::common::keys::runner_key(role.into(), &root) {
         Ok(key) => key,

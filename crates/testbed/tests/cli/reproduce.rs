@@ -180,7 +180,8 @@ fn the_receipt_form_replays_every_failing_seed_k_times_beside_the_receipt_or_und
             ),
             (
                 &"order_total_nonneg".into(),
-                &"remote".into(),
+                // --receipt replays on this machine: the local role unless told.
+                &"local".into(),
                 &"pr-9".into(),
                 &3.into(),
                 &3.into(),
@@ -207,7 +208,7 @@ fn the_receipt_form_replays_every_failing_seed_k_times_beside_the_receipt_or_und
         let replays = rows_of(added, seed);
         assert_eq!(attempts(&replays), [1, 2, 3], "seed {seed}");
         assert!(replays.iter().all(|r| r["verdict"] == "fail"
-            && r["runner"] == "remote"
+            && r["runner"] == "local"
             && r["replayed_signature"] == "assert:quote.total >= 0"));
     }
 
@@ -221,6 +222,8 @@ fn the_receipt_form_replays_every_failing_seed_k_times_beside_the_receipt_or_und
         "2",
         "--out",
         "elsewhere",
+        "--runner",
+        "remote",
     ]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     assert!(
