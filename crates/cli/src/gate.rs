@@ -114,11 +114,20 @@ pub enum GateCommand {
     ///      `no pass on a failing seed: opposite verdicts came from different inputs` (or
     ///      `the cited fail and pass rows must come from the patch being cited and its code
     ///      identity`). `--waive-same-seed-review` skips the seed part, explicitly, and the
-    ///      citation records `same_seed_review: waived`.
+    ///      citation records `same_seed_review: waived`. A runner's consistency on the seed
+    ///      leaves its remote replay rows (`attempt`) aside: their disagreement is the flake
+    ///      rate;
+    ///   9. the flake rate (SPEC: Flake rate): the replay rows of the cited fail row's seed
+    ///      (of the patch at its code; with a trust file, the remote role's only) are counted
+    ///      per role; a seed whose every replay fails (at least 20 on each role that replayed
+    ///      it) is refused with `the failing seed fails on every replay: a bug, not a flake`,
+    ///      and with the review waived so is any such seed in scope.
     ///
-    /// The citation (schema 2) names the patch, property, digest, pin, bound, the frozen
+    /// The citation (schema 3) names the patch, property, digest, pin, bound, the frozen
     /// failure signature, fail_id and pass_id (the same-seed pair) and their seed, the review,
-    /// the code identity and its base, expires_at (written in UTC) and written_at. It is
+    /// the code identity and its base, the cited seed's flake rate (`flake`: class, and each
+    /// role's replays, fails and exact 95% interval), expires_at (written in UTC) and
+    /// written_at. It is
     /// written atomically into `--store` (default ROOT/props/freezes) under a new name
     /// `<property>.<written_at>.<8 hex>.json`, never over an existing file: a citation is
     /// never refreshed or extended; `prop run` honours it while it is active (`gate freezes`).
@@ -126,7 +135,8 @@ pub enum GateCommand {
     /// Output. Human: the decision reason, verbatim, on the first line; on admit `fail_id:`
     /// and `pass_id:` lines (the decision's); then the review the writer ran
     /// (`same-seed review: passed: ...`, `... waived: ...`, a refusal, or `not reached` when
-    /// an earlier check refused); then `citation written: <file>` or
+    /// an earlier check refused); on a written citation `flake rate of seed N: <class>: ...
+    /// (frozen as <class>)`; then `citation written: <file>` or
     /// `citation refused: <why>`. Notes on stderr name the expected values, every receipt's
     /// status, retirement and cross-check, and whether runner roles are authenticated. JSON
     /// (`--format json`): the last stdout line is
@@ -134,11 +144,13 @@ pub enum GateCommand {
     ///   "review_reason": <review refusal or null>, "citation": <file or null>,
     ///   "fail_id": <id or null>, "pass_id": <id or null>,
     ///   "same_seed_review": {"passed", "reason", "fail_id", "pass_id", "seed"} or null,
+    ///   "flake": {"class", "seed", "runners"} or null,
     ///   "roles": "authenticated" | "unauthenticated"}`.
     ///
     /// Exit status: 0 the citation was written; 1 refused (a remote writer, no expiry, the
     /// decision refused, a receipt that disagrees with its rows, an open receipt, no current
-    /// eligible receipt, no code identity, the same-seed review); 2 error (an expiry that is
+    /// eligible receipt, no code identity, the same-seed review, a seed failing on every
+    /// replay, evidence already cited); 2 error (an expiry that is
     /// not RFC 3339 or not in the future, receipts of more than one patch or without a
     /// patch_id, an unreadable receipt, witness, spec or fixture file, a failed write).
     ///

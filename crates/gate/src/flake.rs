@@ -19,8 +19,9 @@
 //! First and last seen. The runs' receipts are fed first ([`FlakeReading::run`]: `run_id`,
 //! `started_at`). A fail row with S on the seed, of a run whose receipt was fed, is a
 //! sighting at that run's `started_at`; replay rows count as sightings too when their run
-//! (a `prop reproduce`) has a receipt. A row whose run has no receipt is no sighting (it is
-//! counted in [`FlakeNotes::unknown_runs`]); a key without sightings has neither.
+//! (a `prop reproduce`) has a receipt. A row whose run has no receipt is no sighting (a run's
+//! row is then counted in [`FlakeNotes::unknown_runs`]; a replay's is not, `prop reproduce`
+//! writing no receipt); a key without sightings has neither.
 
 use seedledger_format::flake::{FlakeClass, Tally, replays_short};
 use seedledger_format::{Runner, Verdict, WitnessRow, parse_rfc3339};
@@ -55,7 +56,8 @@ pub struct FlakeNotes {
     pub replay_rows: u64,
     /// Rows left out because they are not of [`FlakeConfig::patch_id`].
     pub other_patch: u64,
-    /// Fail rows of a kept key whose `run_id` names no receipt fed (no sighting).
+    /// Runs' fail rows (not replays) of a kept key whose `run_id` names no receipt fed (no
+    /// sighting).
     pub unknown_runs: u64,
     /// Receipts fed whose `started_at` is missing or not RFC 3339 (their runs are unknown).
     pub undated_runs: u64,
@@ -247,7 +249,8 @@ impl FlakeReading {
             .as_ref()
             .map(|s| self.signatures.add(s));
         let failed = (row.verdict == Verdict::Fail).then(|| self.signatures.add(&row.signature));
-        let seen = failed.and_then(|_| self.sighting(row));
+        // A replay's run has no receipt (`prop reproduce` writes none): not worth a note.
+        let seen = failed.and_then(|_| self.run_of(row));
         let state = self.seeds.entry((name, row.seed)).or_default();
         state.replays[role] += 1;
         if let Some(sig) = replayed {
@@ -333,9 +336,14 @@ impl FlakeReading {
     }
 
     /// The second pass: a run's fail row (not a replay) on a replayed seed adds its signature
-    /// and a sighting.
+    /// and a sighting. (Rows of another patch were counted in the first pass.)
     pub fn second(&mut self, row: &WitnessRow) {
-        if row.attempt.is_some() || !self.kept(row) {
+        let other_patch = self
+            .config
+            .patch_id
+            .as_ref()
+            .is_some_and(|p| row.patch_id.as_ref() != Some(p));
+        if row.attempt.is_some() || other_patch {
             return;
         }
         self.notes.rows += 1;
@@ -370,14 +378,18 @@ impl FlakeReading {
 
     /// The run of a fail row, when its receipt was fed; counts the others.
     fn sighting(&mut self, row: &WitnessRow) -> Option<u32> {
-        let run = row
-            .run_id
-            .as_deref()
-            .and_then(|id| self.run_index.get(id).copied());
+        let run = self.run_of(row);
         if run.is_none() {
             self.notes.unknown_runs += 1;
         }
         run
+    }
+
+    /// The run of a row, when its receipt was fed.
+    fn run_of(&self, row: &WitnessRow) -> Option<u32> {
+        row.run_id
+            .as_deref()
+            .and_then(|id| self.run_index.get(id).copied())
     }
 
     /// What the reading left out or could not date.

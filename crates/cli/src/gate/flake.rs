@@ -314,7 +314,7 @@ fn notes(
     }
     if n.unknown_runs > 0 {
         err_line(&format!(
-            "note: {} fail rows are of runs whose receipt is not among the inputs: they count as replays and fails, not as sightings (first/last seen)",
+            "note: {} fail rows are of runs whose receipt is not among the inputs: they count as fails, not as sightings (first/last seen)",
             n.unknown_runs
         ));
     }
