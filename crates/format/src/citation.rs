@@ -302,6 +302,14 @@ impl Citation {
             }
             if let Some(flake) = flake {
                 CitationFlake::check(flake)?;
+                // The record is of the cited fail row's seed: the pair's, when it names one.
+                let seed = value.get("seed").and_then(Value::as_u64);
+                if seed.is_some() && seed != flake.get("seed").and_then(Value::as_u64) {
+                    return Err(invalid(
+                        "flake.seed",
+                        "the citation's `seed` (the cited fail row's)",
+                    ));
+                }
             }
             for key in [
                 "patch_id",
@@ -566,6 +574,10 @@ mod tests {
             other => panic!("{other}"),
         };
         assert_eq!(field(&bare.to_json_pretty()).0, "flake");
+        // The record is of the cited seed.
+        let mut elsewhere = c.clone();
+        elsewhere.flake.as_mut().unwrap().seed = 7;
+        assert_eq!(field(&elsewhere.to_json_pretty()).0, "flake.seed");
         // A class its counts do not give.
         let relabelled = text.replace("\"class\": \"flaky\"", "\"class\": \"not reproduced\"");
         assert_eq!(field(&relabelled), ("flake.class".to_string(), true));
@@ -624,7 +636,7 @@ mod tests {
             ),
         ] {
             let mut other = c.clone();
-            other.flake = Some(CitationFlake::of(7, local, remote));
+            other.flake = Some(CitationFlake::of(1102, local, remote));
             assert_eq!(other.flake.as_ref().unwrap().class, class);
             assert_eq!(Citation::parse(&other.to_json_pretty()).unwrap(), other);
         }

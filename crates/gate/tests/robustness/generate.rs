@@ -810,8 +810,9 @@ pub fn citation_members(g: &mut Rng) -> Json {
         ("fail_id", s("local-1-1102")),
         ("pass_id", s("replay-remote-2-1102")),
     ];
+    let cited_seed = seed(g);
     if !waived || g.chance(20) {
-        members.push(("seed", num(seed(g))));
+        members.push(("seed", num(cited_seed)));
     }
     members.push((
         "same_seed_review",
@@ -838,14 +839,14 @@ pub fn citation_members(g: &mut Rng) -> Json {
         }),
     ));
     if (schema3 && !g.chance(3)) || g.chance(10) {
-        members.push(("flake", flake(g)));
+        members.push(("flake", flake(g, cited_seed)));
     }
     obj(members)
 }
 
-/// A `flake` record, usually as `gate cite` writes one (class from the counts), sometimes
-/// with a class, count or interval a reader must refuse.
-fn flake(g: &mut Rng) -> Json {
+/// A `flake` record of `cited_seed`, usually as `gate cite` writes one (class from the
+/// counts), sometimes with a seed, class, count or interval a reader must refuse.
+fn flake(g: &mut Rng, cited_seed: u64) -> Json {
     let mut runners = Vec::new();
     let mut counts = Vec::new();
     for role in ["local", "remote"] {
@@ -888,7 +889,8 @@ fn flake(g: &mut Rng) -> Json {
     };
     obj(vec![
         ("class", s(class)),
-        ("seed", num(seed(g))),
+        // The cited seed's record (sometimes another seed's, which a reader refuses).
+        ("seed", num(if g.chance(5) { seed(g) } else { cited_seed })),
         ("runners", obj(runners)),
     ])
 }

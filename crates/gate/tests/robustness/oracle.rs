@@ -675,6 +675,17 @@ pub fn citation(text: &str) -> Result<CitationFacts, &'static str> {
         None | Some(Json::Null) => None,
         Some(v) => Some(flake_facts(v)?),
     };
+    // The record is of the cited fail row's seed: the pair's, when the citation names one.
+    if let (Some(f), Some(Some(seed))) = (
+        &flake,
+        doc.get("seed")
+            .filter(|v| !matches!(v, Json::Null))
+            .map(Json::seed),
+    ) {
+        if f.seed != seed {
+            return Err("flake seed");
+        }
+    }
     match (doc.get("schema_version").and_then(Json::seed), &flake) {
         (Some(2), _) | (Some(3), Some(_)) => {}
         (Some(3), None) => return Err("schema 3 without flake"),
