@@ -681,10 +681,9 @@ pub fn citation(text: &str) -> Result<CitationFacts, &'static str> {
         doc.get("seed")
             .filter(|v| !matches!(v, Json::Null))
             .map(Json::seed),
-    ) {
-        if f.seed != seed {
-            return Err("flake seed");
-        }
+    ) && f.seed != seed
+    {
+        return Err("flake seed");
     }
     match (doc.get("schema_version").and_then(Json::seed), &flake) {
         (Some(2), _) | (Some(3), Some(_)) => {}
