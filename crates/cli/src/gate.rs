@@ -260,8 +260,10 @@ pub enum GateCommand {
     /// replay's) and the `replayed_signature` of its replay rows. For each S and role:
     /// replays = the seed's replay rows on that role, whatever their verdict; fails = those
     /// that failed with S (a fail with another signature is not one). Only seeds with replay
-    /// rows get a line; all inputs are summed. Rows are never held: replay rows are read in
-    /// one pass, the runs' fail rows on replayed seeds in a second.
+    /// rows get a line; all inputs are summed, whatever code identity they ran (give one
+    /// code's artifacts, or --patch-id, to class a seed at one code). No row is kept: replay
+    /// rows are counted in one pass, which also notes the seed, signature and run of up to
+    /// 2^18 of the runs' fail rows; past that, those on replayed seeds are read in a second.
     ///
     /// Classes, first match wins: flaky (a role saw a replay fail with S and one not),
     /// insufficient (a role that replayed the seed has fewer than 20 replays), deterministic
