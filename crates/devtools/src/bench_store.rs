@@ -102,7 +102,7 @@ fn measure(args: &StoreBenchArgs) -> anyhow::Result<()> {
             expires_at: "2999-01-01T00:00:00Z".into(),
             written_at: "2026-01-01T00:00:00Z".into(),
             flake: Some(seedledger_format::CitationFlake::of(
-                1102,
+                i as u64,
                 seedledger_format::flake::Tally {
                     replays: 20,
                     fails: 5,

@@ -224,7 +224,7 @@ mod tests {
             expires_at: expires_at.into(),
             written_at: "2026-12-01T00:00:00Z".into(),
             flake: Some(seedledger_format::CitationFlake::of(
-                1102,
+                3,
                 seedledger_format::flake::Tally {
                     replays: 20,
                     fails: 5,

@@ -199,7 +199,7 @@ mod tests {
             expires_at: "2030-01-01T00:00:00Z".into(),
             written_at: "2026-12-01T00:00:00Z".into(),
             flake: Some(seedledger_format::CitationFlake::of(
-                1102,
+                5,
                 seedledger_format::flake::Tally {
                     replays: 20,
                     fails: 5,

@@ -85,7 +85,7 @@ fn citation(signature: &str, expires_at: &str) -> Citation {
         expires_at: expires_at.into(),
         written_at: "2026-12-01T00:00:00Z".into(),
         flake: Some(seedledger_format::CitationFlake::of(
-            1102,
+            2,
             seedledger_format::flake::Tally {
                 replays: 20,
                 fails: 5,
@@ -185,7 +185,7 @@ fn another_failure_mode_an_expired_or_retired_freeze_still_fail() {
     for flake in [
         None,
         Some(seedledger_format::CitationFlake::of(
-            1102,
+            2,
             seedledger_format::flake::Tally {
                 replays: 20,
                 fails: 20,
