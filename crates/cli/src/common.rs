@@ -56,6 +56,16 @@ pub fn discover_root() -> PathBuf {
 
 /// Every `*.receipt.json` under `dir`, sorted (symbolic links are not followed).
 pub fn receipt_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    files_ending(dir, &[".receipt.json"], true)
+}
+
+/// The regular files of `dir` whose names end with one of `suffixes`, sorted; with `deep`,
+/// those of its subdirectories too (symbolic links are not followed).
+pub(crate) fn files_ending(
+    dir: &Path,
+    suffixes: &[&str],
+    deep: bool,
+) -> std::io::Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(d) = pending.pop() {
@@ -63,13 +73,13 @@ pub fn receipt_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
             let entry = entry?;
             let kind = entry.file_type()?;
             let path = entry.path();
-            if kind.is_dir() {
+            if kind.is_dir() && deep {
                 pending.push(path);
             } else if kind.is_file()
                 && path
                     .file_name()
                     .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.ends_with(".receipt.json"))
+                    .is_some_and(|n| suffixes.iter().any(|s| n.ends_with(s)))
             {
                 found.push(path);
             }

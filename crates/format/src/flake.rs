@@ -327,34 +327,21 @@ fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
     }
     d = 1.0 / d;
     let mut h = d;
+    // One Lentz step with the coefficient `aa`: the factor it multiplies `h` by.
+    let mut step = |aa: f64| {
+        let away = |v: f64| if v.abs() < TINY { TINY } else { v };
+        d = 1.0 / away(1.0 + aa * d);
+        c = away(1.0 + aa / c);
+        d * c
+    };
     // Converges in about sqrt(max(a, b)) steps; the cap covers a million replays.
     for m in 1..=100_000u32 {
         let m = f64::from(m);
         let m2 = 2.0 * m;
-        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        h *= d * c;
-        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let step = d * c;
-        h *= step;
-        if (step - 1.0).abs() < 1e-16 {
+        h *= step(m * (b - m) * x / ((qam + m2) * (a + m2)));
+        let last = step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)));
+        h *= last;
+        if (last - 1.0).abs() < 1e-16 {
             break;
         }
     }

@@ -409,7 +409,10 @@ pub(crate) struct ReviewFetch {
     index: usize,
 }
 
-fn in_review_scope<'a>(it: &'a WitnessLine, e: &Expected) -> Option<&'a WitnessRow> {
+/// The row of a line in the review's scope: property id, digest, pin and bound as expected,
+/// and not a minting row (shared by the decide-time review, the citation's review and its
+/// flake record).
+pub(crate) fn in_review_scope<'a>(it: &'a WitnessLine, e: &Expected) -> Option<&'a WitnessRow> {
     if it.remote_minting {
         return None;
     }

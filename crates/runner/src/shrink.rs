@@ -305,13 +305,43 @@ pub fn shrink_twice(
     signature: &str,
     config: &ShrinkConfig,
 ) -> ShrinkReport {
-    let first = shrink(property, fixture, original, signature, config);
-    let second = shrink(property, fixture, original, signature, config);
-    ShrinkReport {
-        stable: stable(&first, &second),
-        first,
-        second,
-        judged: None,
+    let (first, second) = shrink_pair(
+        property,
+        fixture,
+        original,
+        signature,
+        config,
+        Judging::Once,
+    );
+    ShrinkReport::of(first, second, None)
+}
+
+/// Two shrink passes of `original`, each from the original failure, judged by `judging`.
+pub(crate) fn shrink_pair(
+    property: &Property,
+    fixture: &Fixture,
+    original: &[u64],
+    signature: &str,
+    config: &ShrinkConfig,
+    judging: Judging,
+) -> (ShrinkPass, ShrinkPass) {
+    let pass = || shrink_judged(property, fixture, original, signature, config, judging);
+    (pass(), pass())
+}
+
+impl ShrinkReport {
+    /// The report of two passes, stable when they agree (see [`ShrinkReport::stable`]).
+    pub(crate) fn of(
+        first: ShrinkPass,
+        second: ShrinkPass,
+        judged: Option<FlakyJudgement>,
+    ) -> ShrinkReport {
+        ShrinkReport {
+            stable: stable(&first, &second),
+            first,
+            second,
+            judged,
+        }
     }
 }
 

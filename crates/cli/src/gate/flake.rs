@@ -143,24 +143,19 @@ fn inputs(paths: &[PathBuf], error: &mut impl FnMut(String)) -> Inputs {
     found
 }
 
-/// Collects the `*.witness.jsonl` and `*.receipt.json` regular files of `dir` (and, when
-/// `deep`, of its subdirectories; links are not followed).
+/// Collects the `*.witness.jsonl` and `*.receipt.json` regular files of `dir` and its
+/// subdirectories (`deep`), or the `*.receipt.json` of `dir` alone; links are not followed.
 fn walk(dir: &Path, found: &mut Inputs, deep: bool) -> std::io::Result<()> {
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        for entry in std::fs::read_dir(&d)? {
-            let entry = entry?;
-            let kind = entry.file_type()?;
-            let path = entry.path();
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if kind.is_dir() && deep {
-                pending.push(path);
-            } else if kind.is_file() && name.ends_with(".witness.jsonl") && deep {
-                found.witnesses.insert(path);
-            } else if kind.is_file() && name.ends_with(".receipt.json") {
-                found.receipts.insert(path);
-            }
+    let suffixes: &[&str] = if deep {
+        &[".witness.jsonl", ".receipt.json"]
+    } else {
+        &[".receipt.json"]
+    };
+    for path in crate::common::files_ending(dir, suffixes, deep)? {
+        if path.to_string_lossy().ends_with(".receipt.json") {
+            found.receipts.insert(path);
+        } else {
+            found.witnesses.insert(path);
         }
     }
     Ok(())

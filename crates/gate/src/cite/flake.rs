@@ -51,7 +51,7 @@ impl FlakeScope {
 
     /// One line of the batch.
     pub(crate) fn push(&mut self, line: &WitnessLine) {
-        let Some(row) = super::stream::in_scope(&self.expected, line) else {
+        let Some(row) = crate::fold::in_review_scope(line, &self.expected) else {
             return;
         };
         if row.witness_id == self.fail_id && row.verdict == Verdict::Fail {

@@ -96,7 +96,7 @@ impl CiteReview {
     /// The row of a line in the review's scope (property id, digest, pin and bound as
     /// expected; not a minting row).
     fn in_scope<'l>(&self, line: &'l WitnessLine) -> Option<&'l WitnessRow> {
-        in_scope(&self.expected, line)
+        crate::fold::in_review_scope(line, &self.expected)
     }
 
     /// The row carries the patch and code under review.
@@ -795,18 +795,4 @@ impl CiteReviewFetch {
             detail,
         }
     }
-}
-
-/// The row of a line in the scope of `expected` (property id, digest, pin and bound as
-/// expected; not a minting row).
-pub(crate) fn in_scope<'l>(expected: &Expected, line: &'l WitnessLine) -> Option<&'l WitnessRow> {
-    if line.remote_minting {
-        return None;
-    }
-    let r = line.row.as_ref().ok()?;
-    (r.property_id == expected.property_id
-        && r.property_digest == expected.digest
-        && r.fixture_pin == expected.pin
-        && r.bound == expected.bound)
-        .then_some(r)
 }

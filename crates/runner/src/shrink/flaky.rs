@@ -14,7 +14,7 @@
 //! replayed up to [`MAX_MEASURED_REPLAYS`] times in all before the class and `r` are settled
 //! (`r` is capped at [`MAX_TRIES`] if it still exceeds it, and the receipt says so).
 
-use super::{Judging, ShrinkConfig, ShrinkPass, ShrinkReport, shrink_judged, stable};
+use super::{Judging, ShrinkConfig, ShrinkPass, ShrinkReport, shrink_pair};
 use crate::exec::Outcome;
 use crate::property::{Fixture, Property};
 use seedledger_format::flake::{
@@ -63,29 +63,12 @@ pub fn shrink_twice_judged(
     config: &ShrinkConfig,
     reran_failed: bool,
 ) -> Option<ShrinkReport> {
-    let ordinary = reran_failed.then(|| {
-        let first = shrink_judged(
-            property,
-            fixture,
-            original,
-            signature,
-            config,
-            Judging::Once,
-        );
-        let second = shrink_judged(
-            property,
-            fixture,
-            original,
-            signature,
-            config,
-            Judging::Once,
-        );
-        (first, second)
-    });
+    let pair = |judging| shrink_pair(property, fixture, original, signature, config, judging);
+    let ordinary = reran_failed.then(|| pair(Judging::Once));
     if let Some((first, second)) = &ordinary
         && !gives_cause(first, second)
     {
-        return ordinary.map(|(first, second)| report(first, second, None));
+        return ordinary.map(|(first, second)| ShrinkReport::of(first, second, None));
     }
     let set_aside = ordinary
         .as_ref()
@@ -93,23 +76,12 @@ pub fn shrink_twice_judged(
     match measure(property, fixture, original, signature) {
         Some(mut judgement) => {
             judgement.set_aside_evaluations = set_aside;
-            let judging = Judging::Flaky {
+            let (first, second) = pair(Judging::Flaky {
                 tries: judgement.tries,
-            };
-            let first = shrink_judged(property, fixture, original, signature, config, judging);
-            let second = shrink_judged(property, fixture, original, signature, config, judging);
-            Some(report(first, second, Some(judgement)))
+            });
+            Some(ShrinkReport::of(first, second, Some(judgement)))
         }
-        None => ordinary.map(|(first, second)| report(first, second, None)),
-    }
-}
-
-fn report(first: ShrinkPass, second: ShrinkPass, judged: Option<FlakyJudgement>) -> ShrinkReport {
-    ShrinkReport {
-        stable: stable(&first, &second),
-        first,
-        second,
-        judged,
+        None => ordinary.map(|(first, second)| ShrinkReport::of(first, second, None)),
     }
 }
 
