@@ -729,6 +729,13 @@ impl TestCase {
     /// more than half of its trials fails its health check (see
     /// [`too_many_discards`](crate::engine::too_many_discards)).
     ///
+    /// It discards by unwinding the stack (`Stop::Discard`, caught by the executor), which
+    /// costs several times a passing trial. In the property's own body, prefer
+    /// [`prop_assume!`](crate::prop_assume)`(condition)`, which returns
+    /// `Err(PropError::discard())` instead — the same discard, at about the cost of a pass;
+    /// `assume` is for where no `PropResult` can be returned (inside a generator, a helper
+    /// that returns a value).
+    ///
     /// ```
     /// use seedledger_runner::prelude::*;
     ///
@@ -747,7 +754,9 @@ impl TestCase {
         }
     }
 
-    /// Discards the trial (`assume(false)`): what a filter does when it gives up.
+    /// Discards the trial (`assume(false)`): what a filter does when it gives up. It unwinds
+    /// (see [`TestCase::assume`]); from the property's body, `return Err(PropError::discard())`
+    /// is the same discard without unwinding.
     pub fn reject(&mut self) -> ! {
         stop(Stop::Discard)
     }

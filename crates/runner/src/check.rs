@@ -24,9 +24,8 @@
 
 use crate::plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, cases};
 use crate::property::Property;
-use crate::run::{RunConfig, RunSummary, run_property};
+use crate::run::RunSummary;
 use crate::shrink::ShrinkConfig;
-use seedledger_format::Runner;
 use std::path::{Path, PathBuf};
 
 /// Runs `property` over the default plan and panics with a summary if any seed fails (see
@@ -91,21 +90,19 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
         Err(e) if base.is_some() => return Err(format!("SEEDLEDGER_BASE: {e}")),
         Err(_) => None,
     };
-    let config = RunConfig {
+    let evidence = crate::lib_run::Evidence {
         out_dir: root.join("target").join("seedledger"),
         patch_id: env.patch_id.clone().unwrap_or_else(|| "local".to_string()),
-        runner: Runner::Local,
-        seeds,
-        rng: crate::rng::Scheme::DEFAULT,
-        shrink: Some(ShrinkConfig::default()),
-        durable: true,
-        trial_timeout: None,
         code,
-        signer: None,
-        partition: None,
+        durable: true,
         root,
     };
-    let summary = run_property(property, &config).map_err(|e| e.to_string())?;
+    // The library-level run (the crate's one trial loop), writing `prop run`'s evidence.
+    let options = crate::lib_run::RunOptions::seeds(seeds)
+        .shrink(Some(ShrinkConfig::default()))
+        .evidence(evidence);
+    let report = crate::lib_run::run(property, &options).map_err(|e| e.to_string())?;
+    let summary = report.evidence.ok_or("the run wrote no evidence")?;
     if summary.passed() {
         return Ok(summary);
     }

@@ -141,6 +141,13 @@ pub enum RunError {
         /// What the executor said.
         message: String,
     },
+    /// The plan of a library run ([`crate::run`](fn@crate::run)) cannot be run: empty, a seed twice, past
+    /// the largest seed.
+    #[error("{0}")]
+    Plan(crate::plan::PlanError),
+    /// Options of a library run ([`crate::run`](fn@crate::run)) that cannot go together.
+    #[error("unsupported run options: {0}")]
+    Unsupported(String),
 }
 
 /// What to do about a spec file that is not there: write it.

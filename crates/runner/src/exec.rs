@@ -20,8 +20,9 @@ pub enum Outcome {
     Overrun,
     /// The choices do not describe a valid input (replays only).
     Invalid,
-    /// The input does not meet the property's precondition (`TestCase::assume` was false, or
-    /// a filter gave up): the trial is discarded, with no verdict (see `TestCase::assume`).
+    /// The input does not meet the property's precondition (`prop_assume!` or
+    /// `TestCase::assume` was false, the property returned `PropError::discard()`, or a
+    /// filter gave up): the trial is discarded, with no verdict (see `TestCase::assume`).
     Discard,
 }
 
@@ -95,6 +96,9 @@ pub fn execute(property: &Property, tc: &mut TestCase, fixture: &Fixture) -> Out
     CAPTURING.with(|c| c.set(was));
     match result {
         Ok(Ok(())) => Outcome::Pass,
+        // `prop_assume!` / `PropError::discard()`: the same discard as `Stop::Discard`, returned
+        // instead of unwound.
+        Ok(Err(err)) if err.is_discard() => Outcome::Discard,
         Ok(Err(err)) => Outcome::Fail(failure_of(&err)),
         Err(payload) => {
             if let Some(stop) = payload.downcast_ref::<Stop>() {

@@ -5,8 +5,10 @@
 //! * [`prelude`]: what property code needs, `use seedledger_runner::prelude::*;` — the
 //!   [`TestCase`] a property draws from, the generator functions and traits, [`Property`]
 //!   and [`register!`], the `prop_assert*!` macros and the errors a property returns, the
-//!   `cargo test` helpers ([`check_registered`]) and the shrinker as a library
-//!   ([`find_minimal`]). The crate root re-exports all of it.
+//!   `cargo test` helpers ([`check_registered`]), the library-level run ([`run`](fn@run): a
+//!   property over a plan of seeds, per-seed verdicts, discards, the first failure and its
+//!   minimal input, evidence optional) and the shrinker as a library ([`find_minimal`]). The
+//!   crate root re-exports all of it.
 //! * [`generators`]: every generator type, each module documenting its encoding (how a value
 //!   is made of choices, smaller choices meaning simpler values).
 //! * [`engine`]: what the command line (`seedledger-cli`) drives — seed plans, runs that
@@ -29,6 +31,7 @@ mod errors;
 mod exec;
 pub mod generators;
 mod ledger;
+mod lib_run;
 mod lock;
 mod minimize;
 mod pending;
@@ -60,11 +63,21 @@ pub mod prelude {
     pub use crate::rng::Scheme;
 
     // Properties, their results and their registration.
+    pub use crate::property::fail;
     pub use crate::property::{
         ByVariant, ErrorVariant, Fixture, PropError, PropErrorKind, PropFn, PropResult, Property,
     };
     pub use crate::register::{DuplicateProperty, registered, registered_in};
-    pub use crate::{prop_assert, prop_assert_eq, prop_assert_ne, register};
+    pub use crate::{
+        prop_assert, prop_assert_eq, prop_assert_ne, prop_assume, prop_fail, register,
+    };
+
+    // Running a property from code (a harness, a benchmark, another tool): the one trial
+    // loop, evidence optional.
+    pub use crate::lib_run::{
+        Evidence, FirstFailure, IntoProperty, RunOptions, RunReport, SeedPlan, Verdict, run,
+        run_with,
+    };
 
     // Running a property from `cargo test`.
     pub use crate::check::{check, check_registered, try_check, try_check_in};

@@ -26,7 +26,7 @@
 //! ```
 
 use crate::case::{Stop, TestCase};
-use crate::exec::{Failure, Outcome, evaluate, execute};
+use crate::exec::{Failure, evaluate};
 use crate::generators::Gen;
 use crate::plan::{DEFAULT_BASE_SEED, DEFAULT_CASES};
 use crate::property::{Fixture, PropResult, Property};
@@ -153,26 +153,22 @@ where
         test(&value)
     });
     let fixture = Fixture::new(Vec::new());
-    let mut discarded = 0;
-    let mut found = None;
-    for &seed in &config.seeds {
-        match execute(
-            &property,
-            &mut TestCase::random_with(config.rng, seed),
-            &fixture,
-        ) {
-            Outcome::Fail(failure) => {
-                found = Some((seed, failure));
-                break;
-            }
-            Outcome::Discard => discarded += 1,
-            Outcome::Pass | Outcome::Overrun | Outcome::Invalid => {}
-        }
-    }
-    let Some((seed, failure)) = found else {
+    // The crate's one trial loop (`trials.rs`), writing nothing, stopping at the first failure.
+    let control = crate::control::RunControl::default();
+    let tally = crate::trials::TrialRun::without_evidence(
+        &property,
+        &config.seeds,
+        config.rng,
+        &control,
+        true,
+    )
+    .run(&fixture, None, 1)
+    // Without evidence and without an executor, nothing can fail but the property.
+    .unwrap_or_default();
+    let Some((seed, failure)) = tally.first_failure else {
         return Err(FindError::NoFailure {
             attempted: config.seeds.len(),
-            discarded,
+            discarded: tally.discards,
         });
     };
     let original = evaluate(

@@ -181,6 +181,19 @@ pub enum PropErrorKind {
     },
     /// The fixture bytes could not be used.
     Fixture,
+    /// A plain failure with a message ([`PropError::msg`], [`fail`](crate::fail),
+    /// [`prop_fail!`](crate::prop_fail)): the signature is `fail:<file>:<text>`, the text
+    /// being the first line of the message with its values masked as in a panic's (or, from
+    /// `prop_fail!`, of the format string as written).
+    Message {
+        /// `<file>:<text>`: the machine-independent file of the call and the masked text.
+        mode: String,
+    },
+    /// Not a failure: the input does not meet the property's precondition, and the trial is
+    /// discarded (`prop_assume!`, [`PropError::discard`]). [`execute`](crate::engine::execute)
+    /// gives [`Outcome::Discard`](crate::engine::Outcome::Discard), as for `tc.assume(false)`,
+    /// without unwinding.
+    Discard,
 }
 
 impl PropError {
@@ -216,6 +229,66 @@ impl PropError {
         }
     }
 
+    /// A plain failure with `message` (values included, for people), whose signature is
+    /// stable: `fail:<file of the call>:<first line of the message, values masked>` — digits
+    /// as `#`, a one-word quoted value as `"…"`, as in a panic's signature (see the book's
+    /// failure signatures). No made-up assertion label is needed.
+    ///
+    /// ```
+    /// use seedledger_runner::prelude::*;
+    ///
+    /// let e = PropError::msg(format!("balance {} went below {}", -5, 0));
+    /// assert_eq!(e.message, "balance -5 went below 0");
+    /// assert!(e.signature().ends_with(":balance -# went below #"), "{}", e.signature());
+    /// assert!(e.signature().starts_with("fail:"));
+    /// ```
+    #[track_caller]
+    pub fn msg(message: impl Into<String>) -> PropError {
+        let message = message.into();
+        let at = Location::caller();
+        let text = crate::signature::normalize(message.lines().next().unwrap_or(""));
+        PropError::message_mode(at, &text, message)
+    }
+
+    /// The failure `prop_fail!` returns: its signature's text is the format string as written
+    /// (`format`), so no value can reach it.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn msg_as_written(format: &str, message: String) -> PropError {
+        let text = crate::signature::fold_whitespace(format.lines().next().unwrap_or(""));
+        PropError::message_mode(Location::caller(), &text, message)
+    }
+
+    fn message_mode(at: &Location<'_>, text: &str, message: String) -> PropError {
+        PropError {
+            kind: PropErrorKind::Message {
+                mode: format!("{}:{text}", crate::signature::stable_path(at.file())),
+            },
+            message,
+            location: Some(location(at)),
+            compared: None,
+        }
+    }
+
+    /// The input does not meet the property's precondition: returned from a property
+    /// (`return Err(PropError::discard())`, or `prop_assume!(cond)`), the trial is
+    /// discarded exactly as by `tc.assume(false)` — verdict `d`, no witness row, counted by
+    /// the discard health check, never adopted by the shrinker — but without unwinding the
+    /// stack, so a discard costs about what a passing trial does.
+    pub const fn discard() -> PropError {
+        PropError {
+            kind: PropErrorKind::Discard,
+            message: String::new(),
+            location: None,
+            compared: None,
+        }
+    }
+
+    /// This error discards the trial instead of failing it ([`PropError::discard`]).
+    pub fn is_discard(&self) -> bool {
+        matches!(self.kind, PropErrorKind::Discard)
+    }
+
     fn fixture(message: String) -> PropError {
         PropError {
             kind: PropErrorKind::Fixture,
@@ -233,6 +306,9 @@ impl PropError {
             }
             PropErrorKind::Err { mode } => format!("err:{mode}"),
             PropErrorKind::Fixture => "fixture:unusable".to_string(),
+            PropErrorKind::Message { mode } => format!("fail:{mode}"),
+            // Never a failure's: `execute` makes it a discard.
+            PropErrorKind::Discard => "discard".to_string(),
         }
     }
 }
@@ -352,6 +428,64 @@ macro_rules! prop_assert {
                 stringify!($cond),
                 format!("assertion failed: {}: {}", stringify!($cond), format_args!($($fmt)+)),
             ));
+        }
+    };
+}
+
+/// Fails the property with a plain message: `return fail(format!(...))`, an
+/// `Err(`[`PropError::msg`]`)` whose signature is stable (no value of the message in it).
+///
+/// ```
+/// use seedledger_runner::prelude::*;
+///
+/// fn no_negative_balance(tc: &mut TestCase) -> PropResult {
+///     let balance = tc.draw(&int(-3..=3i64));
+///     if balance < 0 {
+///         return fail(format!("balance {balance} is negative"));
+///     }
+///     Ok(())
+/// }
+/// let report = run(no_negative_balance, &RunOptions::cases(50).shrink(None)).unwrap();
+/// let failure = &report.first_failure.unwrap().failure;
+/// assert!(failure.signature.ends_with(":balance -# is negative"), "{}", failure.signature);
+/// ```
+#[track_caller]
+pub fn fail(message: impl Into<String>) -> PropResult {
+    Err(PropError::msg(message))
+}
+
+/// Fails the property with a formatted message (`prop_fail!("balance {b} is negative")`):
+/// returns `Err` from the enclosing function. The signature is
+/// `fail:<file>:<the format string as written>`, so no value reaches it.
+#[macro_export]
+macro_rules! prop_fail {
+    ($fmt:literal $($args:tt)*) => {
+        return Err($crate::PropError::msg_as_written($fmt, format!($fmt $($args)*)))
+    };
+}
+
+/// Discards the trial unless `cond` holds, by returning `Err(PropError::discard())` from the
+/// enclosing function: the trial is discarded exactly as by `tc.assume(cond)` (verdict `d`,
+/// no witness row, the discard health check, never a shrink candidate), without unwinding
+/// the stack — a discard then costs about what a passing trial does. `tc.assume` and a filter
+/// that gives up inside a generator still unwind (they cannot return from the property).
+///
+/// ```
+/// use seedledger_runner::prelude::*;
+///
+/// fn division_inverts_multiplication(tc: &mut TestCase, _: &Fixture) -> PropResult {
+///     let a = tc.draw_named("a", &int(0..=1000i64));
+///     let b = tc.draw_named("b", &int(-10..=10i64));
+///     prop_assume!(b != 0);
+///     prop_assert!((a * b) / b == a);
+///     Ok(())
+/// }
+/// ```
+#[macro_export]
+macro_rules! prop_assume {
+    ($cond:expr $(,)?) => {
+        if !$cond {
+            return Err($crate::PropError::discard());
         }
     };
 }

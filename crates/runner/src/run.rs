@@ -35,7 +35,7 @@ use seedledger_format::{
     RECEIPT_SCHEMA_VERSION, Receipt, Runner, ShrinkRecord, SpecFile, WitnessRow,
     fixture_hash_from_pin, fixture_pin, property_digest,
 };
-use shrink_seed::shrink_seed;
+pub(crate) use shrink_seed::shrink_seed;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -309,6 +309,18 @@ pub fn run_property_with(
     config: &RunConfig,
     control: &RunControl,
 ) -> Result<RunSummary, RunError> {
+    run_property_tallied(property, config, control).map(|(summary, _, _)| summary)
+}
+
+/// [`run_property_with`], also returning the trials' tally (the first failure with its
+/// message, the discard count; its verdicts, failing seeds and failure modes are moved into
+/// the receipt) and the trials' wall time: what the library-level [`crate::run`](fn@crate::run) reports of a
+/// run with evidence.
+pub(crate) fn run_property_tallied(
+    property: &Property,
+    config: &RunConfig,
+    control: &RunControl,
+) -> Result<(RunSummary, crate::trials::Tally, std::time::Duration), RunError> {
     if control.stop_requested() {
         return Err(RunError::NotStarted {
             property: property.id.to_string(),
@@ -357,36 +369,36 @@ pub fn run_property_with(
         replay_receipt_command(&receipt_path, &config.root)
     );
     // Every planned seed, on `control.seed_jobs()` workers (see `trials.rs`).
-    let crate::trials::Tally {
-        verdicts,
-        first_failure,
-        to_shrink,
-        failing_seeds,
-        failure_modes,
-        failures,
-    } = crate::trials::TrialRun {
+    let trials_started = Instant::now();
+    let mut tally = crate::trials::TrialRun {
         property,
         run_id: &run_id,
         seeds: &config.seeds,
         rng: config.rng,
         patch_id: &config.patch_id,
         control,
-        sink: &sink,
-        receipt_path: &receipt_path,
-        witness_path: &witness_path,
-        watch: config.trial_timeout.map(|t| (t, replay.clone())),
+        evidence: Some(crate::trials::Written {
+            sink: &sink,
+            receipt_path: &receipt_path,
+            witness_path: &witness_path,
+            watch: config.trial_timeout.map(|t| (t, replay.clone())),
+        }),
+        stop_at_first_failure: false,
     }
-    .run(&fixture, &mut ledger, control.seed_jobs_of())?;
+    .run(&fixture, Some(&mut ledger), control.seed_jobs_of())?;
+    let trials_time = trials_started.elapsed();
     // Shrinking runs on this thread: watched from here on (each trial worker is watched on
     // its own).
     let _watched = config
         .trial_timeout
         .map(|t| crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink)));
-    receipt.failing_seeds = failing_seeds;
-    receipt.failure_modes = failure_modes;
-    receipt.failures = failures;
-    receipt.verdicts = Some(verdicts);
-    receipt.failing_seed = first_failure.as_ref().map(|(s, _)| *s);
+    // Moved into the receipt (the tally returned keeps the first failure, the failures to
+    // shrink and the discard count).
+    receipt.failing_seeds = std::mem::take(&mut tally.failing_seeds);
+    receipt.failure_modes = std::mem::take(&mut tally.failure_modes);
+    receipt.failures = std::mem::take(&mut tally.failures);
+    receipt.verdicts = Some(std::mem::take(&mut tally.verdicts));
+    receipt.failing_seed = tally.first_failure.as_ref().map(|(s, _)| *s);
     let shrinking = close_receipt(&mut receipt, config, &spec, &pin, started);
     ledger
         .finish(&mut receipt)
@@ -395,20 +407,28 @@ pub fn run_property_with(
     if let Some(shrink) = shrinking
         && !control.stop_requested()
     {
-        let records = shrink_modes(property, &fixture, &to_shrink, shrink, control, config.rng)?;
+        let records = shrink_modes(
+            property,
+            &fixture,
+            &tally.to_shrink,
+            shrink,
+            control,
+            config.rng,
+        )?;
         if !control.stop_requested() {
             record_shrinks(&mut receipt, records, &receipt_path, started)?;
         }
         // Stopped while shrinking: the records are cut short; the receipt keeps saying
         // `shrink_status: in_progress` and `shrink_stable: false`.
     }
-    Ok(RunSummary {
+    let summary = RunSummary {
         property_id: property.id.to_string(),
         root: config.root.clone(),
         receipt_path,
         witness_path,
         receipt,
-    })
+    };
+    Ok((summary, tally, trials_time))
 }
 
 /// The error of a failed write to `path`.

@@ -34,6 +34,18 @@
 //! gate reports as disagreeing with its rows, which it could not close anyway).
 //!
 //! With one worker the loop runs on the run's own thread, with the same code.
+//!
+//! # One loop, evidence optional
+//!
+//! This is the crate's only trial loop: `prop run` (the engine's `run_property_with`), the
+//! library-level [`crate::run`](fn@crate::run) (and so `check` and `find_minimal`) run their seeds here.
+//! Without evidence ([`TrialRun::without_evidence`]) nothing is written — no receipt, no
+//! rows — and everything else is as above: seeds taken in plan order, outcomes committed in
+//! plan order, the same tally. A trial's outcome is committed in one place,
+//! [`TrialRun::commit_one`] (its verdict, its row when there is evidence, its place in the
+//! failure tally). With `stop_at_first_failure`, no worker takes another seed once a failure
+//! is committed, and outcomes after it (of trials already started by other workers) are not
+//! committed: the tally is a sequential run's that stopped at its first failure.
 
 use crate::control::{ProgressClock, RunControl};
 use crate::errors::RunError;
@@ -61,6 +73,10 @@ pub(crate) struct Tally {
     pub failing_seeds: Vec<u64>,
     pub failure_modes: Vec<FailureMode>,
     pub failures: Vec<FailureRecord>,
+    /// How many `d`s `verdicts` holds.
+    pub discards: usize,
+    /// A run without evidence was stopped on request: `verdicts` covers the seeds that ran.
+    pub stopped: bool,
 }
 
 /// Where the trials write, and what they run.
@@ -73,6 +89,14 @@ pub(crate) struct TrialRun<'a> {
     pub rng: crate::rng::Scheme,
     pub patch_id: &'a str,
     pub control: &'a RunControl,
+    /// `None`: a run without evidence (no receipt, no rows).
+    pub evidence: Option<Written<'a>>,
+    /// End the trials at the first committed failure.
+    pub stop_at_first_failure: bool,
+}
+
+/// Where a run with evidence writes.
+pub(crate) struct Written<'a> {
     pub sink: &'a Arc<RowSink>,
     pub receipt_path: &'a Path,
     pub witness_path: &'a Path,
@@ -82,7 +106,8 @@ pub(crate) struct TrialRun<'a> {
 
 /// The run's lock: the receipt, the next seed, and the outcomes waiting for commit.
 struct Shared<'r> {
-    ledger: &'r mut OpenReceipt,
+    /// The open receipt (`None` without evidence).
+    ledger: Option<&'r mut OpenReceipt>,
     /// Index of the next seed to start.
     next: usize,
     /// Index of the first seed not yet committed; `pending[k]` is seed `committed + k`.
@@ -93,6 +118,9 @@ struct Shared<'r> {
     error: Option<RunError>,
     /// A stop was requested, seen by a worker before taking seed `next`.
     stopped: bool,
+    /// A failure was committed with `stop_at_first_failure`: no seed is taken or committed
+    /// after it.
+    halted: bool,
     /// When to tell the progress observer (`RunControl::on_progress`): checked once per
     /// committed trial.
     clock: ProgressClock,
@@ -112,7 +140,27 @@ impl Shared<'_> {
     }
 }
 
-impl TrialRun<'_> {
+impl<'a> TrialRun<'a> {
+    /// The trials of a run that writes nothing: the library-level [`crate::run`](fn@crate::run).
+    pub(crate) fn without_evidence(
+        property: &'a Property,
+        seeds: &'a [u64],
+        rng: crate::rng::Scheme,
+        control: &'a RunControl,
+        stop_at_first_failure: bool,
+    ) -> TrialRun<'a> {
+        TrialRun {
+            property,
+            run_id: "",
+            seeds,
+            rng,
+            patch_id: "local",
+            control,
+            evidence: None,
+            stop_at_first_failure,
+        }
+    }
+
     /// The error of a write to `path` (the path is copied only when there is an error: this
     /// is on every trial's path).
     fn write_err<'p>(&self, path: &'p Path) -> impl FnOnce(std::io::Error) -> RunError + use<'p> {
@@ -124,11 +172,11 @@ impl TrialRun<'_> {
 
     /// Runs every planned seed on `workers` threads (1: this thread) and returns the tally,
     /// or the error that ended the trials (the receipt left open, the rows of the
-    /// committed trials written).
+    /// committed trials written). `ledger` is the open receipt of a run with evidence.
     pub(crate) fn run(
         &self,
         fixture: &Fixture,
-        ledger: &mut OpenReceipt,
+        ledger: Option<&mut OpenReceipt>,
         workers: usize,
     ) -> Result<Tally, RunError> {
         let workers = workers.clamp(1, self.seeds.len().max(1));
@@ -143,6 +191,7 @@ impl TrialRun<'_> {
             },
             error: None,
             stopped: false,
+            halted: false,
             clock: self.control.progress_clock(),
             waiting: 0,
         });
@@ -167,23 +216,27 @@ impl TrialRun<'_> {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         // Every trial that started has finished and its committed row is buffered: write
         // them all before returning, whatever happened.
-        let finished = self
-            .sink
-            .finish()
-            .map_err(self.write_err(self.witness_path));
+        let finished = match &self.evidence {
+            Some(ev) => ev.sink.finish().map_err(self.write_err(ev.witness_path)),
+            None => Ok(()),
+        };
         if let Some(e) = shared.error {
             return Err(e);
         }
         finished?;
         if !shared.stopped {
-            let (planned, failed) = (self.seeds.len(), shared.tally.failing_seeds.len());
+            let (done, failed) = (shared.committed, shared.tally.failing_seeds.len());
             let ids = (self.property.id, self.run_id);
-            (self.control).progress(&mut shared.clock, ids, (planned, planned, failed), true);
+            let counts = (done, self.seeds.len(), failed);
+            (self.control).progress(&mut shared.clock, ids, counts, true);
         }
-        if shared.stopped {
+        if shared.stopped && self.evidence.is_none() {
+            shared.tally.stopped = true;
+        } else if shared.stopped {
             return Err(RunError::Stopped {
                 property: self.property.id.to_string(),
-                receipt: self.receipt_path.to_path_buf(),
+                receipt: (self.evidence.as_ref())
+                    .map_or_else(Default::default, |ev| ev.receipt_path.to_path_buf()),
                 attempted: shared.next,
                 planned: self.seeds.len(),
                 next_seed: self.seeds[shared.next],
@@ -199,13 +252,14 @@ impl TrialRun<'_> {
     }
 
     fn worker(&self, fixture: &Fixture, shared: &Mutex<Shared<'_>>, advanced: &Condvar) {
-        let _watched = self.watch.as_ref().map(|(timeout, replay)| {
-            crate::watchdog::arm(
+        let _watched = self.evidence.as_ref().and_then(|ev| {
+            let (timeout, replay) = ev.watch.as_ref()?;
+            Some(crate::watchdog::arm(
                 self.property.id,
                 replay.clone(),
                 *timeout,
-                Arc::clone(self.sink),
-            )
+                Arc::clone(ev.sink),
+            ))
         });
         // The lock is taken once per trial: held from committing a trial's outcome through
         // taking the next seed.
@@ -214,7 +268,7 @@ impl TrialRun<'_> {
             // Take the next seed and record it as started, in one step under the lock.
             let (index, seed) = {
                 loop {
-                    if s.error.is_some() || s.stopped || s.next >= self.seeds.len() {
+                    if s.error.is_some() || s.stopped || s.halted || s.next >= self.seeds.len() {
                         s.wake(advanced);
                         return;
                     }
@@ -233,8 +287,10 @@ impl TrialRun<'_> {
                 }
                 let index = s.next;
                 let seed = self.seeds[index];
-                if let Err(e) = s.ledger.attempt(seed) {
-                    s.error = Some(self.write_err(self.receipt_path)(e));
+                if let (Some(ledger), Some(ev)) = (s.ledger.as_mut(), &self.evidence)
+                    && let Err(e) = ledger.attempt(seed)
+                {
+                    s.error = Some(self.write_err(ev.receipt_path)(e));
                     continue;
                 }
                 s.next += 1;
@@ -247,6 +303,11 @@ impl TrialRun<'_> {
             s = self.lock(shared);
             match outcome {
                 Ok(outcome) => {
+                    if s.halted {
+                        // After the first failure of a run that stops there: not committed.
+                        s.wake(advanced);
+                        continue;
+                    }
                     let k = index - s.committed;
                     if k == 0 && s.error.is_none() {
                         // The first uncommitted trial (always so with one worker): committed
@@ -276,7 +337,7 @@ impl TrialRun<'_> {
 
     /// Commits the outcomes that are in, in plan order, from the first uncommitted one.
     fn commit(&self, s: &mut Shared<'_>) {
-        while s.error.is_none() {
+        while s.error.is_none() && !s.halted {
             let Some(Some(_)) = s.pending.front() else {
                 return;
             };
@@ -297,7 +358,7 @@ impl TrialRun<'_> {
             s.error = Some(e);
         }
         // The end of the trials is told once, by `run`, after the last commit.
-        if s.committed < self.seeds.len() && s.clock.due() {
+        if s.committed < self.seeds.len() && !s.halted && s.clock.due() {
             let counts = (s.committed, self.seeds.len(), s.tally.failing_seeds.len());
             let ids = (self.property.id, self.run_id);
             self.control.progress(&mut s.clock, ids, counts, false);
@@ -305,7 +366,7 @@ impl TrialRun<'_> {
     }
 
     /// One trial's verdict, witness row and failure tally (what a sequential run does right
-    /// after the trial).
+    /// after the trial): the one place a trial's outcome is committed.
     fn commit_one(&self, s: &mut Shared<'_>, seed: u64, outcome: Outcome) -> Result<(), RunError> {
         let failure = match outcome {
             Outcome::Pass => {
@@ -316,6 +377,7 @@ impl TrialRun<'_> {
             // No verdict, so no witness row (SPEC: Discarded trials): only `verdicts` says.
             Outcome::Discard => {
                 s.tally.verdicts.push('d');
+                s.tally.discards += 1;
                 return Ok(());
             }
             Outcome::Overrun | Outcome::Invalid => {
@@ -334,11 +396,12 @@ impl TrialRun<'_> {
         s.tally.verdicts.push('F');
         self.push_row(seed, Some(&failure.signature))?;
         if s.tally.first_failure.is_none() {
-            s.ledger
-                .first_failure(seed)
-                .map_err(self.write_err(self.receipt_path))?;
+            if let (Some(ledger), Some(ev)) = (s.ledger.as_mut(), &self.evidence) {
+                (ledger.first_failure(seed)).map_err(self.write_err(ev.receipt_path))?;
+            }
             s.tally.first_failure = Some((seed, failure.clone()));
         }
+        s.halted = self.stop_at_first_failure;
         let tally = &mut s.tally;
         tally.failing_seeds.push(seed);
         match tally
@@ -379,9 +442,11 @@ impl TrialRun<'_> {
 
     /// The row of a committed trial: buffered, and appended when the sink's mode says
     /// (see `ledger.rs`'s `RowMode`).
+    #[inline]
     fn push_row(&self, seed: u64, signature: Option<&str>) -> Result<(), RunError> {
-        self.sink
-            .push(seed, signature)
-            .map_err(self.write_err(self.witness_path))
+        match &self.evidence {
+            Some(ev) => (ev.sink.push(seed, signature)).map_err(self.write_err(ev.witness_path)),
+            None => Ok(()),
+        }
     }
 }

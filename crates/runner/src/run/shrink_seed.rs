@@ -14,7 +14,7 @@ const DIGITS: u32 = 4;
 
 /// Re-runs the failing seed (under the run's scheme) recording its choices, then shrinks
 /// that input twice.
-pub(super) fn shrink_seed(
+pub(crate) fn shrink_seed(
     property: &Property,
     fixture: &Fixture,
     seed: u64,
