@@ -5,7 +5,8 @@
 
 use clap::{Args, Subcommand};
 use seedledger_format::ExitStatus;
-use seedledger_runner::{Fixture, Property, TestCase, engine::Outcome, engine::execute};
+use seedledger_runner::engine::RunControl;
+use seedledger_runner::{Fixture, Property, RunOptions, Verdict};
 use std::ffi::OsString;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -18,7 +19,8 @@ pub enum BenchCommand {
     Shrink(crate::bench_shrink::ShrinkBenchArgs),
     /// seedledger against proptest on the same properties (cheap, ~5 µs, ~20 µs per case),
     /// with and without evidence, beside hand-written floors, in interleaved rounds; prints
-    /// the ratios, the targets, and generation and evidence costs.
+    /// the ratios, the targets, generation and evidence costs, and what a discarded
+    /// trial costs against a passing one (returned and unwound).
     ///
     /// proptest is a dev-dependency of seedledger-devtools only, so this runs the crate's bench
     /// target: `cargo bench -p seedledger-devtools --bench runner -- ARGS` (always an optimised
@@ -68,6 +70,10 @@ pub struct RunnerBenchArgs {
     /// A smoke test: at most 200 cases and 2 rounds (figures meaningless).
     #[arg(long)]
     quick: bool,
+    /// Only the discard cost table: a discarding trial against a passing trial of the same
+    /// property, discarded by `prop_assume!` (returned) and by `tc.assume` (unwound).
+    #[arg(long)]
+    discards: bool,
 }
 
 pub fn run(cmd: BenchCommand, suite: &[Property]) -> ExitStatus {
@@ -97,20 +103,25 @@ fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
         }
     };
     let isolated = match seedledger_cli::Isolated::this_program(None) {
-        Ok(isolated) => isolated,
+        Ok(isolated) => std::sync::Arc::new(isolated),
         Err(e) => {
             errln!("error: {e}");
             return ExitStatus::Error;
         }
     };
     let n = args.cases.max(1);
-    let in_process = time(args.repeat, || {
-        (1..=n)
-            .filter(|&seed| {
-                execute(property, &mut TestCase::random(seed), &fixture) != Outcome::Pass
-            })
-            .count()
-    });
+    // Both through the library-level run (the crate's one trial loop), without evidence:
+    // here, and through the worker as the run's trial executor.
+    let options = RunOptions::cases(n)
+        .base_seed(1)
+        .fixture(fixture.bytes())
+        .shrink(None);
+    let not_passed = |control: &RunControl| {
+        seedledger_runner::run_with(property, &options, control)
+            .map(|r| r.outcomes().filter(|(_, v)| *v != Verdict::Pass).count())
+            .map_err(|e| e.to_string())
+    };
+    let in_process = time(args.repeat, || not_passed(&RunControl::new()));
     // The first trial starts this thread's worker; the timed runs reuse it.
     if let Err(e) = isolated.run_trial(
         property,
@@ -124,25 +135,11 @@ fn isolate_bench(args: &IsolateBenchArgs, suite: &[Property]) -> ExitStatus {
         return ExitStatus::Error;
     }
     let mut failed = None;
+    let through = RunControl::new().executor(isolated.clone());
     let through_worker = time(args.repeat, || {
-        (1..=n)
-            .filter(|&seed| {
-                match isolated.run_trial(
-                    property,
-                    &fixture,
-                    &TrialInput::Random {
-                        seed,
-                        rng: Scheme::DEFAULT,
-                    },
-                ) {
-                    Ok(e) => e.outcome != Outcome::Pass,
-                    Err(e) => {
-                        failed = Some(e);
-                        true
-                    }
-                }
-            })
-            .count()
+        if let Err(e) = not_passed(&through) {
+            failed = Some(e);
+        }
     });
     // A replacement worker: a fresh thread has no worker, so its first trial starts one (and
     // the thread's end closes it).
@@ -229,6 +226,9 @@ fn runner_bench_command(cargo: OsString, manifest: &Path, args: &RunnerBenchArgs
     if args.quick {
         cmd.arg("--quick");
     }
+    if args.discards {
+        cmd.arg("--discards");
+    }
     cmd
 }
 
@@ -268,6 +268,7 @@ mod tests {
             cases: 1234,
             rounds: 3,
             quick: true,
+            discards: true,
         };
         let cmd =
             runner_bench_command("cargo".into(), Path::new("/src/devtools/Cargo.toml"), &args);
@@ -287,7 +288,8 @@ mod tests {
                 "1234",
                 "--rounds",
                 "3",
-                "--quick"
+                "--quick",
+                "--discards"
             ]
         );
     }

@@ -141,8 +141,8 @@ pub enum RunError {
         /// What the executor said.
         message: String,
     },
-    /// The plan of a library run ([`crate::run`](fn@crate::run)) cannot be run: empty, a seed twice, past
-    /// the largest seed.
+    /// The plan of a library run ([`crate::run`](fn@crate::run)) cannot be run: empty, a
+    /// seed twice, past the largest seed.
     #[error("{0}")]
     Plan(crate::plan::PlanError),
     /// Options of a library run ([`crate::run`](fn@crate::run)) that cannot go together.

@@ -7,30 +7,6 @@
 //! [`find_minimal`](crate::find_minimal) run their trials through it, so a seed's verdict,
 //! the order trials are committed in, discards and the shrink record are the same whichever
 //! of them ran the property.
-//!
-//! ```
-//! use seedledger_runner::prelude::*;
-//!
-//! // "Run this property up to 1000 cases, stop at the first failure."
-//! let report = run(
-//!     |tc: &mut TestCase| {
-//!         let xs = tc.draw(&vec(int(0..=100u32), 0..=10));
-//!         prop_assume!(!xs.is_empty()); // a discard, without unwinding
-//!         prop_assert!(xs.iter().sum::<u32>() < 150, "xs = {xs:?}");
-//!         Ok(())
-//!     },
-//!     &RunOptions::cases(1000).stop_at_first_failure(),
-//! )
-//! .unwrap();
-//! let failure = report.first_failure.as_ref().expect("a sum reaches 150");
-//! assert!(report.tests_run() <= 1000);
-//! assert_eq!(report.seeds_run().last(), Some(&failure.seed));
-//! assert_eq!(failure.failure.signature, "assert:xs.iter().sum::<u32>() < 150");
-//! // The shrunk minimal input: its choices, its `Debug` rendering, its failure.
-//! let minimal = failure.minimal.as_ref().unwrap();
-//! assert_eq!(report.counterexample(), Some(minimal.minimal_input.as_str()));
-//! assert!(!minimal.minimal_choices.is_empty());
-//! ```
 
 use crate::control::RunControl;
 use crate::errors::RunError;
@@ -344,8 +320,32 @@ where
 ///
 /// Discards are counted whichever way they are made (`prop_assume!`, returning
 /// [`PropError::discard`](crate::PropError::discard), `tc.assume`, a filter that gives up).
-/// See the module example in the crate docs of [`RunOptions`] and the book's "Running from
-/// code".
+/// It is the crate's one trial loop: `prop run`, [`check`](crate::check) and
+/// [`find_minimal`](crate::find_minimal) run their trials through it too.
+///
+/// ```
+/// use seedledger_runner::prelude::*;
+///
+/// // "Run this property up to 1000 cases, stop at the first failure."
+/// let report = run(
+///     |tc: &mut TestCase| {
+///         let xs = tc.draw(&vec(int(0..=100u32), 0..=10));
+///         prop_assume!(!xs.is_empty()); // a discard, without unwinding
+///         prop_assert!(xs.iter().sum::<u32>() < 150, "xs = {xs:?}");
+///         Ok(())
+///     },
+///     &RunOptions::cases(1000).stop_at_first_failure(),
+/// )
+/// .unwrap();
+/// let failure = report.first_failure.as_ref().expect("a sum reaches 150");
+/// assert!(report.tests_run() <= 1000);
+/// assert_eq!(report.seeds_run().last(), Some(&failure.seed));
+/// assert_eq!(failure.failure.signature, "assert:xs.iter().sum::<u32>() < 150");
+/// // The shrunk minimal input: its choices, its `Debug` rendering, its failure.
+/// let minimal = failure.minimal.as_ref().unwrap();
+/// assert_eq!(report.counterexample(), Some(minimal.minimal_input.as_str()));
+/// assert!(!minimal.minimal_choices.is_empty());
+/// ```
 pub fn run(property: impl IntoProperty, options: &RunOptions) -> Result<RunReport, RunError> {
     run_with(property, options, &RunControl::default())
 }

@@ -314,8 +314,8 @@ pub fn run_property_with(
 
 /// [`run_property_with`], also returning the trials' tally (the first failure with its
 /// message, the discard count; its verdicts, failing seeds and failure modes are moved into
-/// the receipt) and the trials' wall time: what the library-level [`crate::run`](fn@crate::run) reports of a
-/// run with evidence.
+/// the receipt) and the trials' wall time: what the library-level
+/// [`crate::run`](fn@crate::run) reports of a run with evidence.
 pub(crate) fn run_property_tallied(
     property: &Property,
     config: &RunConfig,

@@ -10,11 +10,13 @@
 //! | the property returns `Err(e)`, `e`'s `Debug` prose (`Invalid padding`) | `err:<type of e>:<first line of the Debug, values masked>` |
 //! | the property returns `e.by_variant()?` ([`crate::ErrorVariant`]) | `err:<type of e>::<e.variant()>` |
 //! | the property panics | `panic:<file of the panic>:<first line of the message, values masked>` |
+//! | `fail(msg)` / `PropError::msg(msg)` | `fail:<file of the call>:<first line of the message, values masked>` |
+//! | `prop_fail!("format", args)` | `fail:<file of the call>:<the format string as written>` |
 //! | the fixture cannot be parsed | `fixture:unusable` |
 //! | the input needs more than `MAX_CHOICES` choices | `overrun:too_many_choices` |
 //! | a trial outlives the trial timeout | `timeout` |
 //!
-//! A trial whose precondition does not hold (`TestCase::assume`, a filter that gives up) is
+//! A trial whose precondition does not hold (`prop_assume!`, `TestCase::assume`, a filter that gives up) is
 //! discarded, not failed: it has no signature (a receipt holding `invalid:filter_exhausted`
 //! counts a filter that gave up as a failure).
 //!

@@ -38,8 +38,8 @@
 //! # One loop, evidence optional
 //!
 //! This is the crate's only trial loop: `prop run` (the engine's `run_property_with`), the
-//! library-level [`crate::run`](fn@crate::run) (and so `check` and `find_minimal`) run their seeds here.
-//! Without evidence ([`TrialRun::without_evidence`]) nothing is written — no receipt, no
+//! library-level [`crate::run`](fn@crate::run) (and so `check` and `find_minimal`) run their
+//! seeds here. Without evidence ([`TrialRun::without_evidence`]) nothing is written — no receipt, no
 //! rows — and everything else is as above: seeds taken in plan order, outcomes committed in
 //! plan order, the same tally. A trial's outcome is committed in one place,
 //! [`TrialRun::commit_one`] (its verdict, its row when there is evidence, its place in the
@@ -141,7 +141,8 @@ impl Shared<'_> {
 }
 
 impl<'a> TrialRun<'a> {
-    /// The trials of a run that writes nothing: the library-level [`crate::run`](fn@crate::run).
+    /// The trials of a run that writes nothing: the library-level
+    /// [`crate::run`](fn@crate::run).
     pub(crate) fn without_evidence(
         property: &'a Property,
         seeds: &'a [u64],

@@ -12,7 +12,7 @@ use seedledger_runner::prelude::*;
 /// Discards odd `x` (through `prop_assume!`: no unwinding), fails when `x >= 60`.
 fn assume_returned(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let x = tc.draw_named("x", &int(0..=99u32));
-    prop_assume!(x % 2 == 0);
+    prop_assume!(x.is_multiple_of(2));
     prop_assert!(x < 60, "x = {x}");
     Ok(())
 }
@@ -20,7 +20,7 @@ fn assume_returned(tc: &mut TestCase, _: &Fixture) -> PropResult {
 /// The same property discarding through `tc.assume` (unwinding).
 fn assume_unwound(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let x = tc.draw_named("x", &int(0..=99u32));
-    tc.assume(x % 2 == 0);
+    tc.assume(x.is_multiple_of(2));
     prop_assert!(x < 60, "x = {x}");
     Ok(())
 }
@@ -28,7 +28,7 @@ fn assume_unwound(tc: &mut TestCase, _: &Fixture) -> PropResult {
 /// The same property returning `Err(PropError::discard())` by hand.
 fn discard_returned(tc: &mut TestCase, _: &Fixture) -> PropResult {
     let x = tc.draw_named("x", &int(0..=99u32));
-    if x % 2 != 0 {
+    if !x.is_multiple_of(2) {
         return Err(PropError::discard());
     }
     prop_assert!(x < 60, "x = {x}");
@@ -57,7 +57,11 @@ fn a_returned_discard_is_the_same_discard_as_an_unwound_one() {
     let unwound = run(Property::new(ID, assume_unwound), &options).unwrap();
     let by_hand = run(Property::new(ID, discard_returned), &options).unwrap();
     assert_eq!(returned.tests_run(), 300);
-    assert!(returned.discards > 100 && returned.discards < 200, "{}", returned.discards);
+    assert!(
+        returned.discards > 100 && returned.discards < 200,
+        "{}",
+        returned.discards
+    );
     for other in [&unwound, &by_hand] {
         assert_eq!(returned.verdicts(), other.verdicts());
         assert_eq!(returned.discards, other.discards);
@@ -135,7 +139,7 @@ fn stopping_at_the_first_failure_counts_the_tests_run() {
 fn assume_closure() -> impl Fn(&mut TestCase) -> PropResult + Send + Sync + 'static {
     |tc: &mut TestCase| {
         let x = tc.draw_named("x", &int(0..=99u32));
-        prop_assume!(x % 2 == 0);
+        prop_assume!(x.is_multiple_of(2));
         prop_assert!(x < 60, "x = {x}");
         Ok(())
     }
@@ -155,7 +159,10 @@ fn the_first_failure_has_its_seed_input_and_minimal() {
     assert_eq!(report.seeds_run(), [9, 3, 7, 1, 5, 2, 4, 6, 8, 10]);
     let first = report.first_failure.as_ref().unwrap();
     assert_eq!(first.seed, report.failing_seeds[0]);
-    assert_eq!(first.failure.signature, "assert:xs.iter().sum::<u32>() < 1000");
+    assert_eq!(
+        first.failure.signature,
+        "assert:xs.iter().sum::<u32>() < 1000"
+    );
     // The input is the seed's, rebuilt as the property drew it.
     let mut tc = TestCase::random_with(Scheme::V2, first.seed);
     let xs = tc.draw(&vec(int(0..=1000u32), 0..=10));
@@ -268,7 +275,9 @@ fn with_evidence_the_run_writes_what_prop_run_writes() {
     // A receipt records a whole plan: no stop at the first failure with evidence.
     let refused = run(
         Property::new(ID, assume_returned),
-        &RunOptions::cases(10).stop_at_first_failure().evidence(evidence),
+        &RunOptions::cases(10)
+            .stop_at_first_failure()
+            .evidence(evidence),
     );
     assert!(matches!(refused, Err(RunError::Unsupported(_))));
 }
@@ -310,7 +319,9 @@ fn a_plain_failure_has_a_signature_without_its_values() {
         .map(|m| m.signature.as_str())
         .collect();
     assert!(
-        signatures.iter().any(|s| s.ends_with(":x = {x} is above {}")),
+        signatures
+            .iter()
+            .any(|s| s.ends_with(":x = {x} is above {}")),
         "{signatures:?}"
     );
     assert!(

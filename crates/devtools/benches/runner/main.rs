@@ -4,6 +4,7 @@
 //! `cargo bench -p seedledger-devtools --bench runner -- ARGS`, and this program measures
 //! (`measure.rs`) and prints the tables. Run it directly the same way.
 
+mod discards;
 mod measure;
 mod replica;
 
@@ -31,6 +32,10 @@ struct Args {
     /// each run's time per case (a workload for profilers such as `perf record`).
     #[arg(long)]
     evidence_only: bool,
+    /// Print only the discard cost table (a discarding trial against a passing one of the
+    /// same property, returned and unwound).
+    #[arg(long)]
+    discards: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -59,12 +64,12 @@ fn main() -> ExitCode {
         rounds: args.rounds,
         quick: args.quick,
     };
+    let n = if args.quick {
+        args.cases.min(200)
+    } else {
+        args.cases
+    };
     if args.generation {
-        let n = if args.quick {
-            args.cases.min(200)
-        } else {
-            args.cases
-        };
         let _ = writeln!(
             std::io::stdout(),
             "generation, ns per drawn u64 (the cost of starting the case subtracted), median (min) of {} rounds:",
@@ -73,6 +78,9 @@ fn main() -> ExitCode {
         let table = measure::generation_costs(n.max(1), args.rounds.max(1));
         let _ = std::io::stdout().write_all(measure::render_generation(&table).as_bytes());
         return ExitCode::SUCCESS;
+    }
+    if args.discards {
+        return print_discards(n, &options);
     }
     if args.evidence_only {
         return match measure::evidence_only(&options) {
@@ -92,6 +100,26 @@ fn main() -> ExitCode {
     match measure::run(&options, &mut progress) {
         Ok(report) => {
             let _ = std::io::stdout().write_all(report.render().as_bytes());
+            progress("discard cost");
+            let _ = writeln!(std::io::stdout());
+            print_discards(n, &options)
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn print_discards(n: u64, options: &measure::Options) -> ExitCode {
+    let rounds = if options.quick {
+        options.rounds.clamp(1, 2)
+    } else {
+        options.rounds
+    };
+    match discards::measure(n, rounds) {
+        Ok(table) => {
+            let _ = std::io::stdout().write_all(table.as_bytes());
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -18,10 +18,10 @@ use proptest::test_runner::{Config, TestRunner};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use seedledger_runner::engine::{
-    self, DEFAULT_BASE_SEED, PendingRows, RunConfig, RunControl, Runner, execute,
+    self, DEFAULT_BASE_SEED, PendingRows, RunConfig, RunControl, Runner,
 };
 use seedledger_runner::{
-    Fixture, PropResult, Property, Scheme, ShrinkConfig, TestCase, any_int, vec,
+    Fixture, PropResult, Property, RunOptions, Scheme, ShrinkConfig, TestCase, any_int, vec,
 };
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -114,7 +114,7 @@ impl Contender {
     pub fn label(self) -> &'static str {
         match self {
             Contender::Proptest => "proptest 1.x: TestRunner::run",
-            Contender::Execute => "seedledger: TestCase + execute, no evidence",
+            Contender::Execute => "seedledger: run (library loop), no evidence",
             Contender::Evidence => "seedledger: run_property as prop run, with evidence",
             Contender::Floor => "floor: ChaCha8 + plain loop, uniform",
             Contender::SameValues => "floor: seedledger's values by hand",
@@ -393,7 +393,6 @@ enum Rows {
 /// The temporary workspace the evidence contender writes into.
 struct Bench {
     root: tempfile::TempDir,
-    fixture: Fixture,
 }
 
 impl Bench {
@@ -410,10 +409,7 @@ impl Bench {
             let path = props.join(format!("{id}.md"));
             std::fs::write(&path, spec).map_err(|e| format!("cannot write {path:?}: {e}"))?;
         }
-        Ok(Bench {
-            root,
-            fixture: Fixture::new(Vec::new()),
-        })
+        Ok(Bench { root })
     }
 
     fn out_dir(&self) -> PathBuf {
@@ -440,22 +436,21 @@ impl Bench {
         Ok(started.elapsed())
     }
 
-    /// seedledger without evidence: `execute` on each seed's `TestCase`.
+    /// seedledger without evidence: the library-level `run` (the crate's one trial loop,
+    /// writing nothing) over the seeds.
     fn execute(&self, workload: &Workload, seeds: Range<u64>) -> Result<u64, String> {
-        for seed in seeds {
-            let outcome = execute(
-                &workload.property,
-                &mut TestCase::random(seed),
-                &self.fixture,
-            );
-            if let Some(failure) = outcome.failure() {
-                return Err(format!(
-                    "seedledger: seed {seed} failed: {}",
-                    failure.message
-                ));
-            }
+        let options = RunOptions::cases(seeds.end - seeds.start)
+            .base_seed(seeds.start)
+            .shrink(None);
+        let report = seedledger_runner::run(&workload.property, &options)
+            .map_err(|e| format!("seedledger run: {e}"))?;
+        if let Some(first) = &report.first_failure {
+            return Err(format!(
+                "seedledger: seed {} failed: {}",
+                first.seed, first.failure.message
+            ));
         }
-        Ok(0)
+        Ok(report.tests_run() as u64)
     }
 
     /// seedledger with evidence: `run_property` as `prop run`'s worker calls it with
