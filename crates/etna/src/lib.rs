@@ -119,19 +119,20 @@ pub struct Report {
 }
 
 impl Report {
-    /// ETNA's one JSON line for this report.
+    /// ETNA's one JSON line for this report, its keys in the contract's order.
     pub fn json_line(&self, tool: &str, property: &str) -> String {
-        serde_json::json!({
-            "status": self.status.name(),
-            "tests": self.tests,
-            "discards": self.discards,
-            "time": format!("{}us", self.time.as_micros()),
-            "counterexample": self.counterexample,
-            "error": self.error,
-            "tool": tool,
-            "property": property,
-        })
-        .to_string()
+        let text = |s: Option<&str>| serde_json::Value::from(s).to_string();
+        format!(
+            "{{\"status\":{},\"tests\":{},\"discards\":{},\"time\":{},\"counterexample\":{},\"error\":{},\"tool\":{},\"property\":{}}}",
+            text(Some(self.status.name())),
+            self.tests,
+            self.discards,
+            text(Some(&format!("{}us", self.time.as_micros()))),
+            text(self.counterexample.as_deref()),
+            text(self.error.as_deref()),
+            text(Some(tool)),
+            text(Some(property)),
+        )
     }
 
     /// An aborted run that did nothing (an unknown property, variant or tool).
