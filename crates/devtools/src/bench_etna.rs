@@ -46,6 +46,10 @@ struct Tally {
     time: Vec<Duration>,
     /// Each distinct counterexample with its count.
     cex: BTreeMap<String, u64>,
+    /// Invocations before the first failure (the whole budget when none), over all trials,
+    /// and how many of them were discarded.
+    searched: u64,
+    discarded: u64,
     /// Trials aborted, with the first error.
     aborted: u64,
     error: Option<String>,
@@ -53,6 +57,8 @@ struct Tally {
 
 impl Tally {
     fn add(&mut self, r: Report) {
+        self.searched += r.first_failure.unwrap_or(r.tests);
+        self.discarded += r.discards;
         match r.status {
             Status::Failed => {
                 self.first.push(r.first_failure.unwrap_or(r.tests));
@@ -94,13 +100,15 @@ impl Tally {
         let fmt_mean = self.mean().map_or("-".into(), |m| format!("{m:.0}"));
         let fmt_median = self.median().map_or("-".into(), |m| m.to_string());
         let fmt_time = self.mean_time().map_or("-".into(), short_time);
+        let discards = 100.0 * self.discarded as f64 / self.searched.max(1) as f64;
         format!(
-            "{:>7} {:>6} {:>6} {:>8} {:>4}",
+            "{:>7} {:>6} {:>6} {:>8} {:>4} {:>5}",
             format!("{}/{trials}", self.solved()),
             fmt_mean,
             fmt_median,
             fmt_time,
-            self.cex.len()
+            self.cex.len(),
+            format!("{discards:.0}%")
         )
     }
 }
@@ -150,22 +158,24 @@ pub fn run(args: EtnaBenchArgs) -> ExitStatus {
         seedledger_runner::Scheme::DEFAULT.name()
     );
     outln!(
-        "tests = tests to first failure (discards included), over solved trials; time = mean wall time of a solved trial (search + shrink); cex = distinct counterexamples"
+        "tests = tests to first failure (discards included), over solved trials; time = mean wall time of a solved trial (search + shrink); cex = distinct counterexamples; disc = share of the invocations before the first failure that were discarded"
     );
-    outln!("{:<52} | {:^36} | {:^36}", "task", "seedledger", "proptest");
+    outln!("{:<52} | {:^42} | {:^42}", "task", "seedledger", "proptest");
     outln!(
-        "{:<52} | {:>7} {:>6} {:>6} {:>8} {:>4} | {:>7} {:>6} {:>6} {:>8} {:>4}",
+        "{:<52} | {:>7} {:>6} {:>6} {:>8} {:>4} {:>5} | {:>7} {:>6} {:>6} {:>8} {:>4} {:>5}",
         "",
         "solved",
         "mean",
         "median",
         "time",
         "cex",
+        "disc",
         "solved",
         "mean",
         "median",
         "time",
-        "cex"
+        "cex",
+        "disc"
     );
     let mut results = Vec::new();
     for task in &tasks {

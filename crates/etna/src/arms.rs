@@ -136,7 +136,9 @@ where
         match test(&input) {
             Verdict::Pass => Ok(()),
             Verdict::Discard => {
-                discards.set(discards.get() + 1);
+                if first.get().is_none() {
+                    discards.set(discards.get() + 1);
+                }
                 Err(TestCaseError::reject("discard"))
             }
             Verdict::Fail(message) => {

@@ -105,7 +105,8 @@ pub struct Report {
     pub status: Status,
     /// Property invocations, discards and shrink steps included (ETNA's `tests`).
     pub tests: u64,
-    /// Invocations whose input was discarded.
+    /// Invocations before the first failure (or in the whole run when nothing failed) whose
+    /// input was discarded.
     pub discards: u64,
     /// Invocations up to and including the first failing one (discards included): the
     /// benchmark's "tests to first failure". `None` when nothing failed.
