@@ -291,3 +291,59 @@ fn counterexamples(results: &[(Task, [Tally; 2])]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(task: &[&str]) -> EtnaBenchArgs {
+        EtnaBenchArgs {
+            trials: 2,
+            cases: 50,
+            task: task.iter().map(|s| s.to_string()).collect(),
+            counterexamples: true,
+        }
+    }
+
+    #[test]
+    fn a_filter_names_a_workload_a_variant_or_one_task() {
+        let ids = |f: &[&str]| -> Vec<String> {
+            seedledger_etna::tasks()
+                .into_iter()
+                .filter(|t| selected(t, &args(f).task))
+                .map(|t| t.id())
+                .collect()
+        };
+        assert_eq!(ids(&["hex"]).len(), 2);
+        assert_eq!(
+            ids(&["arrayvec/extend_silent_truncate"]),
+            [
+                "arrayvec/extend_silent_truncate/ArrayVecExtendOverflow",
+                "arrayvec/extend_silent_truncate/ArrayVecOpsModel"
+            ]
+        );
+        assert_eq!(
+            ids(&["hex/invalid_char_display_raw/HexErrorDisplayEscaped"]).len(),
+            1
+        );
+        // A prefix of a name is not a filter.
+        assert!(ids(&["he"]).is_empty());
+        assert_eq!(ids(&[]).len(), seedledger_etna::tasks().len());
+    }
+
+    #[test]
+    fn a_small_run_tallies_both_tools_and_an_unknown_task_is_an_error() {
+        assert_eq!(run(args(&["hex"])), ExitStatus::Success);
+        assert_eq!(run(args(&["nothing/like/this"])), ExitStatus::Error);
+        let task = seedledger_etna::tasks()
+            .into_iter()
+            .find(|t| t.id() == "hex/invalid_char_display_raw/HexErrorDisplayEscaped")
+            .unwrap();
+        let [sl, pt] = run_task(&task, &args(&[])).unwrap();
+        for tally in [&sl, &pt] {
+            assert_eq!(tally.solved(), 2, "{tally:?}");
+            assert!(tally.mean().unwrap() >= 1.0);
+            assert!(!tally.cex.is_empty() && tally.cex.values().sum::<u64>() == 2);
+        }
+    }
+}
