@@ -297,6 +297,80 @@ fn union_model((t1, t2): &Two, m: M) -> Verdict {
     Verdict::check(got == want, || format!("{got:?} != {want:?}"))
 }
 
+// ------------------------------------------------------- the metamorphic laws (same map)
+
+type InsIns = (Tree, i32, i32, i32, i32);
+type InsDel = (Tree, i32, i32, i32);
+type DelDel = (Tree, i32, i32);
+type UIns = (Tree, Tree, i32, i32);
+type UDel = (Tree, Tree, i32);
+type Three = (Tree, Tree, Tree);
+
+fn same(a: &Tree, b: &Tree) -> Verdict {
+    let (la, lb) = (to_list(a), to_list(b));
+    Verdict::check(la == lb, || format!("{la:?} != {lb:?}"))
+}
+
+fn insert_insert((t, k, k2, v, v2): &InsIns, m: M) -> Verdict {
+    let lhs = insert(m, *k, *v, insert(m, *k2, *v2, t.clone()));
+    let rhs = if k == k2 {
+        insert(m, *k, *v, t.clone())
+    } else {
+        insert(m, *k2, *v2, insert(m, *k, *v, t.clone()))
+    };
+    same(&lhs, &rhs)
+}
+
+fn insert_delete((t, k, k2, v): &InsDel, m: M) -> Verdict {
+    let lhs = insert(m, *k, *v, delete(m, *k2, t.clone()));
+    let rhs = if k == k2 {
+        insert(m, *k, *v, t.clone())
+    } else {
+        delete(m, *k2, insert(m, *k, *v, t.clone()))
+    };
+    same(&lhs, &rhs)
+}
+
+fn delete_insert((t, k, k2, v2): &InsDel, m: M) -> Verdict {
+    let lhs = delete(m, *k, insert(m, *k2, *v2, t.clone()));
+    let rhs = if k == k2 {
+        delete(m, *k, t.clone())
+    } else {
+        insert(m, *k2, *v2, delete(m, *k, t.clone()))
+    };
+    same(&lhs, &rhs)
+}
+
+fn delete_delete((t, k, k2): &DelDel, m: M) -> Verdict {
+    let lhs = delete(m, *k, delete(m, *k2, t.clone()));
+    let rhs = delete(m, *k2, delete(m, *k, t.clone()));
+    same(&lhs, &rhs)
+}
+
+fn insert_union((t1, t2, k, v): &UIns, m: M) -> Verdict {
+    let lhs = insert(m, *k, *v, union(m, t1.clone(), t2.clone()));
+    let rhs = union(m, insert(m, *k, *v, t1.clone()), t2.clone());
+    same(&lhs, &rhs)
+}
+
+fn delete_union((t1, t2, k): &UDel, m: M) -> Verdict {
+    let lhs = delete(m, *k, union(m, t1.clone(), t2.clone()));
+    let rhs = union(m, delete(m, *k, t1.clone()), delete(m, *k, t2.clone()));
+    same(&lhs, &rhs)
+}
+
+fn union_delete_insert((t1, t2, k, v): &UIns, m: M) -> Verdict {
+    let lhs = union(m, delete(m, *k, t1.clone()), insert(m, *k, *v, t2.clone()));
+    let rhs = insert(m, *k, *v, union(m, t1.clone(), t2.clone()));
+    same(&lhs, &rhs)
+}
+
+fn union_union_assoc((t1, t2, t3): &Three, m: M) -> Verdict {
+    let lhs = union(m, union(m, t1.clone(), t2.clone()), t3.clone());
+    let rhs = union(m, t1.clone(), union(m, t2.clone(), t3.clone()));
+    same(&lhs, &rhs)
+}
+
 // ------------------------------------------------------------------------ the generators
 
 /// Most pairs a drawn tree is built from.
@@ -390,6 +464,54 @@ fn properties() -> Vec<Box<dyn Property>> {
             (sl_tree, sl_tree),
             (pt_tree, pt_tree)
         ),
+        spec!(
+            "BstInsertInsert",
+            insert_insert,
+            (sl_tree, sl_key, sl_key, sl_key, sl_key),
+            (pt_tree, pt_key, pt_key, pt_key, pt_key)
+        ),
+        spec!(
+            "BstInsertDelete",
+            insert_delete,
+            (sl_tree, sl_key, sl_key, sl_key),
+            (pt_tree, pt_key, pt_key, pt_key)
+        ),
+        spec!(
+            "BstDeleteInsert",
+            delete_insert,
+            (sl_tree, sl_key, sl_key, sl_key),
+            (pt_tree, pt_key, pt_key, pt_key)
+        ),
+        spec!(
+            "BstDeleteDelete",
+            delete_delete,
+            (sl_tree, sl_key, sl_key),
+            (pt_tree, pt_key, pt_key)
+        ),
+        spec!(
+            "BstInsertUnion",
+            insert_union,
+            (sl_tree, sl_tree, sl_key, sl_key),
+            (pt_tree, pt_tree, pt_key, pt_key)
+        ),
+        spec!(
+            "BstDeleteUnion",
+            delete_union,
+            (sl_tree, sl_tree, sl_key),
+            (pt_tree, pt_tree, pt_key)
+        ),
+        spec!(
+            "BstUnionDeleteInsert",
+            union_delete_insert,
+            (sl_tree, sl_tree, sl_key, sl_key),
+            (pt_tree, pt_tree, pt_key, pt_key)
+        ),
+        spec!(
+            "BstUnionUnionAssoc",
+            union_union_assoc,
+            (sl_tree, sl_tree, sl_tree),
+            (pt_tree, pt_tree, pt_tree)
+        ),
     ]
 }
 
@@ -399,19 +521,95 @@ pub const WORKLOAD: Workload = Workload {
     properties,
     mutants: crate::mutant_names::<M>,
     tasks: &[
-        ("insert_1", &["BstInsertPost", "BstInsertModel"]),
-        ("insert_2", &["BstInsertPost", "BstInsertModel"]),
-        ("insert_3", &["BstInsertPost", "BstInsertModel"]),
-        ("delete_4", &["BstDeletePost", "BstDeleteModel"]),
-        ("delete_5", &["BstDeletePost", "BstDeleteModel"]),
+        (
+            "insert_1",
+            &[
+                "BstInsertPost",
+                "BstInsertModel",
+                "BstInsertInsert",
+                "BstDeleteInsert",
+                "BstInsertUnion",
+                "BstUnionDeleteInsert",
+            ],
+        ),
+        (
+            "insert_2",
+            &[
+                "BstInsertPost",
+                "BstInsertModel",
+                "BstInsertInsert",
+                "BstInsertDelete",
+                "BstDeleteInsert",
+                "BstInsertUnion",
+                "BstUnionDeleteInsert",
+            ],
+        ),
+        (
+            "insert_3",
+            &[
+                "BstInsertPost",
+                "BstInsertModel",
+                "BstInsertInsert",
+                "BstInsertDelete",
+                "BstInsertUnion",
+                "BstUnionDeleteInsert",
+            ],
+        ),
+        (
+            "delete_4",
+            &[
+                "BstDeletePost",
+                "BstDeleteModel",
+                "BstInsertDelete",
+                "BstDeleteInsert",
+                "BstDeleteDelete",
+                "BstDeleteUnion",
+                "BstUnionDeleteInsert",
+            ],
+        ),
+        (
+            "delete_5",
+            &[
+                "BstDeletePost",
+                "BstDeleteModel",
+                "BstDeleteInsert",
+                "BstDeleteUnion",
+                "BstUnionDeleteInsert",
+            ],
+        ),
         (
             "union_6",
-            &["BstUnionValid", "BstUnionPost", "BstUnionModel"],
+            &[
+                "BstUnionValid",
+                "BstUnionPost",
+                "BstUnionModel",
+                "BstInsertUnion",
+                "BstDeleteUnion",
+                "BstUnionDeleteInsert",
+            ],
         ),
         (
             "union_7",
-            &["BstUnionValid", "BstUnionPost", "BstUnionModel"],
+            &[
+                "BstUnionValid",
+                "BstUnionPost",
+                "BstUnionModel",
+                "BstInsertUnion",
+                "BstDeleteUnion",
+                "BstUnionDeleteInsert",
+                "BstUnionUnionAssoc",
+            ],
         ),
-        ("union_8", &["BstUnionPost", "BstUnionModel"]),
+        (
+            "union_8",
+            &[
+                "BstUnionPost",
+                "BstUnionModel",
+                "BstInsertUnion",
+                "BstDeleteUnion",
+                "BstUnionDeleteInsert",
+                "BstUnionUnionAssoc",
+            ],
+        ),
     ],
 };

@@ -405,6 +405,52 @@ fn delete_model((tree, k): &Del, m: M) -> Verdict {
     Verdict::check(got == want, || format!("{got:?} != {want:?}"))
 }
 
+// ------------------------------------------------------- the metamorphic laws (same map)
+
+type InsIns = (Tree, i32, i32, i32, i32);
+type InsDel = (Tree, i32, i32, i32);
+
+fn same(a: &Tree, b: &Tree) -> Verdict {
+    let (la, lb) = (to_list(a), to_list(b));
+    Verdict::check(la == lb, || format!("{la:?} != {lb:?}"))
+}
+
+fn insert_insert((tree, k, k2, v, v2): &InsIns, m: M) -> Verdict {
+    let lhs = insert(m, *k, *v, insert(m, *k2, *v2, tree.clone()));
+    let rhs = if k == k2 {
+        insert(m, *k, *v, tree.clone())
+    } else {
+        insert(m, *k2, *v2, insert(m, *k, *v, tree.clone()))
+    };
+    same(&lhs, &rhs)
+}
+
+fn insert_delete((tree, k, k2, v): &InsDel, m: M) -> Verdict {
+    let lhs = insert(m, *k, *v, delete(m, *k2, tree.clone()));
+    let rhs = if k == k2 {
+        insert(m, *k, *v, tree.clone())
+    } else {
+        delete(m, *k2, insert(m, *k, *v, tree.clone()))
+    };
+    same(&lhs, &rhs)
+}
+
+fn delete_insert((tree, k, k2, v2): &InsDel, m: M) -> Verdict {
+    let lhs = delete(m, *k, insert(m, *k2, *v2, tree.clone()));
+    let rhs = if k == k2 {
+        delete(m, *k, tree.clone())
+    } else {
+        insert(m, *k2, *v2, delete(m, *k, tree.clone()))
+    };
+    same(&lhs, &rhs)
+}
+
+fn delete_delete((tree, k, k2): &DPost, m: M) -> Verdict {
+    let lhs = delete(m, *k, delete(m, *k2, tree.clone()));
+    let rhs = delete(m, *k2, delete(m, *k, tree.clone()));
+    same(&lhs, &rhs)
+}
+
 // ------------------------------------------------------------------------ the generators
 
 fn sl_tree() -> BoxedGen<Tree> {
@@ -468,6 +514,30 @@ fn properties() -> Vec<Box<dyn Property>> {
             (sl_tree, sl_key),
             (pt_tree, pt_key)
         ),
+        spec!(
+            "RbtInsertInsert",
+            insert_insert,
+            (sl_tree, sl_key, sl_key, sl_key, sl_key),
+            (pt_tree, pt_key, pt_key, pt_key, pt_key)
+        ),
+        spec!(
+            "RbtInsertDelete",
+            insert_delete,
+            (sl_tree, sl_key, sl_key, sl_key),
+            (pt_tree, pt_key, pt_key, pt_key)
+        ),
+        spec!(
+            "RbtDeleteInsert",
+            delete_insert,
+            (sl_tree, sl_key, sl_key, sl_key),
+            (pt_tree, pt_key, pt_key, pt_key)
+        ),
+        spec!(
+            "RbtDeleteDelete",
+            delete_delete,
+            (sl_tree, sl_key, sl_key),
+            (pt_tree, pt_key, pt_key)
+        ),
     ]
 }
 
@@ -477,11 +547,53 @@ pub const WORKLOAD: Workload = Workload {
     properties,
     mutants: crate::mutant_names::<M>,
     tasks: &[
-        ("insert_1", &["RbtInsertPost", "RbtInsertModel"]),
-        ("insert_2", &["RbtInsertPost", "RbtInsertModel"]),
-        ("insert_3", &["RbtInsertPost", "RbtInsertModel"]),
-        ("delete_4", &["RbtDeletePost", "RbtDeleteModel"]),
-        ("delete_5", &["RbtDeletePost", "RbtDeleteModel"]),
+        (
+            "insert_1",
+            &[
+                "RbtInsertPost",
+                "RbtInsertModel",
+                "RbtInsertInsert",
+                "RbtDeleteInsert",
+            ],
+        ),
+        (
+            "insert_2",
+            &[
+                "RbtInsertPost",
+                "RbtInsertModel",
+                "RbtInsertInsert",
+                "RbtInsertDelete",
+                "RbtDeleteInsert",
+            ],
+        ),
+        (
+            "insert_3",
+            &[
+                "RbtInsertPost",
+                "RbtInsertModel",
+                "RbtInsertInsert",
+                "RbtInsertDelete",
+            ],
+        ),
+        (
+            "delete_4",
+            &[
+                "RbtDeletePost",
+                "RbtDeleteModel",
+                "RbtInsertDelete",
+                "RbtDeleteInsert",
+                "RbtDeleteDelete",
+            ],
+        ),
+        (
+            "delete_5",
+            &[
+                "RbtDeletePost",
+                "RbtDeleteModel",
+                "RbtInsertDelete",
+                "RbtDeleteInsert",
+            ],
+        ),
         ("miscolor_insert", &["RbtInsertValid"]),
         ("miscolor_delete", &["RbtDeleteValid"]),
         ("miscolor_balLeft", &["RbtDeleteValid"]),
@@ -498,6 +610,10 @@ pub const WORKLOAD: Workload = Workload {
                 "RbtInsertPost",
                 "RbtInsertModel",
                 "RbtDeleteModel",
+                "RbtInsertInsert",
+                "RbtInsertDelete",
+                "RbtDeleteInsert",
+                "RbtDeleteDelete",
             ],
         ),
         (
@@ -508,6 +624,9 @@ pub const WORKLOAD: Workload = Workload {
                 "RbtInsertPost",
                 "RbtInsertModel",
                 "RbtDeleteModel",
+                "RbtInsertInsert",
+                "RbtInsertDelete",
+                "RbtDeleteInsert",
             ],
         ),
     ],

@@ -137,16 +137,15 @@ fn unknown_names_abort_with_an_error_and_exit_0() {
 /// Every task's mutant is caught by its property, by at least one tool in one of the first
 /// few trials (cheap: most tasks fail at once; the hardest need a few hundred tests). STLC's
 /// well-typed inputs are too rare for a cheap search: its mutants are checked on witnesses.
-#[test]
-fn every_task_is_caught_by_at_least_one_tool() {
+fn every_task_of_is_caught_by_at_least_one_tool(workload: &str) {
     let mut missed = Vec::new();
     for task in seedledger_etna::tasks()
         .into_iter()
-        .filter(|t| t.workload != "stlc")
+        .filter(|t| t.workload == workload)
     {
         let property = seedledger_etna::property(task.property).unwrap();
         let caught = (0..10).any(|trial| {
-            [Tool::Proptest, Tool::Seedledger].into_iter().any(|tool| {
+            [Tool::Seedledger, Tool::Proptest].into_iter().any(|tool| {
                 let r = property.run(tool, task.mutant, 2000, trial);
                 assert_ne!(r.status, Status::Aborted, "{} {r:?}", task.id());
                 r.status == Status::Failed
@@ -157,6 +156,28 @@ fn every_task_is_caught_by_at_least_one_tool() {
         }
     }
     assert!(missed.is_empty(), "never caught: {missed:?}");
+}
+
+#[test]
+fn every_bst_task_is_caught_by_at_least_one_tool() {
+    every_task_of_is_caught_by_at_least_one_tool("bst");
+}
+
+#[test]
+fn every_rbt_task_is_caught_by_at_least_one_tool() {
+    every_task_of_is_caught_by_at_least_one_tool("rbt");
+}
+
+#[test]
+fn every_task_of_the_small_workloads_is_caught_by_at_least_one_tool() {
+    for w in ["base64", "arrayvec", "hex"] {
+        every_task_of_is_caught_by_at_least_one_tool(w);
+    }
+    let workloads: Vec<&str> = seedledger_etna::WORKLOADS.iter().map(|w| w.name).collect();
+    assert_eq!(
+        workloads,
+        ["bst", "rbt", "stlc", "base64", "arrayvec", "hex"]
+    );
 }
 
 /// No property fails on the code without a mutant, and a run is reproducible: the same
