@@ -1,8 +1,9 @@
 //! ETNA's BST workload, re-implemented: a binary search tree map from `i32` keys to `i32`
 //! values with `insert`, `delete` (joining the two subtrees of a deleted node) and `union`
 //! (splitting the second tree around each key of the first; the first tree's value wins on
-//! equal keys), its eight mutants (what each changes is documented on [`M`]) and the nine
-//! validity / postcondition / model properties of ETNA's Rust BST specification.
+//! equal keys), its eight mutants (what each changes is documented on [`M`]), the nine
+//! validity / postcondition / model properties of ETNA's Rust BST specification, and ETNA's
+//! eight metamorphic laws (two operations in either order give the same map).
 //!
 //! Inputs are unbiased as upstream: trees are built by inserting pairs of keys and values
 //! drawn from all of `i32` (so a drawn tree is always a valid BST and nothing is

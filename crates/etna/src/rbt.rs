@@ -1,9 +1,10 @@
 //! ETNA's red-black tree workload, re-implemented: Okasaki's insertion (`ins`, `balance`,
 //! blacken the root) and Kahrs's deletion (`del` with `delLeft`/`delRight`, `balLeft`,
 //! `balRight`, `join` of the two subtrees of a deleted node, blacken the root) over `i32`
-//! keys and values; ETNA's fifteen mutants (documented on [`M`]) and six properties:
+//! keys and values; ETNA's fifteen mutants (documented on [`M`]) and ten properties:
 //! validity (BST order, black root, no red node with a red child, one black height), the
-//! `find` postconditions and the sorted-list models of `insert` and `delete`.
+//! `find` postconditions and the sorted-list models of `insert` and `delete`, and the four
+//! metamorphic laws of `insert` and `delete` (either order gives the same map).
 //!
 //! Inputs are unbiased as upstream: trees are built by inserting pairs drawn from all of
 //! `i32` with the unmutated `insert` (always valid, nothing discarded); keys from all of
