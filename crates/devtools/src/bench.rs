@@ -40,6 +40,11 @@ pub enum BenchCommand {
     /// authenticating and judging every citation), against an empty store, in interleaved
     /// rounds. Build with `--release`: `cargo run --release -p xtask -- bench store`.
     Store(crate::bench_store::StoreBenchArgs),
+    /// seedledger against proptest on the ETNA tasks (re-implemented ETNA workloads, mutants
+    /// and properties, crate `seedledger-etna`): trials solved, tests to the first failure,
+    /// time and distinct counterexamples per task. Build with `--release`:
+    /// `cargo run --release -p xtask -- bench etna`.
+    Etna(crate::bench_etna::EtnaBenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -83,6 +88,7 @@ pub fn run(cmd: BenchCommand, suite: &[Property]) -> ExitStatus {
         BenchCommand::Scale(args) => crate::bench_scale::run(&args, suite),
         BenchCommand::Isolate(args) => isolate_bench(&args, suite),
         BenchCommand::Store(args) => crate::bench_store::run(&args),
+        BenchCommand::Etna(args) => crate::bench_etna::run(args),
     }
 }
 
