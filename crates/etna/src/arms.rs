@@ -6,8 +6,7 @@
 use crate::{Report, Status, Verdict};
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
-use seedledger_runner::engine::{Outcome, evaluate, execute, shrink};
-use seedledger_runner::{BoxedGen, Fixture, PropError, Scheme, ShrinkConfig, TestCase};
+use seedledger_runner::{BoxedGen, PropError, RunOptions, ShrinkConfig, TestCase, run};
 use std::cell::Cell;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
@@ -26,82 +25,66 @@ pub fn proptest_rng_seed(trial: u64) -> [u8; 32] {
 }
 
 /// The seedledger arm: seeds `base..base + budget` of trial `trial` under today's default
-/// scheme, stopping at the first failure, whose recorded choices are shrunk once.
-//
-// SWITCH-TO-RUN-API: this is the one place that drives seedledger's engine by hand (execute
-// each seed, re-run the failing one recording, shrink). When the library-level run
-// (`seedledger_runner::run`, issue 24 item 3) lands, replace the body with one call to it:
-// a plan of `budget` seeds from `seedledger_base_seed(trial)`, stop at the first failure,
-// and read tests run, discards and the shrunk minimal from its result.
+/// scheme through the library-level run ([`seedledger_runner::run`]), stopping at the first
+/// failure, which the run shrinks (twice, as `prop run` does; every shrink evaluation is
+/// counted in `tests`).
 pub fn seedledger<I, F>(generator: BoxedGen<I>, test: F, budget: u64, trial: u64) -> Report
 where
     I: Debug + 'static,
     F: Fn(&I) -> Verdict + Send + Sync + 'static,
 {
     let started = Instant::now();
-    let property = seedledger_runner::Property::from_fn("etna", move |tc, _| {
+    let property = move |tc: &mut TestCase| {
         let input = tc.draw(&generator);
         match test(&input) {
             Verdict::Pass => Ok(()),
-            Verdict::Fail(message) => Err(PropError::assertion("etna property", message)),
-            Verdict::Discard => tc.reject(),
+            Verdict::Fail(message) => Err(PropError::msg(message)),
+            Verdict::Discard => Err(PropError::discard()),
         }
-    });
-    let fixture = Fixture::new(Vec::new());
-    let scheme = Scheme::DEFAULT;
-    let base = seedledger_base_seed(trial);
-    let (mut tests, mut discards) = (0, 0);
-    for seed in base..base + budget {
-        tests += 1;
-        match execute(
-            &property,
-            &mut TestCase::random_with(scheme, seed),
-            &fixture,
-        ) {
-            Outcome::Pass => {}
-            Outcome::Discard => discards += 1,
-            Outcome::Overrun | Outcome::Invalid => {
-                let error = format!("seed {seed} could not build an input");
-                return Report {
-                    tests,
-                    discards,
-                    time: started.elapsed(),
-                    ..Report::aborted(error)
-                };
-            }
-            Outcome::Fail(failure) => {
-                let first_failure = tests;
-                let original =
-                    evaluate(&property, TestCase::recording_with(scheme, seed), &fixture);
-                let pass = shrink(
-                    &property,
-                    &fixture,
-                    &original.record.choices,
-                    &failure.signature,
-                    &ShrinkConfig {
-                        max_evaluations: 5000,
-                        max_time: Duration::from_secs(10),
-                    },
-                );
-                return Report {
-                    status: Status::Failed,
-                    tests: tests + 1 + pass.evaluations,
-                    discards,
-                    first_failure: Some(first_failure),
-                    time: started.elapsed(),
-                    counterexample: Some(pass.drawn.join(", ")),
-                    error: None,
-                };
-            }
+    };
+    let options = RunOptions::cases(budget)
+        .base_seed(seedledger_base_seed(trial))
+        .stop_at_first_failure()
+        .shrink(Some(ShrinkConfig {
+            max_evaluations: 5000,
+            max_time: Duration::from_secs(10),
+        }));
+    let report = match run(property, &options) {
+        Ok(report) => report,
+        Err(e) => {
+            return Report {
+                time: started.elapsed(),
+                ..Report::aborted(e.to_string())
+            };
         }
-    }
+    };
+    let tests = report.tests_run() as u64;
+    let discards = report.discards as u64;
+    let Some(first) = &report.first_failure else {
+        return Report {
+            status: Status::Passed,
+            tests,
+            discards,
+            first_failure: None,
+            time: started.elapsed(),
+            counterexample: None,
+            error: None,
+        };
+    };
+    let shrink_evaluations: u64 = first
+        .minimal
+        .iter()
+        .flat_map(|m| &m.passes)
+        .map(|pass| pass.evaluations)
+        .sum();
     Report {
-        status: Status::Passed,
-        tests,
+        status: Status::Failed,
+        // The failing seed's recording re-run, then every shrink evaluation.
+        tests: tests + 1 + shrink_evaluations,
         discards,
-        first_failure: None,
+        first_failure: Some(tests),
         time: started.elapsed(),
-        counterexample: None,
+        counterexample: report.counterexample().map(str::to_string),
         error: None,
     }
 }
