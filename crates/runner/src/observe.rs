@@ -1,0 +1,392 @@
+//! Hypothesis's observability format: one JSON line per trial, for Tyche and other tools.
+//!
+//! [`Observations`] is a [`TrialObserver`] (see [`RunControl::observe`](crate::engine::RunControl::observe))
+//! that appends a `test_case` observation per trial to a JSON Lines file, and an `info`
+//! observation per run, made from its receipt ([`Observations::run_finished`]). The format is
+//! Hypothesis's (`schema_observations.json`, `oneOf[0]` and `oneOf[1]`): every `test_case`
+//! line has the twelve keys the schema requires, and nothing else at its top level.
+//!
+//! | key | from |
+//! |---|---|
+//! | `type` | `test_case` |
+//! | `status` | pass `passed`, fail `failed`, discard (and a shrink candidate's overrun or invalid choices) `gave_up` |
+//! | `status_reason` | `""` for a pass; the failure signature; why the trial was given up |
+//! | `representation` | `ID(a = 1, b = [2])`: the `Debug` text of the top-level draws, as a receipt's `minimal_input` |
+//! | `arguments` | named draws (`draw_named`) by name, others as `Draw 1`, `Draw 2`, ...: integers, `true`/`false` and finite floats as JSON values (an integer beyond ±2^53 as a string, which a JSON reader in JavaScript cannot otherwise keep exact), anything else as its `Debug` text |
+//! | `how_generated` | `planned seed N`, `re-run of failing seed N (shrink phase)`, `during shrink phase (failing seed N)` |
+//! | `features` | `choices` (how many the input took: its size); `signature` of a failure |
+//! | `coverage` | `null` |
+//! | `timing` | `execute:test`: the trial's seconds, its draws included (a property draws as it runs) |
+//! | `metadata` | `seed`, `rng`, `run_id`, `phase`, `choices`, the `replay` command (planned seeds), `data_status`, `traceback` (the failure message), `status_reason_location`, `notes`, `discarded`, `predicates` (`{}`) |
+//! | `property` | the property's id |
+//! | `run_start` | the run's start, in seconds since the Unix epoch: the time in its `run_id` |
+//!
+//! The receipt and the witness rows stay the evidence; the file is a view of the same trials
+//! (each planned seed's observation is made as its verdict is committed, in plan order).
+//! Lines go to the file in 64 KiB batches and at the end of each run; the file is opened
+//! for appending, so several runs (and several properties of one run) share it, told apart by
+//! `property` and `run_start` as Tyche groups them.
+
+use crate::control::{ObservedTrial, Phase, TrialObserver};
+use crate::exec::Outcome;
+use crate::run::{RunSummary, replay_seed_command};
+use serde_json::{Map, Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The environment variable naming the file `prop run` (as `--observe FILE`) and `check`
+/// append observations to.
+pub const OBSERVE_ENV: &str = "SEEDLEDGER_OBSERVE";
+
+/// Lines are written to the file when this many bytes are waiting (and at each run's end).
+const BATCH: usize = 64 * 1024;
+
+/// Most choices listed in one observation's `metadata.choices` (the count is always given).
+pub const MAX_LISTED_CHOICES: usize = 10_000;
+
+/// The file observations could not be written to, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write observations to `{}`: {source}", path.display())]
+pub struct ObserveError {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    pub source: std::io::Error,
+}
+
+/// A JSON Lines file of Hypothesis observations, appended to (see the module docs).
+#[derive(Debug)]
+pub struct Observations {
+    path: PathBuf,
+    out: Mutex<Out>,
+}
+
+#[derive(Debug)]
+struct Out {
+    file: std::fs::File,
+    waiting: Vec<u8>,
+    /// The first write that failed: nothing is written after it.
+    error: Option<std::io::Error>,
+}
+
+impl Observations {
+    /// Opens `path` for appending (created, mode 0644, when missing).
+    pub fn open(path: &Path) -> Result<Observations, ObserveError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o644)
+            .open(path)
+            .map_err(|source| ObserveError {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(Observations {
+            path: path.to_path_buf(),
+            out: Mutex::new(Out {
+                file,
+                waiting: Vec::with_capacity(BATCH),
+                error: None,
+            }),
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn out(&self) -> std::sync::MutexGuard<'_, Out> {
+        self.out
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn push(&self, line: &Value, flush: bool) {
+        let mut out = self.out();
+        if out.error.is_some() {
+            return;
+        }
+        // A `Value` always serializes.
+        let _ = serde_json::to_writer(&mut out.waiting, line);
+        out.waiting.push(b'\n');
+        if flush || out.waiting.len() >= BATCH {
+            out.write_waiting();
+        }
+    }
+
+    /// Appends the run's `info` observation (its statistics, from the receipt) and writes
+    /// every line waiting.
+    pub fn run_finished(&self, summary: &RunSummary) {
+        self.push(&info_line(summary), true);
+    }
+
+    /// Writes every line waiting and syncs the file; the first write error, naming the file.
+    pub fn finish(&self) -> Result<(), ObserveError> {
+        let mut out = self.out();
+        out.write_waiting();
+        if out.error.is_none()
+            && let Err(e) = out.file.sync_data()
+        {
+            out.error = Some(e);
+        }
+        match out.error.take() {
+            None => Ok(()),
+            Some(source) => Err(ObserveError {
+                path: self.path.clone(),
+                source,
+            }),
+        }
+    }
+}
+
+impl Out {
+    fn write_waiting(&mut self) {
+        if self.error.is_none()
+            && let Err(e) = self.file.write_all(&self.waiting)
+        {
+            self.error = Some(e);
+        }
+        self.waiting.clear();
+    }
+}
+
+impl TrialObserver for Observations {
+    fn trial(&self, trial: &ObservedTrial<'_>) {
+        self.push(&test_case_line(trial), false);
+    }
+}
+
+/// The run's start in seconds since the Unix epoch: the time a run id carries
+/// (`ROLE-NANOS_HEX-PID-N`, see `clock.rs`).
+pub fn run_start_of(run_id: &str) -> Option<f64> {
+    let mut parts = run_id.rsplitn(4, '-');
+    let (_n, _pid, nanos) = (parts.next()?, parts.next()?, parts.next()?);
+    parts.next()?;
+    let nanos = u128::from_str_radix(nanos, 16).ok()?;
+    Some(nanos as f64 / 1e9)
+}
+
+/// The `test_case` observation of one trial.
+pub fn test_case_line(trial: &ObservedTrial<'_>) -> Value {
+    let (status, reason, data_status) = match trial.outcome {
+        Outcome::Pass => ("passed", String::new(), 2),
+        Outcome::Fail(f) => ("failed", f.signature.clone(), 3),
+        Outcome::Discard => (
+            "gave_up",
+            "discarded: the input does not meet the property's precondition (assume, reject or a filter)".to_string(),
+            1,
+        ),
+        Outcome::Overrun => ("gave_up", "overrun: the choices ran out".to_string(), 0),
+        Outcome::Invalid => (
+            "gave_up",
+            "invalid: a choice is above its bound".to_string(),
+            1,
+        ),
+    };
+    let record = trial.record;
+    let (drawn, notes): (Vec<&String>, Vec<&String>) =
+        record.drawn.iter().partition(|d| !d.starts_with("note: "));
+    let notes: Vec<&str> = notes.iter().map(|n| &n["note: ".len()..]).collect();
+    let how = match trial.phase {
+        Phase::Generate => format!("planned seed {}", trial.seed),
+        Phase::ShrinkRerun => format!("re-run of failing seed {} (shrink phase)", trial.seed),
+        Phase::Shrink => format!("during shrink phase (failing seed {})", trial.seed),
+    };
+    let mut features = Map::new();
+    features.insert("choices".into(), json!(record.choices.len()));
+    let failure = trial.outcome.failure();
+    if let Some(f) = failure {
+        features.insert("signature".into(), json!(f.signature));
+    }
+    let listed = &record.choices[..record.choices.len().min(MAX_LISTED_CHOICES)];
+    let replay = match (trial.phase, trial.patch_id) {
+        (Phase::Generate, Some(patch)) => Some(replay_seed_command(
+            trial.property_id,
+            None,
+            patch,
+            trial.seed,
+            trial.rng,
+        )),
+        _ => None,
+    };
+    let metadata = json!({
+        "seed": trial.seed,
+        "rng": trial.rng.name(),
+        "run_id": trial.run_id,
+        "phase": trial.phase.name(),
+        "choices": listed,
+        "choices_total": record.choices.len(),
+        "replay": replay,
+        "data_status": data_status,
+        "traceback": failure.map(|f| f.message.as_str()),
+        "status_reason_location": failure.and_then(|f| f.location.as_deref()),
+        "notes": notes,
+        "discarded": matches!(trial.outcome, Outcome::Discard),
+        "predicates": {},
+    });
+    let representation = format!(
+        "{}({})",
+        trial.property_id,
+        drawn
+            .iter()
+            .map(|d| d.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    json!({
+        "type": "test_case",
+        "status": status,
+        "status_reason": reason,
+        "representation": representation,
+        "arguments": arguments(&drawn),
+        "how_generated": how,
+        "features": features,
+        "coverage": null,
+        "timing": {"execute:test": trial.elapsed.as_secs_f64()},
+        "metadata": metadata,
+        "property": trial.property_id,
+        "run_start": run_start_of(trial.run_id).unwrap_or(0.0),
+    })
+}
+
+/// The named draws (`name = value`) by name; the others as `Draw 1`, `Draw 2`, ... (as
+/// Hypothesis names interactive draws).
+fn arguments(drawn: &[&String]) -> Map<String, Value> {
+    let mut arguments = Map::new();
+    for (i, text) in drawn.iter().enumerate() {
+        let (name, value) = match text.split_once(" = ") {
+            Some((name, value)) if !name.is_empty() && !name.contains(char::is_whitespace) => {
+                (name.to_string(), value)
+            }
+            _ => (format!("Draw {}", i + 1), text.as_str()),
+        };
+        arguments.insert(name, argument_value(value));
+    }
+    arguments
+}
+
+/// The JSON of a draw's `Debug` text: an integer (as a string beyond ±2^53, which readers in
+/// JavaScript cannot keep exact), `true`/`false`, a finite float; anything else its text.
+pub fn argument_value(text: &str) -> Value {
+    const SAFE: i128 = (1 << 53) - 1;
+    if let Ok(n) = text.parse::<i128>() {
+        return if (-SAFE..=SAFE).contains(&n) {
+            json!(n as i64)
+        } else {
+            json!(text)
+        };
+    }
+    if text.parse::<u128>().is_ok() {
+        return json!(text);
+    }
+    match text {
+        "true" => return json!(true),
+        "false" => return json!(false),
+        _ => {}
+    }
+    let numeric = text
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
+    match text.parse::<f64>() {
+        Ok(x) if numeric && x.is_finite() => json!(x),
+        _ => json!(text),
+    }
+}
+
+/// The `info` observation of a finished run: its statistics, from its receipt.
+pub fn info_line(summary: &RunSummary) -> Value {
+    let r = &summary.receipt;
+    let verdicts = r.verdicts.as_deref().unwrap_or("");
+    let count = |c: u8| verdicts.bytes().filter(|&b| b == c).count();
+    let (passed, failed, discarded) = (count(b'.'), count(b'F'), count(b'd'));
+    let mut content = format!(
+        "- {} of {} planned seeds ran: {passed} passed, {failed} failed, {discarded} discarded\n",
+        r.attempted_seeds.len(),
+        r.planned_seeds.len(),
+    );
+    for mode in &r.failure_modes {
+        content.push_str(&format!(
+            "- failure `{}`: {} seed(s), first {}\n",
+            mode.signature, mode.count, mode.first_seed
+        ));
+    }
+    if let Some(shrink) = &r.shrink {
+        content.push_str(&format!(
+            "- minimal input: `{}` (shrink stable: {})\n",
+            shrink.minimal_input, shrink.stable
+        ));
+    }
+    if let Some(ms) = r.elapsed_ms {
+        content.push_str(&format!("- run time: {:.3} s\n", ms as f64 / 1000.0));
+    }
+    content.push_str(&format!(
+        "- receipt: `{}` (rng {}, run {})\n",
+        summary.receipt_path.display(),
+        r.rng.as_deref().unwrap_or("chacha8-v1"),
+        r.run_id.as_deref().unwrap_or("?"),
+    ));
+    json!({
+        "type": "info",
+        "title": "seedledger statistics",
+        "content": content,
+        "property": r.property_id,
+        "run_start": r.run_id.as_deref().and_then(run_start_of).unwrap_or(0.0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_id_carries_its_start() {
+        let before = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        let id = crate::clock::run_id("replay-local");
+        let start = run_start_of(&id).unwrap_or(0.0);
+        assert!(
+            start >= before - 1e-3 && start < before + 60.0,
+            "{id}: {start}"
+        );
+        assert_eq!(run_start_of("local-3b9aca00-12-0"), Some(1.0));
+        assert_eq!(run_start_of("local-xyz-12-0"), None);
+        assert_eq!(run_start_of("12-0"), None);
+    }
+
+    #[test]
+    fn draws_become_json_values_and_big_integers_strings() {
+        assert_eq!(argument_value("-17"), json!(-17));
+        assert_eq!(
+            argument_value("9007199254740991"),
+            json!(9_007_199_254_740_991_i64)
+        );
+        assert_eq!(
+            argument_value("9007199254740992"),
+            json!("9007199254740992")
+        );
+        assert_eq!(
+            argument_value("340282366920938463463374607431768211455"),
+            json!("340282366920938463463374607431768211455")
+        );
+        assert_eq!(argument_value("true"), json!(true));
+        assert_eq!(argument_value("2.5"), json!(2.5));
+        assert_eq!(argument_value("NaN"), json!("NaN"));
+        assert_eq!(argument_value("inf"), json!("inf"));
+        assert_eq!(argument_value("[1, 2]"), json!("[1, 2]"));
+        assert_eq!(argument_value("\"a\""), json!("\"a\""));
+        let drawn = [
+            "m = 3".to_string(),
+            "[1]".to_string(),
+            "s = \"x = y\"".to_string(),
+        ];
+        let drawn: Vec<&String> = drawn.iter().collect();
+        assert_eq!(
+            Value::Object(arguments(&drawn)),
+            json!({"m": 3, "Draw 2": "[1]", "s": "\"x = y\""})
+        );
+    }
+}
