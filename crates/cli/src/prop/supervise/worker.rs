@@ -26,7 +26,7 @@ pub(super) fn run_worker(
     config: &RunConfig,
     (jobs, seed_jobs): (usize, usize),
     (supervisor, pending_rows, events): (u32, Option<i32>, Option<i32>),
-    executor: Option<Arc<dyn TrialExecutor>>,
+    (executor, observe): (Option<Arc<dyn TrialExecutor>>, Option<&Path>),
     progress: bool,
 ) -> Supervision {
     // Linux: a supervisor killed with SIGKILL takes the worker with it, as an unsupervised
@@ -75,6 +75,21 @@ pub(super) fn run_worker(
     if let Some(executor) = executor {
         control = control.executor(executor);
     }
+    // `--observe FILE`: one observation per trial, an `info` line per finished run.
+    let observations = match observe.map(seedledger_runner::engine::Observations::open) {
+        None => None,
+        Some(Ok(observations)) => Some(Arc::new(observations)),
+        Some(Err(e)) => {
+            errln!("error: --observe: {e}");
+            return Supervision {
+                exit_now: Some(2),
+                ..Supervision::default()
+            };
+        }
+    };
+    if let Some(observations) = &observations {
+        control = control.observe(Arc::clone(observations) as _);
+    }
     if progress {
         control = control.on_progress(crate::prop::progress::INTERVAL, |p| {
             emit(&json!({
@@ -112,15 +127,28 @@ pub(super) fn run_worker(
         jobs,
         &control,
         |property, result| {
+            if let (Some(observations), Ok(summary)) = (&observations, &result) {
+                observations.run_finished(summary);
+            }
             let event = run_event(property.id, &result);
             if !emit(&event) {
                 control.request_stop();
             }
         },
     );
+    // A file the observations could not all be written to is an error of the run (the
+    // receipts, the evidence, are written whatever happens to it).
+    let observed = match observations.map(|o| o.finish()) {
+        Some(Err(e)) => {
+            errln!("error: --observe: {e}");
+            false
+        }
+        _ => true,
+    };
     Supervision {
         exit_now: Some(match i32::try_from(signal.load(Ordering::SeqCst)) {
-            Ok(0) | Err(_) => 0,
+            Ok(0) | Err(_) if observed => 0,
+            Ok(0) | Err(_) => 2,
             Ok(sig) => 128 + sig,
         }),
         ..Supervision::default()
