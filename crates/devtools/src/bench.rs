@@ -38,6 +38,11 @@ pub enum BenchCommand {
     /// authenticating and judging every citation), against an empty store, in interleaved
     /// rounds. Build with `--release`: `cargo run --release -p xtask -- bench store`.
     Store(crate::bench_store::StoreBenchArgs),
+    /// What `prop run --observe FILE` costs per trial: a property of the suite run without an
+    /// observer, with trials recorded and timed but told to nobody, and writing the
+    /// observation lines, in interleaved rounds. Build with `--release`:
+    /// `cargo run --release -p xtask -- bench observe`.
+    Observe(crate::bench_observe::ObserveBenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -77,6 +82,7 @@ pub fn run(cmd: BenchCommand, suite: &[Property]) -> ExitStatus {
         BenchCommand::Scale(args) => crate::bench_scale::run(&args, suite),
         BenchCommand::Isolate(args) => isolate_bench(&args, suite),
         BenchCommand::Store(args) => crate::bench_store::run(&args),
+        BenchCommand::Observe(args) => crate::bench_observe::run(&args, suite),
     }
 }
 

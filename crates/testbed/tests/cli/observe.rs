@@ -246,3 +246,26 @@ fn a_file_that_cannot_be_written_is_an_error_naming_it_and_nothing_runs() {
     );
     assert!(!dir.path().join("target/seedledger/local").exists());
 }
+
+/// A write that fails mid-run (`/dev/full` opens, and every write to it fails) ends the run
+/// with exit 2 and an error naming the file; the receipts, the evidence, are written.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_write_that_fails_mid_run_is_an_error_naming_the_file_and_the_receipts_stand() {
+    let dir = semantics_root(&PROPERTIES);
+    let run = semantics_run(
+        dir.path(),
+        &["prop", "run", "--seeds", "1..=20", "--observe", "/dev/full"],
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("error: --observe: cannot write observations to `/dev/full`: "),
+        "{}",
+        run.stderr
+    );
+    for id in PROPERTIES {
+        let r = receipt(dir.path(), id);
+        assert!(!r.stopped_early && r.attempted_seeds.len() == 20, "{id}");
+    }
+}
