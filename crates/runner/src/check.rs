@@ -24,7 +24,7 @@
 
 use crate::plan::{DEFAULT_BASE_SEED, DEFAULT_CASES, cases};
 use crate::property::Property;
-use crate::run::{RunConfig, RunSummary, run_property};
+use crate::run::{RunConfig, RunSummary};
 use crate::shrink::ShrinkConfig;
 use seedledger_format::Runner;
 use std::path::{Path, PathBuf};
@@ -105,7 +105,8 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
         partition: None,
         root,
     };
-    let summary = run_property(property, &config).map_err(|e| e.to_string())?;
+    // Observed when $SEEDLEDGER_OBSERVE names a file (`observe.rs`).
+    let summary = crate::observe::run_checked(property, &config)?;
     if summary.passed() {
         return Ok(summary);
     }

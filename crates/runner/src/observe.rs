@@ -27,13 +27,14 @@
 //! for appending, so several runs (and several properties of one run) share it, told apart by
 //! `property` and `run_start` as Tyche groups them.
 
-use crate::control::{ObservedTrial, Phase, TrialObserver};
+use crate::control::{ObservedTrial, Phase, RunControl, TrialObserver};
 use crate::exec::Outcome;
-use crate::run::{RunSummary, replay_seed_command};
+use crate::property::Property;
+use crate::run::{RunConfig, RunSummary, replay_seed_command, run_property_with};
 use serde_json::{Map, Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The environment variable naming the file `prop run` (as `--observe FILE`) and `check`
 /// append observations to.
@@ -157,6 +158,41 @@ impl TrialObserver for Observations {
     fn trial(&self, trial: &ObservedTrial<'_>) {
         self.push(&test_case_line(trial), false);
     }
+}
+
+/// `check`'s run (`cargo test`): observed into the file `$SEEDLEDGER_OBSERVE` names when it
+/// is set and not empty (read at the first run of the process, as `check`'s other variables;
+/// a relative path from the directory the test binary started in), one writer shared by every
+/// test of the process; unobserved otherwise. A file that cannot be written is an error of the
+/// test, naming the variable and the file.
+pub(crate) fn run_checked(property: &Property, config: &RunConfig) -> Result<RunSummary, String> {
+    let control = match checked_observations()? {
+        None => RunControl::new(),
+        Some(observations) => RunControl::new().observe(observations as Arc<dyn TrialObserver>),
+    };
+    let summary = run_property_with(property, config, &control).map_err(|e| e.to_string())?;
+    if let Some(observations) = checked_observations()? {
+        observations.run_finished(&summary);
+        observations
+            .finish()
+            .map_err(|e| format!("{OBSERVE_ENV}: {e}"))?;
+    }
+    Ok(summary)
+}
+
+/// The process's `$SEEDLEDGER_OBSERVE` file for `check`, opened once.
+fn checked_observations() -> Result<Option<Arc<Observations>>, String> {
+    static SHARED: OnceLock<Result<Option<Arc<Observations>>, String>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| {
+            let Some(path) = std::env::var_os(OBSERVE_ENV).filter(|p| !p.is_empty()) else {
+                return Ok(None);
+            };
+            Observations::open(&crate::anchor::anchored(Path::new(&path)))
+                .map(|o| Some(Arc::new(o)))
+                .map_err(|e| format!("{OBSERVE_ENV}: {e}"))
+        })
+        .clone()
 }
 
 /// The run's start in seconds since the Unix epoch: the time a run id carries
