@@ -626,6 +626,15 @@ pub(crate) fn evaluate_watched(
     let Some(phase) = observed else {
         return evaluate_unobserved(property, fixture, &input);
     };
+    // Observed, a candidate keeps the text of its draws for the observation (what a draw
+    // renders to changes no choice and no outcome).
+    let input = match input {
+        TrialInput::Replay { choices, .. } => TrialInput::Replay {
+            choices,
+            capture: true,
+        },
+        other => other,
+    };
     let started = Instant::now();
     let evaluation = evaluate_unobserved(property, fixture, &input);
     let elapsed = started.elapsed();

@@ -59,22 +59,6 @@ pub(super) fn run_worker(
             };
         }
     }
-    let mut control = RunControl::new()
-        .row_per_trial(true)
-        .seed_jobs(seed_jobs)
-        .on_start(|run| {
-            emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
-        });
-    // The rows not yet appended live in the mapping the supervisor shares, which it appends
-    // itself if this process dies: rows go in 64 KiB batches. Without one (it could not be
-    // created or mapped) each row is appended as its trial finishes, which keeps the same
-    // promise at a few microseconds a trial.
-    if let Some(rows) = pending_rows.and_then(|fd| PendingRows::from_fd(fd).ok()) {
-        control = control.pending_rows(Arc::new(rows));
-    }
-    if let Some(executor) = executor {
-        control = control.executor(executor);
-    }
     // `--observe FILE`: one observation per trial, an `info` line per finished run.
     let observations = match observe.map(seedledger_runner::engine::Observations::open) {
         None => None,
@@ -87,22 +71,13 @@ pub(super) fn run_worker(
             };
         }
     };
-    if let Some(observations) = &observations {
-        control = control.observe(Arc::clone(observations) as _);
-    }
-    if progress {
-        control = control.on_progress(crate::prop::progress::INTERVAL, |p| {
-            emit(&json!({
-                "event": "progress",
-                "property_id": p.property_id,
-                "run_id": p.run_id,
-                "done": p.done,
-                "planned": p.planned,
-                "failed": p.failed,
-                "elapsed_ms": u64::try_from(p.elapsed.as_millis()).unwrap_or(u64::MAX),
-            }));
-        });
-    }
+    let control = worker_control(
+        seed_jobs,
+        pending_rows,
+        executor,
+        observations.clone(),
+        progress,
+    );
     // The handler itself sets the runs' stop flag (and notes the signal): the trial under way
     // finishes, no other starts.
     let signal = Arc::new(AtomicUsize::new(0));
@@ -153,6 +128,50 @@ pub(super) fn run_worker(
         }),
         ..Supervision::default()
     }
+}
+
+/// The runs' control in the worker: rows per trial (or through the supervisor's mapping),
+/// the `start` and `progress` events, the executor and the observer.
+fn worker_control(
+    seed_jobs: usize,
+    pending_rows: Option<i32>,
+    executor: Option<Arc<dyn TrialExecutor>>,
+    observations: Option<Arc<seedledger_runner::engine::Observations>>,
+    progress: bool,
+) -> RunControl {
+    let mut control = RunControl::new()
+        .row_per_trial(true)
+        .seed_jobs(seed_jobs)
+        .on_start(|run| {
+            emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
+        });
+    // The rows not yet appended live in the mapping the supervisor shares, which it appends
+    // itself if this process dies: rows go in 64 KiB batches. Without one (it could not be
+    // created or mapped) each row is appended as its trial finishes, which keeps the same
+    // promise at a few microseconds a trial.
+    if let Some(rows) = pending_rows.and_then(|fd| PendingRows::from_fd(fd).ok()) {
+        control = control.pending_rows(Arc::new(rows));
+    }
+    if let Some(executor) = executor {
+        control = control.executor(executor);
+    }
+    if let Some(observations) = observations {
+        control = control.observe(observations);
+    }
+    if progress {
+        control = control.on_progress(crate::prop::progress::INTERVAL, |p| {
+            emit(&json!({
+                "event": "progress",
+                "property_id": p.property_id,
+                "run_id": p.run_id,
+                "done": p.done,
+                "planned": p.planned,
+                "failed": p.failed,
+                "elapsed_ms": u64::try_from(p.elapsed.as_millis()).unwrap_or(u64::MAX),
+            }));
+        });
+    }
+    control
 }
 
 /// The event a finished run of property `id` reports to the supervisor.
