@@ -31,7 +31,7 @@ use crate::control::{ObservedTrial, Phase, RunControl, TrialObserver};
 use crate::exec::Outcome;
 use crate::property::Property;
 use crate::run::{RunConfig, RunSummary, replay_seed_command, run_property_with};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -105,13 +105,12 @@ impl Observations {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn push(&self, line: &Value, flush: bool) {
+    fn push(&self, write: impl FnOnce(&mut Vec<u8>), flush: bool) {
         let mut out = self.out();
         if out.error.is_some() {
             return;
         }
-        // A `Value` always serializes.
-        let _ = serde_json::to_writer(&mut out.waiting, line);
+        write(&mut out.waiting);
         out.waiting.push(b'\n');
         if flush || out.waiting.len() >= BATCH {
             out.write_waiting();
@@ -121,7 +120,9 @@ impl Observations {
     /// Appends the run's `info` observation (its statistics, from the receipt) and writes
     /// every line waiting.
     pub fn run_finished(&self, summary: &RunSummary) {
-        self.push(&info_line(summary), true);
+        let line = info_line(summary);
+        // A `Value` always serializes.
+        self.push(|out| drop(serde_json::to_writer(out, &line)), true);
     }
 
     /// Writes every line waiting and syncs the file; the first write error, naming the file.
@@ -156,7 +157,7 @@ impl Out {
 
 impl TrialObserver for Observations {
     fn trial(&self, trial: &ObservedTrial<'_>) {
-        self.push(&test_case_line(trial), false);
+        self.push(|out| write_test_case(out, trial), false);
     }
 }
 
@@ -205,39 +206,36 @@ pub fn run_start_of(run_id: &str) -> Option<f64> {
     Some(nanos as f64 / 1e9)
 }
 
-/// The `test_case` observation of one trial.
-pub fn test_case_line(trial: &ObservedTrial<'_>) -> Value {
-    let (status, reason, data_status) = match trial.outcome {
-        Outcome::Pass => ("passed", String::new(), 2),
-        Outcome::Fail(f) => ("failed", f.signature.clone(), 3),
-        Outcome::Discard => (
-            "gave_up",
-            "discarded: the input does not meet the property's precondition (assume, reject or a filter)".to_string(),
-            1,
-        ),
-        Outcome::Overrun => ("gave_up", "overrun: the choices ran out".to_string(), 0),
-        Outcome::Invalid => (
-            "gave_up",
-            "invalid: a choice is above its bound".to_string(),
-            1,
-        ),
+/// The `test_case` observation of one trial: one JSON object, without the newline.
+pub fn test_case_line(trial: &ObservedTrial<'_>) -> String {
+    let mut line = Vec::new();
+    write_test_case(&mut line, trial);
+    String::from_utf8(line).unwrap_or_default()
+}
+
+/// Appends the `test_case` observation of `trial` to `out` (no newline). The line is
+/// serialized from borrowed fields, in the schema's order, without building a JSON tree.
+fn write_test_case(out: &mut Vec<u8>, trial: &ObservedTrial<'_>) {
+    let (status, status_reason, data_status) = match trial.outcome {
+        Outcome::Pass => ("passed", "", 2),
+        Outcome::Fail(f) => ("failed", f.signature.as_str(), 3),
+        Outcome::Discard => ("gave_up", DISCARDED, 1),
+        Outcome::Overrun => ("gave_up", "overrun: the choices ran out", 0),
+        Outcome::Invalid => ("gave_up", "invalid: a choice is above its bound", 1),
     };
     let record = trial.record;
-    let (drawn, notes): (Vec<&String>, Vec<&String>) =
-        record.drawn.iter().partition(|d| !d.starts_with("note: "));
-    let notes: Vec<&str> = notes.iter().map(|n| &n["note: ".len()..]).collect();
-    let how = match trial.phase {
-        Phase::Generate => format!("planned seed {}", trial.seed),
-        Phase::ShrinkRerun => format!("re-run of failing seed {} (shrink phase)", trial.seed),
-        Phase::Shrink => format!("during shrink phase (failing seed {})", trial.seed),
-    };
-    let mut features = Map::new();
-    features.insert("choices".into(), json!(record.choices.len()));
+    let drawn: Vec<&str> = record
+        .drawn
+        .iter()
+        .map(String::as_str)
+        .filter(|d| !d.starts_with(NOTE))
+        .collect();
+    let notes: Vec<&str> = record
+        .drawn
+        .iter()
+        .filter_map(|d| d.strip_prefix(NOTE))
+        .collect();
     let failure = trial.outcome.failure();
-    if let Some(f) = failure {
-        features.insert("signature".into(), json!(f.signature));
-    }
-    let listed = &record.choices[..record.choices.len().min(MAX_LISTED_CHOICES)];
     let replay = match (trial.phase, trial.patch_id) {
         (Phase::Generate, Some(patch)) => Some(replay_seed_command(
             trial.property_id,
@@ -248,88 +246,216 @@ pub fn test_case_line(trial: &ObservedTrial<'_>) -> Value {
         )),
         _ => None,
     };
-    let metadata = json!({
-        "seed": trial.seed,
-        "rng": trial.rng.name(),
-        "run_id": trial.run_id,
-        "phase": trial.phase.name(),
-        "choices": listed,
-        "choices_total": record.choices.len(),
-        "replay": replay,
-        "data_status": data_status,
-        "traceback": failure.map(|f| f.message.as_str()),
-        "status_reason_location": failure.and_then(|f| f.location.as_deref()),
-        "notes": notes,
-        "discarded": matches!(trial.outcome, Outcome::Discard),
-        "predicates": {},
-    });
-    let representation = format!(
-        "{}({})",
-        trial.property_id,
-        drawn
-            .iter()
-            .map(|d| d.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    json!({
-        "type": "test_case",
-        "status": status,
-        "status_reason": reason,
-        "representation": representation,
-        "arguments": arguments(&drawn),
-        "how_generated": how,
-        "features": features,
-        "coverage": null,
-        "timing": {"execute:test": trial.elapsed.as_secs_f64()},
-        "metadata": metadata,
-        "property": trial.property_id,
-        "run_start": run_start_of(trial.run_id).unwrap_or(0.0),
-    })
+    let line = TestCaseLine {
+        kind: "test_case",
+        status,
+        status_reason,
+        representation: Representation {
+            property: trial.property_id,
+            drawn: &drawn,
+        },
+        arguments: Arguments(&drawn),
+        how_generated: HowGenerated(trial.phase, trial.seed),
+        features: Features {
+            choices: record.choices.len(),
+            signature: failure.map(|f| f.signature.as_str()),
+        },
+        coverage: None,
+        timing: Timing {
+            execute_test: trial.elapsed.as_secs_f64(),
+        },
+        metadata: Metadata {
+            seed: trial.seed,
+            rng: trial.rng.name(),
+            run_id: trial.run_id,
+            phase: trial.phase.name(),
+            choices: &record.choices[..record.choices.len().min(MAX_LISTED_CHOICES)],
+            choices_total: record.choices.len(),
+            replay: replay.as_deref(),
+            data_status,
+            traceback: failure.map(|f| f.message.as_str()),
+            status_reason_location: failure.and_then(|f| f.location.as_deref()),
+            notes: &notes,
+            discarded: matches!(trial.outcome, Outcome::Discard),
+            predicates: Empty {},
+        },
+        property: trial.property_id,
+        run_start: run_start_of(trial.run_id).unwrap_or(0.0),
+    };
+    // Serializing borrowed strings and numbers into a `Vec` cannot fail.
+    let _ = serde_json::to_writer(out, &line);
+}
+
+/// Why a discarded trial was given up.
+const DISCARDED: &str =
+    "discarded: the input does not meet the property's precondition (assume, reject or a filter)";
+
+/// How a note (`tc.note`) is kept among the drawn texts of a record.
+const NOTE: &str = "note: ";
+
+/// A `test_case` observation, its keys in the schema's order.
+#[derive(serde::Serialize)]
+struct TestCaseLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    status: &'static str,
+    status_reason: &'a str,
+    representation: Representation<'a>,
+    arguments: Arguments<'a>,
+    how_generated: HowGenerated,
+    features: Features<'a>,
+    coverage: Option<Empty>,
+    timing: Timing,
+    metadata: Metadata<'a>,
+    property: &'a str,
+    run_start: f64,
+}
+
+#[derive(serde::Serialize)]
+struct Features<'a> {
+    choices: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signature: Option<&'a str>,
+}
+
+#[derive(serde::Serialize)]
+struct Timing {
+    #[serde(rename = "execute:test")]
+    execute_test: f64,
+}
+
+#[derive(serde::Serialize)]
+struct Metadata<'a> {
+    seed: u64,
+    rng: &'static str,
+    run_id: &'a str,
+    phase: &'static str,
+    choices: &'a [u64],
+    choices_total: usize,
+    replay: Option<&'a str>,
+    data_status: u8,
+    traceback: Option<&'a str>,
+    status_reason_location: Option<&'a str>,
+    notes: &'a [&'a str],
+    discarded: bool,
+    predicates: Empty,
+}
+
+/// `{}`.
+#[derive(serde::Serialize)]
+struct Empty {}
+
+/// `ID(a = 1, b = [2])`.
+struct Representation<'a> {
+    property: &'a str,
+    drawn: &'a [&'a str],
+}
+
+impl serde::Serialize for Representation<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!(
+            "{}({})",
+            self.property,
+            self.drawn.join(", ")
+        ))
+    }
+}
+
+/// `planned seed N`, ...
+struct HowGenerated(Phase, u64);
+
+impl serde::Serialize for HowGenerated {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let HowGenerated(phase, seed) = *self;
+        match phase {
+            Phase::Generate => s.collect_str(&format_args!("planned seed {seed}")),
+            Phase::ShrinkRerun => s.collect_str(&format_args!(
+                "re-run of failing seed {seed} (shrink phase)"
+            )),
+            Phase::Shrink => {
+                s.collect_str(&format_args!("during shrink phase (failing seed {seed})"))
+            }
+        }
+    }
 }
 
 /// The named draws (`name = value`) by name; the others as `Draw 1`, `Draw 2`, ... (as
-/// Hypothesis names interactive draws).
-fn arguments(drawn: &[&String]) -> Map<String, Value> {
-    let mut arguments = Map::new();
+/// Hypothesis names interactive draws). A name drawn again is suffixed ` (2)`, ` (3)`, ...:
+/// a key appears once.
+struct Arguments<'a>(&'a [&'a str]);
+
+impl serde::Serialize for Arguments<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let named = arguments(self.0);
+        let mut map = s.serialize_map(Some(named.len()))?;
+        for (name, value) in &named {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+}
+
+/// The arguments of `drawn`, each name once, in draw order.
+fn arguments<'a>(drawn: &[&'a str]) -> Vec<(String, ArgValue<'a>)> {
+    let mut named: Vec<(String, ArgValue<'a>)> = Vec::with_capacity(drawn.len());
     for (i, text) in drawn.iter().enumerate() {
         let (name, value) = match text.split_once(" = ") {
             Some((name, value)) if !name.is_empty() && !name.contains(char::is_whitespace) => {
                 (name.to_string(), value)
             }
-            _ => (format!("Draw {}", i + 1), text.as_str()),
+            _ => (format!("Draw {}", i + 1), *text),
         };
-        arguments.insert(name, argument_value(value));
+        let mut key = name.clone();
+        let mut k = 1;
+        while named.iter().any(|(n, _)| *n == key) {
+            k += 1;
+            key = format!("{name} ({k})");
+        }
+        named.push((key, arg_value(value)));
     }
-    arguments
+    named
+}
+
+/// A draw's value as JSON.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+enum ArgValue<'a> {
+    Int(i64),
+    Bool(bool),
+    Float(f64),
+    Text(&'a str),
 }
 
 /// The JSON of a draw's `Debug` text: an integer (as a string beyond ±2^53, which readers in
 /// JavaScript cannot keep exact), `true`/`false`, a finite float; anything else its text.
-pub fn argument_value(text: &str) -> Value {
-    const SAFE: i128 = (1 << 53) - 1;
-    if let Ok(n) = text.parse::<i128>() {
-        return if (-SAFE..=SAFE).contains(&n) {
-            json!(n as i64)
-        } else {
-            json!(text)
+fn arg_value(text: &str) -> ArgValue<'_> {
+    const SAFE: i64 = (1 << 53) - 1;
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return match text.parse::<i64>() {
+            Ok(n) if (-SAFE..=SAFE).contains(&n) => ArgValue::Int(n),
+            _ => ArgValue::Text(text),
         };
     }
-    if text.parse::<u128>().is_ok() {
-        return json!(text);
-    }
     match text {
-        "true" => return json!(true),
-        "false" => return json!(false),
+        "true" => return ArgValue::Bool(true),
+        "false" => return ArgValue::Bool(false),
         _ => {}
     }
-    let numeric = text
-        .bytes()
-        .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
+    let numeric = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
     match text.parse::<f64>() {
-        Ok(x) if numeric && x.is_finite() => json!(x),
-        _ => json!(text),
+        Ok(x) if numeric && x.is_finite() => ArgValue::Float(x),
+        _ => ArgValue::Text(text),
     }
+}
+
+/// [`arg_value`] as a JSON value: what a draw's `Debug` text becomes among the `arguments`.
+pub fn argument_value(text: &str) -> Value {
+    serde_json::to_value(arg_value(text)).unwrap_or(Value::Null)
 }
 
 /// The `info` observation of a finished run: its statistics, from its receipt.
@@ -414,15 +540,11 @@ mod tests {
         assert_eq!(argument_value("inf"), json!("inf"));
         assert_eq!(argument_value("[1, 2]"), json!("[1, 2]"));
         assert_eq!(argument_value("\"a\""), json!("\"a\""));
-        let drawn = [
-            "m = 3".to_string(),
-            "[1]".to_string(),
-            "s = \"x = y\"".to_string(),
-        ];
-        let drawn: Vec<&String> = drawn.iter().collect();
+        let drawn = ["m = 3", "[1]", "s = \"x = y\"", "m = 4"];
+        let arguments = serde_json::to_value(Arguments(&drawn)).unwrap_or(Value::Null);
         assert_eq!(
-            Value::Object(arguments(&drawn)),
-            json!({"m": 3, "Draw 2": "[1]", "s": "\"x = y\""})
+            arguments,
+            json!({"m": 3, "Draw 2": "[1]", "s": "\"x = y\"", "m (2)": 4})
         );
     }
 }
