@@ -31,7 +31,7 @@ use crate::control::{ObservedTrial, Phase, RunControl, TrialObserver};
 use crate::exec::Outcome;
 use crate::property::Property;
 use crate::run::{RunConfig, RunSummary, replay_seed_command, run_property_with};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -120,9 +120,7 @@ impl Observations {
     /// Appends the run's `info` observation (its statistics, from the receipt) and writes
     /// every line waiting.
     pub fn run_finished(&self, summary: &RunSummary) {
-        let line = info_line(summary);
-        // A `Value` always serializes.
-        self.push(|out| drop(serde_json::to_writer(out, &line)), true);
+        self.push(|out| write_info(out, summary), true);
     }
 
     /// Writes every line waiting and syncs the file; the first write error, naming the file.
@@ -458,8 +456,27 @@ pub fn argument_value(text: &str) -> Value {
     serde_json::to_value(arg_value(text)).unwrap_or(Value::Null)
 }
 
-/// The `info` observation of a finished run: its statistics, from its receipt.
-pub fn info_line(summary: &RunSummary) -> Value {
+/// The `info` observation of a finished run: its statistics, from its receipt (one JSON
+/// object, without the newline).
+pub fn info_line(summary: &RunSummary) -> String {
+    let mut line = Vec::new();
+    write_info(&mut line, summary);
+    String::from_utf8(line).unwrap_or_default()
+}
+
+/// An `info` observation, its keys in the schema's order.
+#[derive(serde::Serialize)]
+struct InfoLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    title: &'static str,
+    content: String,
+    property: &'a str,
+    run_start: f64,
+}
+
+/// Appends the `info` observation of a finished run to `out` (no newline).
+fn write_info(out: &mut Vec<u8>, summary: &RunSummary) {
     let r = &summary.receipt;
     let verdicts = r.verdicts.as_deref().unwrap_or("");
     let count = |c: u8| verdicts.bytes().filter(|&b| b == c).count();
@@ -490,18 +507,21 @@ pub fn info_line(summary: &RunSummary) -> Value {
         r.rng.as_deref().unwrap_or("chacha8-v1"),
         r.run_id.as_deref().unwrap_or("?"),
     ));
-    json!({
-        "type": "info",
-        "title": "seedledger statistics",
-        "content": content,
-        "property": r.property_id,
-        "run_start": r.run_id.as_deref().and_then(run_start_of).unwrap_or(0.0),
-    })
+    let line = InfoLine {
+        kind: "info",
+        title: "seedledger statistics",
+        content,
+        property: &r.property_id,
+        run_start: r.run_id.as_deref().and_then(run_start_of).unwrap_or(0.0),
+    };
+    // Serializing strings and a number into a `Vec` cannot fail.
+    let _ = serde_json::to_writer(out, &line);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_run_id_carries_its_start() {
