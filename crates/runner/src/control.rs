@@ -12,6 +12,12 @@
 //! trial that ends its process becomes a failing trial). Every trial of a run — the main
 //! run's seeds, the recording re-run of the failing seed and every shrink candidate — goes
 //! through the one executor.
+//!
+//! A [`TrialObserver`] ([`RunControl::observe`]; `prop run --observe`) is told of every
+//! trial: each planned seed's as its outcome is committed (`trials.rs`), each shrinking
+//! trial's as it returns (`evaluate_watched`). Only then do the main run's trials record
+//! what they draw and get timed; without an observer the fast path is untouched but for one
+//! check of an `Option`.
 
 use crate::case::{Record, TestCase};
 use crate::exec::{Evaluation, Outcome, evaluate, execute};
