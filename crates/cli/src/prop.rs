@@ -235,8 +235,9 @@ pub struct RunArgs {
     /// committed, every shrinking trial, and an `info` line of statistics per property. The
     /// trials then record what they draw (the same inputs), which costs time; without
     /// --observe nothing is recorded. A view of the receipts, never a replacement (see the
-    /// book, `book/src/running/observe.md`).
-    #[arg(long, env = "SEEDLEDGER_OBSERVE", value_name = "FILE")]
+    /// book, `book/src/running/observe.md`) [default: $SEEDLEDGER_OBSERVE when it is set and
+    /// not empty].
+    #[arg(long, value_name = "FILE")]
     observe: Option<PathBuf>,
     /// Internal: this process is the worker `prop run` supervises (the supervisor's pid);
     /// see `supervise.rs`.

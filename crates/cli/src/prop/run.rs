@@ -125,7 +125,16 @@ impl Inputs {
             },
             _ => None,
         };
-        let observe = args.observe.clone().map(fixed);
+        // (An empty $SEEDLEDGER_OBSERVE is unset, as for `check`.)
+        let observe = args
+            .observe
+            .clone()
+            .or_else(|| {
+                std::env::var_os(seedledger_runner::engine::OBSERVE_ENV)
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            })
+            .map(fixed);
         // Checked before anything runs, by the supervisor too: a file that cannot be opened
         // for appending is an error naming it, and no trial runs.
         if let Some(path) = &observe

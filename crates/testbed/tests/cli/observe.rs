@@ -269,3 +269,28 @@ fn a_write_that_fails_mid_run_is_an_error_naming_the_file_and_the_receipts_stand
         assert!(!r.stopped_early && r.attempted_seeds.len() == 20, "{id}");
     }
 }
+
+/// An empty `SEEDLEDGER_OBSERVE` is unset: the run goes on, nothing is observed.
+#[test]
+fn an_empty_variable_observes_nothing() {
+    let dir = semantics_root(&PROPERTIES);
+    let mut cmd = semantics_command(
+        dir.path(),
+        &[
+            "prop",
+            "run",
+            "--property",
+            "product_is_zero",
+            "--seeds",
+            "1..=3",
+        ],
+    );
+    cmd.env("SEEDLEDGER_OBSERVE", "");
+    let run = finish(cmd);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with("FAIL product_is_zero"),
+        "{}",
+        run.stdout
+    );
+}
