@@ -159,6 +159,22 @@ fn every_observation_is_valid_and_says_what_the_receipt_says() {
             .iter()
             .all(|(_, _, a)| a["m"].is_u64() && a["n"].is_u64())
     );
+    // So are a shrink candidate's, and the last failing candidate is the receipt's minimal.
+    let shrinking: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["property"] == "product_is_zero" && l["metadata"]["phase"] == "shrink")
+        .collect();
+    assert!(shrinking.iter().all(|l| l["arguments"]["m"].is_u64()));
+    let minimal = receipt(dir.path(), "product_is_zero").shrink.unwrap();
+    let last_failing = shrinking
+        .iter()
+        .rev()
+        .find(|l| l["status"] == "failed")
+        .unwrap();
+    assert_eq!(
+        last_failing["representation"],
+        format!("product_is_zero({})", minimal.minimal_input)
+    );
 
     // The replay command of an observed failure replays the same input to the same failure.
     let failed = lines
