@@ -231,7 +231,26 @@ fn threads_and_worker_processes_observe_the_same_trials_and_the_variable_names_t
         }
         PROPERTIES.map(|id| planned(&lines, id))
     };
+    // Observing changes no verdict: the receipts of a run without it say the same.
+    let mut args = vec!["prop", "run", "--seeds", "1..=40"];
+    for id in PROPERTIES {
+        args.extend(["--property", id]);
+    }
+    let unobserved = semantics_run(dir.path(), &args);
+    assert_eq!(
+        unobserved.code, 1,
+        "{}{}",
+        unobserved.stdout, unobserved.stderr
+    );
+    let verdicts = || {
+        PROPERTIES.map(|id| {
+            let r = receipt(dir.path(), id);
+            (r.verdicts, r.shrink.map(|s| s.minimal_input))
+        })
+    };
+    let before = verdicts();
     let one = run(&["--jobs", "1"], "one.jsonl", true);
+    assert_eq!(verdicts(), before);
     let seed_jobs = run(&["--seed-jobs", "3"], "seed-jobs.jsonl", false);
     let isolated = run(&["--isolate"], "isolated.jsonl", false);
     assert_eq!(one, seed_jobs);
