@@ -228,6 +228,17 @@ pub struct RunArgs {
     /// [default: on when GITHUB_ACTIONS=true]. Stdout is never touched.
     #[arg(long)]
     github_annotations: bool,
+    /// Also append one JSON line per trial to FILE in Hypothesis's observability format
+    /// (`test_case` observations: status, the input's representation and named draws as
+    /// arguments, how it was generated, timing, and seed, rng, choices and the replay command
+    /// in metadata), for Tyche and other tools: every planned seed's trial as its verdict is
+    /// committed, every shrinking trial, and an `info` line of statistics per property. The
+    /// trials then record what they draw (the same inputs), which costs time; without
+    /// --observe nothing is recorded. A view of the receipts, never a replacement (see the
+    /// book, `book/src/running/observe.md`) [default: $SEEDLEDGER_OBSERVE when it is set and
+    /// not empty].
+    #[arg(long, value_name = "FILE")]
+    observe: Option<PathBuf>,
     /// Internal: this process is the worker `prop run` supervises (the supervisor's pid);
     /// see `supervise.rs`.
     #[arg(long, hide = true, value_name = "PID")]

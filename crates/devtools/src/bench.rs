@@ -45,6 +45,11 @@ pub enum BenchCommand {
     /// time and distinct counterexamples per task. Build with `--release`:
     /// `cargo run --release -p xtask -- bench etna`.
     Etna(crate::bench_etna::EtnaBenchArgs),
+    /// What `prop run --observe FILE` costs per trial: a property of the suite run without an
+    /// observer, with trials recorded and timed but told to nobody, and writing the
+    /// observation lines, in interleaved rounds. Build with `--release`:
+    /// `cargo run --release -p xtask -- bench observe`.
+    Observe(crate::bench_observe::ObserveBenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -89,6 +94,7 @@ pub fn run(cmd: BenchCommand, suite: &[Property]) -> ExitStatus {
         BenchCommand::Isolate(args) => isolate_bench(&args, suite),
         BenchCommand::Store(args) => crate::bench_store::run(&args),
         BenchCommand::Etna(args) => crate::bench_etna::run(args),
+        BenchCommand::Observe(args) => crate::bench_observe::run(&args, suite),
     }
 }
 

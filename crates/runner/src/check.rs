@@ -97,12 +97,12 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
         durable: true,
         root,
     };
-    // The library-level run (the crate's one trial loop), writing `prop run`'s evidence.
+    // The library-level run (the crate's one trial loop), writing `prop run`'s evidence;
+    // observed when $SEEDLEDGER_OBSERVE names a file (`observe.rs`).
     let options = crate::lib_run::RunOptions::seeds(seeds)
         .shrink(Some(ShrinkConfig::default()))
         .evidence(evidence);
-    let report = crate::lib_run::run(property, &options).map_err(|e| e.to_string())?;
-    let summary = report.evidence.ok_or("the run wrote no evidence")?;
+    let summary = crate::observe::run_checked(property, &options)?;
     if summary.passed() {
         return Ok(summary);
     }

@@ -12,8 +12,14 @@
 //! trial that ends its process becomes a failing trial). Every trial of a run — the main
 //! run's seeds, the recording re-run of the failing seed and every shrink candidate — goes
 //! through the one executor.
+//!
+//! A [`TrialObserver`] ([`RunControl::observe`]; `prop run --observe`) is told of every
+//! trial: each planned seed's as its outcome is committed (`trials.rs`), each shrinking
+//! trial's as it returns (`evaluate_watched`). Only then do the main run's trials record
+//! what they draw and get timed; without an observer the fast path is untouched but for one
+//! check of an `Option`.
 
-use crate::case::TestCase;
+use crate::case::{Record, TestCase};
 use crate::exec::{Evaluation, Outcome, evaluate, execute};
 use crate::property::{Fixture, Property};
 use crate::rng::Scheme;
@@ -115,6 +121,76 @@ pub struct RunProgress<'a> {
     pub elapsed: Duration,
 }
 
+/// Which part of a run a trial told to the [`TrialObserver`] belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// A planned seed of the main run (committed in plan order, as its verdict and row).
+    Generate,
+    /// The recording re-run of the failing seed `seed` before it is shrunk.
+    ShrinkRerun,
+    /// A shrink candidate (or the minimal input) of the failing seed `seed`: a replay of
+    /// choices, whose outcome is the shrinker's, not a verdict of the run.
+    Shrink,
+}
+
+impl Phase {
+    /// `generate` or `shrink`: Hypothesis's phase names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Generate => "generate",
+            Phase::ShrinkRerun | Phase::Shrink => "shrink",
+        }
+    }
+}
+
+/// One trial as told to the [`TrialObserver`] ([`RunControl::observe`]): what it drew (the
+/// test case recorded, so with the same input as the unrecorded fast path: a seed means the
+/// same input either way), how it ended and how long it took.
+#[derive(Debug, Clone, Copy)]
+pub struct ObservedTrial<'a> {
+    /// The property's id.
+    pub property_id: &'a str,
+    /// The run's id (the receipt's `run_id`).
+    pub run_id: &'a str,
+    /// The run's patch (for the replay command); `None` while shrinking.
+    pub patch_id: Option<&'a str>,
+    /// Main run or shrinking.
+    pub phase: Phase,
+    /// The planned seed, or the failing seed being shrunk.
+    pub seed: u64,
+    /// The run's scheme: what the seed means.
+    pub rng: Scheme,
+    /// How the trial ended.
+    pub outcome: &'a Outcome,
+    /// What the trial drew: choices, spans, the `Debug` text of its top-level draws.
+    pub record: &'a Record,
+    /// The trial's wall time (draws included: a property draws as it runs).
+    pub elapsed: Duration,
+}
+
+/// Told of every observed trial (see [`RunControl::observe`]), from the thread that commits
+/// it. Implementations must be cheap or buffer: with `--seed-jobs` the call is made under
+/// the run's lock.
+pub trait TrialObserver: Send + Sync {
+    /// One trial.
+    fn trial(&self, trial: &ObservedTrial<'_>);
+}
+
+/// The outcome of one trial of the main run and, when a [`TrialObserver`] is set, what it
+/// drew (`None` on the fast path: nothing was recorded).
+pub(crate) struct Trialled {
+    pub(crate) outcome: Outcome,
+    pub(crate) seen: Option<Box<Seen>>,
+}
+
+/// What an observed trial recorded.
+pub(crate) struct Seen {
+    seed: u64,
+    rng: Scheme,
+    record: Record,
+    elapsed: Duration,
+}
+
 type OnStart = Box<dyn Fn(&RunStarted<'_>) + Send + Sync>;
 type OnProgress = Box<dyn Fn(&RunProgress<'_>) + Send + Sync>;
 type Executor = Arc<dyn TrialExecutor>;
@@ -165,6 +241,7 @@ pub struct RunControl {
     progress: Option<Progress>,
     seed_jobs: usize,
     pending_rows: Option<Arc<crate::pending::PendingRows>>,
+    observer: Option<Arc<dyn TrialObserver>>,
 }
 
 impl std::fmt::Debug for RunControl {
@@ -177,6 +254,7 @@ impl std::fmt::Debug for RunControl {
             .field("progress", &self.progress.is_some())
             .field("seed_jobs", &self.seed_jobs)
             .field("pending_rows", &self.pending_rows.is_some())
+            .field("observer", &self.observer.is_some())
             .finish()
     }
 }
@@ -265,6 +343,16 @@ impl RunControl {
         self.seed_jobs.max(1)
     }
 
+    /// Tells `observer` of every trial: each planned seed's, in plan order as it is
+    /// committed (its verdict and witness row), and each shrinking trial's (the re-run of
+    /// the failing seed, every candidate). The main run's trials then record what they draw
+    /// (`TestCase::recording_with` instead of the unrecorded fast path: the same input for
+    /// the same seed) and are timed; without an observer nothing of this is done.
+    pub fn observe(mut self, observer: Arc<dyn TrialObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
     /// Runs every trial (main run, re-run of the failing seed, shrink candidates) through
     /// `executor` instead of in the run's thread. The run's own trial timeout
     /// ([`crate::engine::RunConfig::trial_timeout`]) still ends the whole process; an executor that
@@ -297,6 +385,10 @@ impl RunControl {
     }
 
     pub(crate) fn started(&self, run: &RunStarted<'_>) {
+        if self.observer.is_some() {
+            // The run shrinks on this thread: its trials are told under this run's id.
+            OBSERVED_RUN.with(|r| *r.borrow_mut() = Some(run.run_id.to_string()));
+        }
         if let Some(f) = &self.on_start {
             f(run);
         }
@@ -356,28 +448,82 @@ impl RunControl {
     }
 
     /// One trial of the main run on `seed` under `rng`: in this thread (the fast path,
-    /// nothing recorded), or through the executor.
+    /// nothing recorded), or through the executor; recorded and timed when observed.
+    #[inline]
     pub(crate) fn trial(
         &self,
         property: &Property,
         fixture: &Fixture,
         seed: u64,
         rng: Scheme,
-    ) -> Result<Outcome, crate::errors::RunError> {
-        match &self.executor {
-            None => Ok(execute(
-                property,
-                &mut TestCase::random_with(rng, seed),
-                fixture,
-            )),
+    ) -> Result<Trialled, crate::errors::RunError> {
+        if self.observer.is_some() {
+            return self.trial_observed(property, fixture, seed, rng);
+        }
+        let outcome = match &self.executor {
+            None => execute(property, &mut TestCase::random_with(rng, seed), fixture),
+            Some(executor) => {
+                executor
+                    .run_trial(property, fixture, &TrialInput::Random { seed, rng })
+                    .map_err(|message| executor_error(property, seed, message))?
+                    .outcome
+            }
+        };
+        Ok(Trialled {
+            outcome,
+            seen: None,
+        })
+    }
+
+    /// [`RunControl::trial`] when observed: the recording test case (the same input), timed.
+    #[cold]
+    #[inline(never)]
+    fn trial_observed(
+        &self,
+        property: &Property,
+        fixture: &Fixture,
+        seed: u64,
+        rng: Scheme,
+    ) -> Result<Trialled, crate::errors::RunError> {
+        let input = TrialInput::Recording { seed, rng };
+        let started = Instant::now();
+        let evaluation = match &self.executor {
+            None => input.evaluate_here(property, fixture),
             Some(executor) => executor
-                .run_trial(property, fixture, &TrialInput::Random { seed, rng })
-                .map(|evaluation| evaluation.outcome)
-                .map_err(|message| crate::errors::RunError::Executor {
-                    property: property.id.to_string(),
-                    seed,
-                    message,
-                }),
+                .run_trial(property, fixture, &input)
+                .map_err(|message| executor_error(property, seed, message))?,
+        };
+        let elapsed = started.elapsed();
+        Ok(Trialled {
+            outcome: evaluation.outcome,
+            seen: Some(Box::new(Seen {
+                seed,
+                rng,
+                record: evaluation.record,
+                elapsed,
+            })),
+        })
+    }
+
+    /// Tells the observer of a committed trial of the main run (one that was observed).
+    pub(crate) fn observed(
+        &self,
+        (property_id, run_id, patch_id): (&str, &str, &str),
+        outcome: &Outcome,
+        seen: &Seen,
+    ) {
+        if let Some(observer) = &self.observer {
+            observer.trial(&ObservedTrial {
+                property_id,
+                run_id,
+                patch_id: Some(patch_id),
+                phase: Phase::Generate,
+                seed: seen.seed,
+                rng: seen.rng,
+                outcome,
+                record: &seen.record,
+                elapsed: seen.elapsed,
+            });
         }
     }
 
@@ -389,6 +535,14 @@ impl RunControl {
                 stop: Arc::clone(&self.stop),
                 executor: self.executor.clone(),
                 error: None,
+                observer: self.observer.clone().and_then(|observer| {
+                    let run_id = OBSERVED_RUN.with(|r| r.borrow().clone())?;
+                    Some(ShrinkObserver {
+                        observer,
+                        run_id,
+                        seed: None,
+                    })
+                }),
             })
         });
         ShrinkWatch(())
@@ -401,10 +555,32 @@ struct Watched {
     executor: Option<Executor>,
     /// The executor failed (not the property): shrinking stops, and the run reports it.
     error: Option<String>,
+    /// Who is told of each shrinking trial, when the run is observed.
+    observer: Option<ShrinkObserver>,
+}
+
+/// The observer of a run's shrinking, the run's id, and the failing seed being shrunk (the
+/// seed of the last recording re-run).
+struct ShrinkObserver {
+    observer: Arc<dyn TrialObserver>,
+    run_id: String,
+    seed: Option<(u64, Scheme)>,
 }
 
 thread_local! {
     static SHRINK_WATCH: RefCell<Option<Watched>> = const { RefCell::new(None) };
+    /// The id of the observed run that last started on this thread (see
+    /// [`RunControl::started`]): the run whose shrinking this thread then watches.
+    static OBSERVED_RUN: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// A failure of the executor (not the property) on `seed`'s trial.
+fn executor_error(property: &Property, seed: u64, message: String) -> crate::errors::RunError {
+    crate::errors::RunError::Executor {
+        property: property.id.to_string(),
+        seed,
+        message,
+    }
 }
 
 /// While alive, the shrinker on this thread checks the run's stop request and runs its
@@ -442,6 +618,57 @@ pub(crate) fn evaluate_watched(
     fixture: &Fixture,
     input: TrialInput,
 ) -> Evaluation {
+    let observed = SHRINK_WATCH.with(|s| {
+        let mut watch = s.borrow_mut();
+        let observer = watch.as_mut().and_then(|w| w.observer.as_mut())?;
+        Some(match &input {
+            TrialInput::Recording { seed, rng } => {
+                observer.seed = Some((*seed, *rng));
+                Phase::ShrinkRerun
+            }
+            _ => Phase::Shrink,
+        })
+    });
+    let Some(phase) = observed else {
+        return evaluate_unobserved(property, fixture, &input);
+    };
+    // Observed, a candidate keeps the text of its draws for the observation (what a draw
+    // renders to changes no choice and no outcome).
+    let input = match input {
+        TrialInput::Replay { choices, .. } => TrialInput::Replay {
+            choices,
+            capture: true,
+        },
+        other => other,
+    };
+    let started = Instant::now();
+    let evaluation = evaluate_unobserved(property, fixture, &input);
+    let elapsed = started.elapsed();
+    // (A trial the executor could not run is no trial: nobody is told.)
+    let told = SHRINK_WATCH.with(|s| {
+        let watch = s.borrow();
+        let w = watch.as_ref().filter(|w| w.error.is_none())?;
+        let o = w.observer.as_ref()?;
+        Some((Arc::clone(&o.observer), o.run_id.clone(), o.seed?))
+    });
+    if let Some((observer, run_id, (seed, rng))) = told {
+        observer.trial(&ObservedTrial {
+            property_id: property.id,
+            run_id: &run_id,
+            patch_id: None,
+            phase,
+            seed,
+            rng,
+            outcome: &evaluation.outcome,
+            record: &evaluation.record,
+            elapsed,
+        });
+    }
+    evaluation
+}
+
+/// [`evaluate_watched`] without telling the observer.
+fn evaluate_unobserved(property: &Property, fixture: &Fixture, input: &TrialInput) -> Evaluation {
     let executor = SHRINK_WATCH.with(|s| match s.borrow().as_ref() {
         Some(w) if w.error.is_some() => Err(()),
         Some(w) => Ok(w.executor.clone()),
@@ -454,7 +681,7 @@ pub(crate) fn evaluate_watched(
     match executor {
         Err(()) => rejected,
         Ok(None) => input.evaluate_here(property, fixture),
-        Ok(Some(executor)) => match executor.run_trial(property, fixture, &input) {
+        Ok(Some(executor)) => match executor.run_trial(property, fixture, input) {
             Ok(evaluation) => evaluation,
             Err(message) => {
                 SHRINK_WATCH.with(|s| {

@@ -34,6 +34,7 @@ mod ledger;
 mod lib_run;
 mod lock;
 mod minimize;
+mod observe;
 mod pending;
 mod plan;
 mod property;
@@ -130,7 +131,14 @@ pub mod engine {
     // Steering runs from a supervisor: stop requests, progress, trials run elsewhere, rows
     // handed to the supervisor's thread.
     pub use crate::control::{
-        RunControl, RunProgress, RunStarted, TrialExecutor, TrialInput, append_crash_row,
+        ObservedTrial, Phase, RunControl, RunProgress, RunStarted, TrialExecutor, TrialInput,
+        TrialObserver, append_crash_row,
+    };
+
+    // Hypothesis's observability format (Tyche): one JSON line per observed trial.
+    pub use crate::observe::{
+        MAX_LISTED_CHOICES, OBSERVE_ENV, Observations, ObserveError, argument_value, info_line,
+        run_start_of, test_case_line,
     };
     pub use crate::pending::drainer::Drainer;
     pub use crate::pending::{LostRows, PendingRows};

@@ -47,7 +47,7 @@
 //! is committed, and outcomes after it (of trials already started by other workers) are not
 //! committed: the tally is a sequential run's that stopped at its first failure.
 
-use crate::control::{ProgressClock, RunControl};
+use crate::control::{ProgressClock, RunControl, Trialled};
 use crate::errors::RunError;
 use crate::exec::{Failure, Outcome};
 use crate::ledger::OpenReceipt;
@@ -112,7 +112,7 @@ struct Shared<'r> {
     next: usize,
     /// Index of the first seed not yet committed; `pending[k]` is seed `committed + k`.
     committed: usize,
-    pending: VecDeque<Option<Outcome>>,
+    pending: VecDeque<Option<Trialled>>,
     tally: Tally,
     /// The first error (a write, the executor): no worker starts another trial.
     error: Option<RunError>,
@@ -352,10 +352,15 @@ impl<'a> TrialRun<'a> {
     /// Commits `outcome`, the outcome of the first uncommitted seed (its place in `pending`
     /// already taken out).
     #[inline]
-    fn commit_next(&self, s: &mut Shared<'_>, outcome: Outcome) {
+    fn commit_next(&self, s: &mut Shared<'_>, trialled: Trialled) {
         let seed = self.seeds[s.committed];
         s.committed += 1;
-        if let Err(e) = self.commit_one(s, seed, outcome) {
+        // The trial observer (`RunControl::observe`) is told of the trial as it is committed.
+        if let Some(seen) = &trialled.seen {
+            let ids = (self.property.id, self.run_id, self.patch_id);
+            self.control.observed(ids, &trialled.outcome, seen);
+        }
+        if let Err(e) = self.commit_one(s, seed, trialled.outcome) {
             s.error = Some(e);
         }
         // The end of the trials is told once, by `run`, after the last commit.

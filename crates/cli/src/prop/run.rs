@@ -29,7 +29,7 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         &inputs.selected,
         &inputs.config,
         (inputs.jobs, args.seed_jobs),
-        inputs.executor,
+        (inputs.executor, inputs.observe.as_deref()),
         |property, result| reporter.report(property, result),
     );
     finish(&args, &inputs.ci, supervision, reporter)
@@ -40,6 +40,8 @@ struct Inputs {
     selected: Vec<Property>,
     config: RunConfig,
     executor: Option<Arc<dyn TrialExecutor>>,
+    /// `--observe FILE` (anchored in the worker, which writes it).
+    observe: Option<PathBuf>,
     /// Properties run at once.
     jobs: usize,
     /// Progress bars: drawn by the supervisor when stderr is a terminal, from the events the
@@ -123,6 +125,23 @@ impl Inputs {
             },
             _ => None,
         };
+        // (An empty $SEEDLEDGER_OBSERVE is unset, as for `check`.)
+        let observe = args
+            .observe
+            .clone()
+            .or_else(|| {
+                std::env::var_os(seedledger_runner::engine::OBSERVE_ENV)
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            })
+            .map(fixed);
+        // Checked before anything runs, by the supervisor too: a file that cannot be opened
+        // for appending is an error naming it, and no trial runs.
+        if let Some(path) = &observe
+            && let Err(e) = seedledger_runner::engine::Observations::open(path)
+        {
+            return Err(error(format_args!("--observe: {e}")));
+        }
         let jobs = args
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
@@ -134,6 +153,7 @@ impl Inputs {
             selected,
             config,
             executor,
+            observe,
             jobs,
             progress,
             freezes,

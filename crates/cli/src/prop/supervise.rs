@@ -129,13 +129,19 @@ pub fn run(
     config: &RunConfig,
     // (properties at once, workers per property's seeds)
     jobs: (usize, usize),
-    executor: Option<Arc<dyn TrialExecutor>>,
+    // (where trials run, the `--observe` file)
+    (executor, observe): (Option<Arc<dyn TrialExecutor>>, Option<&Path>),
     report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     match worker {
-        Some(supervisor) => {
-            worker::run_worker(selected, config, jobs, supervisor, executor, progress)
-        }
+        Some(supervisor) => worker::run_worker(
+            selected,
+            config,
+            jobs,
+            supervisor,
+            (executor, observe),
+            progress,
+        ),
         None => supervisor::supervise(format, progress, selected, config, jobs, report),
     }
 }

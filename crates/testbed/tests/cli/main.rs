@@ -15,6 +15,7 @@ mod gate_flake;
 mod gate_freezes;
 mod isolate;
 mod merge;
+mod observe;
 mod progress;
 mod prop;
 mod report;

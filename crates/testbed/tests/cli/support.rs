@@ -45,6 +45,7 @@ impl Root {
             .env_remove("SEEDLEDGER_RUNNER_KEY")
             .env_remove("SEEDLEDGER_BASE")
             .env_remove("SEEDLEDGER_CASES")
+            .env_remove("SEEDLEDGER_OBSERVE")
             .env_remove("ORDERS_DEMO_BUG")
             .env_remove("ORDERS_LOCALE")
             .env_remove("ORDERS_DEMO_TRIAL_MS");
@@ -147,6 +148,11 @@ pub fn semantics_root(properties: &[&str]) -> tempfile::TempDir {
 
 /// `semantics_suite ARGS` in `dir`, run to its end, with no CI or runner environment leaking in.
 pub fn semantics_run(dir: &Path, args: &[&str]) -> Run {
+    finish(semantics_command(dir, args))
+}
+
+/// The command [`semantics_run`] runs, for a test to add to (an environment variable).
+pub fn semantics_command(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_semantics_suite"));
     cmd.args(args)
         .current_dir(dir)
@@ -155,8 +161,9 @@ pub fn semantics_run(dir: &Path, args: &[&str]) -> Run {
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_STEP_SUMMARY")
         .env_remove("SEEDLEDGER_RUNNER_KEY")
+        .env_remove("SEEDLEDGER_OBSERVE")
         .stdin(std::process::Stdio::null());
-    finish(cmd)
+    cmd
 }
 
 /// Runs a command to its end with its output in files (a process it leaves behind may hold

@@ -26,7 +26,7 @@ pub(super) fn run_worker(
     config: &RunConfig,
     (jobs, seed_jobs): (usize, usize),
     (supervisor, pending_rows, events): (u32, Option<i32>, Option<i32>),
-    executor: Option<Arc<dyn TrialExecutor>>,
+    (executor, observe): (Option<Arc<dyn TrialExecutor>>, Option<&Path>),
     progress: bool,
 ) -> Supervision {
     // Linux: a supervisor killed with SIGKILL takes the worker with it, as an unsupervised
@@ -59,35 +59,25 @@ pub(super) fn run_worker(
             };
         }
     }
-    let mut control = RunControl::new()
-        .row_per_trial(true)
-        .seed_jobs(seed_jobs)
-        .on_start(|run| {
-            emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
-        });
-    // The rows not yet appended live in the mapping the supervisor shares, which it appends
-    // itself if this process dies: rows go in 64 KiB batches. Without one (it could not be
-    // created or mapped) each row is appended as its trial finishes, which keeps the same
-    // promise at a few microseconds a trial.
-    if let Some(rows) = pending_rows.and_then(|fd| PendingRows::from_fd(fd).ok()) {
-        control = control.pending_rows(Arc::new(rows));
-    }
-    if let Some(executor) = executor {
-        control = control.executor(executor);
-    }
-    if progress {
-        control = control.on_progress(crate::prop::progress::INTERVAL, |p| {
-            emit(&json!({
-                "event": "progress",
-                "property_id": p.property_id,
-                "run_id": p.run_id,
-                "done": p.done,
-                "planned": p.planned,
-                "failed": p.failed,
-                "elapsed_ms": u64::try_from(p.elapsed.as_millis()).unwrap_or(u64::MAX),
-            }));
-        });
-    }
+    // `--observe FILE`: one observation per trial, an `info` line per finished run.
+    let observations = match observe.map(seedledger_runner::engine::Observations::open) {
+        None => None,
+        Some(Ok(observations)) => Some(Arc::new(observations)),
+        Some(Err(e)) => {
+            errln!("error: --observe: {e}");
+            return Supervision {
+                exit_now: Some(2),
+                ..Supervision::default()
+            };
+        }
+    };
+    let control = worker_control(
+        seed_jobs,
+        pending_rows,
+        executor,
+        observations.clone(),
+        progress,
+    );
     // The handler itself sets the runs' stop flag (and notes the signal): the trial under way
     // finishes, no other starts.
     let signal = Arc::new(AtomicUsize::new(0));
@@ -112,19 +102,76 @@ pub(super) fn run_worker(
         jobs,
         &control,
         |property, result| {
+            if let (Some(observations), Ok(summary)) = (&observations, &result) {
+                observations.run_finished(summary);
+            }
             let event = run_event(property.id, &result);
             if !emit(&event) {
                 control.request_stop();
             }
         },
     );
+    // A file the observations could not all be written to is an error of the run (the
+    // receipts, the evidence, are written whatever happens to it).
+    let observed = match observations.map(|o| o.finish()) {
+        Some(Err(e)) => {
+            errln!("error: --observe: {e}");
+            false
+        }
+        _ => true,
+    };
     Supervision {
         exit_now: Some(match i32::try_from(signal.load(Ordering::SeqCst)) {
-            Ok(0) | Err(_) => 0,
+            Ok(0) | Err(_) if observed => 0,
+            Ok(0) | Err(_) => 2,
             Ok(sig) => 128 + sig,
         }),
         ..Supervision::default()
     }
+}
+
+/// The runs' control in the worker: rows per trial (or through the supervisor's mapping),
+/// the `start` and `progress` events, the executor and the observer.
+fn worker_control(
+    seed_jobs: usize,
+    pending_rows: Option<i32>,
+    executor: Option<Arc<dyn TrialExecutor>>,
+    observations: Option<Arc<seedledger_runner::engine::Observations>>,
+    progress: bool,
+) -> RunControl {
+    let mut control = RunControl::new()
+        .row_per_trial(true)
+        .seed_jobs(seed_jobs)
+        .on_start(|run| {
+            emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
+        });
+    // The rows not yet appended live in the mapping the supervisor shares, which it appends
+    // itself if this process dies: rows go in 64 KiB batches. Without one (it could not be
+    // created or mapped) each row is appended as its trial finishes, which keeps the same
+    // promise at a few microseconds a trial.
+    if let Some(rows) = pending_rows.and_then(|fd| PendingRows::from_fd(fd).ok()) {
+        control = control.pending_rows(Arc::new(rows));
+    }
+    if let Some(executor) = executor {
+        control = control.executor(executor);
+    }
+    if let Some(observations) = observations {
+        control = control.observe(observations);
+    }
+    if progress {
+        control = control.on_progress(crate::prop::progress::INTERVAL, |p| {
+            emit(&json!({
+                "event": "progress",
+                "property_id": p.property_id,
+                "run_id": p.run_id,
+                "done": p.done,
+                "planned": p.planned,
+                "failed": p.failed,
+                "elapsed_ms": u64::try_from(p.elapsed.as_millis()).unwrap_or(u64::MAX),
+            }));
+        });
+    }
+    control
 }
 
 /// The event a finished run of property `id` reports to the supervisor.
