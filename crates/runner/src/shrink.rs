@@ -146,6 +146,17 @@ impl Default for ShrinkConfig {
     }
 }
 
+/// Which passes a shrink runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Passes {
+    /// Every pass, the canonicalisation passes included (what every shrink uses).
+    #[default]
+    Canonical,
+    /// The passes without the canonicalisation stage, as before it existed; kept so that
+    /// the shrink benchmark can measure what that stage buys.
+    Classic,
+}
+
 /// How a shrink pass judges a candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Judging {
@@ -265,9 +276,31 @@ pub fn shrink_judged(
     config: &ShrinkConfig,
     judging: Judging,
 ) -> ShrinkPass {
+    shrink_with(
+        property,
+        fixture,
+        original,
+        signature,
+        config,
+        judging,
+        Passes::Canonical,
+    )
+}
+
+/// [`shrink_judged`] with the passes `passes` (the benchmark's before / after).
+pub fn shrink_with(
+    property: &Property,
+    fixture: &Fixture,
+    original: &[u64],
+    signature: &str,
+    config: &ShrinkConfig,
+    judging: Judging,
+    passes: Passes,
+) -> ShrinkPass {
     let started = Instant::now();
     let mut shrinker =
         passes::Shrinker::new(property, fixture, signature, config, judging, started);
+    shrinker.set_passes(passes);
     let stop = shrinker.run(original);
     let found = shrinker.found();
     let evaluations = shrinker.evaluations();
@@ -313,6 +346,30 @@ pub fn shrink_twice(
         config,
         Judging::Once,
     );
+    ShrinkReport::of(first, second, None)
+}
+
+/// [`shrink_twice`] with the passes `passes` (the benchmark's before / after).
+pub fn shrink_twice_with(
+    property: &Property,
+    fixture: &Fixture,
+    original: &[u64],
+    signature: &str,
+    config: &ShrinkConfig,
+    passes: Passes,
+) -> ShrinkReport {
+    let pass = || {
+        shrink_with(
+            property,
+            fixture,
+            original,
+            signature,
+            config,
+            Judging::Once,
+            passes,
+        )
+    };
+    let (first, second) = (pass(), pass());
     ShrinkReport::of(first, second, None)
 }
 

@@ -1,0 +1,259 @@
+//! The canonicalisation stage: passes that move a failure toward the simplest value in each
+//! generator's own order even where the failure is not monotone, so that the same bug
+//! reached from different seeds ends on the same minimal input.
+//!
+//! The other passes search each choice as if the failing values formed an interval (0, a
+//! few just below, bisection, steps of 2 and 3), and stop where lowering by those steps
+//! passes: at a *local* minimum, which depends on where the shrink started when the failing
+//! values are scattered (a character class where only every fourth character fails, the
+//! multiples of 10, a value that needs its fraction dropped and its integer part raised).
+//! The passes here try the simplest candidates themselves, in order, so the first that
+//! fails is the least of those tried whatever the start:
+//!
+//! * `scan_choices` — each choice in order: every smaller value from 0 upward (all of them
+//!   below [`SCAN_ALL`]; the first [`SCAN_SMALL`] and then the value with its low bits
+//!   cleared, smallest first, above it);
+//! * `simplest_spans` — each span of 2 to 4 choices (a float's `[kind, p, q, sign]`, a pair):
+//!   its smallest contents in lexicographic order, each choice capped at [`SPAN_CAP`], up
+//!   to [`SPAN_BUDGET`] candidates (for a float: the integers 0 to 15 of either sign, then
+//!   the halves); then, for each later choice of the span, the earlier ones zeroed and that
+//!   one at its bound, lowered again as far as it fails (a float whose fraction must go
+//!   and whose integer part must grow: the least failing integer);
+//! * `shift_elements` — in a run of same-label siblings, move an element to an earlier
+//!   place when that makes the sequence smaller (a fixed-length string holding a
+//!   forbidden substring: the substring moves to the end, the simplest characters before).
+//!
+//! Each adopts only a strictly simpler failure (shortlex), so the stage cannot loop; it
+//! runs when every other pass is at a fixed point, and after any progress the cheap passes
+//! run again. Candidates already tried are cache hits, so a stage that finds nothing costs
+//! nothing the second time.
+
+use super::{Shrinker, Step};
+use std::rc::Rc;
+
+/// Values below this are scanned in full, from 0 upward.
+pub(super) const SCAN_ALL: u64 = 128;
+
+/// Above [`SCAN_ALL`], the values from 0 tried before the cleared-bits ladder.
+pub(super) const SCAN_SMALL: u64 = 16;
+
+/// The cap on each choice in the lexicographic walk of a span.
+const SPAN_CAP: u64 = 15;
+
+/// Most candidates of the lexicographic walk of one span.
+const SPAN_BUDGET: usize = 64;
+
+/// `lower_pairs` lowers the first of a pair to values below this.
+const PAIR_FIRST: u64 = 6;
+
+/// `lower_pairs` scans the second of a pair up to this.
+const PAIR_SECOND: u64 = 15;
+
+/// Most elements of a run `shift_elements` looks at.
+const MAX_SHIFT_RUN: usize = 16;
+
+impl Shrinker<'_> {
+    /// The canonicalisation stage: the passes of this module, in order.
+    pub(super) fn canonicalise(&mut self) -> Step {
+        self.scan_choices()?;
+        self.simplest_spans()?;
+        self.lower_pairs()?;
+        self.shift_elements()?;
+        Ok(())
+    }
+
+    /// `lower_pairs` — for each value choice and the next one: the first lowered to each
+    /// smaller value below [`PAIR_FIRST`] in turn, the second scanned from 0 up to
+    /// [`PAIR_SECOND`] for a value that makes it fail again (a pair where neither can move
+    /// alone: `(8, 8)` to `(4, 12)`).
+    pub(super) fn lower_pairs(&mut self) -> Step {
+        let mut a = 0;
+        loop {
+            self.tick()?;
+            let tree = self.tree();
+            let (Some(&x), Some(&y)) = (tree.values.get(a), tree.values.get(a + 1)) else {
+                return Ok(());
+            };
+            a += 1;
+            let best = Rc::clone(&self.best);
+            let (u, top) = (best.choices[x], best.maxes[y].min(PAIR_SECOND));
+            'pair: for w in 0..u.min(PAIR_FIRST) {
+                for v in 0..=top {
+                    let mut c = best.choices.clone();
+                    c[x] = w;
+                    c[y] = v;
+                    if self.improves(&c)? {
+                        break 'pair;
+                    }
+                }
+            }
+        }
+    }
+
+    /// `scan_choices` — each choice to the least value tried, in order, that still fails.
+    pub(super) fn scan_choices(&mut self) -> Step {
+        let mut i = 0;
+        while i < self.best.choices.len() {
+            self.tick()?;
+            self.scan_choice(i)?;
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn scan_choice(&mut self, i: usize) -> Step<bool> {
+        let best = Rc::clone(&self.best);
+        let v = best.choices[i];
+        let with = |x: u64| {
+            let mut c = best.choices.clone();
+            c[i] = x;
+            c
+        };
+        let small = if v <= SCAN_ALL { v } else { SCAN_SMALL };
+        for w in 0..small {
+            if self.improves(&with(w))? {
+                return Ok(true);
+            }
+        }
+        if v > SCAN_ALL {
+            let mut last = None;
+            for k in (1..64).rev() {
+                let w = (v >> k) << k;
+                if w < small || w >= v || last == Some(w) {
+                    continue;
+                }
+                last = Some(w);
+                if self.improves(&with(w))? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// `simplest_spans` — each span of 2 to 4 choices to its smallest contents that fail.
+    pub(super) fn simplest_spans(&mut self) -> Step {
+        let mut i = 0;
+        while i < self.best.spans.len() {
+            self.tick()?;
+            if !self.simplest_span(i)? {
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn simplest_span(&mut self, i: usize) -> Step<bool> {
+        let best = Rc::clone(&self.best);
+        let span = best.spans[i];
+        let (s, e) = (span.start as usize, span.end as usize);
+        let n = e - s;
+        let current = &best.choices[s..e];
+        if !(2..=4).contains(&n) || current.iter().all(|&v| v == 0) {
+            return Ok(false);
+        }
+        let with = |t: &[u64]| {
+            let mut c = best.choices.clone();
+            c[s..e].copy_from_slice(t);
+            c
+        };
+        // The lexicographic walk.
+        let caps: Vec<u64> = best.maxes[s..e].iter().map(|&m| m.min(SPAN_CAP)).collect();
+        let mut t = vec![0u64; n];
+        for _ in 0..SPAN_BUDGET {
+            if t.as_slice() >= current {
+                break;
+            }
+            if self.improves(&with(&t))? {
+                return Ok(true);
+            }
+            let Some(j) = (0..n).rev().find(|&j| t[j] < caps[j]) else {
+                break;
+            };
+            t[j] += 1;
+            t[j + 1..].fill(0);
+        }
+        // The earlier choices zeroed, a later one at its bound, then lowered.
+        for j in 1..n {
+            if current[..j].iter().all(|&v| v == 0) || best.maxes[s + j] == current[j] {
+                continue;
+            }
+            let mut t = current.to_vec();
+            t[..j].fill(0);
+            t[j] = best.maxes[s + j];
+            let raised = with(&t);
+            if self.improves(&raised)? {
+                let at = s + j;
+                let top = raised[at];
+                self.lowest(top, |me, x| {
+                    let mut c = raised.clone();
+                    c[at] = x;
+                    me.interesting(&c)
+                })?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// `shift_elements` — moves an element of a run of same-label siblings to an earlier
+    /// place (the elements between move one place on), when that makes the sequence smaller.
+    pub(super) fn shift_elements(&mut self) -> Step {
+        let mut p = 0;
+        // `p == spans.len()` is the top level, visited last.
+        while p <= self.best.spans.len() {
+            self.tick()?;
+            if !self.shift_in(p)? {
+                p += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// One shift in the child list of `p`; true when it made progress.
+    fn shift_in(&mut self, p: usize) -> Step<bool> {
+        let tree = self.tree();
+        let best = Rc::clone(&self.best);
+        let spans = &best.spans;
+        let list = tree.list(p);
+        let base = &best.choices;
+        let mut r0 = 0;
+        while r0 < list.len() {
+            let mut r1 = r0;
+            while r1 + 1 < list.len() && spans[list[r1 + 1]].label == spans[list[r0]].label {
+                r1 += 1;
+            }
+            let run = &list[r0..=r1.min(r0 + MAX_SHIFT_RUN - 1)];
+            r0 = r1 + 1;
+            let content =
+                |q: usize| &base[spans[run[q]].start as usize..spans[run[q]].end as usize];
+            for b in (1..run.len()).rev() {
+                for a in 0..b {
+                    if content(b) >= content(a) {
+                        continue;
+                    }
+                    // Element `b` at place `a`, `a..b` one place on, the gaps kept.
+                    let order: Vec<usize> = (0..a)
+                        .chain([b])
+                        .chain(a..b)
+                        .chain(b + 1..run.len())
+                        .collect();
+                    let mut c = base[..spans[run[0]].start as usize].to_vec();
+                    for (q, &from) in order.iter().enumerate() {
+                        if q > 0 {
+                            c.extend_from_slice(
+                                &base[spans[run[q - 1]].end as usize..spans[run[q]].start as usize],
+                            );
+                        }
+                        c.extend_from_slice(content(from));
+                    }
+                    c.extend_from_slice(&base[spans[run[run.len() - 1]].end as usize..]);
+                    if c < *base && self.improves(&c)? {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+}
