@@ -10,9 +10,10 @@
 //! The passes here try the simplest candidates themselves, in order, so the first that
 //! fails is the least of those tried whatever the start:
 //!
-//! * `scan_choices` — each choice in order: every smaller value from 0 upward (all of them
-//!   below [`SCAN_ALL`]; the first [`SCAN_SMALL`] and then the value with its low bits
-//!   cleared, smallest first, above it);
+//! * `scan_choices` — each choice in order: every smaller value from 0 upward, first up to
+//!   [`SCAN_SMALL`] for every choice, then in full (all of them up to [`SCAN_ALL`]; above
+//!   it, the value with its low bits cleared, smallest first) within [`SCAN_BUDGET`] runs
+//!   per stage, earlier choices first (they weigh most in shortlex);
 //! * `simplest_spans` — each span of 2 to 4 choices (a float's `[kind, p, q, sign]`, a pair):
 //!   its smallest contents in lexicographic order, each choice capped at [`SPAN_CAP`], up
 //!   to [`SPAN_BUDGET`] candidates (for a float: the integers 0 to 15 of either sign, then
@@ -32,10 +33,14 @@ use super::{Shrinker, Step};
 use std::rc::Rc;
 
 /// Values below this are scanned in full, from 0 upward.
-pub(super) const SCAN_ALL: u64 = 128;
+pub(super) const SCAN_ALL: u64 = 256;
 
-/// Above [`SCAN_ALL`], the values from 0 tried before the cleared-bits ladder.
+/// The values from 0 every choice tries first (and, above [`SCAN_ALL`], before the
+/// cleared-bits ladder).
 pub(super) const SCAN_SMALL: u64 = 16;
+
+/// Most runs one canonicalisation stage spends on the full scans.
+pub(super) const SCAN_BUDGET: u64 = 128;
 
 /// The cap on each choice in the lexicographic walk of a span.
 const SPAN_CAP: u64 = 15;
@@ -62,10 +67,10 @@ impl Shrinker<'_> {
         Ok(())
     }
 
-    /// `lower_pairs` — for each value choice and the next one: the first lowered to each
-    /// smaller value below [`PAIR_FIRST`] in turn, the second scanned from 0 up to
-    /// [`PAIR_SECOND`] for a value that makes it fail again (a pair where neither can move
-    /// alone: `(8, 8)` to `(4, 12)`).
+    /// `lower_pairs` — for each value choice and the next one, when that one is at most
+    /// [`PAIR_SECOND`]: the first lowered to each smaller value below [`PAIR_FIRST`] in turn,
+    /// the second scanned from 0 up to [`PAIR_SECOND`] for a value that makes it fail again
+    /// (a pair where neither can move alone: `(8, 8)` to `(4, 12)`).
     pub(super) fn lower_pairs(&mut self) -> Step {
         let mut a = 0;
         loop {
@@ -77,6 +82,10 @@ impl Shrinker<'_> {
             a += 1;
             let best = Rc::clone(&self.best);
             let (u, top) = (best.choices[x], best.maxes[y].min(PAIR_SECOND));
+            // A large second value is not repaired from 0 (its failing values lie near it).
+            if best.choices[y] > PAIR_SECOND {
+                continue;
+            }
             'pair: for w in 0..u.min(PAIR_FIRST) {
                 for v in 0..=top {
                     let mut c = best.choices.clone();
@@ -90,18 +99,28 @@ impl Shrinker<'_> {
         }
     }
 
-    /// `scan_choices` — each choice to the least value tried, in order, that still fails.
+    /// `scan_choices` — each choice to the least value tried, in order, that still fails:
+    /// first every choice from 0 up to [`SCAN_SMALL`], then every choice in full (up to
+    /// [`SCAN_ALL`], or the cleared-bits ladder above it) while the stage has spent fewer
+    /// than [`SCAN_BUDGET`] runs on it.
     pub(super) fn scan_choices(&mut self) -> Step {
-        let mut i = 0;
-        while i < self.best.choices.len() {
-            self.tick()?;
-            self.scan_choice(i)?;
-            i += 1;
+        let stop_at = self.candidates + SCAN_BUDGET;
+        for full in [false, true] {
+            let mut i = 0;
+            while i < self.best.choices.len() {
+                self.tick()?;
+                if full && self.candidates >= stop_at {
+                    return Ok(());
+                }
+                self.scan_choice(i, full, stop_at)?;
+                i += 1;
+            }
         }
         Ok(())
     }
 
-    fn scan_choice(&mut self, i: usize) -> Step<bool> {
+    /// One choice's scan; a full scan stops once `stop_at` candidates have run.
+    fn scan_choice(&mut self, i: usize, full: bool, stop_at: u64) -> Step<bool> {
         let best = Rc::clone(&self.best);
         let v = best.choices[i];
         let with = |x: u64| {
@@ -109,13 +128,20 @@ impl Shrinker<'_> {
             c[i] = x;
             c
         };
-        let small = if v <= SCAN_ALL { v } else { SCAN_SMALL };
+        let small = match full {
+            false => v.min(SCAN_SMALL),
+            true if v <= SCAN_ALL => v,
+            true => SCAN_SMALL,
+        };
         for w in 0..small {
+            if full && self.candidates >= stop_at {
+                return Ok(false);
+            }
             if self.improves(&with(w))? {
                 return Ok(true);
             }
         }
-        if v > SCAN_ALL {
+        if full && v > SCAN_ALL {
             let mut last = None;
             for k in (1..64).rev() {
                 let w = (v >> k) << k;
@@ -157,10 +183,15 @@ impl Shrinker<'_> {
             c[s..e].copy_from_slice(t);
             c
         };
-        // The lexicographic walk.
+        // The lexicographic walk, for a span drawn as one value of several choices (a
+        // float): some of its choices lie outside its child spans. A tuple or a record,
+        // whose fields are child spans, is left to the scans and `lower_pairs`.
+        let tree = self.tree();
+        let covered: usize = tree.children[i].iter().map(|&k| best.spans[k].len()).sum();
+        let walk = if covered < n { SPAN_BUDGET } else { 0 };
         let caps: Vec<u64> = best.maxes[s..e].iter().map(|&m| m.min(SPAN_CAP)).collect();
         let mut t = vec![0u64; n];
-        for _ in 0..SPAN_BUDGET {
+        for _ in 0..walk {
             if t.as_slice() >= current {
                 break;
             }
