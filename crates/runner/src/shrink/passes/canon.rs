@@ -22,7 +22,10 @@
 //!   and whose integer part must grow: the least failing integer);
 //! * `shift_elements` — in a run of same-label siblings, move an element to an earlier
 //!   place when that makes the sequence smaller (a fixed-length string holding a
-//!   forbidden substring: the substring moves to the end, the simplest characters before).
+//!   forbidden substring: the substring moves to the end, the simplest characters before);
+//! * `move_elements` — an element drawn after a flag moves, with its flag, to just after
+//!   the first element of a later run of elements with its label, wherever that run is
+//!   (`"08.0.0.0"` to `"0.0.0.08"`).
 //!
 //! Each adopts only a strictly simpler failure (shortlex), so the stage cannot loop; it
 //! runs when every other pass is at a fixed point, and after any progress the cheap passes
@@ -64,6 +67,47 @@ impl Shrinker<'_> {
         self.simplest_spans()?;
         self.lower_pairs()?;
         self.shift_elements()?;
+        self.move_elements()?;
+        Ok(())
+    }
+
+    /// `move_elements` — moves an element drawn after a flag (with its flag) to just after
+    /// the first element of a later run of elements with its label, anywhere in the
+    /// sequence (a digit from the first field of an address to the last: `"08.0.0.0"` to
+    /// `"0.0.0.08"`), when that makes the sequence smaller.
+    pub(super) fn move_elements(&mut self) -> Step {
+        let mut i = self.best.spans.len();
+        while self.step_back(&mut i)? {
+            let tree = self.tree();
+            let best = Rc::clone(&self.best);
+            let spans = &best.spans;
+            let Some((from, to)) = Self::element_block(&best, &tree, i) else {
+                continue;
+            };
+            if from == spans[i].start as usize {
+                continue;
+            }
+            let label = spans[i].label;
+            let firsts = (i + 1..spans.len()).filter(|&j| {
+                let list = tree.siblings(j);
+                let k = tree.pos[j];
+                spans[j].label == label
+                    && spans[j].start as usize >= to
+                    && (k == 0 || spans[list[k - 1]].label != label)
+            });
+            let firsts: Vec<usize> = firsts.collect();
+            for j in firsts {
+                let at = spans[j].end as usize;
+                let mut c = best.choices[..from].to_vec();
+                c.extend_from_slice(&best.choices[to..at]);
+                c.extend_from_slice(&best.choices[from..to]);
+                c.extend_from_slice(&best.choices[at..]);
+                if c < best.choices && self.improves(&c)? {
+                    i += 1;
+                    break;
+                }
+            }
+        }
         Ok(())
     }
 

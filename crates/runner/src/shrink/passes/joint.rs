@@ -67,7 +67,7 @@ impl Shrinker<'_> {
     /// without a gap (the elements a minimum size requires), the span with the gap of the
     /// next sibling, so that the rest of the run moves up a place. None for a span with
     /// neither a gap nor a same-label sibling (a field of a tuple, a lone draw).
-    fn element_block(record: &Record, tree: &Tree, i: usize) -> Option<(usize, usize)> {
+    pub(super) fn element_block(record: &Record, tree: &Tree, i: usize) -> Option<(usize, usize)> {
         let spans = &record.spans;
         let list = tree.siblings(i);
         let k = tree.pos[i];
