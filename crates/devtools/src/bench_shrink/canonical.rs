@@ -358,7 +358,8 @@ fn gcd_pair(tc: &mut TestCase, _: &Fixture) -> PropResult {
         if b == 0 { a } else { gcd(b, a % b) }
     }
     fn buggy(a: u32, b: u32) -> u32 {
-        if a > 0 && b > 0 && a % 4 == 0 && b % 4 == 0 && (a / 4 + b / 4) % 3 == 1 {
+        if a > 0 && b > 0 && a.is_multiple_of(4) && b.is_multiple_of(4) && (a / 4 + b / 4) % 3 == 1
+        {
             2 * buggy(a / 4, b / 4)
         } else {
             gcd(a, b)
@@ -445,7 +446,7 @@ fn month_days(tc: &mut TestCase, _: &Fixture) -> PropResult {
     };
     let buggy = match m {
         2 => 28,
-        m if m % 2 == 0 => 30,
+        m if m.is_multiple_of(2) => 30,
         _ => 31,
     };
     prop_assert!((d <= real) == (d <= buggy), "{m}-{d}");
