@@ -332,3 +332,111 @@ impl Shrinker<'_> {
         Ok(false)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::joint::tests::{check, check_reaches, check_stuck};
+    use crate::case::TestCase;
+    use crate::generators::float::any_f64;
+    use crate::generators::integers::int;
+    use crate::generators::pattern::string_matching;
+    use crate::prop_assert;
+    use crate::property::{Fixture, PropResult};
+
+    /// Fails on `"aaX=..."` for every fourth `X` of the class (ranks 2, 6, 10, ...).
+    fn every_fourth(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let s = tc.draw(&string_matching("[a-z]{2}[a-zA-Z]=").unwrap());
+        let third = s.chars().nth(2).unwrap();
+        let rank = if third.is_ascii_lowercase() {
+            third as u32 - 'a' as u32
+        } else {
+            26 + third as u32 - 'A' as u32
+        };
+        prop_assert!(rank % 4 != 2);
+        Ok(())
+    }
+
+    #[test]
+    fn scan_choices_finds_the_least_failing_value_past_passing_ones() {
+        // `E` (rank 30) to `c` (rank 2): 29, 28, 27 and the small probes all pass.
+        check(every_fourth, |s| s.scan_choices(), &[0, 0, 30], &[0, 0, 2]);
+        check_stuck(every_fourth, |s| s.scan_choices(), &[0, 0, 2], 2);
+    }
+
+    /// Fails on integers of at least 1000 that leave 1 divided by 3, on no fraction.
+    fn thirds(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let x = tc.draw(&any_f64());
+        prop_assert!(!(x >= 1000.0 && x.fract() == 0.0 && x % 3.0 == 1.0));
+        Ok(())
+    }
+
+    #[test]
+    fn simplest_spans_turns_a_raw_float_into_a_simple_integer() {
+        // 2^1000 (the raw kind, exponent rank 1000) fails; the simple kind's integer part
+        // raised to its bound (2^53 - 1) fails too and is lowered again (further lowering
+        // is left to `minimize_choices`).
+        let ran = check_reaches(thirds, |s| s.simplest_spans(), &[1, 0, 1000 << 42, 0]);
+        let mut tc = TestCase::replay(ran.clone(), true);
+        let x = tc.draw(&any_f64());
+        assert_eq!(ran[..2], [0, 0], "{x}: the simple kind, no fraction");
+        assert!(x >= 1000.0 && x % 3.0 == 1.0, "{x}");
+    }
+
+    fn quarter_pair(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let a = tc.draw(&int(0..=100u32));
+        let b = tc.draw(&int(0..=100u32));
+        let bad = a > 0
+            && b > 0
+            && a.is_multiple_of(4)
+            && b.is_multiple_of(4)
+            && (a / 4 + b / 4) % 3 == 1;
+        prop_assert!(!bad);
+        Ok(())
+    }
+
+    #[test]
+    fn lower_pairs_moves_a_pair_neither_half_can_move_alone() {
+        check(quarter_pair, |s| s.lower_pairs(), &[8, 8], &[4, 12]);
+        check_stuck(quarter_pair, |s| s.lower_pairs(), &[4, 12], 64);
+    }
+
+    fn no_db(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let s = tc.draw(&string_matching("[a-d]{5}").unwrap());
+        prop_assert!(!s.contains("db"));
+        Ok(())
+    }
+
+    #[test]
+    fn shift_elements_moves_a_substring_to_the_end() {
+        // "dbaaa" -> "aaadb".
+        check(
+            no_db,
+            |s| s.shift_elements(),
+            &[3, 1, 0, 0, 0],
+            &[0, 0, 0, 3, 1],
+        );
+    }
+
+    fn octal(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let s = tc.draw(&string_matching(r"[0-9]{1,2}(\.[0-9]{1,2}){2}").unwrap());
+        prop_assert!(
+            !s.split('.')
+                .any(|o| o.len() > 1 && o.starts_with('0') && o != "00")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn move_elements_moves_an_element_to_a_later_run_of_its_label() {
+        let drawn = |choices: &[u64]| {
+            let mut tc = TestCase::replay(choices.to_vec(), true);
+            tc.draw(&string_matching(r"[0-9]{1,2}(\.[0-9]{1,2}){2}").unwrap())
+        };
+        // "01.0.0" -> "0.0.01": the `1` with its flag moves into the last field (digits,
+        // continue flags, and the forced 0 that ends a full field).
+        let start = [0, 1, 1, 0, 0, 0, 0, 0];
+        assert_eq!(drawn(&start), "01.0.0");
+        let ran = check_reaches(octal, |s| s.move_elements(), &start);
+        assert_eq!(drawn(&ran), "0.0.01");
+    }
+}
