@@ -98,7 +98,8 @@
 //! 18. `shift_elements` — an element of a run of same-label siblings moved to an earlier
 //!     place (a forbidden substring moves to the end of a fixed-length string).
 //!
-//! [`Passes::Classic`] leaves the stage out (the benchmark's "before"). If any of these
+//! One run of the stage spends at most 1024 candidates (then its passes stop), so a long
+//! minimal input costs a bounded amount more. [`Passes::Classic`] leaves the stage out (the benchmark's "before"). If any of these
 //! stages changes something, the rounds resume. All passes are deterministic and use no randomness, so a
 //! deterministic property shrinks to the same sequence every time; every pass adopts only
 //! strictly simpler failures, so none can loop.

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::engine::{
-    Judging, Outcome, Passes, evaluate, execute, shortlex, shrink, shrink_with,
+    Judging, Outcome, Passes, ShrinkStop, evaluate, execute, shortlex, shrink, shrink_with,
 };
 use seedledger_runner::{
     Fixture, PropResult, Property, ShrinkConfig, TestCase, any_f64, char_any, f64_in, int,
@@ -202,4 +202,42 @@ fn the_classic_passes_stop_at_a_local_minimum_the_canonical_ones_pass() {
     };
     assert_eq!(run(Passes::Classic), "\"aaE=aaaa\"");
     assert_eq!(run(Passes::Canonical), "\"aac=aaaa\"");
+}
+
+#[test]
+fn the_stage_costs_a_bounded_amount_on_a_long_minimal_input() {
+    // 150 elements of 9: the scans alone would cost 9 runs per element, 1350 in all, and
+    // the stage stops at its budget of 1024 candidates (a step under way may finish); the
+    // shrink still ends at a fixed point, with the classic passes' answer.
+    fn long(tc: &mut TestCase, _: &Fixture) -> PropResult {
+        let xs = tc.draw(&seedledger_runner::vec(int(0..=9u8), 0..=400));
+        prop_assert!(xs.iter().filter(|&&x| x >= 9).count() < 150);
+        Ok(())
+    }
+    let property = Property::new("long", long);
+    let fixture = Fixture::new(Vec::new());
+    let start: Vec<u64> = (0..160).flat_map(|_| [1, 9]).chain([0]).collect();
+    let eval = evaluate(&property, TestCase::replay(start, false), &fixture);
+    let signature = eval.outcome.failure().unwrap().signature.clone();
+    let config = ShrinkConfig::default();
+    let run = |passes| {
+        shrink_with(
+            &property,
+            &fixture,
+            &eval.record.choices,
+            &signature,
+            &config,
+            Judging::Once,
+            passes,
+        )
+    };
+    let (classic, canonical) = (run(Passes::Classic), run(Passes::Canonical));
+    assert_eq!(canonical.stop, ShrinkStop::FixedPoint);
+    assert_eq!(canonical.choices, classic.choices);
+    assert!(
+        canonical.evaluations <= classic.evaluations + 1024 + 128,
+        "{} against {}",
+        canonical.evaluations,
+        classic.evaluations
+    );
 }

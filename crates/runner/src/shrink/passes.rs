@@ -102,6 +102,8 @@ pub(super) struct Shrinker<'a> {
     ticks: u64,
     /// Whether the canonicalisation stage runs.
     passes: Passes,
+    /// Candidates run at which the current canonicalisation stage stops (`canon.rs`).
+    stage_end: u64,
     /// Every adopted sequence, in order (for the tests of the passes).
     #[cfg(test)]
     history: Vec<Vec<u64>>,
@@ -133,6 +135,7 @@ impl<'a> Shrinker<'a> {
             cache_hits: 0,
             ticks: 0,
             passes: Passes::Canonical,
+            stage_end: u64::MAX,
             #[cfg(test)]
             history: Vec::new(),
         }

@@ -27,6 +27,7 @@
 //!   the first element of a later run of elements with its label, wherever that run is
 //!   (`"08.0.0.0"` to `"0.0.0.08"`).
 //!
+//! One run of the stage uses at most [`STAGE_BUDGET`] candidates (then its passes stop).
 //! Each adopts only a strictly simpler failure (shortlex), so the stage cannot loop; it
 //! runs when every other pass is at a fixed point, and after any progress the cheap passes
 //! run again. Candidates already tried are cache hits, so a stage that finds nothing costs
@@ -57,18 +58,30 @@ const PAIR_FIRST: u64 = 6;
 /// `lower_pairs` scans the second of a pair up to this.
 const PAIR_SECOND: u64 = 15;
 
+/// Most candidates one run of the whole stage may use; past it the stage's passes stop
+/// (deterministically; a span's walk or a shift under way finishes first), so a long
+/// minimal input costs a bounded amount more.
+pub(super) const STAGE_BUDGET: u64 = 1024;
+
 /// Most elements of a run `shift_elements` looks at.
 const MAX_SHIFT_RUN: usize = 16;
 
 impl Shrinker<'_> {
     /// The canonicalisation stage: the passes of this module, in order.
     pub(super) fn canonicalise(&mut self) -> Step {
+        self.stage_end = self.candidates.saturating_add(STAGE_BUDGET);
         self.scan_choices()?;
         self.simplest_spans()?;
         self.lower_pairs()?;
         self.shift_elements()?;
         self.move_elements()?;
+        self.stage_end = u64::MAX;
         Ok(())
+    }
+
+    /// The stage has spent its budget: its passes stop (the rest of the shrink goes on).
+    fn stage_spent(&self) -> bool {
+        self.candidates >= self.stage_end
     }
 
     /// `move_elements` — moves an element drawn after a flag (with its flag) to just after
@@ -77,7 +90,7 @@ impl Shrinker<'_> {
     /// `"0.0.0.08"`), when that makes the sequence smaller.
     pub(super) fn move_elements(&mut self) -> Step {
         let mut i = self.best.spans.len();
-        while self.step_back(&mut i)? {
+        while !self.stage_spent() && self.step_back(&mut i)? {
             let tree = self.tree();
             let best = Rc::clone(&self.best);
             let spans = &best.spans;
@@ -117,7 +130,7 @@ impl Shrinker<'_> {
     /// (a pair where neither can move alone: `(8, 8)` to `(4, 12)`).
     pub(super) fn lower_pairs(&mut self) -> Step {
         let mut a = 0;
-        loop {
+        while !self.stage_spent() {
             self.tick()?;
             let tree = self.tree();
             let (Some(&x), Some(&y)) = (tree.values.get(a), tree.values.get(a + 1)) else {
@@ -132,6 +145,9 @@ impl Shrinker<'_> {
             }
             'pair: for w in 0..u.min(PAIR_FIRST) {
                 for v in 0..=top {
+                    if self.stage_spent() {
+                        return Ok(());
+                    }
                     let mut c = best.choices.clone();
                     c[x] = w;
                     c[y] = v;
@@ -141,6 +157,7 @@ impl Shrinker<'_> {
                 }
             }
         }
+        Ok(())
     }
 
     /// `scan_choices` — each choice to the least value tried, in order, that still fails:
@@ -151,7 +168,7 @@ impl Shrinker<'_> {
         let stop_at = self.candidates + SCAN_BUDGET;
         for full in [false, true] {
             let mut i = 0;
-            while i < self.best.choices.len() {
+            while i < self.best.choices.len() && !self.stage_spent() {
                 self.tick()?;
                 if full && self.candidates >= stop_at {
                     return Ok(());
@@ -178,7 +195,7 @@ impl Shrinker<'_> {
             true => SCAN_SMALL,
         };
         for w in 0..small {
-            if full && self.candidates >= stop_at {
+            if (full && self.candidates >= stop_at) || self.stage_spent() {
                 return Ok(false);
             }
             if self.improves(&with(w))? {
@@ -204,7 +221,7 @@ impl Shrinker<'_> {
     /// `simplest_spans` — each span of 2 to 4 choices to its smallest contents that fail.
     pub(super) fn simplest_spans(&mut self) -> Step {
         let mut i = 0;
-        while i < self.best.spans.len() {
+        while i < self.best.spans.len() && !self.stage_spent() {
             self.tick()?;
             if !self.simplest_span(i)? {
                 i += 1;
@@ -276,7 +293,7 @@ impl Shrinker<'_> {
     pub(super) fn shift_elements(&mut self) -> Step {
         let mut p = 0;
         // `p == spans.len()` is the top level, visited last.
-        while p <= self.best.spans.len() {
+        while p <= self.best.spans.len() && !self.stage_spent() {
             self.tick()?;
             if !self.shift_in(p)? {
                 p += 1;
