@@ -14,12 +14,15 @@
 //!   [`SCAN_SMALL`] for every choice, then in full (all of them up to [`SCAN_ALL`]; above
 //!   it, the value with its low bits cleared, smallest first) within [`SCAN_BUDGET`] runs
 //!   per stage, earlier choices first (they weigh most in shortlex);
-//! * `simplest_spans` — each span of 2 to 4 choices (a float's `[kind, p, q, sign]`, a pair):
-//!   its smallest contents in lexicographic order, each choice capped at [`SPAN_CAP`], up
-//!   to [`SPAN_BUDGET`] candidates (for a float: the integers 0 to 15 of either sign, then
-//!   the halves); then, for each later choice of the span, the earlier ones zeroed and that
-//!   one at its bound, lowered again as far as it fails (a float whose fraction must go
-//!   and whose integer part must grow: the least failing integer);
+//! * `simplest_spans` — a span of 2 to 4 choices drawn as one value (some of its choices
+//!   outside its child spans: a float's `[kind, p, q, sign]`): its smallest contents in
+//!   lexicographic order, each choice capped at [`SPAN_CAP`], up to [`SPAN_BUDGET`]
+//!   candidates (for a float: the integers 0 to 15 of either sign, then the halves); then,
+//!   for any span of 2 to 4 choices and each later choice of it, the earlier ones zeroed and
+//!   that one at its bound, lowered again as far as it fails (a float whose fraction must
+//!   go and whose integer part must grow: the least failing integer);
+//! * `lower_pairs` — a value lowered below [`PAIR_FIRST`] while the next value, when at
+//!   most [`PAIR_SECOND`], is scanned from 0 (a pair neither of which can move alone);
 //! * `shift_elements` — in a run of same-label siblings, move an element to an earlier
 //!   place when that makes the sequence smaller (a fixed-length string holding a
 //!   forbidden substring: the substring moves to the end, the simplest characters before);
