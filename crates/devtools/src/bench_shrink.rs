@@ -17,8 +17,12 @@
 //! first few were written as hold-outs, before the passes were run on them; the ideal of
 //! every small-valued row is checked by exhaustive search in the tests below.
 
+mod canonical;
+
 use seedledger_format::ExitStatus;
-use seedledger_runner::engine::{self, Outcome, ShrinkReport, evaluate, execute, shrink_twice};
+use seedledger_runner::engine::{
+    self, Outcome, Passes, ShrinkReport, evaluate, execute, shrink_twice_with,
+};
 use seedledger_runner::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -51,6 +55,15 @@ pub struct ShrinkBenchArgs {
     /// Also print every distinct minimal input with its count.
     #[arg(long)]
     verbose: bool,
+    /// The passes of the table's shrinks: `canonical` (every pass, as a run shrinks) or
+    /// `classic` (without the canonicalisation stage, as before it existed).
+    #[arg(long, default_value = "canonical", value_parser = ["canonical", "classic"])]
+    passes: String,
+    /// Instead of the table, the canonical-minimal report: per task of planted bugs with
+    /// scattered failing inputs, how many distinct minimal inputs 100 starting points reach
+    /// and how often the most common one, with the classic and the canonical passes.
+    #[arg(long)]
+    canonical: bool,
 }
 
 struct Problem {
@@ -96,6 +109,20 @@ pub fn run(args: ShrinkBenchArgs) -> ExitStatus {
     if let Some(ms) = args.max_time_ms {
         config.max_time = Duration::from_millis(ms);
     }
+    if args.canonical {
+        let tasks = canonical::tasks();
+        if let Some(name) = args
+            .problem
+            .iter()
+            .find(|n| !tasks.iter().any(|t| t.name == n.as_str()))
+        {
+            let names: Vec<_> = tasks.iter().map(|t| t.name).collect();
+            errln!("error: unknown task `{name}` (known: {})", names.join(", "));
+            return ExitStatus::Error;
+        }
+        canonical::run(&args, &config);
+        return ExitStatus::Success;
+    }
     let problems = problems();
     for name in &args.problem {
         if !problems.iter().any(|p| p.name == name) {
@@ -113,7 +140,8 @@ pub fn run(args: ShrinkBenchArgs) -> ExitStatus {
         );
     }
     outln!(
-        "shrink benchmark: {} starting points x plan of {} seeds; budget {} evaluations / {:?} per pass",
+        "shrink benchmark ({} passes): {} starting points x plan of {} seeds; budget {} evaluations / {:?} per pass",
+        args.passes,
         args.starts,
         args.plan,
         config.max_evaluations,
@@ -196,6 +224,11 @@ fn measure(
     config: &ShrinkConfig,
 ) -> Row {
     let started = Instant::now();
+    let passes = if args.passes == "classic" {
+        Passes::Classic
+    } else {
+        Passes::Canonical
+    };
     let mut row = Row {
         found: 0,
         ideal: 0,
@@ -210,7 +243,8 @@ fn measure(
     };
     for start in args.start_at..args.start_at + args.starts {
         let base = start * 1_000_000;
-        let Some((seed, report)) = first_failure_shrunk(problem, fixture, base, args.plan, config)
+        let Some((seed, report)) =
+            first_failure_shrunk(problem, fixture, base, args.plan, config, passes)
         else {
             continue;
         };
@@ -254,6 +288,7 @@ fn first_failure_shrunk(
     base: u64,
     plan: u64,
     config: &ShrinkConfig,
+    passes: Passes,
 ) -> Option<(u64, ShrinkReport)> {
     let property = &problem.property;
     let seed = (base..base + plan).find(|&seed| {
@@ -262,7 +297,14 @@ fn first_failure_shrunk(
     })?;
     let eval = evaluate(property, TestCase::recording(seed), fixture);
     let signature = eval.outcome.failure()?.signature.clone();
-    let report = shrink_twice(property, fixture, &eval.record.choices, &signature, config);
+    let report = shrink_twice_with(
+        property,
+        fixture,
+        &eval.record.choices,
+        &signature,
+        config,
+        passes,
+    );
     Some((seed, report))
 }
 

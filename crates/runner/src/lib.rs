@@ -154,9 +154,9 @@ pub mod engine {
 
     // Shrinking a recorded failing choice sequence.
     pub use crate::shrink::{
-        FlakyJudgement, Judging, MAX_MEASURED_REPLAYS, MAX_TRIES, MISS_PROBABILITY, ShrinkPass,
-        ShrinkReport, ShrinkStop, judgement_of, measure, shortlex, shrink, shrink_judged,
-        shrink_twice, shrink_twice_judged,
+        FlakyJudgement, Judging, MAX_MEASURED_REPLAYS, MAX_TRIES, MISS_PROBABILITY, Passes,
+        ShrinkPass, ShrinkReport, ShrinkStop, judgement_of, measure, shortlex, shrink,
+        shrink_judged, shrink_twice, shrink_twice_judged, shrink_twice_with, shrink_with,
     };
 
     // The code a run tested, and where its paths are anchored.

@@ -6,10 +6,11 @@
 //! adopts the candidate's consumed choices when they fail the same way and are simpler.
 //! A budget running out surfaces as `Err(Stopped)` and unwinds every pass at once.
 
+mod canon;
 mod joint;
 
 use super::cache::Cache;
-use super::{Judging, ShrinkConfig, ShrinkStop, Status, shortlex};
+use super::{Judging, Passes, ShrinkConfig, ShrinkStop, Status, shortlex};
 use crate::case::Record;
 use crate::exec::{Failure, Outcome};
 use crate::property::{Fixture, Property};
@@ -99,6 +100,10 @@ pub(super) struct Shrinker<'a> {
     evaluations: u64,
     cache_hits: u64,
     ticks: u64,
+    /// Whether the canonicalisation stage runs.
+    passes: Passes,
+    /// Candidates run at which the current canonicalisation stage stops (`canon.rs`).
+    stage_end: u64,
     /// Every adopted sequence, in order (for the tests of the passes).
     #[cfg(test)]
     history: Vec<Vec<u64>>,
@@ -129,9 +134,15 @@ impl<'a> Shrinker<'a> {
             evaluations: 0,
             cache_hits: 0,
             ticks: 0,
+            passes: Passes::Canonical,
+            stage_end: u64::MAX,
             #[cfg(test)]
             history: Vec::new(),
         }
+    }
+
+    pub(super) fn set_passes(&mut self, passes: Passes) {
+        self.passes = passes;
     }
 
     pub(super) fn found(&self) -> bool {
@@ -193,6 +204,11 @@ impl<'a> Shrinker<'a> {
             self.redistribute()?;
             if self.generation == before {
                 self.delete_blocks()?;
+            }
+            // The canonicalisation stage (`canon.rs`), last: at a fixed point of everything
+            // else, the simplest values in each generator's own order.
+            if self.generation == before && self.passes == Passes::Canonical {
+                self.canonicalise()?;
             }
             if self.generation == before {
                 return Ok(());

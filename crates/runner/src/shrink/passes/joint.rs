@@ -67,7 +67,7 @@ impl Shrinker<'_> {
     /// without a gap (the elements a minimum size requires), the span with the gap of the
     /// next sibling, so that the rest of the run moves up a place. None for a span with
     /// neither a gap nor a same-label sibling (a field of a tuple, a lone draw).
-    fn element_block(record: &Record, tree: &Tree, i: usize) -> Option<(usize, usize)> {
+    pub(super) fn element_block(record: &Record, tree: &Tree, i: usize) -> Option<(usize, usize)> {
         let spans = &record.spans;
         let list = tree.siblings(i);
         let k = tree.pos[i];
@@ -482,7 +482,7 @@ impl Shrinker<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::super::{ShrinkConfig, shortlex};
     use super::*;
     use crate::case::TestCase;
@@ -496,7 +496,7 @@ mod tests {
     use std::cmp::Ordering;
     use std::time::Instant;
 
-    type Pass = fn(&mut Shrinker<'_>) -> Step;
+    pub(in super::super) type Pass = fn(&mut Shrinker<'_>) -> Step;
 
     /// What one pass did, run alone from `start` (which must fail) until a run of it adopts
     /// nothing, and then once more.
@@ -567,7 +567,7 @@ mod tests {
     /// The pass, run until it stops, reaches `want` from `start`, and from there can do
     /// nothing more: another run adopts nothing and runs nothing (every candidate it makes
     /// is answered by the cache), so it cannot loop.
-    fn check(
+    pub(in super::super) fn check(
         test: impl Fn(&mut TestCase, &Fixture) -> PropResult + Send + Sync + 'static,
         pass: Pass,
         start: &[u64],
@@ -579,9 +579,20 @@ mod tests {
         assert_eq!(ran.again, 0, "a pass that can't help runs nothing");
     }
 
+    /// The pass, run until it stops, from `start`: where it ends (it must adopt something).
+    pub(in super::super) fn check_reaches(
+        test: impl Fn(&mut TestCase, &Fixture) -> PropResult + Send + Sync + 'static,
+        pass: Pass,
+        start: &[u64],
+    ) -> Vec<u64> {
+        let ran = run_pass(test, pass, start);
+        assert!(ran.adopted > 0);
+        ran.best
+    }
+
     /// From a start the pass cannot improve, it adopts nothing, within a bounded number of
     /// runs, and running it again costs nothing.
-    fn check_stuck(
+    pub(in super::super) fn check_stuck(
         test: impl Fn(&mut TestCase, &Fixture) -> PropResult + Send + Sync + 'static,
         pass: Pass,
         start: &[u64],
