@@ -38,6 +38,12 @@ pub enum BenchCommand {
     /// authenticating and judging every citation), against an empty store, in interleaved
     /// rounds. Build with `--release`: `cargo run --release -p xtask -- bench store`.
     Store(crate::bench_store::StoreBenchArgs),
+    /// Tests to the first failure on a corpus of planted bugs (long inputs, mid-pool
+    /// triggers, rare boundaries, colliding tree keys, discarded empty / NaN inputs):
+    /// seedledger under `chacha8-v2` and `chacha8-v3` beside proptest, N trials per task, with
+    /// the geometric mean ratios. Build with `--release`:
+    /// `cargo run --release -p xtask -- bench find`.
+    Find(crate::bench_find::FindBenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -77,6 +83,7 @@ pub fn run(cmd: BenchCommand, suite: &[Property]) -> ExitStatus {
         BenchCommand::Scale(args) => crate::bench_scale::run(&args, suite),
         BenchCommand::Isolate(args) => isolate_bench(&args, suite),
         BenchCommand::Store(args) => crate::bench_store::run(&args),
+        BenchCommand::Find(args) => crate::bench_find::run(&args),
     }
 }
 

@@ -139,9 +139,18 @@ struct RandomState {
     scheme: Scheme,
     bits: u64,
     bits_left: u32,
-    recent: [u64; 8],
+    /// The indices biased choices returned, a ring: `chacha8-v1` and `-v2` use its first 8
+    /// slots (index `n % 8`), `chacha8-v3` all [`RING`] (index `n % RING`).
+    recent: [u64; RING],
     n_recent: usize,
 }
+
+/// Slots of the `chacha8-v3` ring of returned indices.
+const RING: usize = 64;
+
+/// Under `chacha8-v3`, choices of a bound below this are uniform: every value of such a range
+/// already has a probability of at least `1 / 64`, so a bias would only skew it.
+pub(crate) const V3_UNBIASED_BELOW: u64 = 63;
 
 impl RandomState {
     fn new(scheme: Scheme, seed: u64) -> RandomState {
@@ -150,7 +159,7 @@ impl RandomState {
             scheme,
             bits: 0,
             bits_left: 0,
-            recent: [0; 8],
+            recent: [0; RING],
             n_recent: 0,
         }
     }
@@ -172,6 +181,7 @@ impl RandomState {
     #[inline(always)]
     fn biased(&mut self, max: u64) -> u64 {
         match self.scheme {
+            Scheme::V3 => self.biased_v3(max),
             Scheme::V2 => self.biased_v2(max),
             Scheme::V1 => {
                 let index = self.biased_v1(max);
@@ -191,8 +201,37 @@ impl RandomState {
         index
     }
 
+    /// `chacha8-v3`'s biased index (see the module docs; [`Hot::biased_v3`]), remembered.
+    #[inline(always)]
+    fn biased_v3(&mut self, max: u64) -> u64 {
+        let mut hot = Hot::of(self);
+        let index = hot.biased_v3(&mut self.rng.block, &self.recent, max);
+        hot.remember_v3(&mut self.recent, index);
+        hot.store(self);
+        index
+    }
+
+    /// `chacha8-v3`'s preference for the first `prefix` indices (printable ASCII first in a
+    /// character's order): one control bit; when set, the index is uniform in `0..prefix`,
+    /// else [`RandomState::biased`]. Under `chacha8-v1` and `-v2` it is `biased(max)`.
+    #[inline]
+    fn preferring(&mut self, max: u64, prefix: u64) -> u64 {
+        if self.scheme != Scheme::V3 || prefix == 0 || prefix > max {
+            return self.biased(max);
+        }
+        if self.take_bits(1) == 1 {
+            let index = self.rng.below(prefix);
+            let mut hot = Hot::of(self);
+            hot.remember_v3(&mut self.recent, index);
+            hot.store(self);
+            index
+        } else {
+            self.biased_v3(max)
+        }
+    }
+
     /// `k` biased choices of bound `max` in a row, `each` called with every index in order:
-    /// exactly `k` calls of [`RandomState::biased`]. Under `chacha8-v2` the state's scalars
+    /// exactly `k` calls of [`RandomState::biased`]. Under `chacha8-v2` and `-v3` the state's scalars
     /// (read position, control bits, recent count) live in locals for the whole run, so a
     /// collection's loop keeps them in registers instead of storing and reloading them at
     /// every draw.
@@ -214,6 +253,19 @@ impl RandomState {
                 // `run` stores the scalars back as it is dropped: here, or while `each`
                 // unwinds (a generator's `map` that panics, which the property may catch and
                 // then draw on from the state the draws so far left).
+            }
+            Scheme::V3 => {
+                let mut run = HotRun {
+                    hot: Hot::of(self),
+                    state: self,
+                };
+                for _ in 0..k {
+                    let index = run
+                        .hot
+                        .biased_v3(&mut run.state.rng.block, &run.state.recent, max);
+                    run.hot.remember_v3(&mut run.state.recent, index);
+                    each(index);
+                }
             }
             Scheme::V1 => {
                 for _ in 0..k {
@@ -348,8 +400,15 @@ impl Hot {
 
     /// [`RandomState::remember`] on the copied count.
     #[inline(always)]
-    fn remember(&mut self, recent: &mut [u64; 8], index: u64) {
+    fn remember(&mut self, recent: &mut [u64; RING], index: u64) {
         recent[self.n_recent % 8] = index;
+        self.n_recent += 1;
+    }
+
+    /// `chacha8-v3`'s remember: every [`RING`] slot in turn.
+    #[inline(always)]
+    fn remember_v3(&mut self, recent: &mut [u64; RING], index: u64) {
+        recent[self.n_recent % RING] = index;
         self.n_recent += 1;
     }
 
@@ -365,7 +424,7 @@ impl Hot {
     /// data-dependent branch; the stream is consumed the same way whatever is selected. The
     /// caller remembers the index (the recent ring is not written here).
     #[inline(always)]
-    fn biased_v2(&mut self, block: &mut Block, recent: &[u64; 8], max: u64) -> u64 {
+    fn biased_v2(&mut self, block: &mut Block, recent: &[u64; RING], max: u64) -> u64 {
         let control = self.take_bits(block, 5);
         let x = block.next(&mut self.pos);
         let uniform = upto_from(x, max, || block.next(&mut self.pos));
@@ -394,6 +453,53 @@ impl Hot {
         let special = (control & 3 == 0) & usable;
         let special_mask = (special as u64).wrapping_neg();
         (candidates[kind & 7] & special_mask) | (uniform & !special_mask)
+    }
+
+    /// `chacha8-v3`'s biased index (see the module docs): six control bits, one word `x`,
+    /// every candidate computed and one selected without a data-dependent branch, like
+    /// [`Hot::biased_v2`]; the caller remembers the index ([`Hot::remember_v3`]).
+    #[inline(always)]
+    fn biased_v3(&mut self, block: &mut Block, recent: &[u64; RING], max: u64) -> u64 {
+        let control = self.take_bits(block, 7);
+        let x = block.next(&mut self.pos);
+        let uniform = upto_from(x, max, || block.next(&mut self.pos));
+        let n = self.n_recent as u64;
+        let s = (x >> 32) & 0x3fff_ffff;
+        // One of the last `min(n, 8)` indices, and one of the last `min(n, 64)`.
+        let back = (s * n.min(8)) >> 30;
+        let near = recent[(n.wrapping_sub(1 + back) as usize) % RING];
+        let deep = recent[(((s * n.min(RING as u64)) >> 30) as usize) % RING];
+        let delta = 1 + (x >> 62);
+        let small = ((x & 0xff) >> ((x >> 56) & 7)).min(max);
+        let top = max.saturating_sub(delta - 1);
+        let candidates = [
+            0,
+            max.min(1),
+            max,
+            top,
+            small,
+            small,
+            near,
+            near,
+            near.saturating_add(delta).min(max),
+            near.saturating_sub(delta),
+            deep,
+            deep,
+            deep,
+            deep,
+            deep.saturating_add(delta).min(max),
+            deep.saturating_sub(delta),
+        ];
+        let kind = (control >> 3) as usize & 15;
+        // Kinds 6..=9 need a near index under `max`, 10..=15 a deep one; no kind applies to a
+        // range of fewer than 65 values. Booleans combined with `&` / `|`: no branch.
+        let has = n != 0;
+        let near_ok = has & (near <= max);
+        let deep_ok = has & (deep <= max);
+        let usable = (kind < 6) | ((kind < 10) & near_ok) | ((kind >= 10) & deep_ok);
+        let special = (control & 7 < 3) & usable & (max > V3_UNBIASED_BELOW);
+        let special_mask = (special as u64).wrapping_neg();
+        (candidates[kind] & special_mask) | (uniform & !special_mask)
     }
 }
 
@@ -572,6 +678,18 @@ impl TestCase {
         }
     }
 
+    /// A choice in `0..=max` with the standard bias, except that under `chacha8-v3` half of
+    /// the random draws are uniform in `0..prefix` (a character's printable ASCII, ranked
+    /// first). Under `chacha8-v1` and `-v2` it is [`TestCase::choice`]. Recorded like any
+    /// choice of bound `max`.
+    #[inline]
+    pub(crate) fn choice_preferring(&mut self, max: u64, prefix: u64) -> u64 {
+        match self.fast() {
+            Some(state) => state.preferring(max, prefix),
+            None => self.choice_with(max, |r| r.preferring(max, prefix)),
+        }
+    }
+
     /// `k` choices of bound `max` with the standard bias in a row, on the fast path only:
     /// when this case is random, records nothing and has room for `counted` more choices
     /// (the `k` choices and whatever choices without randomness stand between them, such as
@@ -688,17 +806,30 @@ impl TestCase {
     }
 
     /// When random, a hidden size in `min..=max` (not a choice: collections record their
-    /// "continue?" flags instead). One in four sizes is `min` or just above it.
+    /// "continue?" flags instead). See the module docs: under `chacha8-v1` and `-v2` one in
+    /// four sizes is `min` or just above it; under `chacha8-v3` one in eight is `max`, one in
+    /// eight is `min + 1..=min + 3`, the rest uniform, so `min` comes at most as often as
+    /// under a uniform size.
     pub(crate) fn hidden_size(&mut self, min: u64, max: u64) -> Option<u64> {
         if self.replay.is_some() {
             return None;
         }
         let r = &mut self.random;
-        Some(match r.take_bits(3) {
-            0 => min,
-            1 => min + r.rng.upto((max - min).min(3)),
-            _ => min + r.rng.upto(max - min),
+        let span = max - min;
+        Some(match (r.scheme, r.take_bits(3)) {
+            (Scheme::V3, 0) => max,
+            (Scheme::V3, 1) if span > 0 => min + 1 + r.rng.upto((span - 1).min(2)),
+            (Scheme::V3, 1) => min,
+            (Scheme::V1 | Scheme::V2, 0) => min,
+            (Scheme::V1 | Scheme::V2, 1) => min + r.rng.upto(span.min(3)),
+            _ => min + r.rng.upto(span),
         })
+    }
+
+    /// The scheme this case draws under (a replay: the default; it draws nothing).
+    #[inline(always)]
+    pub(crate) fn scheme(&self) -> Scheme {
+        self.random.scheme
     }
 
     /// A "continue?" flag (1 = one more element). `wanted` is the random-mode answer.

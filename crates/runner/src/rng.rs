@@ -37,14 +37,17 @@ pub const RNG_SCHEME: &str = Scheme::DEFAULT.name();
 pub enum Scheme {
     /// `chacha8-v1`: every receipt without `rng` is under it.
     V1,
-    /// `chacha8-v2`: v1's stream with a branch-free biased choice (the default).
-    #[default]
+    /// `chacha8-v2`: v1's stream with a branch-free biased choice.
     V2,
+    /// `chacha8-v3`: v2's stream and choice layout with distributions chosen for finding
+    /// bugs (sizes, no bias on small ranges, deeper repeats; the default).
+    #[default]
+    V3,
 }
 
 /// A scheme name no scheme of this build has.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown rng scheme `{name}` (known: chacha8-v1, chacha8-v2)")]
+#[error("unknown rng scheme `{name}` (known: chacha8-v1, chacha8-v2, chacha8-v3)")]
 pub struct UnknownScheme {
     /// The name as given.
     pub name: String,
@@ -52,15 +55,16 @@ pub struct UnknownScheme {
 
 impl Scheme {
     /// The scheme new runs use.
-    pub const DEFAULT: Scheme = Scheme::V2;
+    pub const DEFAULT: Scheme = Scheme::V3;
     /// Every scheme, oldest first.
-    pub const ALL: [Scheme; 2] = [Scheme::V1, Scheme::V2];
+    pub const ALL: [Scheme; 3] = [Scheme::V1, Scheme::V2, Scheme::V3];
 
     /// The name receipts record (`rng`).
     pub const fn name(self) -> &'static str {
         match self {
             Scheme::V1 => "chacha8-v1",
             Scheme::V2 => "chacha8-v2",
+            Scheme::V3 => "chacha8-v3",
         }
     }
 

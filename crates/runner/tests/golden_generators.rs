@@ -320,3 +320,8 @@ fn every_generator_means_what_it_meant() {
 fn every_generator_means_what_it_means_under_v2() {
     check_golden(Scheme::V2, "golden_generators_v2.txt");
 }
+
+#[test]
+fn every_generator_means_what_it_means_under_v3() {
+    check_golden(Scheme::V3, "golden_generators_v3.txt");
+}

@@ -243,7 +243,10 @@ impl Node {
     fn generate_into(&self, tc: &mut TestCase, out: &mut String) {
         match self {
             Node::Literal(s) => out.push_str(s),
-            Node::Class(class) => out.push(class.nth(tc.choice(class.len() - 1))),
+            Node::Class(class) => {
+                let prefix = class.ascii.len() as u64;
+                out.push(class.nth(tc.choice_preferring(class.len() - 1, prefix)));
+            }
             Node::Concat(nodes) => {
                 for node in nodes {
                     node.generate_into(tc, out);

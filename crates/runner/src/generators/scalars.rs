@@ -110,7 +110,8 @@ impl Gen for CharGen {
     type Value = char;
     #[inline]
     fn generate(&self, tc: &mut TestCase) -> char {
-        self.char_of(tc.choice(self.max_index()))
+        let prefix = if self.ascii_first { 95 } else { 0 };
+        self.char_of(tc.choice_preferring(self.max_index(), prefix))
     }
     fn label(&self) -> &'static str {
         "char"
@@ -120,7 +121,9 @@ impl Gen for CharGen {
     #[inline(always)]
     fn draw_run(&self, tc: &mut TestCase, n: usize, flagged: bool, push: &mut impl FnMut(char)) {
         let counted = n.saturating_mul(1 + usize::from(flagged));
-        if !tc.fast_choice_run(self.max_index(), n, counted, |k| push(self.char_of(k))) {
+        // `chacha8-v3`'s ASCII preference is not a run of plain biased choices.
+        let plain = !self.ascii_first || tc.scheme() != crate::Scheme::V3;
+        if !(plain && tc.fast_choice_run(self.max_index(), n, counted, |k| push(self.char_of(k)))) {
             draw_each(self, tc, n, flagged, push);
         }
     }
