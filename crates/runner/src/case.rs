@@ -12,9 +12,11 @@
 //!
 //! Every random-mode case keeps a *bit buffer* (bits of a stream word, taken from the low end;
 //! a take of `k` bits when fewer than `k` are left drops them and draws a new word) and the
-//! last 8 indices its biased choices returned (`recent`, a ring; `n = min(choices so far, 8)`
-//! of them filled). Uniform choices ([`TestCase::uniform_choice`]), hidden collection sizes,
-//! weighted choices and float plans are the same in both schemes. [`TestCase::choice`]`(max)`
+//! indices its biased choices returned (`recent`, a ring: under `chacha8-v1` and `-v2` the
+//! last 8, written at `count % 8`, `n = min(count, 8)` of them filled; under `chacha8-v3` the
+//! last 64, written at `count % 64`, where `count` is the number of biased choices so far).
+//! Uniform choices ([`TestCase::uniform_choice`]) and weighted choices are the same in every
+//! scheme; hidden collection sizes differ in `chacha8-v3` (below). [`TestCase::choice`]`(max)`
 //! draws:
 //!
 //! **`chacha8-v1`.** Take 2 bits; if not both 0 (3 in 4), the index is uniform in `0..=max`.
@@ -40,6 +42,33 @@
 //! where v1 draws a second uniform (v1 never draws `i64::MAX`, index `max - 2`), and the
 //! small index is log-uniform where v1's is uniform in `0..=255` (v1 draws the value 2 of a
 //! `u32` once in 10^4 draws).
+//!
+//! **`chacha8-v3`.** Take 7 control bits `c`, then draw one word `x`; the uniform value `u`
+//! is `upto(max)` with `x` as its first word, as in v2. From `x`: `delta = 1 + x[62..64]`;
+//! `s = x[32..62]`; `near = ring[(count - 1 - (s * min(count, 8) >> 30)) % 64]` (one of the
+//! last 8 indices); `deep = ring[(s * min(count, 64) >> 30) % 64]` (one of the last 64);
+//! `small = min(x[0..8] >> x[56..59], max)` (log-uniform, as in v2); `top = max - (delta -
+//! 1)` (saturating; one of the four last indices). If `max >= 64` and `c[0..3] < 3` (3 in
+//! 8), the kind `c[3..7]` selects: 0 → 0; 1 → `min(1, max)`; 2 → `max`; 3 → `top`; 4, 5 →
+//! `small`; 6, 7 → `near`; 8 → `min(near + delta, max)`; 9 → `near - delta` (saturating at
+//! 0); 10..=13 → `deep`; 14 → `min(deep + delta, max)`; 15 → `deep - delta` (saturating);
+//! kinds 6..=9 give `u` when `count == 0` or `near > max`, kinds 10..=15 when `count == 0` or
+//! `deep > max`. Otherwise (and always when `max < 64`: a range of at most 64 values is
+//! uniform, every value already has a probability of at least 1/64) the index is `u`. Every
+//! choice consumes 7 buffer bits and the words of `u`, branch-free like v2. The index is
+//! written to `ring[count % 64]`.
+//!
+//! [`TestCase::choice_preferring`]`(max, prefix)` (characters, regex classes: `prefix` is the
+//! number of printable ASCII characters ranked first) is `choice(max)` under v1 and v2; under
+//! v3, when `0 < prefix <= max`, it takes 1 control bit: 1 → `below(prefix)` (a second
+//! word only on a rejection), remembered in the ring; 0 → `choice(max)`.
+//!
+//! **Sizes.** A random collection or regex repetition of `min..=max` elements has a hidden
+//! target size; it takes 3 bits `b`. Under v1 and v2: `b == 0` → `min`; `b == 1` → `min +
+//! upto(min(max - min, 3))`; else `min + upto(max - min)` (so `min` about 1 time in 4 for
+//! small ranges). Under v3: `b == 0` → `max`; `b == 1` → `min + 1 + upto(min(max - min - 1,
+//! 2))` (`min` when `max == min`); else `min + upto(max - min)`, so `min` comes `3/4` as often
+//! as under a uniform size (proptest's `SizeRange` is uniform) and `max` at least 1 time in 8.
 //!
 //! A replay that asks for more choices than it holds stops with [`Stop::Overrun`]; a recorded
 //! value above the bound now asked for stops with [`Stop::Invalid`]; a precondition that does

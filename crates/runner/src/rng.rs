@@ -1,21 +1,26 @@
-//! The seed -> random stream schemes, `chacha8-v1` and `chacha8-v2`, and the integer
-//! arithmetic built on their raw words. Every value a seed means is derived here (and in
-//! `case.rs`) by our own code, never by a `rand` distribution whose algorithm a version bump
-//! could change.
+//! The seed -> random stream schemes, `chacha8-v1`, `chacha8-v2` and `chacha8-v3`, and the
+//! integer arithmetic built on their raw words. Every value a seed means is derived here (and
+//! in `case.rs` and the generators) by our own code, never by a `rand` distribution whose
+//! algorithm a version bump could change.
 //!
 //! A scheme names the whole map from a seed to an input: the stream below, and how
-//! `case.rs` turns it into choices. Both schemes share the stream and the ranges; they differ
-//! only in the biased choice (`TestCase::choice`, what every integer, char and element index
-//! draws through), described in `case.rs`. A receipt records the scheme of its run as `rng`
-//! (a receipt without `rng` is under `chacha8-v1`), and every
-//! replay of its seeds uses that scheme. New runs use [`Scheme::DEFAULT`], `chacha8-v2`.
+//! `case.rs` and the generators turn it into choices. All schemes share the stream and the
+//! ranges. v1 and v2 differ only in the biased choice (`TestCase::choice`, what every
+//! integer, char and element index draws through), described in `case.rs`. v3 changes, beside
+//! its biased choice (`case.rs`), what the generators make of the stream: hidden collection
+//! and repetition sizes (`case.rs`), `select` (uniform), characters and regex classes
+//! (printable ASCII half the time), and the special values of `any_f64` / `any_f32` (NaN
+//! less often); each generator's rustdoc says what it draws under v3 and under v1 / v2. A
+//! receipt records the scheme of its run as `rng` (a receipt without `rng` is under
+//! `chacha8-v1`), and every replay of its seeds uses that scheme. New runs use
+//! [`Scheme::DEFAULT`], `chacha8-v3`.
 //!
-//! # The stream (both schemes)
+//! # The stream (every scheme)
 //!
 //! * The stream is ChaCha with 8 rounds (`rand_chacha::ChaCha8Rng`, stream 0, word position
 //!   0) keyed with 32 bytes: the seed as 8 little-endian bytes, followed by the 24 ASCII bytes
-//!   `seedledger/chacha8/v1\0\0\0` (`chacha8-v2` keeps this key: the same seed, the same
-//!   words).
+//!   `seedledger/chacha8/v1\0\0\0` (`chacha8-v2` and `-v3` keep this key: the same seed,
+//!   the same words).
 //! * Words are read with `next_u64` (two consecutive little-endian 32-bit outputs).
 //! * A uniform integer in `0..n` is Lemire's multiply-shift with rejection: `m = x * n`
 //!   (128-bit); reject while `low64(m) < (2^64 - n) mod n`; the value is `high64(m)`.

@@ -4,6 +4,13 @@
 //! An alternative draws its index first, the first (simplest) alternative at 0; the bottom
 //! level of a [`recursive`] structure records a forced 0 index, so every level is encoded
 //! alike and a subtree's choices mean the same subtree one level up.
+//!
+//! # Distribution (random draws)
+//!
+//! [`one_of`] picks each alternative with probability `1 / n`, [`weighted`] in proportion to
+//! the weights, in every scheme (no bias toward the first or last alternative); a
+//! [`recursive`] level is a `one_of` of the leaf and the branch. [`select`] is uniform under
+//! `chacha8-v3` and an [`int`] draw of the position under v1 / v2 (see its docs).
 
 use super::integers::{IntGen, int};
 use super::{BoxedGen, Gen, Map};
