@@ -12,8 +12,8 @@
 //! A random collection first takes a hidden target size in its size range (exact rule in
 //! `case.rs`), then draws that many elements, each from its element generator.
 //!
-//! * `chacha8-v3` (the default): the size is the maximum 1 time in 8, one of `min + 1..=min
-//!   + 3` 1 time in 8, else uniform in `min..=max`: the minimum (often the empty
+//! * `chacha8-v3` (the default): the size is the maximum 1 time in 8, one of
+//!   `min + 1..=min + 3` 1 time in 8, else uniform in `min..=max`: the minimum (often the empty
 //!   collection) comes 3/4 as often as under a uniform size (`vec(_, 0..=64)`: 1.2% empty;
 //!   proptest's sizes are uniform, 1.5%), and long inputs come at least 1 time in 8.
 //! * `chacha8-v1` / `chacha8-v2`: the size is the minimum 1 time in 8, `min..=min + 3` 1
