@@ -47,14 +47,16 @@
 //! is `upto(max)` with `x` as its first word, as in v2. From `x`: `delta = 1 + x[62..64]`;
 //! `s = x[32..62]`; `near = ring[(count - 1 - (s * min(count, 8) >> 30)) % 64]` (one of the
 //! last 8 indices); `deep = ring[(s * min(count, 64) >> 30) % 64]` (one of the last 64);
-//! `small = min(x[0..8] >> x[56..59], max)` (log-uniform, as in v2); `top = max - (delta -
-//! 1)` (saturating; one of the four last indices). If `max >= 64` and `c[0..3] < 3` (3 in
-//! 8), the kind `c[3..7]` selects: 0 → 0; 1 → `min(1, max)`; 2 → `max`; 3 → `top`; 4, 5 →
-//! `small`; 6, 7 → `near`; 8 → `min(near + delta, max)`; 9 → `near - delta` (saturating at
-//! 0); 10..=13 → `deep`; 14 → `min(deep + delta, max)`; 15 → `deep - delta` (saturating);
-//! kinds 6..=9 give `u` when `count == 0` or `near > max`, kinds 10..=15 when `count == 0` or
-//! `deep > max`. Otherwise (and always when `max < 64`: a range of at most 64 values is
-//! uniform, every value already has a probability of at least 1/64) the index is `u`. Every
+//! `small = min(x[0..8] >> x[56..59], max)` (log-uniform, as in v2); `top = max - (x[62..64]
+//! mod 3)` (saturating: `max` half the time, `max - 1` and `max - 2` a quarter each; the far
+//! end of the range, `MIN`, `MIN + 1` and `MAX` of a full signed range). If `max >= 64` and
+//! `c[0..3] < 3` (3 in 8), the kind `c[3..7]` selects: 0 → 0; 1 → `min(1, max)`; 2 → `top`;
+//! 3, 4 → `small`; 5, 6 → `near`; 7 → `min(near + delta, max)`; 8 → `near - delta`
+//! (saturating at 0); 9..=13 → `deep`; 14 → `min(deep + delta, max)`; 15 → `deep - delta`
+//! (saturating); kinds 5..=8 give `u` when `count == 0` or `near > max`, kinds 9..=15 when
+//! `count == 0` or `deep > max`. Otherwise (and always when `max < 64`: a range of at most 64
+//! values is uniform, every value already has a probability of at least 1/64) the index is
+//! `u`. Every
 //! choice consumes 7 buffer bits and the words of `u`, branch-free like v2. The index is
 //! written to `ring[count % 64]`.
 //!
@@ -500,11 +502,11 @@ impl Hot {
         let deep = recent[(((s * n.min(RING as u64)) >> 30) as usize) % RING];
         let delta = 1 + (x >> 62);
         let small = ((x & 0xff) >> ((x >> 56) & 7)).min(max);
-        let top = max.saturating_sub(delta - 1);
+        // The far end: `max`, `max - 1`, `max - 2` for `x[62..64]` = 0 or 3, 1, 2.
+        let top = max.saturating_sub((x >> 62) % 3);
         let candidates = [
             0,
             max.min(1),
-            max,
             top,
             small,
             small,
@@ -516,16 +518,17 @@ impl Hot {
             deep,
             deep,
             deep,
+            deep,
             deep.saturating_add(delta).min(max),
             deep.saturating_sub(delta),
         ];
         let kind = (control >> 3) as usize & 15;
-        // Kinds 6..=9 need a near index under `max`, 10..=15 a deep one; no kind applies to a
+        // Kinds 5..=8 need a near index under `max`, 9..=15 a deep one; no kind applies to a
         // range of fewer than 65 values. Booleans combined with `&` / `|`: no branch.
         let has = n != 0;
         let near_ok = has & (near <= max);
         let deep_ok = has & (deep <= max);
-        let usable = (kind < 6) | ((kind < 10) & near_ok) | ((kind >= 10) & deep_ok);
+        let usable = (kind < 5) | ((kind < 9) & near_ok) | ((kind >= 9) & deep_ok);
         let special = (control & 7 < 3) & usable & (max > V3_UNBIASED_BELOW);
         let special_mask = (special as u64).wrapping_neg();
         (candidates[kind] & special_mask) | (uniform & !special_mask)

@@ -13,13 +13,14 @@
 //! ends: `i32::MIN`, `i32::MAX`, ... for a full signed range).
 //!
 //! * `chacha8-v3` (the default): a range of at most 64 values is uniform. A wider range is
-//!   uniform 5 times in 8; 3 times in 8 a special value: the target, the next value, the last
-//!   index or one of the last four (the range's far ends), a small index (log-uniform below
-//!   256: values near the target), or an exact or near (+-1..=4 in index) repeat of one of
-//!   the last 8 or the last 64 indices drawn in the case (so keys drawn long before, such as
-//!   the first keys inserted into a tree, come back). Per draw of an `i32`, 3 in 128 (about 1
-//!   in 43) is each of 0 and 1, 6 in 128 one of the four far-end values, and 18 in 128 (about
-//!   1 in 7, once something was drawn) an exact repeat of an earlier index.
+//!   uniform 5 times in 8; 3 times in 8 a special value: the target, the next value, one of
+//!   the last three indices (the range's far end: `MIN`, `MIN + 1`, `MAX` of a full signed
+//!   range), a small index (log-uniform below 256: values near the target), or an exact or
+//!   near (+-1..=4 in index) repeat of one of the last 8 or the last 64 indices drawn in the
+//!   case (so keys drawn long before, such as the first keys inserted into a tree, come
+//!   back). Per draw of an `i32`, 3 in 128 (about 1 in 43) is each of 0, 1 and the far end
+//!   (`MIN` 1 in 85, `MAX` 1 in 171), and 21 in 128 (about 1 in 6, once something was drawn)
+//!   an exact repeat of an earlier index.
 //! * `chacha8-v1` / `chacha8-v2`: every range is biased: 1 draw in 4 special (the target,
 //!   1, the last index, a small index, a repeat of the last 8 indices or +-1..=4 of one, and
 //!   under v2 the last four indices), the rest uniform.
