@@ -233,6 +233,11 @@ pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, 
             "the hand-written chacha8-v2 replica disagrees with the generators on seed {seed}"
         ));
     }
+    if let Some(seed) = crate::replica::same_values_v3(0..n.min(20_000), MAX_LEN) {
+        return Err(format!(
+            "the hand-written chacha8-v3 replica disagrees with the generators on seed {seed}"
+        ));
+    }
     let bench = Bench::new()?;
     // times[workload][contender] holds one time per round.
     let mut times = vec![vec![Vec::with_capacity(rounds); Contender::ALL.len()]; WORKLOADS.len()];
@@ -703,12 +708,12 @@ fn floor(seeds: Range<u64>, work: u32, scratch: &mut Vec<u64>) -> Result<u64, St
     Ok(elements)
 }
 
-/// The floor with seedledger's values (the replica of the default scheme, `chacha8-v2`),
+/// The floor with seedledger's values (the replica of the default scheme, `chacha8-v3`),
 /// same loop. Returns the elements drawn.
 fn same_values(seeds: Range<u64>, work: u32, scratch: &mut Vec<u64>) -> Result<u64, String> {
     let mut elements = 0;
     for seed in seeds {
-        crate::replica::input_v2(seed, MAX_LEN as u64, scratch);
+        crate::replica::input_v3(seed, MAX_LEN as u64, scratch);
         if !holds(scratch, work) {
             return Err(format!("replica: seed {seed} failed"));
         }
