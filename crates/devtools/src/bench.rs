@@ -50,6 +50,12 @@ pub enum BenchCommand {
     /// observation lines, in interleaved rounds. Build with `--release`:
     /// `cargo run --release -p xtask -- bench observe`.
     Observe(crate::bench_observe::ObserveBenchArgs),
+    /// Tests to the first failure on a corpus of planted bugs (long inputs, mid-pool
+    /// triggers, rare boundaries, colliding tree keys, discarded empty / NaN inputs):
+    /// seedledger under `chacha8-v2` and `chacha8-v3` beside proptest, N trials per task, with
+    /// the geometric mean ratios. Build with `--release`:
+    /// `cargo run --release -p xtask -- bench find`.
+    Find(crate::bench_find::FindBenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -95,6 +101,7 @@ pub fn run(cmd: BenchCommand, suite: &[Property]) -> ExitStatus {
         BenchCommand::Store(args) => crate::bench_store::run(&args),
         BenchCommand::Etna(args) => crate::bench_etna::run(args),
         BenchCommand::Observe(args) => crate::bench_observe::run(&args, suite),
+        BenchCommand::Find(args) => crate::bench_find::run(&args),
     }
 }
 

@@ -1,5 +1,5 @@
 //! seedledger's own dev tooling, kept out of the command line users ship: the benchmarks
-//! (`cargo xtask bench shrink|runner|scale|isolate|store|etna|observe`) and the kill campaign
+//! (`cargo xtask bench shrink|runner|scale|isolate|store|etna|observe|find`) and the kill campaign
 //! (`cargo xtask campaign kill`). This repository's `xtask` adds [`DevCommand`] to the
 //! command line through [`seedledger_cli::Extension`]; a workspace that adopts seedledger
 //! never links this crate.
@@ -10,6 +10,7 @@ extern crate seedledger_cli;
 
 mod bench;
 mod bench_etna;
+mod bench_find;
 mod bench_observe;
 mod bench_scale;
 mod bench_shrink;
@@ -25,7 +26,7 @@ use seedledger_runner::Property;
 #[derive(Debug, Subcommand)]
 pub enum DevCommand {
     /// Benchmarks that print figures: `bench shrink`, `bench runner`, `bench scale`,
-    /// `bench isolate`, `bench store`, `bench etna`, `bench observe`.
+    /// `bench isolate`, `bench store`, `bench etna`, `bench observe`, `bench find`.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
     /// Campaigns that attack the evidence: `campaign kill` kills running suites at random

@@ -12,9 +12,11 @@
 //!
 //! Every random-mode case keeps a *bit buffer* (bits of a stream word, taken from the low end;
 //! a take of `k` bits when fewer than `k` are left drops them and draws a new word) and the
-//! last 8 indices its biased choices returned (`recent`, a ring; `n = min(choices so far, 8)`
-//! of them filled). Uniform choices ([`TestCase::uniform_choice`]), hidden collection sizes,
-//! weighted choices and float plans are the same in both schemes. [`TestCase::choice`]`(max)`
+//! indices its biased choices returned (`recent`, a ring: under `chacha8-v1` and `-v2` the
+//! last 8, written at `count % 8`, `n = min(count, 8)` of them filled; under `chacha8-v3` the
+//! last 64, written at `count % 64`, where `count` is the number of biased choices so far).
+//! Uniform choices ([`TestCase::uniform_choice`]) and weighted choices are the same in every
+//! scheme; hidden collection sizes differ in `chacha8-v3` (below). [`TestCase::choice`]`(max)`
 //! draws:
 //!
 //! **`chacha8-v1`.** Take 2 bits; if not both 0 (3 in 4), the index is uniform in `0..=max`.
@@ -40,6 +42,35 @@
 //! where v1 draws a second uniform (v1 never draws `i64::MAX`, index `max - 2`), and the
 //! small index is log-uniform where v1's is uniform in `0..=255` (v1 draws the value 2 of a
 //! `u32` once in 10^4 draws).
+//!
+//! **`chacha8-v3`.** Take 7 control bits `c`, then draw one word `x`; the uniform value `u`
+//! is `upto(max)` with `x` as its first word, as in v2. From `x`: `delta = 1 + x[62..64]`;
+//! `s = x[32..62]`; `near = ring[(count - 1 - (s * min(count, 8) >> 30)) % 64]` (one of the
+//! last 8 indices); `deep = ring[(s * min(count, 64) >> 30) % 64]` (one of the last 64);
+//! `small = min(x[0..8] >> x[56..59], max)` (log-uniform, as in v2); `top = max - (x[62..64]
+//! mod 3)` (saturating: `max` half the time, `max - 1` and `max - 2` a quarter each; the far
+//! end of the range, `MIN`, `MIN + 1` and `MAX` of a full signed range). If `max >= 64` and
+//! `c[0..3] < 3` (3 in 8), the kind `c[3..7]` selects: 0 → 0; 1 → `min(1, max)`; 2 → `top`;
+//! 3, 4 → `small`; 5, 6 → `near`; 7 → `min(near + delta, max)`; 8 → `near - delta`
+//! (saturating at 0); 9..=13 → `deep`; 14 → `min(deep + delta, max)`; 15 → `deep - delta`
+//! (saturating); kinds 5..=8 give `u` when `count == 0` or `near > max`, kinds 9..=15 when
+//! `count == 0` or `deep > max`. Otherwise (and always when `max < 64`: a range of at most 64
+//! values is uniform, every value already has a probability of at least 1/64) the index is
+//! `u`. Every
+//! choice consumes 7 buffer bits and the words of `u`, branch-free like v2. The index is
+//! written to `ring[count % 64]`.
+//!
+//! [`TestCase::choice_preferring`]`(max, prefix)` (characters, regex classes: `prefix` is the
+//! number of printable ASCII characters ranked first) is `choice(max)` under v1 and v2; under
+//! v3, when `0 < prefix <= max`, it takes 1 control bit: 1 → `below(prefix)` (a second
+//! word only on a rejection), remembered in the ring; 0 → `choice(max)`.
+//!
+//! **Sizes.** A random collection or regex repetition of `min..=max` elements has a hidden
+//! target size; it takes 3 bits `b`. Under v1 and v2: `b == 0` → `min`; `b == 1` → `min +
+//! upto(min(max - min, 3))`; else `min + upto(max - min)` (so `min` about 1 time in 4 for
+//! small ranges). Under v3: `b == 0` → `max`; `b == 1` → `min + 1 + upto(min(max - min - 1,
+//! 2))` (`min` when `max == min`); else `min + upto(max - min)`, so `min` comes `3/4` as often
+//! as under a uniform size (proptest's `SizeRange` is uniform) and `max` at least 1 time in 8.
 //!
 //! A replay that asks for more choices than it holds stops with [`Stop::Overrun`]; a recorded
 //! value above the bound now asked for stops with [`Stop::Invalid`]; a precondition that does
@@ -139,9 +170,18 @@ struct RandomState {
     scheme: Scheme,
     bits: u64,
     bits_left: u32,
-    recent: [u64; 8],
+    /// The indices biased choices returned, a ring: `chacha8-v1` and `-v2` use its first 8
+    /// slots (index `n % 8`), `chacha8-v3` all [`RING`] (index `n % RING`).
+    recent: [u64; RING],
     n_recent: usize,
 }
+
+/// Slots of the `chacha8-v3` ring of returned indices.
+const RING: usize = 64;
+
+/// Under `chacha8-v3`, choices of a bound below this are uniform: every value of such a range
+/// already has a probability of at least `1 / 64`, so a bias would only skew it.
+pub(crate) const V3_UNBIASED_BELOW: u64 = 63;
 
 impl RandomState {
     fn new(scheme: Scheme, seed: u64) -> RandomState {
@@ -150,7 +190,7 @@ impl RandomState {
             scheme,
             bits: 0,
             bits_left: 0,
-            recent: [0; 8],
+            recent: [0; RING],
             n_recent: 0,
         }
     }
@@ -172,6 +212,7 @@ impl RandomState {
     #[inline(always)]
     fn biased(&mut self, max: u64) -> u64 {
         match self.scheme {
+            Scheme::V3 => self.biased_v3(max),
             Scheme::V2 => self.biased_v2(max),
             Scheme::V1 => {
                 let index = self.biased_v1(max);
@@ -191,8 +232,37 @@ impl RandomState {
         index
     }
 
+    /// `chacha8-v3`'s biased index (see the module docs; [`Hot::biased_v3`]), remembered.
+    #[inline(always)]
+    fn biased_v3(&mut self, max: u64) -> u64 {
+        let mut hot = Hot::of(self);
+        let index = hot.biased_v3(&mut self.rng.block, &self.recent, max);
+        hot.remember_v3(&mut self.recent, index);
+        hot.store(self);
+        index
+    }
+
+    /// `chacha8-v3`'s preference for the first `prefix` indices (printable ASCII first in a
+    /// character's order): one control bit; when set, the index is uniform in `0..prefix`,
+    /// else [`RandomState::biased`]. Under `chacha8-v1` and `-v2` it is `biased(max)`.
+    #[inline]
+    fn preferring(&mut self, max: u64, prefix: u64) -> u64 {
+        if self.scheme != Scheme::V3 || prefix == 0 || prefix > max {
+            return self.biased(max);
+        }
+        if self.take_bits(1) == 1 {
+            let index = self.rng.below(prefix);
+            let mut hot = Hot::of(self);
+            hot.remember_v3(&mut self.recent, index);
+            hot.store(self);
+            index
+        } else {
+            self.biased_v3(max)
+        }
+    }
+
     /// `k` biased choices of bound `max` in a row, `each` called with every index in order:
-    /// exactly `k` calls of [`RandomState::biased`]. Under `chacha8-v2` the state's scalars
+    /// exactly `k` calls of [`RandomState::biased`]. Under `chacha8-v2` and `-v3` the state's scalars
     /// (read position, control bits, recent count) live in locals for the whole run, so a
     /// collection's loop keeps them in registers instead of storing and reloading them at
     /// every draw.
@@ -214,6 +284,19 @@ impl RandomState {
                 // `run` stores the scalars back as it is dropped: here, or while `each`
                 // unwinds (a generator's `map` that panics, which the property may catch and
                 // then draw on from the state the draws so far left).
+            }
+            Scheme::V3 => {
+                let mut run = HotRun {
+                    hot: Hot::of(self),
+                    state: self,
+                };
+                for _ in 0..k {
+                    let index = run
+                        .hot
+                        .biased_v3(&mut run.state.rng.block, &run.state.recent, max);
+                    run.hot.remember_v3(&mut run.state.recent, index);
+                    each(index);
+                }
             }
             Scheme::V1 => {
                 for _ in 0..k {
@@ -348,8 +431,15 @@ impl Hot {
 
     /// [`RandomState::remember`] on the copied count.
     #[inline(always)]
-    fn remember(&mut self, recent: &mut [u64; 8], index: u64) {
+    fn remember(&mut self, recent: &mut [u64; RING], index: u64) {
         recent[self.n_recent % 8] = index;
+        self.n_recent += 1;
+    }
+
+    /// `chacha8-v3`'s remember: every [`RING`] slot in turn.
+    #[inline(always)]
+    fn remember_v3(&mut self, recent: &mut [u64; RING], index: u64) {
+        recent[self.n_recent % RING] = index;
         self.n_recent += 1;
     }
 
@@ -365,7 +455,7 @@ impl Hot {
     /// data-dependent branch; the stream is consumed the same way whatever is selected. The
     /// caller remembers the index (the recent ring is not written here).
     #[inline(always)]
-    fn biased_v2(&mut self, block: &mut Block, recent: &[u64; 8], max: u64) -> u64 {
+    fn biased_v2(&mut self, block: &mut Block, recent: &[u64; RING], max: u64) -> u64 {
         let control = self.take_bits(block, 5);
         let x = block.next(&mut self.pos);
         let uniform = upto_from(x, max, || block.next(&mut self.pos));
@@ -394,6 +484,54 @@ impl Hot {
         let special = (control & 3 == 0) & usable;
         let special_mask = (special as u64).wrapping_neg();
         (candidates[kind & 7] & special_mask) | (uniform & !special_mask)
+    }
+
+    /// `chacha8-v3`'s biased index (see the module docs): six control bits, one word `x`,
+    /// every candidate computed and one selected without a data-dependent branch, like
+    /// [`Hot::biased_v2`]; the caller remembers the index ([`Hot::remember_v3`]).
+    #[inline(always)]
+    fn biased_v3(&mut self, block: &mut Block, recent: &[u64; RING], max: u64) -> u64 {
+        let control = self.take_bits(block, 7);
+        let x = block.next(&mut self.pos);
+        let uniform = upto_from(x, max, || block.next(&mut self.pos));
+        let n = self.n_recent as u64;
+        let s = (x >> 32) & 0x3fff_ffff;
+        // One of the last `min(n, 8)` indices, and one of the last `min(n, 64)`.
+        let back = (s * n.min(8)) >> 30;
+        let near = recent[(n.wrapping_sub(1 + back) as usize) % RING];
+        let deep = recent[(((s * n.min(RING as u64)) >> 30) as usize) % RING];
+        let delta = 1 + (x >> 62);
+        let small = ((x & 0xff) >> ((x >> 56) & 7)).min(max);
+        // The far end: `max`, `max - 1`, `max - 2` for `x[62..64]` = 0 or 3, 1, 2.
+        let top = max.saturating_sub((x >> 62) % 3);
+        let candidates = [
+            0,
+            max.min(1),
+            top,
+            small,
+            small,
+            near,
+            near,
+            near.saturating_add(delta).min(max),
+            near.saturating_sub(delta),
+            deep,
+            deep,
+            deep,
+            deep,
+            deep,
+            deep.saturating_add(delta).min(max),
+            deep.saturating_sub(delta),
+        ];
+        let kind = (control >> 3) as usize & 15;
+        // Kinds 5..=8 need a near index under `max`, 9..=15 a deep one; no kind applies to a
+        // range of fewer than 65 values. Booleans combined with `&` / `|`: no branch.
+        let has = n != 0;
+        let near_ok = has & (near <= max);
+        let deep_ok = has & (deep <= max);
+        let usable = (kind < 5) | ((kind < 9) & near_ok) | ((kind >= 9) & deep_ok);
+        let special = (control & 7 < 3) & usable & (max > V3_UNBIASED_BELOW);
+        let special_mask = (special as u64).wrapping_neg();
+        (candidates[kind] & special_mask) | (uniform & !special_mask)
     }
 }
 
@@ -572,6 +710,18 @@ impl TestCase {
         }
     }
 
+    /// A choice in `0..=max` with the standard bias, except that under `chacha8-v3` half of
+    /// the random draws are uniform in `0..prefix` (a character's printable ASCII, ranked
+    /// first). Under `chacha8-v1` and `-v2` it is [`TestCase::choice`]. Recorded like any
+    /// choice of bound `max`.
+    #[inline]
+    pub(crate) fn choice_preferring(&mut self, max: u64, prefix: u64) -> u64 {
+        match self.fast() {
+            Some(state) => state.preferring(max, prefix),
+            None => self.choice_with(max, |r| r.preferring(max, prefix)),
+        }
+    }
+
     /// `k` choices of bound `max` with the standard bias in a row, on the fast path only:
     /// when this case is random, records nothing and has room for `counted` more choices
     /// (the `k` choices and whatever choices without randomness stand between them, such as
@@ -688,17 +838,30 @@ impl TestCase {
     }
 
     /// When random, a hidden size in `min..=max` (not a choice: collections record their
-    /// "continue?" flags instead). One in four sizes is `min` or just above it.
+    /// "continue?" flags instead). See the module docs: under `chacha8-v1` and `-v2` one in
+    /// four sizes is `min` or just above it; under `chacha8-v3` one in eight is `max`, one in
+    /// eight is `min + 1..=min + 3`, the rest uniform, so `min` comes at most as often as
+    /// under a uniform size.
     pub(crate) fn hidden_size(&mut self, min: u64, max: u64) -> Option<u64> {
         if self.replay.is_some() {
             return None;
         }
         let r = &mut self.random;
-        Some(match r.take_bits(3) {
-            0 => min,
-            1 => min + r.rng.upto((max - min).min(3)),
-            _ => min + r.rng.upto(max - min),
+        let span = max - min;
+        Some(match (r.scheme, r.take_bits(3)) {
+            (Scheme::V3, 0) => max,
+            (Scheme::V3, 1) if span > 0 => min + 1 + r.rng.upto((span - 1).min(2)),
+            (Scheme::V3, 1) => min,
+            (Scheme::V1 | Scheme::V2, 0) => min,
+            (Scheme::V1 | Scheme::V2, 1) => min + r.rng.upto(span.min(3)),
+            _ => min + r.rng.upto(span),
         })
+    }
+
+    /// The scheme this case draws under (a replay: the default; it draws nothing).
+    #[inline(always)]
+    pub(crate) fn scheme(&self) -> Scheme {
+        self.random.scheme
     }
 
     /// A "continue?" flag (1 = one more element). `wanted` is the random-mode answer.

@@ -1,21 +1,26 @@
-//! The seed -> random stream schemes, `chacha8-v1` and `chacha8-v2`, and the integer
-//! arithmetic built on their raw words. Every value a seed means is derived here (and in
-//! `case.rs`) by our own code, never by a `rand` distribution whose algorithm a version bump
-//! could change.
+//! The seed -> random stream schemes, `chacha8-v1`, `chacha8-v2` and `chacha8-v3`, and the
+//! integer arithmetic built on their raw words. Every value a seed means is derived here (and
+//! in `case.rs` and the generators) by our own code, never by a `rand` distribution whose
+//! algorithm a version bump could change.
 //!
 //! A scheme names the whole map from a seed to an input: the stream below, and how
-//! `case.rs` turns it into choices. Both schemes share the stream and the ranges; they differ
-//! only in the biased choice (`TestCase::choice`, what every integer, char and element index
-//! draws through), described in `case.rs`. A receipt records the scheme of its run as `rng`
-//! (a receipt without `rng` is under `chacha8-v1`), and every
-//! replay of its seeds uses that scheme. New runs use [`Scheme::DEFAULT`], `chacha8-v2`.
+//! `case.rs` and the generators turn it into choices. All schemes share the stream and the
+//! ranges. v1 and v2 differ only in the biased choice (`TestCase::choice`, what every
+//! integer, char and element index draws through), described in `case.rs`. v3 changes, beside
+//! its biased choice (`case.rs`), what the generators make of the stream: hidden collection
+//! and repetition sizes (`case.rs`), `select` (uniform), characters and regex classes
+//! (printable ASCII half the time), and the special values of `any_f64` / `any_f32` (NaN
+//! less often); each generator's rustdoc says what it draws under v3 and under v1 / v2. A
+//! receipt records the scheme of its run as `rng` (a receipt without `rng` is under
+//! `chacha8-v1`), and every replay of its seeds uses that scheme. New runs use
+//! [`Scheme::DEFAULT`], `chacha8-v3`.
 //!
-//! # The stream (both schemes)
+//! # The stream (every scheme)
 //!
 //! * The stream is ChaCha with 8 rounds (`rand_chacha::ChaCha8Rng`, stream 0, word position
 //!   0) keyed with 32 bytes: the seed as 8 little-endian bytes, followed by the 24 ASCII bytes
-//!   `seedledger/chacha8/v1\0\0\0` (`chacha8-v2` keeps this key: the same seed, the same
-//!   words).
+//!   `seedledger/chacha8/v1\0\0\0` (`chacha8-v2` and `-v3` keep this key: the same seed,
+//!   the same words).
 //! * Words are read with `next_u64` (two consecutive little-endian 32-bit outputs).
 //! * A uniform integer in `0..n` is Lemire's multiply-shift with rejection: `m = x * n`
 //!   (128-bit); reject while `low64(m) < (2^64 - n) mod n`; the value is `high64(m)`.
@@ -37,14 +42,17 @@ pub const RNG_SCHEME: &str = Scheme::DEFAULT.name();
 pub enum Scheme {
     /// `chacha8-v1`: every receipt without `rng` is under it.
     V1,
-    /// `chacha8-v2`: v1's stream with a branch-free biased choice (the default).
-    #[default]
+    /// `chacha8-v2`: v1's stream with a branch-free biased choice.
     V2,
+    /// `chacha8-v3`: v2's stream and choice layout with distributions chosen for finding
+    /// bugs (sizes, no bias on small ranges, deeper repeats; the default).
+    #[default]
+    V3,
 }
 
 /// A scheme name no scheme of this build has.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown rng scheme `{name}` (known: chacha8-v1, chacha8-v2)")]
+#[error("unknown rng scheme `{name}` (known: chacha8-v1, chacha8-v2, chacha8-v3)")]
 pub struct UnknownScheme {
     /// The name as given.
     pub name: String,
@@ -52,15 +60,16 @@ pub struct UnknownScheme {
 
 impl Scheme {
     /// The scheme new runs use.
-    pub const DEFAULT: Scheme = Scheme::V2;
+    pub const DEFAULT: Scheme = Scheme::V3;
     /// Every scheme, oldest first.
-    pub const ALL: [Scheme; 2] = [Scheme::V1, Scheme::V2];
+    pub const ALL: [Scheme; 3] = [Scheme::V1, Scheme::V2, Scheme::V3];
 
     /// The name receipts record (`rng`).
     pub const fn name(self) -> &'static str {
         match self {
             Scheme::V1 => "chacha8-v1",
             Scheme::V2 => "chacha8-v2",
+            Scheme::V3 => "chacha8-v3",
         }
     }
 

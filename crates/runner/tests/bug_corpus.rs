@@ -10,10 +10,17 @@
 //!
 //! The assertions are deterministic (the seeds are fixed): `chacha8-v2` finds every bug
 //! within the budget, and over the whole corpus it finds bugs at least about as often as
-//! `chacha8-v1` (the geometric mean of the per-bug rate ratios).
+//! `chacha8-v1` (the geometric mean of the per-bug rate ratios); `chacha8-v3` finds every bug
+//! of the corpus and of its own additions at least as often as `chacha8-v2`, and the
+//! distribution properties it was made for hold (sizes, uniform pools, deep repeats, fewer
+//! NaNs). The side-by-side with proptest (tests to first failure) is
+//! `cargo xtask bench find`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use seedledger_runner::{Scheme, TestCase, any_int, int, vec};
+use seedledger_runner::{
+    Scheme, TestCase, any_f64, any_int, boolean, char_any, int, select, string, string_matching,
+    vec,
+};
 
 /// Seeds each bug is looked for on, per scheme.
 const SEEDS: u64 = 20_000;
@@ -112,9 +119,14 @@ const BUGS: &[Bug] = &[
 
 /// How often `bug` fires under `scheme` over seeds `0..SEEDS`, and the first seed it fires on.
 fn hunt(scheme: Scheme, bug: fn(&mut TestCase) -> bool) -> (u64, Option<u64>) {
+    hunt_over(SEEDS, scheme, bug)
+}
+
+/// [`hunt`] over seeds `0..seeds`.
+fn hunt_over(seeds: u64, scheme: Scheme, bug: fn(&mut TestCase) -> bool) -> (u64, Option<u64>) {
     let mut fired = 0;
     let mut first = None;
-    for seed in 0..SEEDS {
+    for seed in 0..seeds {
         if bug(&mut TestCase::random_with(scheme, seed)) {
             fired += 1;
             first.get_or_insert(seed);
@@ -175,4 +187,190 @@ fn v2_finds_the_planted_bugs_at_least_as_well_as_v1() {
         mean >= 0.9,
         "chacha8-v2 finds the planted bugs clearly less often than chacha8-v1:\n{table}"
     );
+}
+
+/// Bugs that `chacha8-v3`'s distributions are for: beside [`BUGS`], a trigger in the middle
+/// of a pool, properties that discard the empty input, and keys that must repeat one drawn
+/// long before (past the last 8 draws).
+const BUGS_V3: &[Bug] = &[
+    ("select: the 8th of 20 names, twice", |tc| {
+        let pool: Vec<u32> = (0..20).collect();
+        tc.draw(&select(pool.clone())) == 7 && tc.draw(&select(pool)) == 7
+    }),
+    ("select of 200: the 117th", |tc| {
+        tc.draw(&select((0..200u32).collect())) == 116
+    }),
+    (
+        "non-empty vec(0..=8) of length >= 6 (empty discarded)",
+        |tc| {
+            let v = tc.draw(&vec(any_int::<u8>(), 0..=8));
+            !v.is_empty() && v.len() >= 6
+        },
+    ),
+    ("vec len == 64 (default max)", |tc| {
+        tc.draw(&vec(any_int::<u8>(), 0..=64)).len() == 64
+    }),
+    ("a key equals one of the first 10 of 30 (i32)", |tc| {
+        let keys = tc.draw(&vec(any_int::<i32>(), 30));
+        let k = tc.draw(&any_int::<i32>());
+        keys[..10].contains(&k)
+    }),
+    (
+        "two keys each equal one of the first 16 of 40 pairs",
+        |tc| {
+            let pairs = tc.draw(&vec((any_int::<i32>(), any_int::<i32>()), 40));
+            let (a, b) = (tc.draw(&any_int::<i32>()), tc.draw(&any_int::<i32>()));
+            let early = |k: i32| pairs[..16].iter().any(|p| p.0 == k);
+            a != b && early(a) && early(b)
+        },
+    ),
+    ("string of any chars contains '<' and '>'", |tc| {
+        let s = tc.draw(&string());
+        s.contains('<') && s.contains('>')
+    }),
+];
+
+/// Seeds each bug is looked for on in the `chacha8-v3` comparison, per scheme.
+const V3_SEEDS: u64 = 8_000;
+
+/// `chacha8-v3` against `chacha8-v2` over both lists: every bug found within 2000 seeds, and
+/// over the whole corpus bugs found at least as often (the geometric mean of the rate
+/// ratios); the bugs v3's changes are for ([`BUGS_V3`]) found more often.
+#[test]
+fn v3_finds_the_planted_bugs_at_least_as_well_as_v2() {
+    let mut table = format!(
+        "{:<56} {:>22} {:>22}\n",
+        "planted bug", "chacha8-v2 rate (1st)", "chacha8-v3 rate (1st)"
+    );
+    let (mut all, mut targeted, mut missed) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, &(name, bug)) in BUGS.iter().chain(BUGS_V3).enumerate() {
+        let (v2, first2) = hunt_over(V3_SEEDS, Scheme::V2, bug);
+        let (v3, first3) = hunt_over(V3_SEEDS, Scheme::V3, bug);
+        let cell = |fired: u64, first: Option<u64>| {
+            format!(
+                "{:.4} ({})",
+                fired as f64 / V3_SEEDS as f64,
+                first.map_or("-".to_string(), |s| s.to_string())
+            )
+        };
+        table.push_str(&format!(
+            "{name:<56} {:>22} {:>22}\n",
+            cell(v2, first2),
+            cell(v3, first3)
+        ));
+        let ratio = (v3.max(1) as f64 / v2.max(1) as f64).ln();
+        all.push(ratio);
+        if i >= BUGS.len() {
+            targeted.push(ratio);
+        }
+        if first3.is_none_or(|s| s >= 2_000) {
+            missed.push(name);
+        }
+    }
+    let geomean = |logs: &[f64]| (logs.iter().sum::<f64>() / logs.len() as f64).exp();
+    let (mean, mean_targeted) = (geomean(&all), geomean(&targeted));
+    table.push_str(&format!(
+        "geometric mean of the rate ratios v3 / v2: {mean:.3} over all {} bugs, {mean_targeted:.3} over the {} v3 bugs\n",
+        all.len(),
+        targeted.len()
+    ));
+    println!("{table}");
+    assert!(
+        missed.is_empty(),
+        "chacha8-v3 did not find these within 2000 seeds: {missed:?}\n{table}"
+    );
+    assert!(
+        mean >= 1.0,
+        "chacha8-v3 finds the planted bugs less often than chacha8-v2:\n{table}"
+    );
+    assert!(
+        mean_targeted >= 1.5,
+        "chacha8-v3 does not find the bugs it is for clearly more often:\n{table}"
+    );
+}
+
+/// Seeds the distribution checks below draw on, per scheme.
+const RATE_SEEDS: u64 = 6_000;
+
+/// How often `property` holds of a draw under `scheme`, over seeds `0..RATE_SEEDS`.
+fn rate(scheme: Scheme, property: impl Fn(&mut TestCase) -> bool) -> f64 {
+    (0..RATE_SEEDS)
+        .filter(|&seed| property(&mut TestCase::random_with(scheme, seed)))
+        .count() as f64
+        / RATE_SEEDS as f64
+}
+
+/// `chacha8-v3`'s sizes: the minimum no more often than a uniform size (proptest's), the
+/// maximum at least 1 time in 8; v2 drew the minimum of a short range about 1 time in 4.
+#[test]
+fn v3_draws_the_minimum_size_no_more_often_than_uniform() {
+    for (lo, hi) in [(0usize, 8usize), (0, 64), (1, 10), (3, 5)] {
+        let g = vec(boolean(), lo..=hi);
+        let uniform = 1.0 / (hi - lo + 1) as f64;
+        let min3 = rate(Scheme::V3, |tc| tc.draw(&g).len() == lo);
+        let max3 = rate(Scheme::V3, |tc| tc.draw(&g).len() == hi);
+        assert!(min3 <= uniform, "{lo}..={hi}: min drawn at {min3}");
+        assert!(min3 >= 0.6 * uniform, "{lo}..={hi}: min drawn at {min3}");
+        assert!(max3 >= 0.125, "{lo}..={hi}: max drawn at {max3}");
+    }
+    let short = vec(boolean(), 0..=8);
+    assert!(rate(Scheme::V2, |tc| tc.draw(&short).is_empty()) > 0.2);
+    // A regex repetition takes the same sizes.
+    let stars = string_matching("a*").unwrap();
+    assert!(rate(Scheme::V3, |tc| tc.draw(&stars).is_empty()) <= 1.0 / 9.0);
+}
+
+/// Under `chacha8-v3` a pool is uniform: `select`, and integer ranges of at most 64 values;
+/// wider ranges keep the bias toward their ends.
+#[test]
+fn v3_pools_and_small_ranges_are_uniform() {
+    let pool = select((0..10u32).collect());
+    let small = int(0..=63u8);
+    for k in 0..10u32 {
+        let p = rate(Scheme::V3, |tc| tc.draw(&pool) == k);
+        assert!((0.09..=0.11).contains(&p), "select position {k}: {p}");
+    }
+    for k in [0u8, 1, 31, 62, 63] {
+        let p = rate(Scheme::V3, |tc| tc.draw(&small) == k);
+        assert!((0.012..=0.019).contains(&p), "int(0..=63) value {k}: {p}");
+    }
+    // v2 favoured the first and last positions of a pool.
+    let (last2, middle2) = (
+        rate(Scheme::V2, |tc| tc.draw(&pool) == 9),
+        rate(Scheme::V2, |tc| tc.draw(&pool) == 4),
+    );
+    assert!(last2 > 1.5 * middle2, "v2: last {last2}, middle {middle2}");
+    let wide = int(0..=1000u32);
+    assert!(rate(Scheme::V3, |tc| tc.draw(&wide) == 1000) > 0.01);
+    assert!(rate(Scheme::V3, |tc| tc.draw(&wide) == 0) > 0.01);
+}
+
+/// Repeats reach back past the last 8 draws under `chacha8-v3` (a ring of 64), where v2's
+/// come from the last 8 only.
+#[test]
+fn v3_repeats_reach_back_past_the_last_8_draws() {
+    let early = |tc: &mut TestCase| {
+        let keys = tc.draw(&vec(any_int::<u64>(), 40));
+        let k = tc.draw(&any_int::<u64>());
+        // Not an edge value (0, 1, the top, a small index), which collide without repeats.
+        keys[..30].contains(&k) && (1 << 20..u64::MAX - (1 << 20)).contains(&k)
+    };
+    // v2 reaches them only through chains of repeats (a repeat of a repeat).
+    let (v2, v3) = (rate(Scheme::V2, early), rate(Scheme::V3, early));
+    assert!(v2 < 0.001 && v3 > 0.05, "v2 {v2}, v3 {v3}");
+}
+
+/// `any_f64` draws NaN less often under `chacha8-v3` (pairs with a NaN are what properties
+/// discard), and still draws it.
+#[test]
+fn v3_draws_fewer_nans() {
+    let nan = |tc: &mut TestCase| tc.draw(&any_f64()).is_nan();
+    let (v2, v3) = (rate(Scheme::V2, nan), rate(Scheme::V3, nan));
+    assert!(v3 > 0.005 && v3 < 0.7 * v2, "NaN rate v2 {v2}, v3 {v3}");
+    // Characters: printable ASCII half the time.
+    let ascii = |tc: &mut TestCase| {
+        let c = tc.draw(&char_any());
+        c.is_ascii_graphic() || c == ' '
+    };
+    assert!(rate(Scheme::V3, ascii) > 0.5);
 }

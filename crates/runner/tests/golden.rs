@@ -11,17 +11,20 @@ use seedledger_runner::{
 fn scheme_name_is_pinned() {
     assert_eq!(Scheme::V1.name(), "chacha8-v1");
     assert_eq!(Scheme::V2.name(), "chacha8-v2");
-    assert_eq!(RNG_SCHEME, "chacha8-v2", "new runs use chacha8-v2");
-    assert_eq!(Scheme::DEFAULT, Scheme::V2);
+    assert_eq!(Scheme::V3.name(), "chacha8-v3");
+    assert_eq!(RNG_SCHEME, "chacha8-v3", "new runs use chacha8-v3");
+    assert_eq!(Scheme::DEFAULT, Scheme::V3);
     assert_eq!(Scheme::parse("chacha8-v1"), Ok(Scheme::V1));
     assert_eq!(Scheme::parse("chacha8-v2"), Ok(Scheme::V2));
+    assert_eq!(Scheme::parse("chacha8-v3"), Ok(Scheme::V3));
     assert_eq!(
-        Scheme::parse("chacha8-v3").unwrap_err().to_string(),
-        "unknown rng scheme `chacha8-v3` (known: chacha8-v1, chacha8-v2)"
+        Scheme::parse("chacha8-v4").unwrap_err().to_string(),
+        "unknown rng scheme `chacha8-v4` (known: chacha8-v1, chacha8-v2, chacha8-v3)"
     );
     // A receipt without `rng` was written under the only scheme there was.
     assert_eq!(Scheme::of_receipt(None), Ok(Scheme::V1));
     assert_eq!(Scheme::of_receipt(Some("chacha8-v2")), Ok(Scheme::V2));
+    assert_eq!(Scheme::of_receipt(Some("chacha8-v3")), Ok(Scheme::V3));
 }
 
 #[test]
@@ -64,6 +67,11 @@ fn first_values_of_seeds_are_pinned_under_v2() {
 }
 
 #[test]
+fn first_values_of_seeds_are_pinned_under_v3() {
+    insta_like(&first_values(Scheme::V3), GOLDEN_VALUES_V3);
+}
+
+#[test]
 fn recording_does_not_change_what_a_seed_means() {
     let g = vec((int(-50..=50i32), string()), 0..=10);
     for (scheme, seed) in Scheme::ALL
@@ -95,6 +103,13 @@ const GOLDEN_VALUES_V2: &str = r#"
 (911, [9, 9, 3, 9], 11662553443126212919, false, "")
 (720, [8, 7, 0], 1442, false, "rg")
 (-187, [9], 0, true, "xbf")
+"#;
+const GOLDEN_VALUES_V3: &str = r#"
+(-704, [9, 4, 6], 7734517021461264244, false, "toviz")
+(-104, [5, 0], 4762203419463506972, true, "gu")
+(911, [9, 5, 3], 17937026157124365127, true, "")
+(720, [8, 7, 0], 0, false, "rg")
+(-187, [9, 8, 5], 11716681599165976032, true, "nyftm")
 "#;
 const GOLDEN_VALUES: &str = r#"
 (-90, [9, 4, 6], 7734517021461264244, false, "ovpi")

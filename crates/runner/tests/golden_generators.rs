@@ -6,8 +6,8 @@
 //! (a new `Scheme`), never a silent change of what recorded seeds mean.
 //!
 //! Each scheme has its expected text: `crates/runner/test_data/golden_generators.txt` for
-//! `chacha8-v1` (frozen: its lines never change) and `golden_generators_v2.txt` for
-//! `chacha8-v2`. After a deliberate change of meaning (with a new scheme name), write the new
+//! `chacha8-v1` (frozen: its lines never change), `golden_generators_v2.txt` for
+//! `chacha8-v2` and `golden_generators_v3.txt` for `chacha8-v3` (frozen too). After a deliberate change of meaning (with a new scheme name), write the new
 //! scheme's file with
 //! `SEEDLEDGER_BLESS=1 cargo test -p seedledger-runner --test golden_generators` (it never
 //! rewrites the file of a scheme that exists) and review it.
@@ -319,4 +319,9 @@ fn every_generator_means_what_it_meant() {
 #[test]
 fn every_generator_means_what_it_means_under_v2() {
     check_golden(Scheme::V2, "golden_generators_v2.txt");
+}
+
+#[test]
+fn every_generator_means_what_it_means_under_v3() {
+    check_golden(Scheme::V3, "golden_generators_v3.txt");
 }

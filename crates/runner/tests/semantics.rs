@@ -401,7 +401,7 @@ fn every_failure_mode_is_listed_and_the_first_four_are_shrunk_on_their_own_seed(
         assert_eq!(
             mode.replay.as_deref(),
             Some(
-                format!("cargo xtask prop replay --property five_ways --seed {first} --patch-id p --rng chacha8-v2")
+                format!("cargo xtask prop replay --property five_ways --seed {first} --patch-id p --rng chacha8-v3")
                     .as_str()
             )
         );

@@ -19,7 +19,7 @@
 //! could still forge a reply; printed text cannot.
 //! * parent -> worker: first `<n>\n` and the fixture's `n` bytes, then one JSON request per
 //!   line: `{"random": SEED, "rng": SCHEME}`, `{"recording": SEED, "rng": SCHEME}` (the
-//!   run's scheme name, `chacha8-v2`; a request without a known scheme is refused) or `{"replay": [CHOICES], "capture": B}`;
+//!   run's scheme name, `chacha8-v3`; a request without a known scheme is refused) or `{"replay": [CHOICES], "capture": B}`;
 //! * worker -> parent: `ready`, then per trial the journal of a recording trial (`j c VALUE
 //!   MAX`, `j s DEPTH LABEL`, `j e`: each choice and sub-draw as it happens, so that a trial
 //!   that dies leaves its choices and spans behind) and one `r {JSON}` reply: `outcome`

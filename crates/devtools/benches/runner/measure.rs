@@ -233,6 +233,11 @@ pub fn run(options: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, 
             "the hand-written chacha8-v2 replica disagrees with the generators on seed {seed}"
         ));
     }
+    if let Some(seed) = crate::replica::same_values_v3(0..n.min(20_000), MAX_LEN) {
+        return Err(format!(
+            "the hand-written chacha8-v3 replica disagrees with the generators on seed {seed}"
+        ));
+    }
     let bench = Bench::new()?;
     // times[workload][contender] holds one time per round.
     let mut times = vec![vec![Vec::with_capacity(rounds); Contender::ALL.len()]; WORKLOADS.len()];
@@ -698,12 +703,12 @@ fn floor(seeds: Range<u64>, work: u32, scratch: &mut Vec<u64>) -> Result<u64, St
     Ok(elements)
 }
 
-/// The floor with seedledger's values (the replica of the default scheme, `chacha8-v2`),
+/// The floor with seedledger's values (the replica of the default scheme, `chacha8-v3`),
 /// same loop. Returns the elements drawn.
 fn same_values(seeds: Range<u64>, work: u32, scratch: &mut Vec<u64>) -> Result<u64, String> {
     let mut elements = 0;
     for seed in seeds {
-        crate::replica::input_v2(seed, MAX_LEN as u64, scratch);
+        crate::replica::input_v3(seed, MAX_LEN as u64, scratch);
         if !holds(scratch, work) {
             return Err(format!("replica: seed {seed} failed"));
         }
@@ -717,9 +722,9 @@ fn same_values(seeds: Range<u64>, work: u32, scratch: &mut Vec<u64>) -> Result<u
 pub fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64, f64)> {
     const K: usize = MAX_LEN;
     type Way = fn(u64) -> usize;
-    // The two schemes' `any_int` and `vec` side by side: `chacha8-v2` is the default (what a
-    // new run draws), `chacha8-v1` what old receipts' seeds mean.
-    let ways: [(&'static str, Way, Way); 8] = [
+    // The schemes' `any_int` and `vec` side by side: `chacha8-v3` is the default (what a new
+    // run draws), `chacha8-v1` and `-v2` what older receipts' seeds mean.
+    let ways: [(&'static str, Way, Way); 11] = [
         (
             "ChaCha8 next_u64, by hand (no TestCase)",
             |seed| {
@@ -764,6 +769,16 @@ pub fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64, f64)> 
             },
         ),
         (
+            "TestCase: draw(&any_int::<u64>()), chacha8-v3",
+            |seed| black_box(TestCase::random_with(Scheme::V3, seed)).n_choices(),
+            |seed| {
+                let mut tc = TestCase::random_with(Scheme::V3, seed);
+                let mut out = Vec::with_capacity(K);
+                out.extend((0..K).map(|_| tc.draw(&any_int::<u64>())));
+                black_box(out).len()
+            },
+        ),
+        (
             "TestCase: vec(any_int::<u64>(), 100), exact, v1",
             |seed| black_box(TestCase::random_with(Scheme::V1, seed)).n_choices(),
             |seed| {
@@ -776,6 +791,14 @@ pub fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64, f64)> 
             |seed| black_box(TestCase::random_with(Scheme::V2, seed)).n_choices(),
             |seed| {
                 black_box(TestCase::random_with(Scheme::V2, seed).draw(&vec(any_int::<u64>(), K)))
+                    .len()
+            },
+        ),
+        (
+            "TestCase: vec(any_int::<u64>(), 100), exact, v3",
+            |seed| black_box(TestCase::random_with(Scheme::V3, seed)).n_choices(),
+            |seed| {
+                black_box(TestCase::random_with(Scheme::V3, seed).draw(&vec(any_int::<u64>(), K)))
                     .len()
             },
         ),
@@ -795,6 +818,16 @@ pub fn generation_costs(n: u64, rounds: usize) -> Vec<(&'static str, f64, f64)> 
             |seed| {
                 black_box(
                     TestCase::random_with(Scheme::V2, seed).draw(&vec(any_int::<u64>(), 0..=K)),
+                )
+                .len()
+            },
+        ),
+        (
+            "TestCase: vec(any_int::<u64>(), 0..=100), v3",
+            |seed| black_box(TestCase::random_with(Scheme::V3, seed)).n_choices(),
+            |seed| {
+                black_box(
+                    TestCase::random_with(Scheme::V3, seed).draw(&vec(any_int::<u64>(), 0..=K)),
                 )
                 .len()
             },

@@ -6,7 +6,8 @@
 //! implementation (the bench refuses to run without it, and `tests/bench_runner.rs` runs it).
 //! [`Replica::any_u64_v2`] and [`same_values_v2`] do the same for `chacha8-v2`, written from
 //! its description in `case.rs`'s module docs (plainly, with branches: a reference, not a
-//! fast path).
+//! fast path), and [`Replica::any_u64_v3`] / [`same_values_v3`] for `chacha8-v3`, the
+//! default, whose values the floor draws.
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
@@ -18,6 +19,8 @@ pub struct Replica {
     bits_left: u32,
     recent: [u64; 8],
     n_recent: usize,
+    /// `chacha8-v3`'s ring of the last 64 indices.
+    ring: [u64; 64],
 }
 
 impl Replica {
@@ -31,6 +34,7 @@ impl Replica {
             bits_left: 0,
             recent: [0; 8],
             n_recent: 0,
+            ring: [0; 64],
         }
     }
 
@@ -118,6 +122,50 @@ impl Replica {
         v
     }
 
+    /// A full-range `u64` under `chacha8-v3`: 7 control bits, then one word `x`, the uniform
+    /// value; three times in eight (control bits 0..3 below 3) the kind (bits 3..7) picks a
+    /// special value computed from `x`: 0, 1, the far end, a small value, a repeat of one of
+    /// the last 8 or the last 64 values (exact or nudged).
+    pub fn any_u64_v3(&mut self) -> u64 {
+        let control = self.take_bits(7);
+        let x = self.rng.next_u64();
+        let count = self.n_recent as u64;
+        let s = (x >> 32) & ((1 << 30) - 1);
+        let near = self.ring[(count.wrapping_sub(1 + ((s * count.min(8)) >> 30)) % 64) as usize];
+        let deep = self.ring[(((s * count.min(64)) >> 30) % 64) as usize];
+        let delta = 1 + (x >> 62);
+        let v = if control & 7 >= 3 {
+            x
+        } else {
+            match control >> 3 {
+                0 => 0,
+                1 => 1,
+                2 => u64::MAX - (x >> 62) % 3,
+                3 | 4 => (x & 0xff) >> ((x >> 56) & 7),
+                5 | 6 if count > 0 => near,
+                7 if count > 0 => near.saturating_add(delta),
+                8 if count > 0 => near.saturating_sub(delta),
+                9..=13 if count > 0 => deep,
+                14 if count > 0 => deep.saturating_add(delta),
+                15 if count > 0 => deep.saturating_sub(delta),
+                _ => x,
+            }
+        };
+        self.ring[(count % 64) as usize] = v;
+        self.n_recent += 1;
+        v
+    }
+
+    /// A length in `0..=max` (`max` > 3) under `chacha8-v3`: one time in eight `max`, one in
+    /// eight `1..=3`, else uniform.
+    pub fn len_v3(&mut self, max: u64) -> usize {
+        (match self.take_bits(3) {
+            0 => max,
+            1 => 1 + self.below(3),
+            _ => self.below(max + 1),
+        }) as usize
+    }
+
     /// A length in `0..=max` (`max` > 3), drawn as a collection's hidden size: one time in
     /// eight 0, one in eight `0..=3`, else uniform.
     pub fn len(&mut self, max: u64) -> usize {
@@ -143,6 +191,24 @@ pub fn input_v2(seed: u64, max_len: u64, out: &mut Vec<u64>) {
     let len = r.len(max_len);
     out.clear();
     out.extend((0..len).map(|_| r.any_u64_v2()));
+}
+
+/// Seed `seed`'s `Vec<u64>` of length `0..=max_len` under `chacha8-v3`, into `out`.
+pub fn input_v3(seed: u64, max_len: u64, out: &mut Vec<u64>) {
+    let mut r = Replica::new(seed);
+    let len = r.len_v3(max_len);
+    out.clear();
+    out.extend((0..len).map(|_| r.any_u64_v3()));
+}
+
+/// The first seed on which the `chacha8-v3` replica and the framework disagree (there must be
+/// none).
+pub fn same_values_v3(seeds: std::ops::Range<u64>, max_len: usize) -> Option<u64> {
+    let mut scratch = Vec::new();
+    seeds.into_iter().find(|&seed| {
+        input_v3(seed, max_len as u64, &mut scratch);
+        TestCase::random_with(Scheme::V3, seed).draw(&vec(any_int::<u64>(), 0..=max_len)) != scratch
+    })
 }
 
 /// The first seed on which the `chacha8-v2` replica and the framework disagree (there must be

@@ -4,6 +4,13 @@
 //! An alternative draws its index first, the first (simplest) alternative at 0; the bottom
 //! level of a [`recursive`] structure records a forced 0 index, so every level is encoded
 //! alike and a subtree's choices mean the same subtree one level up.
+//!
+//! # Distribution (random draws)
+//!
+//! [`one_of`] picks each alternative with probability `1 / n`, [`weighted`] in proportion to
+//! the weights, in every scheme (no bias toward the first or last alternative); a
+//! [`recursive`] level is a `one_of` of the leaf and the branch. [`select`] is uniform under
+//! `chacha8-v3` and an [`int`] draw of the position under v1 / v2 (see its docs).
 
 use super::integers::{IntGen, int};
 use super::{BoxedGen, Gen, Map};
@@ -51,11 +58,40 @@ impl<T: Debug> Gen for OneOf<T> {
     }
 }
 
-/// One of `values` (the first is the simplest).
-pub fn select<T: Clone + Debug + 'static>(values: Vec<T>) -> Map<IntGen<u64>, impl Fn(u64) -> T> {
+/// One of `values` (the first is the simplest), drawn as one choice, the value's position.
+///
+/// Under `chacha8-v3` every value is equally likely (a trigger in the middle of the pool is
+/// found as fast as at its ends). Under `chacha8-v1` and `chacha8-v2` the position is an
+/// [`int`]`(0..=len - 1)` draw, with that scheme's bias toward the first, second and last
+/// values (and repeats of recent positions).
+pub fn select<T: Clone + Debug + 'static>(values: Vec<T>) -> Map<Position, impl Fn(u64) -> T> {
     assert!(!values.is_empty(), "select needs at least one value");
     let last = values.len() as u64 - 1;
-    int(0..=last).map(move |i| values[i as usize].clone())
+    Position {
+        ints: int(0..=last),
+    }
+    .map(move |i| values[i as usize].clone())
+}
+
+/// A position in a pool of values: what [`select`] maps to a value.
+#[derive(Debug, Clone, Copy)]
+pub struct Position {
+    ints: IntGen<u64>,
+}
+
+impl Gen for Position {
+    type Value = u64;
+    #[inline]
+    fn generate(&self, tc: &mut TestCase) -> u64 {
+        match tc.scheme() {
+            crate::Scheme::V1 | crate::Scheme::V2 => self.ints.generate(tc),
+            crate::Scheme::V3 => tc.uniform_choice(self.ints.max_index() as u64),
+        }
+    }
+    /// The same span label as an integer (what the shrinker matches).
+    fn label(&self) -> &'static str {
+        "int"
+    }
 }
 
 /// Always `value` (draws nothing).

@@ -4,6 +4,26 @@
 //! the bound nearest 0 — alternating positive before negative (`0, 1, -1, 2, -2, ...`) while
 //! both sides have room; a range of more than 2^64 values (`u128` / `i128` only) draws the
 //! distance as two choices, its high 64 bits first.
+//!
+//! # Distribution (random draws)
+//!
+//! Each choice is [`TestCase::choice`]'s biased index (the scheme's exact rule is in
+//! `case.rs`), mapped to a value by the order above (index 0 is the shrink target, index 1
+//! the value one above it, index 2 one below, ...; the last indices are the range's far
+//! ends: `i32::MIN`, `i32::MAX`, ... for a full signed range).
+//!
+//! * `chacha8-v3` (the default): a range of at most 64 values is uniform. A wider range is
+//!   uniform 5 times in 8; 3 times in 8 a special value: the target, the next value, one of
+//!   the last three indices (the range's far end: `MIN`, `MIN + 1`, `MAX` of a full signed
+//!   range), a small index (log-uniform below 256: values near the target), or an exact or
+//!   near (+-1..=4 in index) repeat of one of the last 8 or the last 64 indices drawn in the
+//!   case (so keys drawn long before, such as the first keys inserted into a tree, come
+//!   back). Per draw of an `i32`, 3 in 128 (about 1 in 43) is each of 0, 1 and the far end
+//!   (`MIN` 1 in 85, `MAX` 1 in 171), and 21 in 128 (about 1 in 6, once something was drawn)
+//!   an exact repeat of an earlier index.
+//! * `chacha8-v1` / `chacha8-v2`: every range is biased: 1 draw in 4 special (the target,
+//!   1, the last index, a small index, a repeat of the last 8 indices or +-1..=4 of one, and
+//!   under v2 the last four indices), the rest uniform.
 
 use super::{Gen, draw_each};
 use crate::case::TestCase;

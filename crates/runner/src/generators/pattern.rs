@@ -16,6 +16,18 @@
 //!   their shortest match (in pattern order when equal), so the first is the shortest.
 //!
 //! So shrinking moves toward the shortest match made of the simplest characters.
+//!
+//! # Distribution (random draws)
+//!
+//! * a class is one choice over its ranks: under `chacha8-v3` (the default) a class of at
+//!   most 64 characters is uniform, and a larger class that holds printable ASCII draws one of
+//!   those uniformly half the time, else a biased choice over the whole class (see
+//!   `integers.rs`); under v1 / v2 always the biased choice;
+//! * a repetition's count is a collection's hidden size (see `collections.rs`): under v3 its
+//!   maximum 1 time in 8, `min + 1..=min + 3` 1 time in 8, else uniform (`a*`, capped at
+//!   [`REGEX_REPEAT_CAP`] more, is empty 1 time in 12); under v1 / v2 its minimum about 1
+//!   time in 4;
+//! * an alternation picks each branch with probability `1 / n` (every scheme).
 
 use crate::case::TestCase;
 use crate::errors::RegexError;
@@ -243,7 +255,10 @@ impl Node {
     fn generate_into(&self, tc: &mut TestCase, out: &mut String) {
         match self {
             Node::Literal(s) => out.push_str(s),
-            Node::Class(class) => out.push(class.nth(tc.choice(class.len() - 1))),
+            Node::Class(class) => {
+                let prefix = class.ascii.len() as u64;
+                out.push(class.nth(tc.choice_preferring(class.len() - 1, prefix)));
+            }
             Node::Concat(nodes) => {
                 for node in nodes {
                     node.generate_into(tc, out);

@@ -1,6 +1,20 @@
 //! One-choice values besides integers: `bool` ([`boolean`]: `false` is 0), `char`
 //! ([`char_any`], [`char_in`]: code point order, printable ASCII first for `char_any`) and
 //! `f64` in `[0, 1)` ([`unit_f64`]: 53 bits, 0.0 is 0).
+//!
+//! # Distribution (random draws)
+//!
+//! * `bool`: `false` / `true` with probability 1/2 each (every scheme).
+//! * [`char_in`]: one biased choice over the range (see `integers.rs`): uniform under
+//!   `chacha8-v3` for a range of at most 64 characters (`'a'..='z'`).
+//! * [`char_any`]: under `chacha8-v3` (the default) half of the characters are printable
+//!   ASCII, uniformly (1 in 190 each), the other half a biased choice over every scalar value
+//!   (mostly uniform over all 1.1 million); under `chacha8-v1` / `-v2` every character is a
+//!   biased choice over all of them, so ASCII is mostly `'a'` and `'b'` (the first two
+//!   indices, 1 in 32 each) and otherwise rare. proptest's `any::<char>()` draws from a list of 30 special characters
+//!   half the time and printable ASCII about 2 in 5 of the rest.
+//! * [`unit_f64`]: a biased choice over its 2^53 steps (0.0, the first steps and repeats often,
+//!   see `integers.rs`).
 
 use super::{Gen, draw_each};
 use crate::case::TestCase;
@@ -110,7 +124,8 @@ impl Gen for CharGen {
     type Value = char;
     #[inline]
     fn generate(&self, tc: &mut TestCase) -> char {
-        self.char_of(tc.choice(self.max_index()))
+        let prefix = if self.ascii_first { 95 } else { 0 };
+        self.char_of(tc.choice_preferring(self.max_index(), prefix))
     }
     fn label(&self) -> &'static str {
         "char"
@@ -120,7 +135,9 @@ impl Gen for CharGen {
     #[inline(always)]
     fn draw_run(&self, tc: &mut TestCase, n: usize, flagged: bool, push: &mut impl FnMut(char)) {
         let counted = n.saturating_mul(1 + usize::from(flagged));
-        if !tc.fast_choice_run(self.max_index(), n, counted, |k| push(self.char_of(k))) {
+        // `chacha8-v3`'s ASCII preference is not a run of plain biased choices.
+        let plain = !self.ascii_first || tc.scheme() != crate::Scheme::V3;
+        if !(plain && tc.fast_choice_run(self.max_index(), n, counted, |k| push(self.char_of(k)))) {
             draw_each(self, tc, n, flagged, push);
         }
     }

@@ -10,10 +10,10 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 const PROPERTY: &str = "order_receipt_roundtrip";
-const PLAN: &str = "1170..=1173";
+const PLAN: &str = "1093..=1096";
 const PATCH: &str = "pr-7";
 const EXPIRY: &str = "2030-01-01T00:00:00Z";
-/// Seed 1171 fails with a German locale and passes without it.
+/// Seed 1094 fails with a German locale and passes without it.
 const LOCAL_ONLY: (&str, &str) = ("ORDERS_LOCALE", "de_DE");
 const BUG: (&str, &str) = ("ORDERS_DEMO_BUG", "1");
 const TRUST_FILE: &str = "props/trusted-runners.jsonl";
@@ -72,7 +72,7 @@ impl Cited {
         c
     }
 
-    /// The local run (seed 1171 fails) into `local/`, its replay on the remote runner (signed
+    /// The local run (seed 1094 fails) into `local/`, its replay on the remote runner (signed
     /// where there is a trust file) into `remote/`, both at the work tree's code.
     fn evidence(&self) {
         for dir in ["local", "remote"] {

@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 const PROPERTY: &str = "order_receipt_roundtrip";
-const PLAN: &str = "1170..=1173";
+const PLAN: &str = "1093..=1096";
 const PATCH: &str = "pr-7";
 const EXPIRY: &str = "2999-01-01T00:00:00Z";
 /// The environment-dependent failure: receipts printed in German break the round trip.
@@ -136,12 +136,12 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
     let path = root.path().to_path_buf();
 
     // 1. The environment-dependent failure, run to completion on the local runner: seed
-    //    1171 fails (and only it), the receipt closes as freeze_eligible.
+    //    1094 fails (and only it), the receipt closes as freeze_eligible.
     let local = prop_run(&root, &base, "local", PROPERTY, &[LOCAL_ONLY]);
     assert_eq!(local.code, 1, "{}", local.stdout);
     let r = receipt(&root, "local", PROPERTY);
-    assert_eq!(r["failing_seeds"], serde_json::json!([1171]), "{r}");
-    assert_eq!(r["failing_seed"], 1171);
+    assert_eq!(r["failing_seeds"], serde_json::json!([1094]), "{r}");
+    assert_eq!(r["failing_seed"], 1094);
     assert!(r["code"].as_str().unwrap().starts_with("diff:"), "{r}");
     assert_eq!(r["code_base"], base.as_str());
     assert_eq!(r["code_paths"], serde_json::json!(["patch.rs"]));
@@ -176,7 +176,7 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
     assert_eq!(remote.code, 0, "{}", remote.stdout);
     assert!(
         remote.stdout.contains(
-            "seed 1171 on the remote runner: 1 replay, 0 failed, 1 passed, 0 discarded\n"
+            "seed 1094 on the remote runner: 1 replay, 0 failed, 1 passed, 0 discarded\n"
         ),
         "{}",
         remote.stdout
@@ -185,7 +185,7 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
     let remote_rows =
         std::fs::read_to_string(path.join(rel("remote", PROPERTY, "witness.jsonl"))).unwrap();
     let replay: Value = serde_json::from_str(remote_rows.lines().next().unwrap()).unwrap();
-    assert_eq!(replay["seed"], 1171);
+    assert_eq!(replay["seed"], 1094);
     assert_eq!(
         replay["replayed_signature"],
         "assert:parse_amount(&printed) == Ok(quote.total)"
@@ -196,7 +196,7 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
     ];
     let witnesses: Vec<&str> = witnesses.iter().map(String::as_str).collect();
 
-    // 2. A run of the same patch killed after seed 1171 leaves an open receipt: the freeze
+    // 2. A run of the same patch killed after seed 1094 leaves an open receipt: the freeze
     //    path is disabled while it exists, whatever the witness rows say.
     let mut child = root
         .command(&[
@@ -220,7 +220,7 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
         .spawn()
         .unwrap();
     let killed = path.join(rel("killed", PROPERTY, "receipt.json"));
-    // Wait until seed 1172 has started (so 1171 has finished), then kill -9.
+    // Wait until seed 1095 has started (so 1094 has finished), then kill -9.
     loop {
         let started = std::fs::read_to_string(&killed)
             .ok()
@@ -245,7 +245,7 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
     assert_eq!(open["stopped_early"], true);
     let attempted = open["attempted_seeds"].as_array().unwrap().clone();
     assert!(
-        attempted.len() >= 3 && attempted[..3] == [1170, 1171, 1172],
+        attempted.len() >= 3 && attempted[..3] == [1093, 1094, 1095],
         "{open}"
     );
     let refused = cite(
@@ -372,7 +372,7 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
     let citation: Value =
         serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
     assert_eq!(citation["expires_at"], EXPIRY);
-    assert_eq!(citation["seed"], 1171);
+    assert_eq!(citation["seed"], 1094);
     assert_eq!(citation["same_seed_review"], "passed");
     assert_eq!(citation["patch_id"], PATCH);
     assert!(
@@ -395,7 +395,7 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
     assert!(
         frozen
             .stdout
-            .starts_with(&format!("FROZEN {PROPERTY}  4/4 seeds, 1 failing: 1171")),
+            .starts_with(&format!("FROZEN {PROPERTY}  4/4 seeds, 1 failing: 1094")),
         "{}",
         frozen.stdout
     );
@@ -408,7 +408,7 @@ fn from_a_red_run_to_an_honoured_expiring_freeze() {
     );
     assert!(
         frozen.stdout.contains(&format!(
-            "replay: cargo xtask prop replay --property {PROPERTY} --seed 1171"
+            "replay: cargo xtask prop replay --property {PROPERTY} --seed 1094"
         )),
         "{}",
         frozen.stdout
@@ -584,7 +584,7 @@ fn ci_simulate_runs_the_workflow_with_two_directories_for_two_runners() {
         "{env_dependent}"
     );
     assert!(
-        env_dependent.contains("` on seed 1171\n"),
+        env_dependent.contains("` on seed 1094\n"),
         "{env_dependent}"
     );
 

@@ -583,7 +583,7 @@ fn replay_commands_name_no_evidence_path_only_a_root_and_patch_that_differ() {
             .take(replays.len())
             .map(|seed| {
                 format!(
-                    "cargo xtask prop replay --property order_total_nonneg --seed {seed}{suffix} --rng chacha8-v2"
+                    "cargo xtask prop replay --property order_total_nonneg --seed {seed}{suffix} --rng chacha8-v3"
                 )
             })
             .collect();
@@ -822,12 +822,12 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
     assert_eq!(v1.rng.as_deref(), Some("chacha8-v1"));
     assert_eq!(
         v2.rng.as_deref(),
-        Some("chacha8-v2"),
-        "new runs use chacha8-v2"
+        Some("chacha8-v3"),
+        "new runs use chacha8-v3"
     );
     // The replay commands a run stores (and prints) name its scheme: whatever receipt a
     // replay finds (or none), and whatever the default of the build that runs it.
-    for (receipt, name) in [(&v1, "chacha8-v1"), (&v2, "chacha8-v2")] {
+    for (receipt, name) in [(&v1, "chacha8-v1"), (&v2, "chacha8-v3")] {
         let replay = receipt.failure_modes[0].replay.as_deref().unwrap();
         assert!(replay.ends_with(&format!(" --rng {name}")), "{replay}");
     }
@@ -887,7 +887,7 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
         input_of(&by_seed(&["--no-receipt", "--rng", "chacha8-v1"])),
         original
     );
-    // A seed failing under v1 only passes when replayed under v2.
+    // A seed failing under v1 only passes when replayed under the default (v3).
     let other = v1_only[0].to_string();
     let replay = root.run(&[
         "prop",
@@ -938,7 +938,7 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
     assert!(
         replay
             .stderr
-            .contains("holds the rows of a run under rng scheme `chacha8-v1`, not chacha8-v2"),
+            .contains("holds the rows of a run under rng scheme `chacha8-v1`, not chacha8-v3"),
         "{}",
         replay.stderr
     );
@@ -1007,7 +1007,7 @@ fn a_seed_means_its_input_under_the_scheme_its_receipt_records() {
         assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
         assert!(
             run.stderr.contains(&format!(
-                "receipt `{}`: field `rng`: unknown rng scheme `chacha8-v9` (known: chacha8-v1, chacha8-v2)",
+                "receipt `{}`: field `rng`: unknown rng scheme `chacha8-v9` (known: chacha8-v1, chacha8-v2, chacha8-v3)",
                 v1_path.display()
             )) || run.stderr.contains("field `rng`: unknown rng scheme `chacha8-v9`"),
             "{}",

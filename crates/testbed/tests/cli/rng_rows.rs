@@ -1,6 +1,6 @@
 //! Witness rows name their rng scheme (`rng`), and the same-seed review pairs a fail and a
 //! pass only under one scheme: through the real binaries. A seed is an input only under a
-//! scheme, so a local fail under `chacha8-v2` and a remote pass of the same seed under
+//! scheme, so a local fail under `chacha8-v3` and a remote pass of the same seed under
 //! `chacha8-v1` (an older remote binary that ignored the receipt's `rng`, say) are opposite
 //! verdicts from two different inputs, and `gate cite` refuses them.
 
@@ -11,10 +11,10 @@ use serde_json::Value;
 use std::path::Path;
 
 const PROPERTY: &str = "order_receipt_roundtrip";
-const PLAN: &str = "1170..=1173";
+const PLAN: &str = "1093..=1096";
 const PATCH: &str = "pr-7";
 /// The seed of `PLAN` that fails under the local environment (see `freeze.rs`).
-const FAILING: u64 = 1171;
+const FAILING: u64 = 1094;
 const LOCAL_ONLY: (&str, &str) = ("ORDERS_LOCALE", "de_DE");
 const NO_SAME_SEED: &str =
     "no pass on a failing seed: opposite verdicts came from different inputs";
@@ -112,11 +112,11 @@ fn store(root: &Root) -> usize {
 fn a_fail_and_a_pass_of_one_seed_under_two_rng_schemes_back_no_citation() {
     let (root, base) = repository();
 
-    // The local runner, under the default scheme, fails seed 1171 (and only it).
+    // The local runner, under the default scheme, fails seed 1094 (and only it).
     let local = prop_run(&root, &base, "local", &[], &[LOCAL_ONLY]);
     ok(&local, 1, "the local run fails");
     let receipt = local_receipt(&root);
-    assert_eq!(receipt["rng"], "chacha8-v2");
+    assert_eq!(receipt["rng"], "chacha8-v3");
     assert_eq!(receipt["failing_seeds"], serde_json::json!([FAILING]));
 
     // A remote runner runs the same seeds under chacha8-v1: other inputs, which pass.
@@ -161,7 +161,7 @@ fn a_fail_and_a_pass_of_one_seed_under_two_rng_schemes_back_no_citation() {
     let local_fail = format!("{}-{FAILING}", receipt["run_id"].as_str().unwrap());
     assert!(
         out.contains(&format!(
-            "seed {FAILING}: fail `{local_fail}` under chacha8-v2, pass `"
+            "seed {FAILING}: fail `{local_fail}` under chacha8-v3, pass `"
         )) && out.contains("` under chacha8-v1: the rng schemes differ"),
         "{out}"
     );
@@ -169,7 +169,7 @@ fn a_fail_and_a_pass_of_one_seed_under_two_rng_schemes_back_no_citation() {
 
     // The same seeds under the local run's scheme on the remote runner: cited.
     let v2 = prop_run(&root, &base, "remote-v2", &["--runner", "remote"], &[]);
-    ok(&v2, 0, "the remote run under chacha8-v2 passes");
+    ok(&v2, 0, "the remote run under chacha8-v3 passes");
     let cited = cite(&root, "remote-v2", &[]);
     ok(&cited, 0, "cite under one scheme");
     assert!(
@@ -220,7 +220,7 @@ fn every_row_the_runner_writes_names_the_run_s_scheme() {
         assert_eq!(rows.len(), 20);
         assert_eq!(schemes(&rows), [Some(scheme.to_string())], "{dir}");
     }
-    // The default scheme is v2, and rows say so.
+    // The default scheme is v3, and rows say so.
     let run = root.run(&[
         "prop",
         "run",
@@ -234,7 +234,7 @@ fn every_row_the_runner_writes_names_the_run_s_scheme() {
     ok(&run, 0, "a main run under the default");
     assert_eq!(
         schemes(&rows_under(&out("default"))),
-        [Some("chacha8-v2".to_string())]
+        [Some("chacha8-v3".to_string())]
     );
 
     // A seed replay beside the v1 run: its scheme (from the run's receipt).

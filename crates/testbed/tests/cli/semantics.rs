@@ -363,7 +363,7 @@ fn every_failure_mode_is_reported_with_its_own_minimal_input_and_replay() {
         assert_eq!(shrink.seed, mode.first_seed);
         let low = shrink.minimal_input.clone();
         let replay = format!(
-            "cargo xtask prop replay --property four_ways --seed {} --rng chacha8-v2",
+            "cargo xtask prop replay --property four_ways --seed {} --rng chacha8-v3",
             mode.first_seed
         );
         assert_eq!(mode.replay.as_deref(), Some(replay.as_str()));

@@ -233,7 +233,7 @@ fn crash_case(property: &str, signature: &str, extra: &[&str]) -> (Scratch, Run)
     );
     assert!(
         run.stderr.contains(&format!(
-            "    replay: cargo xtask prop replay --property {property} --seed {CRASH_SEED} --rng chacha8-v2\n"
+            "    replay: cargo xtask prop replay --property {property} --seed {CRASH_SEED} --rng chacha8-v3\n"
         )),
         "{}",
         run.stderr
