@@ -232,7 +232,10 @@ impl PropError {
     /// A plain failure with `message` (values included, for people), whose signature is
     /// stable: `fail:<file of the call>:<first line of the message, values masked>` — digits
     /// as `#`, a one-word quoted value as `"…"`, as in a panic's signature (see the book's
-    /// failure signatures). No made-up assertion label is needed.
+    /// failure signatures). No made-up assertion label is needed. Masking hides values, not
+    /// a message's shape: for a message that prints data of varying size (a list, a tree),
+    /// use `prop_fail!`, whose signature is its format string, or every smaller shrink
+    /// candidate is another failure mode.
     ///
     /// ```
     /// use seedledger_runner::prelude::*;
