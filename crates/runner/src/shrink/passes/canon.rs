@@ -114,10 +114,7 @@ impl Shrinker<'_> {
             let firsts: Vec<usize> = firsts.collect();
             for j in firsts {
                 let at = spans[j].end as usize;
-                let mut c = best.choices[..from].to_vec();
-                c.extend_from_slice(&best.choices[to..at]);
-                c.extend_from_slice(&best.choices[from..to]);
-                c.extend_from_slice(&best.choices[at..]);
+                let c = super::joint::moved_later(&best.choices, from..to, at);
                 if c < best.choices && self.improves(&c)? {
                     i += 1;
                     break;

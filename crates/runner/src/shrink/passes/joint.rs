@@ -299,10 +299,7 @@ impl Shrinker<'_> {
                 .collect();
             for q in targets {
                 let at = best.spans[q].start as usize;
-                let mut c = best.choices[..from].to_vec();
-                c.extend_from_slice(&best.choices[to..at]);
-                c.extend_from_slice(&best.choices[from..to]);
-                c.extend_from_slice(&best.choices[at..]);
+                let c = moved_later(&best.choices, from..to, at);
                 if c < best.choices && self.improves(&c)? {
                     i += 1;
                     break;
@@ -479,6 +476,16 @@ impl Shrinker<'_> {
         }
         Ok(false)
     }
+}
+
+/// `choices` with the block `block` moved to just before index `at` (`at >= block.end`):
+/// the choices between the block's end and `at` come first.
+pub(super) fn moved_later(choices: &[u64], block: std::ops::Range<usize>, at: usize) -> Vec<u64> {
+    let mut c = choices[..block.start].to_vec();
+    c.extend_from_slice(&choices[block.end..at]);
+    c.extend_from_slice(&choices[block.clone()]);
+    c.extend_from_slice(&choices[at..]);
+    c
 }
 
 #[cfg(test)]
