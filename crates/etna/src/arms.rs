@@ -11,7 +11,8 @@ use std::cell::Cell;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
-/// The first seed of seedledger's trial `trial`: trials use disjoint ranges of 2^32 seeds.
+/// The first seed of seedledger's trial `trial`: trials use disjoint ranges of 2^32 seeds
+/// (`trial` below 2^32 - 1: the `etna` binary refuses a larger one).
 pub fn seedledger_base_seed(trial: u64) -> u64 {
     (trial + 1) << 32
 }

@@ -65,6 +65,10 @@ fn usage_errors_exit_2_with_nothing_on_stdout() {
             &["seedledger", "BstInsertPost"][..],
             &[("ETNA_CASES", "many")][..],
         ),
+        (
+            &["seedledger", "BstInsertPost"][..],
+            &[("ETNA_TRIAL", "18446744073709551615")][..],
+        ),
     ] {
         let out = etna(args, env);
         assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}");

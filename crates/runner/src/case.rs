@@ -179,7 +179,7 @@ struct RandomState {
 /// Slots of the `chacha8-v3` ring of returned indices.
 const RING: usize = 64;
 
-/// Under `chacha8-v3`, choices of a bound below this are uniform: every value of such a range
+/// Under `chacha8-v3`, choices of a bound at most this are uniform: every value of such a range
 /// already has a probability of at least `1 / 64`, so a bias would only skew it.
 pub(crate) const V3_UNBIASED_BELOW: u64 = 63;
 
@@ -486,7 +486,7 @@ impl Hot {
         (candidates[kind & 7] & special_mask) | (uniform & !special_mask)
     }
 
-    /// `chacha8-v3`'s biased index (see the module docs): six control bits, one word `x`,
+    /// `chacha8-v3`'s biased index (see the module docs): seven control bits, one word `x`,
     /// every candidate computed and one selected without a data-dependent branch, like
     /// [`Hot::biased_v2`]; the caller remembers the index ([`Hot::remember_v3`]).
     #[inline(always)]

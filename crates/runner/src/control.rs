@@ -385,10 +385,6 @@ impl RunControl {
     }
 
     pub(crate) fn started(&self, run: &RunStarted<'_>) {
-        if self.observer.is_some() {
-            // The run shrinks on this thread: its trials are told under this run's id.
-            OBSERVED_RUN.with(|r| *r.borrow_mut() = Some(run.run_id.to_string()));
-        }
         if let Some(f) = &self.on_start {
             f(run);
         }
@@ -528,21 +524,24 @@ impl RunControl {
     }
 
     /// Makes shrinking on this thread stop when a stop is requested, and run its trials
-    /// through the executor, until the guard drops.
-    pub(crate) fn watch_shrinking(&self) -> ShrinkWatch {
+    /// through the executor, until the guard drops; its trials are told to the observer
+    /// under the run id `observed_as` (`None`: not told, as for a re-run that only renders
+    /// an input).
+    pub(crate) fn watch_shrinking(&self, observed_as: Option<&str>) -> ShrinkWatch {
         SHRINK_WATCH.with(|s| {
             *s.borrow_mut() = Some(Watched {
                 stop: Arc::clone(&self.stop),
                 executor: self.executor.clone(),
                 error: None,
-                observer: self.observer.clone().and_then(|observer| {
-                    let run_id = OBSERVED_RUN.with(|r| r.borrow().clone())?;
-                    Some(ShrinkObserver {
+                observer: self
+                    .observer
+                    .clone()
+                    .zip(observed_as)
+                    .map(|(observer, run_id)| ShrinkObserver {
                         observer,
-                        run_id,
+                        run_id: run_id.to_string(),
                         seed: None,
-                    })
-                }),
+                    }),
             })
         });
         ShrinkWatch(())
@@ -569,9 +568,6 @@ struct ShrinkObserver {
 
 thread_local! {
     static SHRINK_WATCH: RefCell<Option<Watched>> = const { RefCell::new(None) };
-    /// The id of the observed run that last started on this thread (see
-    /// [`RunControl::started`]): the run whose shrinking this thread then watches.
-    static OBSERVED_RUN: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// A failure of the executor (not the property) on `seed`'s trial.
@@ -764,7 +760,7 @@ mod tests {
         assert!(control.stop_requested());
         assert!(!shrink_stop_requested());
         {
-            let _watch = control.watch_shrinking();
+            let _watch = control.watch_shrinking(None);
             assert!(shrink_stop_requested());
         }
         assert!(!shrink_stop_requested());

@@ -220,7 +220,8 @@ pub struct RunReport {
     /// How many trials were discarded.
     pub discards: usize,
     /// A stop was requested ([`RunControl::request_stop`]): the trials after
-    /// [`RunReport::tests_run`] did not run, nothing was shrunk.
+    /// [`RunReport::tests_run`] did not run, nothing was shrunk. (A run with evidence that
+    /// is stopped returns [`RunError::Stopped`] instead: its receipt stays open.)
     pub stopped: bool,
     /// Every failing seed, in plan order.
     pub failing_seeds: Vec<u64>,
@@ -268,7 +269,7 @@ impl RunReport {
 
     /// No seed failed and the run passed its discard health check.
     pub fn passed(&self) -> bool {
-        self.failing_seeds.is_empty() && !self.too_many_discards()
+        !self.stopped && self.failing_seeds.is_empty() && !self.too_many_discards()
     }
 
     /// The counterexample to show: the minimal input's `Debug` rendering (the first failing
@@ -364,18 +365,20 @@ pub fn run_with(
         return run_with_evidence(&property, seeds, options, evidence, control, started);
     }
     let fixture = Fixture::new(options.fixture.clone());
+    // A run id of its own, as a run with evidence has: what its observed trials are told under.
+    let run_id = crate::clock::run_id("local");
     let tally = crate::trials::TrialRun::without_evidence(
         &property,
         &seeds,
         options.rng,
-        control,
+        (control, &run_id),
         options.stop_at_first_failure,
     )
     .run(&fixture, None, control.seed_jobs_of())?;
     let trials_time = started.elapsed();
     let minimal = match (&tally.first_failure, &options.shrink) {
         (Some((seed, failure)), Some(shrink)) if !control.stop_requested() => {
-            let watch = control.watch_shrinking();
+            let watch = control.watch_shrinking(Some(&run_id));
             crate::watchdog::set_seed(*seed, true);
             let record =
                 crate::run::shrink_seed(&property, &fixture, *seed, options.rng, failure, shrink);
@@ -426,29 +429,15 @@ fn run_with_evidence(
         signer: None,
         partition: None,
     };
-    let (summary, mut tally, trials_time) =
+    let (summary, mut tally, trials_time, fixture) =
         crate::run::run_property_tallied(property, &config, control)?;
     let receipt = &summary.receipt;
     tally.verdicts = receipt.verdicts.clone().unwrap_or_default();
     tally.failing_seeds = receipt.failing_seeds.clone();
     tally.failure_modes = receipt.failure_modes.clone();
     let minimal = receipt.shrink.clone();
-    let input = match (&minimal, &tally.first_failure) {
-        (None, Some(_)) => {
-            let spec = crate::run::load_spec(&config.root, property.id)?;
-            let (bytes, _) = crate::run::load_fixture(&config.root, &spec)?;
-            let fixture = Fixture::new(bytes);
-            first_input(property, &fixture, &tally, config.rng, &None, control)?
-        }
-        _ => first_input(
-            property,
-            &Fixture::new(Vec::new()),
-            &tally,
-            config.rng,
-            &minimal,
-            control,
-        )?,
-    };
+    // The run's own fixture (pinned when the run read it), never a re-read of the path.
+    let input = first_input(property, &fixture, &tally, config.rng, &minimal, control)?;
     Ok(report(
         property,
         config.seeds,
@@ -475,7 +464,8 @@ fn first_input(
     if let Some(minimal) = minimal {
         return Ok(minimal.original_input.clone());
     }
-    let watch = control.watch_shrinking();
+    // Only renders the input: not a trial of the run's, so not told to an observer.
+    let watch = control.watch_shrinking(None);
     let input = crate::control::TrialInput::Recording { seed: *seed, rng };
     let evaluation = crate::control::evaluate_watched(property, fixture, input);
     if let Some(message) = watch.take_error() {

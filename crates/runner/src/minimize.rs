@@ -159,7 +159,7 @@ where
         &property,
         &config.seeds,
         config.rng,
-        &control,
+        (&control, ""),
         true,
     )
     .run(&fixture, None, 1)

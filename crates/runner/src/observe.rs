@@ -125,6 +125,8 @@ impl Observations {
     }
 
     /// Writes every line waiting and syncs the file; the first write error, naming the file.
+    /// The error stays: a writer shared by several runs (`check`'s) writes nothing after a
+    /// failed write, which may have left half a line.
     pub fn finish(&self) -> Result<(), ObserveError> {
         let mut out = self.out();
         out.write_waiting();
@@ -133,11 +135,11 @@ impl Observations {
         {
             out.error = Some(e);
         }
-        match out.error.take() {
+        match &out.error {
             None => Ok(()),
-            Some(source) => Err(ObserveError {
+            Some(e) => Err(ObserveError {
                 path: self.path.clone(),
-                source,
+                source: std::io::Error::new(e.kind(), e.to_string()),
             }),
         }
     }
@@ -399,6 +401,7 @@ impl serde::Serialize for Arguments<'_> {
 /// The arguments of `drawn`, each name once, in draw order.
 fn arguments<'a>(drawn: &[&'a str]) -> Vec<(String, ArgValue<'a>)> {
     let mut named: Vec<(String, ArgValue<'a>)> = Vec::with_capacity(drawn.len());
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
     for (i, text) in drawn.iter().enumerate() {
         let (name, value) = match text.split_once(" = ") {
             Some((name, value)) if !name.is_empty() && !name.contains(char::is_whitespace) => {
@@ -408,10 +411,11 @@ fn arguments<'a>(drawn: &[&'a str]) -> Vec<(String, ArgValue<'a>)> {
         };
         let mut key = name.clone();
         let mut k = 1;
-        while named.iter().any(|(n, _)| *n == key) {
+        while taken.contains(&key) {
             k += 1;
             key = format!("{name} ({k})");
         }
+        taken.insert(key.clone());
         named.push((key, arg_value(value)));
     }
     named

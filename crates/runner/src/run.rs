@@ -309,18 +309,26 @@ pub fn run_property_with(
     config: &RunConfig,
     control: &RunControl,
 ) -> Result<RunSummary, RunError> {
-    run_property_tallied(property, config, control).map(|(summary, _, _)| summary)
+    run_property_tallied(property, config, control).map(|(summary, ..)| summary)
 }
 
 /// [`run_property_with`], also returning the trials' tally (the first failure with its
 /// message, the discard count; its verdicts, failing seeds and failure modes are moved into
-/// the receipt) and the trials' wall time: what the library-level
+/// the receipt), the trials' wall time and the fixture the run read (pinned once): what the library-level
 /// [`crate::run`](fn@crate::run) reports of a run with evidence.
 pub(crate) fn run_property_tallied(
     property: &Property,
     config: &RunConfig,
     control: &RunControl,
-) -> Result<(RunSummary, crate::trials::Tally, std::time::Duration), RunError> {
+) -> Result<
+    (
+        RunSummary,
+        crate::trials::Tally,
+        std::time::Duration,
+        Fixture,
+    ),
+    RunError,
+> {
     if control.stop_requested() {
         return Err(RunError::NotStarted {
             property: property.id.to_string(),
@@ -412,7 +420,7 @@ pub(crate) fn run_property_tallied(
             &fixture,
             &tally.to_shrink,
             shrink,
-            control,
+            (control, &run_id),
             config.rng,
         )?;
         if !control.stop_requested() {
@@ -428,7 +436,7 @@ pub(crate) fn run_property_tallied(
         witness_path,
         receipt,
     };
-    Ok((summary, tally, trials_time))
+    Ok((summary, tally, trials_time, fixture))
 }
 
 /// The error of a failed write to `path`.
@@ -621,10 +629,10 @@ fn shrink_modes(
     fixture: &Fixture,
     to_shrink: &[(u64, Failure)],
     config: &ShrinkConfig,
-    control: &RunControl,
+    (control, run_id): (&RunControl, &str),
     rng: Scheme,
 ) -> Result<Vec<ShrinkRecord>, RunError> {
-    let watch = control.watch_shrinking();
+    let watch = control.watch_shrinking(Some(run_id));
     let mut records = Vec::with_capacity(to_shrink.len());
     for (seed, failure) in to_shrink {
         if control.stop_requested() {

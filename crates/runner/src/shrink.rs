@@ -96,7 +96,9 @@
 //! 17. `lower_pairs` — a value lowered below 6 while the next value (if at most 15) is
 //!     scanned from 0 (a pair where neither can move alone);
 //! 18. `shift_elements` — an element of a run of same-label siblings moved to an earlier
-//!     place (a forbidden substring moves to the end of a fixed-length string).
+//!     place (a forbidden substring moves to the end of a fixed-length string);
+//! 19. `move_elements` — an element moved to a later run of siblings of the same label
+//!     elsewhere in the input (`"08.0.0.0"` to `"0.0.0.08"`).
 //!
 //! One run of the stage spends at most 1024 candidates (then its passes stop), so a long
 //! minimal input costs a bounded amount more. [`Passes::Classic`] leaves the stage out (the benchmark's "before"). If any of these
@@ -357,15 +359,14 @@ pub fn shrink_twice(
     signature: &str,
     config: &ShrinkConfig,
 ) -> ShrinkReport {
-    let (first, second) = shrink_pair(
+    shrink_twice_with(
         property,
         fixture,
         original,
         signature,
         config,
-        Judging::Once,
-    );
-    ShrinkReport::of(first, second, None)
+        Passes::Canonical,
+    )
 }
 
 /// [`shrink_twice`] with the passes `passes` (the benchmark's before / after).

@@ -10,7 +10,7 @@
 //! | the property returns `Err(e)`, `e`'s `Debug` prose (`Invalid padding`) | `err:<type of e>:<first line of the Debug, values masked>` |
 //! | the property returns `e.by_variant()?` ([`crate::ErrorVariant`]) | `err:<type of e>::<e.variant()>` |
 //! | the property panics | `panic:<file of the panic>:<first line of the message, values masked>` |
-//! | `fail(msg)` / `PropError::msg(msg)` | `fail:<file of the call>:<first line of the message, values masked>` |
+//! | `fail(msg)` / `PropError::msg(msg)` | `fail:<file of the call>:<first line of the message, values masked strictly: every quoted string `"…"`, no sign, `NaN`/`inf` as `#`>` |
 //! | `prop_fail!("format", args)` | `fail:<file of the call>:<the format string as written>` |
 //! | the fixture cannot be parsed | `fixture:unusable` |
 //! | the input needs more than `MAX_CHOICES` choices | `overrun:too_many_choices` |
@@ -61,6 +61,55 @@ pub(crate) fn error_mode(type_name: &str, debug: &str) -> String {
 /// module docs), folds whitespace, and caps the length.
 pub(crate) fn normalize(text: &str) -> String {
     fold(&mask_quoted(text), true)
+}
+
+/// The stricter masking of a plain failure's message (`PropError::msg`), which holds
+/// nothing but values and prose: [`normalize`], then every quoted string (even of several
+/// words) becomes `"…"`, a sign before a masked number goes (`-#` is `#`), and `NaN` and
+/// `inf` are numbers (`#`). A message's shape (a list's length, `None` against `Some(…)`)
+/// still shows: `prop_fail!` keeps even that out.
+pub(crate) fn normalize_message(text: &str) -> String {
+    let masked = normalize(text);
+    let mut out = String::with_capacity(masked.len());
+    let mut rest = masked.as_str();
+    while let Some(c) = rest.chars().next() {
+        if c == '"'
+            && let Some(end) = rest[1..].find("…\"")
+        {
+            // A quoted value `normalize` kept the first word of: the whole of it goes.
+            out.push_str("\"…\"");
+            rest = &rest[1 + end + "…\"".len()..];
+            continue;
+        }
+        if c == '-'
+            && rest[1..].starts_with('#')
+            && !out.ends_with(|p: char| p.is_alphanumeric() || p == '#')
+        {
+            rest = &rest[1..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    let mut words = String::with_capacity(out.len());
+    for (i, token) in out.split(' ').enumerate() {
+        if i > 0 {
+            words.push(' ');
+        }
+        let trimmed = token.trim_start_matches('-');
+        let (core, tail) = trimmed.split_at(
+            trimmed
+                .find(|c: char| !c.is_alphabetic())
+                .unwrap_or(trimmed.len()),
+        );
+        if matches!(core, "NaN" | "inf" | "infinity") {
+            words.push('#');
+            words.push_str(tail);
+        } else {
+            words.push_str(token);
+        }
+    }
+    words
 }
 
 /// Masks the values a panic message quotes: a double-quoted string that is one word

@@ -147,12 +147,12 @@ impl<'a> TrialRun<'a> {
         property: &'a Property,
         seeds: &'a [u64],
         rng: crate::rng::Scheme,
-        control: &'a RunControl,
+        (control, run_id): (&'a RunControl, &'a str),
         stop_at_first_failure: bool,
     ) -> TrialRun<'a> {
         TrialRun {
             property,
-            run_id: "",
+            run_id,
             seeds,
             rng,
             patch_id: "local",
@@ -302,13 +302,14 @@ impl<'a> TrialRun<'a> {
             crate::watchdog::set_seed(seed, false);
             let outcome = self.control.trial(self.property, fixture, seed, self.rng);
             s = self.lock(shared);
+            if s.halted {
+                // After the first failure of a run that stops there: not committed, and an
+                // executor's failure on it is not the run's (a run on one worker never ran it).
+                s.wake(advanced);
+                continue;
+            }
             match outcome {
                 Ok(outcome) => {
-                    if s.halted {
-                        // After the first failure of a run that stops there: not committed.
-                        s.wake(advanced);
-                        continue;
-                    }
                     let k = index - s.committed;
                     if k == 0 && s.error.is_none() {
                         // The first uncommitted trial (always so with one worker): committed

@@ -56,6 +56,13 @@ fn pin<G: Gen>(out: &mut Out, name: &str, g: &G) {
             fast, value,
             "{name}, seed {seed}, {scheme}: the fast path draws another value than the recording"
         );
+        // A replay knows no scheme: the recorded choices mean the same value whichever
+        // scheme recorded them (a shrink or `--minimal` replays them).
+        let replayed = outcome(|| TestCase::replay(choices.clone(), false).draw(g));
+        assert_eq!(
+            replayed, value,
+            "{name}, seed {seed}, {scheme}: the recorded choices replay to another value"
+        );
         format!("{seed}: {value} <- {choices:?}\n")
     };
     let _ = writeln!(out, "## {name}");

@@ -241,6 +241,8 @@ fn a_stop_requested_before_the_run_runs_nothing() {
     assert!(report.stopped);
     assert_eq!(report.tests_run(), 0);
     assert!(report.first_failure.is_none());
+    // Nothing ran: not a pass.
+    assert!(!report.passed());
 }
 
 #[test]
@@ -284,9 +286,13 @@ fn with_evidence_the_run_writes_what_prop_run_writes() {
 
 #[test]
 fn a_plain_failure_has_a_signature_without_its_values() {
-    // (A sign is kept, as in a panic's signature: `-5` and `-17` are one mode, `5` another.)
+    // Stricter than a panic's masking: no sign, every quoted string, NaN and inf.
     let a = PropError::msg(format!("balance {} below \"{}\"", 5, "alice"));
-    let b = PropError::msg(format!("balance {} below \"{}\"", 17, "bob"));
+    let b = PropError::msg(format!("balance {} below \"{}\"", -17, "bob smith"));
+    let c = PropError::msg(format!("balance {} below \"{}\"", f64::NAN, "x"));
+    let d = PropError::msg(format!("balance {} below \"{}\"", -f64::INFINITY, "y z"));
+    assert_eq!(c.signature(), a.signature());
+    assert_eq!(d.signature(), a.signature());
     assert_ne!(a.message, b.message);
     assert_eq!(a.signature(), b.signature());
     assert!(a.signature().starts_with("fail:"), "{}", a.signature());

@@ -37,7 +37,13 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
-    let (budget, trial) = match (env_number("ETNA_CASES", 200), env_number("ETNA_TRIAL", 0)) {
+    // Trial t has the seeds from (t + 1) * 2^32: every trial below 2^32 - 1 has its own.
+    let trial = env_number("ETNA_TRIAL", 0).and_then(|t| {
+        (t < u64::from(u32::MAX))
+            .then_some(t)
+            .ok_or_else(|| format!("ETNA_TRIAL must be below {}, not {t}", u32::MAX))
+    });
+    let (budget, trial) = match (env_number("ETNA_CASES", 200), trial) {
         (Ok(b), Ok(t)) => (b, t),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("error: {e}\n{USAGE}");

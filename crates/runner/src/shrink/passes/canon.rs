@@ -46,7 +46,8 @@ pub(super) const SCAN_ALL: u64 = 256;
 /// cleared-bits ladder).
 pub(super) const SCAN_SMALL: u64 = 16;
 
-/// Most runs one canonicalisation stage spends on the full scans.
+/// Most runs one canonicalisation stage spends on its scans of choices (the small scans
+/// from 0 count too).
 pub(super) const SCAN_BUDGET: u64 = 128;
 
 /// The cap on each choice in the lexicographic walk of a span.
@@ -210,6 +211,9 @@ impl Shrinker<'_> {
                     continue;
                 }
                 last = Some(w);
+                if self.stage_spent() {
+                    return Ok(false);
+                }
                 if self.improves(&with(w))? {
                     return Ok(true);
                 }
