@@ -400,13 +400,7 @@ pub(crate) fn run_property_tallied(
     let _watched = config
         .trial_timeout
         .map(|t| crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink)));
-    // Moved into the receipt (the tally returned keeps the first failure, the failures to
-    // shrink and the discard count).
-    receipt.failing_seeds = std::mem::take(&mut tally.failing_seeds);
-    receipt.failure_modes = std::mem::take(&mut tally.failure_modes);
-    receipt.failures = std::mem::take(&mut tally.failures);
-    receipt.verdicts = Some(std::mem::take(&mut tally.verdicts));
-    receipt.failing_seed = tally.first_failure.as_ref().map(|(s, _)| *s);
+    tally_into_receipt(&mut tally, &mut receipt);
     let shrinking = close_receipt(&mut receipt, config, &spec, &pin, started);
     ledger
         .finish(&mut receipt)
@@ -437,6 +431,16 @@ pub(crate) fn run_property_tallied(
         receipt,
     };
     Ok((summary, tally, trials_time, fixture))
+}
+
+/// What the trials found, moved into the receipt (the tally keeps the first failure, the
+/// failures to shrink and the discard count).
+fn tally_into_receipt(tally: &mut crate::trials::Tally, receipt: &mut Receipt) {
+    receipt.failing_seeds = std::mem::take(&mut tally.failing_seeds);
+    receipt.failure_modes = std::mem::take(&mut tally.failure_modes);
+    receipt.failures = std::mem::take(&mut tally.failures);
+    receipt.verdicts = Some(std::mem::take(&mut tally.verdicts));
+    receipt.failing_seed = tally.first_failure.as_ref().map(|(s, _)| *s);
 }
 
 /// The error of a failed write to `path`.
