@@ -154,8 +154,14 @@ pub struct RunArgs {
     /// with splitmix64(s) mod N = M-1. Each part's receipt plans only its seeds (so it closes
     /// on its own) and records the part and the whole plan; `gate merge` combines the parts
     /// of a property into one receipt of the whole plan (see the book, `book/src/big-plans.md`).
-    #[arg(long, value_name = "KIND:M/N", value_parser = parse_partition)]
-    partition: Option<seedledger_format::Partition>,
+    /// `auto`: the part the CI's shard variables name (Bazel TEST_TOTAL_SHARDS /
+    /// TEST_SHARD_INDEX, GitLab CI_NODE_TOTAL / CI_NODE_INDEX, Buildkite
+    /// BUILDKITE_PARALLEL_JOB_COUNT / BUILDKITE_PARALLEL_JOB, CircleCI CIRCLE_NODE_TOTAL /
+    /// CIRCLE_NODE_INDEX, each in its own numbering), an error when none is set. Without
+    /// --partition a run that sees those variables runs that part too, and says so; half a
+    /// pair, or an index out of range, is an error and no trial runs.
+    #[arg(long, value_name = "KIND:M/N|auto", value_parser = parse_partition)]
+    partition: Option<PartitionArg>,
     /// The seed -> input scheme, recorded in receipts as `rng`: what each seed means. New
     /// plans use the default; `chacha8-v1` re-runs a plan first run under it (a receipt
     /// without `rng`, or with `rng: chacha8-v1`) so that its seeds mean the same inputs.
@@ -456,6 +462,18 @@ pub(crate) fn receipt_scheme(path: &Path, receipt: &Receipt) -> Result<Scheme, S
         .map_err(|e| format!("receipt `{}`: field `rng`: {e}", path.display()))
 }
 
-fn parse_partition(text: &str) -> Result<seedledger_format::Partition, String> {
-    seedledger_format::Partition::parse(text).map_err(|e| e.to_string())
+/// `--partition`: a part given, or `auto` (the CI's shard variables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PartitionArg {
+    Auto,
+    Part(seedledger_format::Partition),
+}
+
+fn parse_partition(text: &str) -> Result<PartitionArg, String> {
+    if text == "auto" {
+        return Ok(PartitionArg::Auto);
+    }
+    seedledger_format::Partition::parse(text)
+        .map(PartitionArg::Part)
+        .map_err(|e| format!("{e}, or `auto`"))
 }

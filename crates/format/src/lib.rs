@@ -56,8 +56,9 @@ pub use ledger_scan::{
     Wanted,
 };
 pub use partition::{
-    MergeRecord, PartRecord, Partition, PartitionKind, PartitionParseError, PartitionRecord,
-    plan_digest, seed_hash,
+    CiShard, MergeRecord, PartRecord, Partition, PartitionKind, PartitionParseError,
+    PartitionRecord, SHARD_VARIABLES, ShardEnvError, ShardVariables, plan_digest, seed_hash,
+    shard_from_env,
 };
 pub use pretty::{to_json_readable, write_seed_list};
 pub use receipt::{

@@ -18,6 +18,9 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+mod ci;
+pub use ci::{CiShard, SHARD_VARIABLES, ShardEnvError, ShardVariables, shard_from_env};
+
 /// How a plan is split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

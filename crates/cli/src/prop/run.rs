@@ -69,7 +69,7 @@ impl Inputs {
         if let Err(e) = seedledger_format::check_id("patch id", &args.patch_id) {
             return Err(error(format_args!("--patch-id: {e}")));
         }
-        let (seeds, partition) = seed_plan(args)?;
+        let (seeds, partition) = seed_plan(args, worker.is_none())?;
         let selected = selection(args, suite)?;
         let Ok(shrink_max_time) = Duration::try_from_secs_f64(args.shrink_max_seconds) else {
             return Err(error(
@@ -163,9 +163,11 @@ impl Inputs {
 }
 
 /// The seed plan (`--seeds`, or `--cases` from `--base-seed`), and the part of it this run
-/// plans with `--partition`: the receipt then says which part of which whole plan.
+/// plans with `--partition` (or the CI's shard variables, said when `announce`): the receipt
+/// then says which part of which whole plan.
 fn seed_plan(
     args: &RunArgs,
+    announce: bool,
 ) -> Result<(Vec<u64>, Option<seedledger_format::PartitionRecord>), ExitStatus> {
     let seeds = match (&args.seeds, args.cases) {
         (Some(text), _) => seedledger_runner::engine::parse_seeds(text),
@@ -180,13 +182,47 @@ fn seed_plan(
     };
     // A part of the plan: the run plans the part's seeds; the receipt says which part of
     // which whole plan.
-    Ok(match args.partition {
+    Ok(match part_of_plan(args.partition, announce)? {
         None => (seeds, None),
         Some(part) => (
             part.select(&seeds),
             Some(seedledger_format::PartitionRecord::new(part, &seeds)),
         ),
     })
+}
+
+/// The part `--partition` names, or the CI's shard variables (`auto`, or no `--partition`):
+/// an explicit part wins over the variables.
+fn part_of_plan(
+    given: Option<PartitionArg>,
+    announce: bool,
+) -> Result<Option<seedledger_format::Partition>, ExitStatus> {
+    if let Some(PartitionArg::Part(part)) = given {
+        return Ok(Some(part));
+    }
+    let env = |name: &str| std::env::var(name).ok();
+    match (seedledger_format::shard_from_env(env), given) {
+        (Err(e), _) => Err(error(e)),
+        (Ok(None), Some(PartitionArg::Auto)) => {
+            let pairs: Vec<String> = seedledger_format::SHARD_VARIABLES
+                .iter()
+                .map(|v| format!("{}/{}", v.index, v.total))
+                .collect();
+            Err(error(format_args!(
+                "--partition auto: no CI shard variables are set (read: {})",
+                pairs.join(", ")
+            )))
+        }
+        (Ok(None), _) => Ok(None),
+        (Ok(Some(shard)), _) => {
+            if announce {
+                errln!(
+                    "note: this run is part {shard} (the whole plan is split across the shards)"
+                );
+            }
+            Ok(Some(shard.partition))
+        }
+    }
 }
 
 /// The properties `--property` names, in the order given; every one without it.

@@ -22,6 +22,7 @@ mod report;
 mod reproduce;
 mod rng_rows;
 mod semantics;
+mod shards;
 mod supervise;
 mod support;
 mod trust;

@@ -49,6 +49,7 @@ impl Root {
             .env_remove("ORDERS_DEMO_BUG")
             .env_remove("ORDERS_LOCALE")
             .env_remove("ORDERS_DEMO_TRIAL_MS");
+        without_shard_variables(&mut cmd);
         cmd
     }
 
@@ -116,6 +117,7 @@ pub fn crash_command(dir: &Path, args: &[&str]) -> Command {
         .env_remove("SEEDLEDGER_RUNNER_KEY")
         .env_remove("RUST_BACKTRACE")
         .stdin(std::process::Stdio::null());
+    without_shard_variables(&mut cmd);
     cmd
 }
 
@@ -163,6 +165,7 @@ pub fn semantics_command(dir: &Path, args: &[&str]) -> Command {
         .env_remove("SEEDLEDGER_RUNNER_KEY")
         .env_remove("SEEDLEDGER_OBSERVE")
         .stdin(std::process::Stdio::null());
+    without_shard_variables(&mut cmd);
     cmd
 }
 
@@ -230,4 +233,13 @@ pub fn assert_gone(pid: i32) {
         }
     }
     assert!(!alive, "process {pid} outlived the run");
+}
+
+/// `cmd` with no CI shard variable of the host leaking in (a CI that shards this suite must
+/// not shard the plans of the runs it starts).
+pub fn without_shard_variables(cmd: &mut Command) -> &mut Command {
+    for vars in seedledger_format::SHARD_VARIABLES {
+        cmd.env_remove(vars.total).env_remove(vars.index);
+    }
+    cmd
 }

@@ -1,0 +1,168 @@
+//! The shard variables of Bazel and the CI services, through the real binary: a run that
+//! sees them plans exactly its part of the plan (as `--partition slice:M/N`), says so, and the
+//! parts merged cover every planned seed exactly once; half a pair, or an index out of range,
+//! runs nothing.
+
+use crate::support::{Root, Run};
+use serde_json::Value;
+
+const PROPERTY: &str = "order_total_nonneg";
+const CASES: u64 = 40;
+
+/// Each engine's pair (total, index) and the index of its first shard.
+const ENGINES: [(&str, &str, u64); 4] = [
+    ("TEST_TOTAL_SHARDS", "TEST_SHARD_INDEX", 0),
+    ("CI_NODE_TOTAL", "CI_NODE_INDEX", 1),
+    ("BUILDKITE_PARALLEL_JOB_COUNT", "BUILDKITE_PARALLEL_JOB", 0),
+    ("CIRCLE_NODE_TOTAL", "CIRCLE_NODE_INDEX", 0),
+];
+
+fn run_shard(root: &Root, out: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
+    let cases = CASES.to_string();
+    let mut args = vec![
+        "prop",
+        "run",
+        "--property",
+        PROPERTY,
+        "--cases",
+        &cases,
+        "--out",
+        out,
+    ];
+    args.extend(extra);
+    root.run_env(&args, env)
+}
+
+fn receipt(root: &Root, out: &str) -> Value {
+    let path = root
+        .path()
+        .join(format!("{out}/local/{PROPERTY}.receipt.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn seeds(v: &Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect()
+}
+
+/// Runs the `n` shards of `engine` (by its own variables and numbering, no `--partition`);
+/// checks each plans its slice and says where it came from; returns their output
+/// directories.
+fn shards(root: &Root, (total, index, first): (&str, &str, u64), n: u64) -> Vec<String> {
+    (0..n)
+        .map(|k| {
+            let out = format!("{index}-{n}-{k}");
+            let (n_text, i_text) = (n.to_string(), (k + first).to_string());
+            let run = run_shard(root, &out, &[], &[(total, &n_text), (index, &i_text)]);
+            assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+            let part = format!("slice:{}/{n}", k + 1);
+            assert!(
+                run.stderr
+                    .contains(&format!("note: this run is part {part} from"))
+                    && run.stderr.contains(index),
+                "{}",
+                run.stderr
+            );
+            let r = receipt(root, &out);
+            let planned = seeds(&r["planned_seeds"]);
+            let want: Vec<u64> = (1..=CASES).filter(|s| (s - 1) % n == k).collect();
+            assert_eq!(planned, want, "{index} {k}/{n}");
+            out
+        })
+        .collect()
+}
+
+#[test]
+fn every_engine_s_shards_cover_the_plan_exactly_once_and_merge_into_it() {
+    let root = Root::new();
+    let plan: Vec<u64> = (1..=CASES).collect();
+    for (e, engine) in ENGINES.iter().enumerate() {
+        // Every count for one engine (GitLab, numbered from 1); a few for the others.
+        let counts: &[u64] = if e == 1 { &[1, 2, 3, 8, 13] } else { &[1, 3] };
+        for &n in counts {
+            let outs = shards(&root, *engine, n);
+            let mut all: Vec<u64> = outs
+                .iter()
+                .flat_map(|out| seeds(&receipt(&root, out)["attempted_seeds"]))
+                .collect();
+            all.sort_unstable();
+            assert_eq!(all, plan, "{} with {n} shards", engine.1);
+            let merged = format!("merged-{}-{n}", engine.1);
+            let mut args = vec!["gate", "merge", "--out", merged.as_str()];
+            let files: Vec<String> = outs
+                .iter()
+                .map(|out| format!("{out}/local/{PROPERTY}.receipt.json"))
+                .collect();
+            args.extend(files.iter().map(String::as_str));
+            let run = root.run(&args);
+            assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+            let m = receipt(&root, &merged);
+            assert_eq!(seeds(&m["planned_seeds"]), plan);
+            assert_eq!(seeds(&m["attempted_seeds"]), plan);
+        }
+    }
+}
+
+#[test]
+fn half_a_pair_or_an_index_out_of_range_runs_nothing() {
+    let root = Root::new();
+    for env in [
+        &[("TEST_TOTAL_SHARDS", "4")][..],
+        &[("CI_NODE_INDEX", "2")][..],
+        &[
+            ("BUILDKITE_PARALLEL_JOB_COUNT", "3"),
+            ("BUILDKITE_PARALLEL_JOB", "3"),
+        ][..],
+        &[("CIRCLE_NODE_TOTAL", "2"), ("CIRCLE_NODE_INDEX", "-1")][..],
+        &[("CI_NODE_TOTAL", "4"), ("CI_NODE_INDEX", "0")][..],
+    ] {
+        let run = run_shard(&root, "refused", &[], env);
+        assert_eq!(run.code, 2, "{env:?}\n{}\n{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains("no trial runs"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains(env[0].0) || run.stderr.contains(env[env.len() - 1].0),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            !root.path().join("refused").exists(),
+            "{env:?}: evidence was written"
+        );
+    }
+}
+
+#[test]
+fn partition_auto_needs_the_variables_and_an_explicit_part_wins() {
+    let root = Root::new();
+    let run = run_shard(&root, "auto-none", &["--partition", "auto"], &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--partition auto: no CI shard variables are set"),
+        "{}",
+        run.stderr
+    );
+    let env = [("CI_NODE_TOTAL", "4"), ("CI_NODE_INDEX", "2")];
+    let run = run_shard(&root, "auto", &["--partition", "auto"], &env);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let want: Vec<u64> = (1..=CASES).filter(|s| (s - 1) % 4 == 1).collect();
+    assert_eq!(seeds(&receipt(&root, "auto")["planned_seeds"]), want);
+    // An explicit part is the part, whatever the variables say.
+    let run = run_shard(&root, "explicit", &["--partition", "slice:1/2"], &env);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let want: Vec<u64> = (1..=CASES).filter(|s| (s - 1) % 2 == 0).collect();
+    assert_eq!(seeds(&receipt(&root, "explicit")["planned_seeds"]), want);
+    // GitLab without `parallel:` sets CI_NODE_TOTAL=1 alone: the whole plan, nothing said.
+    let run = run_shard(&root, "gitlab-one", &[], &[("CI_NODE_TOTAL", "1")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("note: this run is part"),
+        "{}",
+        run.stderr
+    );
+    let plan: Vec<u64> = (1..=CASES).collect();
+    assert_eq!(seeds(&receipt(&root, "gitlab-one")["planned_seeds"]), plan);
+}
