@@ -10,6 +10,7 @@
 //! discarded), operation keys from all of `i32` too. A bug that needs a key already in the
 //! tree is found only by a generator that repeats values.
 
+use crate::map_laws::{self, OrderedMap};
 use crate::{Mutant, Property, Spec, Verdict, Workload};
 use proptest::prelude::*;
 use seedledger_runner::{BoxedGen, Gen, any_int, vec};
@@ -217,29 +218,42 @@ pub fn build(pairs: Vec<(i32, i32)>) -> Tree {
         .fold(Tree::E, |t, (k, v)| insert(M::Base, k, v, t))
 }
 
-// ------------------------------------------------------------------ the model (sorted lists)
+/// The BST as the map the shared laws ([`map_laws`]) test.
+pub struct Bst;
 
-fn model_insert(k: i32, v: i32, xs: &[(i32, i32)]) -> Vec<(i32, i32)> {
-    let mut out: Vec<_> = xs.iter().copied().filter(|&(x, _)| x != k).collect();
-    let at = out.partition_point(|&(x, _)| x < k);
-    out.insert(at, (k, v));
-    out
+impl OrderedMap for Bst {
+    type Tree = Tree;
+    type M = M;
+    fn insert(m: M, k: i32, v: i32, t: Tree) -> Tree {
+        insert(m, k, v, t)
+    }
+    fn delete(m: M, k: i32, t: Tree) -> Tree {
+        delete(m, k, t)
+    }
+    fn find(k: i32, t: &Tree) -> Option<i32> {
+        find(k, t)
+    }
+    fn to_list(t: &Tree) -> Vec<(i32, i32)> {
+        to_list(t)
+    }
 }
+
+// ------------------------------------------------------------------ the model (sorted lists)
 
 fn model_union(xs: &[(i32, i32)], ys: &[(i32, i32)]) -> Vec<(i32, i32)> {
     ys.iter()
         .filter(|(k, _)| !xs.iter().any(|(x, _)| x == k))
-        .fold(xs.to_vec(), |acc, &(k, v)| model_insert(k, v, &acc))
+        .fold(xs.to_vec(), |acc, &(k, v)| {
+            map_laws::model_insert(k, v, &acc)
+        })
 }
 
 // ------------------------------------------------------------------------ the properties
 
 type One = (Tree, i32, i32);
 type Two = (Tree, Tree);
-type Post = (Tree, i32, i32, i32);
 type UPost = (Tree, Tree, i32);
 type Del = (Tree, i32);
-type DPost = (Tree, i32, i32);
 
 fn insert_valid((t, k, v): &One, m: M) -> Verdict {
     let out = insert(m, *k, *v, t.clone());
@@ -256,40 +270,12 @@ fn union_valid((t1, t2): &Two, m: M) -> Verdict {
     Verdict::check(is_bst(&out), || format!("not a BST: {out:?}"))
 }
 
-fn insert_post((t, k, k2, v): &Post, m: M) -> Verdict {
-    let got = find(*k2, &insert(m, *k, *v, t.clone()));
-    let want = if k == k2 { Some(*v) } else { find(*k2, t) };
-    Verdict::check(got == want, || {
-        format!("find {k2}: {got:?}, expected {want:?}")
-    })
-}
-
-fn delete_post((t, k, k2): &DPost, m: M) -> Verdict {
-    let got = find(*k2, &delete(m, *k, t.clone()));
-    let want = if k == k2 { None } else { find(*k2, t) };
-    Verdict::check(got == want, || {
-        format!("find {k2}: {got:?}, expected {want:?}")
-    })
-}
-
 fn union_post((t1, t2, k): &UPost, m: M) -> Verdict {
     let got = find(*k, &union(m, t1.clone(), t2.clone()));
     let want = find(*k, t1).or(find(*k, t2));
     Verdict::check(got == want, || {
         format!("find {k}: {got:?}, expected {want:?}")
     })
-}
-
-fn insert_model((t, k, v): &One, m: M) -> Verdict {
-    let got = to_list(&insert(m, *k, *v, t.clone()));
-    let want = model_insert(*k, *v, &to_list(t));
-    Verdict::check(got == want, || format!("{got:?} != {want:?}"))
-}
-
-fn delete_model((t, k): &Del, m: M) -> Verdict {
-    let got = to_list(&delete(m, *k, t.clone()));
-    let want: Vec<_> = to_list(t).into_iter().filter(|(x, _)| x != k).collect();
-    Verdict::check(got == want, || format!("{got:?} != {want:?}"))
 }
 
 fn union_model((t1, t2): &Two, m: M) -> Verdict {
@@ -300,76 +286,32 @@ fn union_model((t1, t2): &Two, m: M) -> Verdict {
 
 // ------------------------------------------------------- the metamorphic laws (same map)
 
-type InsIns = (Tree, i32, i32, i32, i32);
-type InsDel = (Tree, i32, i32, i32);
-type DelDel = (Tree, i32, i32);
 type UIns = (Tree, Tree, i32, i32);
 type UDel = (Tree, Tree, i32);
 type Three = (Tree, Tree, Tree);
 
-fn same(a: &Tree, b: &Tree) -> Verdict {
-    let (la, lb) = (to_list(a), to_list(b));
-    Verdict::check(la == lb, || format!("{la:?} != {lb:?}"))
-}
-
-fn insert_insert((t, k, k2, v, v2): &InsIns, m: M) -> Verdict {
-    let lhs = insert(m, *k, *v, insert(m, *k2, *v2, t.clone()));
-    let rhs = if k == k2 {
-        insert(m, *k, *v, t.clone())
-    } else {
-        insert(m, *k2, *v2, insert(m, *k, *v, t.clone()))
-    };
-    same(&lhs, &rhs)
-}
-
-fn insert_delete((t, k, k2, v): &InsDel, m: M) -> Verdict {
-    let lhs = insert(m, *k, *v, delete(m, *k2, t.clone()));
-    let rhs = if k == k2 {
-        insert(m, *k, *v, t.clone())
-    } else {
-        delete(m, *k2, insert(m, *k, *v, t.clone()))
-    };
-    same(&lhs, &rhs)
-}
-
-fn delete_insert((t, k, k2, v2): &InsDel, m: M) -> Verdict {
-    let lhs = delete(m, *k, insert(m, *k2, *v2, t.clone()));
-    let rhs = if k == k2 {
-        delete(m, *k, t.clone())
-    } else {
-        insert(m, *k2, *v2, delete(m, *k, t.clone()))
-    };
-    same(&lhs, &rhs)
-}
-
-fn delete_delete((t, k, k2): &DelDel, m: M) -> Verdict {
-    let lhs = delete(m, *k, delete(m, *k2, t.clone()));
-    let rhs = delete(m, *k2, delete(m, *k, t.clone()));
-    same(&lhs, &rhs)
-}
-
 fn insert_union((t1, t2, k, v): &UIns, m: M) -> Verdict {
     let lhs = insert(m, *k, *v, union(m, t1.clone(), t2.clone()));
     let rhs = union(m, insert(m, *k, *v, t1.clone()), t2.clone());
-    same(&lhs, &rhs)
+    map_laws::same::<Bst>(&lhs, &rhs)
 }
 
 fn delete_union((t1, t2, k): &UDel, m: M) -> Verdict {
     let lhs = delete(m, *k, union(m, t1.clone(), t2.clone()));
     let rhs = union(m, delete(m, *k, t1.clone()), delete(m, *k, t2.clone()));
-    same(&lhs, &rhs)
+    map_laws::same::<Bst>(&lhs, &rhs)
 }
 
 fn union_delete_insert((t1, t2, k, v): &UIns, m: M) -> Verdict {
     let lhs = union(m, delete(m, *k, t1.clone()), insert(m, *k, *v, t2.clone()));
     let rhs = insert(m, *k, *v, union(m, t1.clone(), t2.clone()));
-    same(&lhs, &rhs)
+    map_laws::same::<Bst>(&lhs, &rhs)
 }
 
 fn union_union_assoc((t1, t2, t3): &Three, m: M) -> Verdict {
     let lhs = union(m, union(m, t1.clone(), t2.clone()), t3.clone());
     let rhs = union(m, t1.clone(), union(m, t2.clone(), t3.clone()));
-    same(&lhs, &rhs)
+    map_laws::same::<Bst>(&lhs, &rhs)
 }
 
 // ------------------------------------------------------------------------ the generators
@@ -398,7 +340,7 @@ fn pt_key() -> BoxedStrategy<i32> {
 }
 
 macro_rules! spec {
-    ($name:literal, $check:ident, ($($sl:ident),+), ($($pt:ident),+)) => {
+    ($name:literal, $check:expr, ($($sl:ident),+), ($($pt:ident),+)) => {
         Box::new(Spec {
             name: $name,
             seedledger: || ($($sl()),+).boxed(),
@@ -431,13 +373,13 @@ fn properties() -> Vec<Box<dyn Property>> {
         ),
         spec!(
             "BstInsertPost",
-            insert_post,
+            map_laws::insert_post::<Bst>,
             (sl_tree, sl_key, sl_key, sl_key),
             (pt_tree, pt_key, pt_key, pt_key)
         ),
         spec!(
             "BstDeletePost",
-            delete_post,
+            map_laws::delete_post::<Bst>,
             (sl_tree, sl_key, sl_key),
             (pt_tree, pt_key, pt_key)
         ),
@@ -449,13 +391,13 @@ fn properties() -> Vec<Box<dyn Property>> {
         ),
         spec!(
             "BstInsertModel",
-            insert_model,
+            map_laws::insert_model::<Bst>,
             (sl_tree, sl_key, sl_key),
             (pt_tree, pt_key, pt_key)
         ),
         spec!(
             "BstDeleteModel",
-            delete_model,
+            map_laws::delete_model::<Bst>,
             (sl_tree, sl_key),
             (pt_tree, pt_key)
         ),
@@ -467,25 +409,25 @@ fn properties() -> Vec<Box<dyn Property>> {
         ),
         spec!(
             "BstInsertInsert",
-            insert_insert,
+            map_laws::insert_insert::<Bst>,
             (sl_tree, sl_key, sl_key, sl_key, sl_key),
             (pt_tree, pt_key, pt_key, pt_key, pt_key)
         ),
         spec!(
             "BstInsertDelete",
-            insert_delete,
+            map_laws::insert_delete::<Bst>,
             (sl_tree, sl_key, sl_key, sl_key),
             (pt_tree, pt_key, pt_key, pt_key)
         ),
         spec!(
             "BstDeleteInsert",
-            delete_insert,
+            map_laws::delete_insert::<Bst>,
             (sl_tree, sl_key, sl_key, sl_key),
             (pt_tree, pt_key, pt_key, pt_key)
         ),
         spec!(
             "BstDeleteDelete",
-            delete_delete,
+            map_laws::delete_delete::<Bst>,
             (sl_tree, sl_key, sl_key),
             (pt_tree, pt_key, pt_key)
         ),

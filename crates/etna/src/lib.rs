@@ -21,6 +21,7 @@ pub mod arrayvec;
 pub mod base64;
 pub mod bst;
 pub mod hex;
+pub mod map_laws;
 pub mod rbt;
 pub mod stlc;
 

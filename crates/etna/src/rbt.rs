@@ -11,6 +11,7 @@
 //! `i32`.
 
 use crate::bst::spec;
+use crate::map_laws::{self, OrderedMap};
 use crate::{Mutant, Property, Spec, Verdict, Workload};
 use proptest::prelude::*;
 use seedledger_runner::{BoxedGen, Gen, any_int, vec};
@@ -360,12 +361,30 @@ pub fn build(pairs: Vec<(i32, i32)>) -> Tree {
         .fold(E, |tree, (k, v)| insert(M::Base, k, v, tree))
 }
 
+/// The red-black tree as the map the shared laws ([`map_laws`]) test.
+pub struct Rbt;
+
+impl OrderedMap for Rbt {
+    type Tree = Tree;
+    type M = M;
+    fn insert(m: M, k: i32, v: i32, t: Tree) -> Tree {
+        insert(m, k, v, t)
+    }
+    fn delete(m: M, k: i32, t: Tree) -> Tree {
+        delete(m, k, t)
+    }
+    fn find(k: i32, t: &Tree) -> Option<i32> {
+        find(k, t)
+    }
+    fn to_list(t: &Tree) -> Vec<(i32, i32)> {
+        to_list(t)
+    }
+}
+
 // ------------------------------------------------------------------------ the properties
 
 type Ins = (Tree, i32, i32);
 type Del = (Tree, i32);
-type Post = (Tree, i32, i32, i32);
-type DPost = (Tree, i32, i32);
 
 fn insert_valid((tree, k, v): &Ins, m: M) -> Verdict {
     let out = insert(m, *k, *v, tree.clone());
@@ -375,81 +394,6 @@ fn insert_valid((tree, k, v): &Ins, m: M) -> Verdict {
 fn delete_valid((tree, k): &Del, m: M) -> Verdict {
     let out = delete(m, *k, tree.clone());
     Verdict::check(is_rbt(&out), || format!("not a red-black tree: {out:?}"))
-}
-
-fn insert_post((tree, k, k2, v): &Post, m: M) -> Verdict {
-    let got = find(*k2, &insert(m, *k, *v, tree.clone()));
-    let want = if k == k2 { Some(*v) } else { find(*k2, tree) };
-    Verdict::check(got == want, || {
-        format!("find {k2}: {got:?}, expected {want:?}")
-    })
-}
-
-fn delete_post((tree, k, k2): &DPost, m: M) -> Verdict {
-    let got = find(*k2, &delete(m, *k, tree.clone()));
-    let want = if k == k2 { None } else { find(*k2, tree) };
-    Verdict::check(got == want, || {
-        format!("find {k2}: {got:?}, expected {want:?}")
-    })
-}
-
-fn insert_model((tree, k, v): &Ins, m: M) -> Verdict {
-    let got = to_list(&insert(m, *k, *v, tree.clone()));
-    let mut want: Vec<_> = to_list(tree).into_iter().filter(|(x, _)| x != k).collect();
-    want.insert(want.partition_point(|(x, _)| x < k), (*k, *v));
-    Verdict::check(got == want, || format!("{got:?} != {want:?}"))
-}
-
-fn delete_model((tree, k): &Del, m: M) -> Verdict {
-    let got = to_list(&delete(m, *k, tree.clone()));
-    let want: Vec<_> = to_list(tree).into_iter().filter(|(x, _)| x != k).collect();
-    Verdict::check(got == want, || format!("{got:?} != {want:?}"))
-}
-
-// ------------------------------------------------------- the metamorphic laws (same map)
-
-type InsIns = (Tree, i32, i32, i32, i32);
-type InsDel = (Tree, i32, i32, i32);
-
-fn same(a: &Tree, b: &Tree) -> Verdict {
-    let (la, lb) = (to_list(a), to_list(b));
-    Verdict::check(la == lb, || format!("{la:?} != {lb:?}"))
-}
-
-fn insert_insert((tree, k, k2, v, v2): &InsIns, m: M) -> Verdict {
-    let lhs = insert(m, *k, *v, insert(m, *k2, *v2, tree.clone()));
-    let rhs = if k == k2 {
-        insert(m, *k, *v, tree.clone())
-    } else {
-        insert(m, *k2, *v2, insert(m, *k, *v, tree.clone()))
-    };
-    same(&lhs, &rhs)
-}
-
-fn insert_delete((tree, k, k2, v): &InsDel, m: M) -> Verdict {
-    let lhs = insert(m, *k, *v, delete(m, *k2, tree.clone()));
-    let rhs = if k == k2 {
-        insert(m, *k, *v, tree.clone())
-    } else {
-        delete(m, *k2, insert(m, *k, *v, tree.clone()))
-    };
-    same(&lhs, &rhs)
-}
-
-fn delete_insert((tree, k, k2, v2): &InsDel, m: M) -> Verdict {
-    let lhs = delete(m, *k, insert(m, *k2, *v2, tree.clone()));
-    let rhs = if k == k2 {
-        delete(m, *k, tree.clone())
-    } else {
-        insert(m, *k2, *v2, delete(m, *k, tree.clone()))
-    };
-    same(&lhs, &rhs)
-}
-
-fn delete_delete((tree, k, k2): &DPost, m: M) -> Verdict {
-    let lhs = delete(m, *k, delete(m, *k2, tree.clone()));
-    let rhs = delete(m, *k2, delete(m, *k, tree.clone()));
-    same(&lhs, &rhs)
 }
 
 // ------------------------------------------------------------------------ the generators
@@ -493,49 +437,49 @@ fn properties() -> Vec<Box<dyn Property>> {
         ),
         spec!(
             "RbtInsertPost",
-            insert_post,
+            map_laws::insert_post::<Rbt>,
             (sl_tree, sl_key, sl_key, sl_key),
             (pt_tree, pt_key, pt_key, pt_key)
         ),
         spec!(
             "RbtDeletePost",
-            delete_post,
+            map_laws::delete_post::<Rbt>,
             (sl_tree, sl_key, sl_key),
             (pt_tree, pt_key, pt_key)
         ),
         spec!(
             "RbtInsertModel",
-            insert_model,
+            map_laws::insert_model::<Rbt>,
             (sl_tree, sl_key, sl_key),
             (pt_tree, pt_key, pt_key)
         ),
         spec!(
             "RbtDeleteModel",
-            delete_model,
+            map_laws::delete_model::<Rbt>,
             (sl_tree, sl_key),
             (pt_tree, pt_key)
         ),
         spec!(
             "RbtInsertInsert",
-            insert_insert,
+            map_laws::insert_insert::<Rbt>,
             (sl_tree, sl_key, sl_key, sl_key, sl_key),
             (pt_tree, pt_key, pt_key, pt_key, pt_key)
         ),
         spec!(
             "RbtInsertDelete",
-            insert_delete,
+            map_laws::insert_delete::<Rbt>,
             (sl_tree, sl_key, sl_key, sl_key),
             (pt_tree, pt_key, pt_key, pt_key)
         ),
         spec!(
             "RbtDeleteInsert",
-            delete_insert,
+            map_laws::delete_insert::<Rbt>,
             (sl_tree, sl_key, sl_key, sl_key),
             (pt_tree, pt_key, pt_key, pt_key)
         ),
         spec!(
             "RbtDeleteDelete",
-            delete_delete,
+            map_laws::delete_delete::<Rbt>,
             (sl_tree, sl_key, sl_key),
             (pt_tree, pt_key, pt_key)
         ),
