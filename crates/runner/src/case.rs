@@ -693,6 +693,52 @@ impl TestCase {
         value
     }
 
+    /// Runs `f` inside a span labelled `label` (when recording), without showing what it
+    /// draws as a top-level draw: the state machine's steps are shown as numbered lines
+    /// ([`TestCase::show`]) instead of the `Debug` text of their draws.
+    pub(crate) fn in_span<T>(
+        &mut self,
+        label: &'static str,
+        f: impl FnOnce(&mut TestCase) -> T,
+    ) -> T {
+        if !self.record {
+            return f(self);
+        }
+        let at = self.spans.len();
+        self.spans.push(Span {
+            label,
+            start: self.n_choices as u32,
+            end: 0,
+            depth: self.depth,
+        });
+        journal(JournalEntry::SpanStart {
+            label,
+            depth: self.depth,
+        });
+        self.depth += 1;
+        let value = f(self);
+        self.depth -= 1;
+        self.spans[at].end = self.n_choices as u32;
+        journal(JournalEntry::SpanEnd);
+        value
+    }
+
+    /// True when this case keeps the readable input (a recording or capturing replay): what
+    /// [`TestCase::show`] and [`TestCase::note`] keep is only kept then.
+    pub(crate) fn is_capturing(&self) -> bool {
+        self.capture
+    }
+
+    /// Adds `line` to the readable input, in order with the top-level draws (not as a
+    /// `note:`): a state machine's numbered steps. Kept only while capturing.
+    pub(crate) fn show(&mut self, line: impl FnOnce() -> String) {
+        if self.capture {
+            let text = line();
+            journal(JournalEntry::Drawn(&text));
+            self.drawn.push(text);
+        }
+    }
+
     /// Adds a line to the failure report (shown with the minimal input), like Hypothesis'
     /// `note`. Kept only while capturing, so it costs nothing on the fast path.
     pub fn note(&mut self, line: impl FnOnce() -> String) {

@@ -43,6 +43,7 @@ mod rng;
 mod run;
 mod shrink;
 mod signature;
+pub mod stateful;
 mod trials;
 mod watchdog;
 
