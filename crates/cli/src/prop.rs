@@ -1,5 +1,6 @@
 //! `cargo xtask prop ...`: run the property suite, list it, replay a seed or a minimal input.
 
+mod bazel;
 mod clean;
 mod isolate;
 mod output;

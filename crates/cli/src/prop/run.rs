@@ -5,16 +5,39 @@
 //! runs it while a [`Reporter`] prints each property's summary as it finishes, and [`finish`]
 //! adds what the supervision found, writes the CI files and picks the exit status.
 
+use super::bazel::Protocol;
 use super::*;
 use crate::common::store::{Currents, Judged, Stored};
+use seedledger_format::CiShard;
 use seedledger_runner::{engine::CodeIdentity, engine::RunSummary, engine::TrialExecutor};
 use std::sync::Arc;
 
 pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
+    // Bazel's premature-exit file, created first by the process Bazel started and removed
+    // only at a clean end (see `bazel.rs`).
+    let premature = match args.supervised_worker {
+        Some(_) => None,
+        None => match Protocol::from_env().premature_exit_file.as_deref() {
+            None => None,
+            Some(path) => match super::bazel::PrematureExit::create(path) {
+                Ok(guard) => Some(guard),
+                Err(e) => return error(e),
+            },
+        },
+    };
+    let clean_end = |status: ExitStatus| {
+        premature.map(super::bazel::PrematureExit::clean_end);
+        status
+    };
     let inputs = match Inputs::resolve(&args, suite) {
         Ok(inputs) => inputs,
-        Err(status) => return status,
+        Err(status) => return clean_end(status),
     };
+    if args.supervised_worker.is_none()
+        && let Err(status) = inputs.follow_bazel(&args)
+    {
+        return clean_end(status);
+    }
     let mut reporter = Reporter {
         format: args.common.format,
         freezes: inputs.freezes,
@@ -32,7 +55,12 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         (inputs.executor, inputs.observe.as_deref()),
         |property, result| reporter.report(property, result),
     );
-    finish(&args, &inputs.ci, supervision, reporter)
+    // A clean end: the run process ran every property it started to its end, and no signal
+    // stopped the run.
+    let clean =
+        supervision.crashed.is_empty() && !supervision.tool_error && supervision.signal.is_none();
+    let status = finish(&args, &inputs.ci, supervision, reporter);
+    if clean { clean_end(status) } else { status }
 }
 
 /// What `prop run` runs, resolved from its arguments before the first trial.
@@ -49,6 +77,11 @@ struct Inputs {
     progress: bool,
     freezes: Freezes,
     ci: CiFiles,
+    /// Bazel's test protocol's variables (see `bazel.rs`).
+    bazel: Protocol,
+    /// The CI's shard variables that named the part of the plan this run plans (none with an
+    /// explicit `--partition` part).
+    shard: Option<CiShard>,
 }
 
 impl Inputs {
@@ -65,11 +98,12 @@ impl Inputs {
             None => path,
         };
         let root = fixed(root_of(&args.common));
-        let ci = CiFiles::fixed(args);
+        let bazel = Protocol::from_env();
+        let ci = CiFiles::fixed(args, &bazel);
         if let Err(e) = seedledger_format::check_id("patch id", &args.patch_id) {
             return Err(error(format_args!("--patch-id: {e}")));
         }
-        let (seeds, partition) = seed_plan(args, worker.is_none())?;
+        let (seeds, partition, shard) = seed_plan(args, worker.is_none())?;
         let selected = selection(args, suite)?;
         let Ok(shrink_max_time) = Duration::try_from_secs_f64(args.shrink_max_seconds) else {
             return Err(error(
@@ -100,10 +134,12 @@ impl Inputs {
             code,
             signer,
             partition,
-            out_dir: args
-                .out
-                .clone()
-                .map_or_else(|| root.join("target").join("seedledger"), fixed),
+            // `--out`, else Bazel's undeclared outputs, else ROOT/target/seedledger.
+            out_dir: fixed(args.out.clone().unwrap_or_else(|| {
+                bazel
+                    .evidence_dir()
+                    .unwrap_or_else(|| root.join("target").join("seedledger"))
+            })),
             root,
             patch_id: args.patch_id.clone(),
             runner: args.runner.into(),
@@ -158,17 +194,86 @@ impl Inputs {
             progress,
             freezes,
             ci,
+            bazel,
+            shard,
         })
+    }
+
+    /// The supervisor's part of Bazel's test protocol, before the first trial: touches
+    /// `TEST_SHARD_STATUS_FILE` when Bazel's shard variables named the part of the plan, and
+    /// says what the run does of the protocol (see `bazel.rs`).
+    fn follow_bazel(&self, args: &RunArgs) -> Result<(), ExitStatus> {
+        let p = &self.bazel;
+        let mut honoured = super::bazel::Honoured::default();
+        let bazel_shard = self.shard.filter(|s| s.from.total == "TEST_TOTAL_SHARDS");
+        match (&p.shard_status_file, bazel_shard) {
+            (Some(status), Some(shard)) => {
+                super::bazel::touch(status).map_err(error)?;
+                honoured.push(format!(
+                    "TEST_SHARD_STATUS_FILE touched (this shard runs part {} of the plan)",
+                    shard.partition
+                ));
+            }
+            (Some(_), None) => honoured.push(format!(
+                "TEST_SHARD_STATUS_FILE not touched: {}, so every shard would run the same seeds",
+                match args.partition {
+                    Some(PartitionArg::Part(part)) => format!("--partition {part} was given"),
+                    _ => "TEST_TOTAL_SHARDS/TEST_SHARD_INDEX are not set".to_string(),
+                }
+            )),
+            (None, _) => {}
+        }
+        if let Some(dir) = &p.outputs_dir {
+            honoured.push(match &args.out {
+                None => format!(
+                    "evidence in TEST_UNDECLARED_OUTPUTS_DIR ({})",
+                    self.config.out_dir.display()
+                ),
+                Some(out) => format!(
+                    "evidence in --out {} (not TEST_UNDECLARED_OUTPUTS_DIR {})",
+                    out.display(),
+                    dir.display()
+                ),
+            });
+        }
+        if let Some(xml) = &p.xml_output_file {
+            honoured.push(match &args.junit {
+                None => format!("JUnit to XML_OUTPUT_FILE ({})", xml.display()),
+                Some(junit) => format!(
+                    "JUnit to --junit {} (not XML_OUTPUT_FILE {})",
+                    junit.display(),
+                    xml.display()
+                ),
+            });
+        }
+        if let Some(tmp) = &p.tmpdir {
+            honoured.push(format!("TMPDIR={} (TEST_TMPDIR)", tmp.display()));
+        }
+        if p.premature_exit_file.is_some() {
+            honoured.push("TEST_PREMATURE_EXIT_FILE created, removed at a clean end");
+        }
+        if let Some(line) = honoured.line() {
+            errln!("{line}");
+        }
+        Ok(())
     }
 }
 
 /// The seed plan (`--seeds`, or `--cases` from `--base-seed`), and the part of it this run
 /// plans with `--partition` (or the CI's shard variables, said when `announce`): the receipt
 /// then says which part of which whole plan.
+#[allow(clippy::type_complexity)]
 fn seed_plan(
     args: &RunArgs,
     announce: bool,
-) -> Result<(Vec<u64>, Option<seedledger_format::PartitionRecord>), ExitStatus> {
+) -> Result<
+    (
+        Vec<u64>,
+        Option<seedledger_format::PartitionRecord>,
+        Option<CiShard>,
+    ),
+    ExitStatus,
+> {
     let seeds = match (&args.seeds, args.cases) {
         (Some(text), _) => seedledger_runner::engine::parse_seeds(text),
         (None, cases) => seedledger_runner::engine::cases(
@@ -183,22 +288,23 @@ fn seed_plan(
     // A part of the plan: the run plans the part's seeds; the receipt says which part of
     // which whole plan.
     Ok(match part_of_plan(args.partition, announce)? {
-        None => (seeds, None),
-        Some(part) => (
+        None => (seeds, None, None),
+        Some((part, shard)) => (
             part.select(&seeds),
             Some(seedledger_format::PartitionRecord::new(part, &seeds)),
+            shard,
         ),
     })
 }
 
-/// The part `--partition` names, or the CI's shard variables (`auto`, or no `--partition`):
-/// an explicit part wins over the variables.
+/// The part `--partition` names, or the CI's shard variables (`auto`, or no `--partition`),
+/// with the variables that named it: an explicit part wins over the variables.
 fn part_of_plan(
     given: Option<PartitionArg>,
     announce: bool,
-) -> Result<Option<seedledger_format::Partition>, ExitStatus> {
+) -> Result<Option<(seedledger_format::Partition, Option<CiShard>)>, ExitStatus> {
     if let Some(PartitionArg::Part(part)) = given {
-        return Ok(Some(part));
+        return Ok(Some((part, None)));
     }
     let env = |name: &str| std::env::var(name).ok();
     match (seedledger_format::shard_from_env(env), given) {
@@ -220,7 +326,7 @@ fn part_of_plan(
                     "note: this run is part {shard} (the whole plan is split across the shards)"
                 );
             }
-            Ok(Some(shard.partition))
+            Ok(Some((shard.partition, Some(shard))))
         }
     }
 }
@@ -329,13 +435,18 @@ struct CiFiles {
 }
 
 impl CiFiles {
-    fn fixed(args: &RunArgs) -> CiFiles {
-        let junit = args.junit.as_deref().map(|given| {
-            (
-                given.to_path_buf(),
-                seedledger_runner::engine::anchored(given),
-            )
-        });
+    fn fixed(args: &RunArgs, bazel: &Protocol) -> CiFiles {
+        // `--junit`, else Bazel's XML_OUTPUT_FILE.
+        let junit = args
+            .junit
+            .as_deref()
+            .or(bazel.xml_output_file.as_deref())
+            .map(|given| {
+                (
+                    given.to_path_buf(),
+                    seedledger_runner::engine::anchored(given),
+                )
+            });
         let on_github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
         let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY")
             .filter(|p| !p.is_empty())

@@ -144,6 +144,8 @@ impl RunProcess {
             .args(progress.then_some("--progress-events"))
             .arg("--events-fd")
             .arg(events_theirs.as_raw_fd().to_string())
+            // Under `bazel test`, TMPDIR=$TEST_TMPDIR (see `prop/bazel.rs`).
+            .envs(crate::prop::bazel::Protocol::from_env().worker_env())
             .stdin(Stdio::null())
             .stdout(Stdio::piped());
         procs::pass_fd(&mut command, events_theirs.as_raw_fd());
