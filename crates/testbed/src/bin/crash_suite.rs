@@ -40,6 +40,10 @@
 //! later as an orphaned grandchild through `sh`), appending each pid to `lingering.pids` in
 //! the working directory. `lingers_then_hangs` leaves one behind the same way (its own
 //! child) and then never returns.
+//!
+//! `writes_temp` passes after creating `crash_suite.temp-probe` in the directory
+//! `std::env::temp_dir()` names (`$TMPDIR`): the Bazel protocol tests
+//! (`crates/testbed/tests/cli/bazel.rs`) look for it in `$TEST_TMPDIR`.
 
 use seedledger_runner::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -411,6 +415,14 @@ fn lingers_then_hangs(tc: &mut TestCase, _: &Fixture) -> PropResult {
     }
 }
 
+/// Creates `crash_suite.temp-probe` where temporary files go, and passes.
+fn writes_temp(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    let _ = tc.draw(&int(0..=9u8));
+    let probe = std::env::temp_dir().join("crash_suite.temp-probe");
+    std::fs::write(&probe, b"")?;
+    Ok(())
+}
+
 const CRASH_SUITE: &[Property] = &[
     Property::new("passes", passes),
     Property::new("exits_zero", exits_zero),
@@ -439,6 +451,7 @@ const CRASH_SUITE: &[Property] = &[
     Property::new("forges_protocol", forges_protocol),
     Property::new("lingers", lingers),
     Property::new("lingers_then_hangs", lingers_then_hangs),
+    Property::new("writes_temp", writes_temp),
 ];
 
 fn main() -> std::process::ExitCode {

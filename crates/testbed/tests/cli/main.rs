@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod anchored;
+mod bazel;
 mod bench;
 mod campaign;
 mod citer;
