@@ -1,7 +1,7 @@
 //! The shard variables of Bazel and the CI services, through the real binary: a run that
 //! sees them plans exactly its part of the plan (as `--partition slice:M/N`), says so, and the
-//! parts merged cover every planned seed exactly once; half a pair, or an index out of range,
-//! runs nothing.
+//! parts merged cover every planned seed exactly once, for 1, 2, 3, 8 and 13 shards of each
+//! engine; half a pair, an index out of range or a total of 0 runs nothing.
 
 use crate::support::{Root, Run};
 use serde_json::Value;
@@ -66,6 +66,13 @@ fn shards(root: &Root, (total, index, first): (&str, &str, u64), n: u64) -> Vec<
                 "{}",
                 run.stderr
             );
+            // The summary line says the run was a part, of which plan.
+            assert!(
+                run.stdout
+                    .contains(&format!("(part {part} of a {CASES}-seed plan)")),
+                "{}",
+                run.stdout
+            );
             let r = receipt(root, &out);
             let planned = seeds(&r["planned_seeds"]);
             let want: Vec<u64> = (1..=CASES).filter(|s| (s - 1) % n == k).collect();
@@ -75,62 +82,91 @@ fn shards(root: &Root, (total, index, first): (&str, &str, u64), n: u64) -> Vec<
         .collect()
 }
 
-#[test]
-fn every_engine_s_shards_cover_the_plan_exactly_once_and_merge_into_it() {
+/// Each engine's shards, 1, 2, 3, 8 and 13 of them, by its own variables and numbering (no
+/// `--partition`): each plans its slice, the attempted seeds of all cover the plan exactly
+/// once, and `gate merge` makes of them one receipt that plans and attempts the whole plan.
+fn cover_the_plan_exactly_once_and_merge_into_it(engine: (&str, &str, u64)) {
     let root = Root::new();
     let plan: Vec<u64> = (1..=CASES).collect();
-    for (e, engine) in ENGINES.iter().enumerate() {
-        // Every count for one engine (GitLab, numbered from 1); a few for the others.
-        let counts: &[u64] = if e == 1 { &[1, 2, 3, 8, 13] } else { &[1, 3] };
-        for &n in counts {
-            let outs = shards(&root, *engine, n);
-            let mut all: Vec<u64> = outs
-                .iter()
-                .flat_map(|out| seeds(&receipt(&root, out)["attempted_seeds"]))
-                .collect();
-            all.sort_unstable();
-            assert_eq!(all, plan, "{} with {n} shards", engine.1);
-            let merged = format!("merged-{}-{n}", engine.1);
-            let mut args = vec!["gate", "merge", "--out", merged.as_str()];
-            let files: Vec<String> = outs
-                .iter()
-                .map(|out| format!("{out}/local/{PROPERTY}.receipt.json"))
-                .collect();
-            args.extend(files.iter().map(String::as_str));
-            let run = root.run(&args);
-            assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-            let m = receipt(&root, &merged);
-            assert_eq!(seeds(&m["planned_seeds"]), plan);
-            assert_eq!(seeds(&m["attempted_seeds"]), plan);
-        }
+    for n in [1, 2, 3, 8, 13] {
+        let outs = shards(&root, engine, n);
+        let mut all: Vec<u64> = outs
+            .iter()
+            .flat_map(|out| seeds(&receipt(&root, out)["attempted_seeds"]))
+            .collect();
+        all.sort_unstable();
+        // Exactly once: no seed in two shards, none in none.
+        assert_eq!(all, plan, "{} with {n} shards", engine.1);
+        let merged = format!("merged-{}-{n}", engine.1);
+        let mut args = vec!["gate", "merge", "--out", merged.as_str()];
+        let files: Vec<String> = outs
+            .iter()
+            .map(|out| format!("{out}/local/{PROPERTY}.receipt.json"))
+            .collect();
+        args.extend(files.iter().map(String::as_str));
+        let run = root.run(&args);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        let m = receipt(&root, &merged);
+        assert_eq!(seeds(&m["planned_seeds"]), plan);
+        assert_eq!(seeds(&m["attempted_seeds"]), plan);
     }
 }
 
 #[test]
-fn half_a_pair_or_an_index_out_of_range_runs_nothing() {
+fn bazel_shards_cover_the_plan_exactly_once_and_merge_into_it() {
+    cover_the_plan_exactly_once_and_merge_into_it(ENGINES[0]);
+}
+
+#[test]
+fn gitlab_shards_cover_the_plan_exactly_once_and_merge_into_it() {
+    cover_the_plan_exactly_once_and_merge_into_it(ENGINES[1]);
+}
+
+#[test]
+fn buildkite_shards_cover_the_plan_exactly_once_and_merge_into_it() {
+    cover_the_plan_exactly_once_and_merge_into_it(ENGINES[2]);
+}
+
+#[test]
+fn circleci_shards_cover_the_plan_exactly_once_and_merge_into_it() {
+    cover_the_plan_exactly_once_and_merge_into_it(ENGINES[3]);
+}
+
+#[test]
+fn half_a_pair_an_index_out_of_range_or_no_shards_runs_nothing_for_every_engine() {
     let root = Root::new();
-    for env in [
-        &[("TEST_TOTAL_SHARDS", "4")][..],
-        &[("CI_NODE_INDEX", "2")][..],
-        &[
-            ("BUILDKITE_PARALLEL_JOB_COUNT", "3"),
-            ("BUILDKITE_PARALLEL_JOB", "3"),
-        ][..],
-        &[("CIRCLE_NODE_TOTAL", "2"), ("CIRCLE_NODE_INDEX", "-1")][..],
-        &[("CI_NODE_TOTAL", "4"), ("CI_NODE_INDEX", "0")][..],
-    ] {
-        let run = run_shard(&root, "refused", &[], env);
-        assert_eq!(run.code, 2, "{env:?}\n{}\n{}", run.stdout, run.stderr);
-        assert!(run.stderr.contains("no trial runs"), "{}", run.stderr);
-        assert!(
-            run.stderr.contains(env[0].0) || run.stderr.contains(env[env.len() - 1].0),
-            "{}",
-            run.stderr
-        );
-        assert!(
-            !root.path().join("refused").exists(),
-            "{env:?}: evidence was written"
-        );
+    for (total, index, first) in ENGINES {
+        let past = (4 + first).to_string();
+        let below = if first == 1 { "0" } else { "-1" };
+        let first = first.to_string();
+        for env in [
+            // Half a pair, either half.
+            vec![(total, "4")],
+            vec![(index, first.as_str())],
+            // An index past the last shard, or before the first.
+            vec![(total, "4"), (index, past.as_str())],
+            vec![(total, "4"), (index, below)],
+            // No shards at all.
+            vec![(total, "0"), (index, first.as_str())],
+        ] {
+            let run = run_shard(&root, "refused", &[], &env);
+            assert_eq!(run.code, 2, "{env:?}\n{}\n{}", run.stdout, run.stderr);
+            assert!(run.stderr.contains("no trial runs"), "{}", run.stderr);
+            assert!(
+                run.stderr.contains(env[0].0) || run.stderr.contains(env[env.len() - 1].0),
+                "{}",
+                run.stderr
+            );
+            assert!(
+                !run.stderr.contains("note: this run is part"),
+                "{}",
+                run.stderr
+            );
+            assert!(
+                !root.path().join("refused").exists(),
+                "{env:?}: evidence was written"
+            );
+        }
     }
 }
 
