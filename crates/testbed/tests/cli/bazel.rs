@@ -464,3 +464,218 @@ fn refusals_and_explicit_options_under_bazel() {
         a.run.stderr
     );
 }
+
+/// The repositories Bazel 4's `sh_test` reaches for and would download (a coverage tool, the
+/// C++ and Java rules for its launcher and toolchains), each replaced by a local stub that
+/// forwards to Bazel's native rules, so that no test reaches the network.
+const STUB_REPOSITORIES: [(&str, &str, &str); 3] = [
+    (
+        "remote_coverage_tools",
+        "BUILD",
+        "package(default_visibility = [\"//visibility:public\"])\nfilegroup(name = \"coverage_report_generator\", srcs = [\"BUILD\"])\n",
+    ),
+    ("rules_cc", "cc/defs.bzl", "cc"),
+    ("rules_java", "java/defs.bzl", "java"),
+];
+
+/// The `defs.bzl` of a stub rules repository: each rule of `lang` forwards to Bazel's own.
+fn forwarding_rules(lang: &str) -> String {
+    let rules: &[&str] = if lang == "cc" {
+        &[
+            "cc_binary",
+            "cc_library",
+            "cc_test",
+            "cc_import",
+            "cc_toolchain",
+            "cc_toolchain_suite",
+            "cc_proto_library",
+            "objc_library",
+        ]
+    } else {
+        &[
+            "java_binary",
+            "java_import",
+            "java_library",
+            "java_plugin",
+            "java_runtime",
+            "java_test",
+            "java_toolchain",
+            "java_proto_library",
+            "java_lite_proto_library",
+            "java_package_configuration",
+        ]
+    };
+    rules
+        .iter()
+        .map(|r| format!("def {r}(**kwargs):\n    native.{r}(**kwargs)\n"))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a real Bazel on PATH ($SEEDLEDGER_BAZEL, default `bazel`): Debian's bazel-bootstrap; .ci/run installs it and runs this test"]
+fn a_real_bazel_runs_the_suite_sharded() {
+    let ws = crash_root(&["passes", "writes_temp", "exits_zero"]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut overrides = Vec::new();
+    for (name, file, text) in STUB_REPOSITORIES {
+        let repo = elsewhere.path().join("stubs").join(name);
+        let path = repo.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(repo.join("WORKSPACE"), "").unwrap();
+        std::fs::write(repo.join("BUILD"), "").unwrap();
+        let text = match text {
+            "cc" | "java" => forwarding_rules(text),
+            build => build.to_string(),
+        };
+        std::fs::write(&path, text).unwrap();
+        if file != "BUILD" {
+            std::fs::write(path.parent().unwrap().join("BUILD"), "").unwrap();
+        }
+        overrides.push(format!("--override_repository={name}={}", repo.display()));
+    }
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_crash_suite"),
+        ws.path().join("crash_suite"),
+    )
+    .unwrap();
+    std::fs::write(ws.path().join("WORKSPACE"), "").unwrap();
+    let counts = [1u64, 2, 3, 8, 13];
+    std::fs::write(
+        ws.path().join("BUILD"),
+        format!(
+            r#"DATA = glob(["props/*.md", "fixtures/*.json"])
+[sh_test(
+    name = "suite_%d" % n,
+    srcs = ["crash_suite"],
+    data = DATA,
+    args = ["prop", "run", "--property", "passes", "--property", "writes_temp", "--cases", "{CASES}"],
+    shard_count = n,
+) for n in {counts:?}]
+sh_test(
+    name = "exits",
+    srcs = ["crash_suite"],
+    data = DATA,
+    args = ["prop", "run", "--property", "passes", "--property", "exits_zero", "--seeds", "101..=105", "--jobs", "1"],
+)
+"#
+        ),
+    )
+    .unwrap();
+    let bazel = std::env::var("SEEDLEDGER_BAZEL").unwrap_or_else(|_| "bazel".into());
+    let out = Command::new(&bazel)
+        .current_dir(ws.path())
+        .arg("--batch")
+        .arg("--nohome_rc")
+        .arg(format!(
+            "--output_user_root={}",
+            elsewhere.path().join("root").display()
+        ))
+        .args(["test", "//:all", "--keep_going", "--test_output=errors"])
+        .args(&overrides)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot start `{bazel}` (install Debian's bazel-bootstrap): {e}")
+        });
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // 3: the build passed and some test failed (`exits`, and it alone).
+    assert_eq!(out.status.code(), Some(3), "{log}");
+    assert!(
+        !log.contains("Download from"),
+        "Bazel reached for the network:\n{log}"
+    );
+    let outcome = |target: &str| {
+        log.lines()
+            .find(|l| l.starts_with(&format!("//:{target} ")))
+            .unwrap_or_else(|| panic!("no outcome for {target}:\n{log}"))
+            .to_string()
+    };
+    assert!(outcome("exits").contains("FAILED"), "{log}");
+    let testlogs = ws.path().join("bazel-testlogs");
+    let plan: Vec<u64> = (1..=CASES).collect();
+    for n in counts {
+        assert!(outcome(&format!("suite_{n}")).contains("PASSED"), "{log}");
+        let mut receipts = Vec::new();
+        for k in 0..n {
+            // Bazel runs a test with shard_count = 1 unsharded.
+            let dir = match n {
+                1 => testlogs.join("suite_1"),
+                _ => testlogs.join(format!("suite_{n}/shard_{}_of_{n}", k + 1)),
+            };
+            assert_eq!(dir.join("test.shard").exists(), n > 1, "{}", dir.display());
+            let xml = std::fs::read_to_string(dir.join("test.xml")).unwrap();
+            let report = Report::deserialize_from_str(&xml).unwrap();
+            let names: Vec<&str> = report.test_suites[0]
+                .test_cases
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            assert_eq!(names, ["passes", "writes_temp"], "{xml}");
+            let test_log = std::fs::read_to_string(dir.join("test.log")).unwrap();
+            assert!(
+                test_log.contains("note: Bazel's test protocol: "),
+                "{test_log}"
+            );
+            // The undeclared outputs, zipped by Bazel: the evidence of this shard.
+            let unzipped = elsewhere.path().join(format!("outputs/{n}/{k}"));
+            std::fs::create_dir_all(&unzipped).unwrap();
+            let zip = dir.join("test.outputs/outputs.zip");
+            let unzip = Command::new("unzip")
+                .arg("-q")
+                .arg(&zip)
+                .arg("-d")
+                .arg(&unzipped)
+                .output()
+                .expect("unzip");
+            assert!(
+                unzip.status.success(),
+                "unzip {}: {}{}",
+                zip.display(),
+                String::from_utf8_lossy(&unzip.stderr),
+                test_log
+            );
+            let receipt = unzipped.join("seedledger/local/passes.receipt.json");
+            assert!(receipt.is_file(), "{}", receipt.display());
+            assert!(
+                unzipped
+                    .join("seedledger/local/passes.witness.jsonl")
+                    .is_file()
+            );
+            receipts.push(receipt.to_str().unwrap().to_string());
+        }
+        let read = |path: &Path| -> Value {
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        };
+        let m = if n == 1 {
+            // Unsharded: the receipt is the whole plan's.
+            read(Path::new(&receipts[0]))
+        } else {
+            let merged = format!("merged-{n}");
+            let mut args = vec!["gate", "merge", "--out", &merged];
+            args.extend(receipts.iter().map(String::as_str));
+            let run = finish(crash_command(ws.path(), &args));
+            assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+            read(
+                &ws.path()
+                    .join(format!("{merged}/local/passes.receipt.json")),
+            )
+        };
+        assert_eq!(seeds(&m["planned_seeds"]), plan, "{n} shards");
+        assert_eq!(seeds(&m["attempted_seeds"]), plan, "{n} shards");
+    }
+    let xml = std::fs::read_to_string(testlogs.join("exits/test.xml")).unwrap();
+    let report = Report::deserialize_from_str(&xml).unwrap();
+    let exits: Vec<(&str, bool)> = report.test_suites[0]
+        .test_cases
+        .iter()
+        .map(|c| {
+            let passed = matches!(c.status, TestCaseStatus::Success { .. });
+            (c.name.as_str(), passed)
+        })
+        .collect();
+    assert_eq!(exits, [("passes", true), ("exits_zero", false)], "{xml}");
+}
