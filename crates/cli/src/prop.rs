@@ -182,7 +182,8 @@ pub struct RunArgs {
     /// freezes retire when this identity changes.
     #[arg(long, env = "SEEDLEDGER_BASE", value_name = "REV")]
     base: Option<String>,
-    /// Directory for receipts and witness rows [default: ROOT/target/seedledger].
+    /// Directory for receipts and witness rows [default: ROOT/target/seedledger; under
+    /// `bazel test`, $TEST_UNDECLARED_OUTPUTS_DIR/seedledger].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// The freeze store whose active citations this run honours [default: ROOT/props/freezes].
@@ -227,7 +228,9 @@ pub struct RunArgs {
     shrink_max_seconds: f64,
     /// Also write a JUnit XML report (one testsuite `seedledger`, one testcase per property)
     /// to FILE, atomically, once every property has finished — also when some failed. A
-    /// projection for CI dashboards: the JSON receipts stay the truth.
+    /// projection for CI dashboards: the JSON receipts stay the truth [default under `bazel
+    /// test`: $XML_OUTPUT_FILE]. (Bazel's test protocol: see the book,
+    /// `book/src/running/bazel.md`.)
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
     /// Print a GitHub Actions `::error` workflow command to stderr for every property that

@@ -26,7 +26,9 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         },
     };
     let clean_end = |status: ExitStatus| {
-        premature.map(super::bazel::PrematureExit::clean_end);
+        if let Some(premature) = premature {
+            premature.clean_end();
+        }
         status
     };
     let inputs = match Inputs::resolve(&args, suite) {
