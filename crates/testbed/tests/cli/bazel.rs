@@ -15,7 +15,7 @@
 //! `a_real_bazel_runs_the_suite_sharded` runs the same under a real Bazel when one is
 //! installed (Debian's `bazel-bootstrap`; see the book, `book/src/running/bazel.md`).
 
-use crate::support::{Run, crash_command, crash_root, finish};
+use crate::support::{Run, crash_command, crash_root, finish, read_json, seeds};
 use quick_junit::{Report, TestCaseStatus};
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
@@ -57,9 +57,7 @@ impl Attempt {
             .join(format!("seedledger/local/{property}.receipt.json"))
     }
     fn receipt(&self, property: &str) -> Value {
-        let text = std::fs::read_to_string(self.receipt_path(property))
-            .unwrap_or_else(|e| panic!("{property}: {e}\n{}", self.run.stderr));
-        serde_json::from_str(&text).unwrap()
+        read_json(&self.receipt_path(property))
     }
     /// The JUnit report, read back (well-formed XML, or the test fails).
     fn junit(&self) -> Report {
@@ -247,19 +245,12 @@ impl Bazel {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let run = finish(crash_command(self.source(), &args));
         assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-        let path = self
-            .source()
-            .join(format!("{out}/local/{property}.receipt.json"));
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        read_json(
+            &self
+                .source()
+                .join(format!("{out}/local/{property}.receipt.json")),
+        )
     }
-}
-
-fn seeds(v: &Value) -> Vec<u64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_u64().unwrap())
-        .collect()
 }
 
 /// A passing attempt followed the protocol: exit 0, the status file touched exactly when
@@ -357,6 +348,16 @@ fn every_shard_count_follows_the_protocol_and_the_shards_merge_into_the_plan() {
     }
 }
 
+/// `passes` passed and `exits_zero` failed (exit 1, the XML's testcases), and the
+/// premature-exit file is left or not.
+fn assert_exits_zero_failed(a: &Attempt, premature_left: bool) {
+    let all = format!("{}\n{}", a.run.stdout, a.run.stderr);
+    assert_eq!(a.run.code, 1, "{all}");
+    assert_eq!(a.premature().exists(), premature_left, "{all}");
+    let want = [("passes", true), ("exits_zero", false)].map(|(p, ok)| (p.to_string(), ok));
+    assert_eq!(a.cases(), want, "{all}");
+}
+
 #[test]
 fn a_property_that_exits_the_process_leaves_the_premature_exit_file() {
     let bazel = Bazel::new(&["passes", "exits_zero"]);
@@ -372,34 +373,15 @@ fn a_property_that_exits_the_process_leaves_the_premature_exit_file() {
         "--jobs",
         "1",
     ];
+    // In the run process, the exit ends it: the file stays (and Bazel fails the test).
     let a = bazel.test("exits", None, &args);
-    let all = format!("{}\n{}", a.run.stdout, a.run.stderr);
-    assert_eq!(a.run.code, 1, "{all}");
-    assert!(a.premature().exists(), "no premature-exit file: {all}");
-    assert_eq!(
-        a.cases(),
-        vec![
-            ("passes".to_string(), true),
-            ("exits_zero".to_string(), false)
-        ],
-        "{all}"
-    );
+    assert_exits_zero_failed(&a, true);
     // Isolated, the exit is a failing trial and the run ends cleanly: the file goes, the
     // exit status and the XML still say the property failed.
     let mut isolated = args.to_vec();
     isolated.push("--isolate");
     let a = bazel.test("exits_isolated", None, &isolated);
-    let all = format!("{}\n{}", a.run.stdout, a.run.stderr);
-    assert_eq!(a.run.code, 1, "{all}");
-    assert!(!a.premature().exists(), "premature-exit file left: {all}");
-    assert_eq!(
-        a.cases(),
-        vec![
-            ("passes".to_string(), true),
-            ("exits_zero".to_string(), false)
-        ],
-        "{all}"
-    );
+    assert_exits_zero_failed(&a, false);
     assert_eq!(seeds(&a.receipt("exits_zero")["failing_seeds"]), vec![103]);
 }
 
@@ -647,19 +629,16 @@ sh_test(
             );
             receipts.push(receipt.to_str().unwrap().to_string());
         }
-        let read = |path: &Path| -> Value {
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-        };
         let m = if n == 1 {
             // Unsharded: the receipt is the whole plan's.
-            read(Path::new(&receipts[0]))
+            read_json(Path::new(&receipts[0]))
         } else {
             let merged = format!("merged-{n}");
             let mut args = vec!["gate", "merge", "--out", &merged];
             args.extend(receipts.iter().map(String::as_str));
             let run = finish(crash_command(ws.path(), &args));
             assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-            read(
+            read_json(
                 &ws.path()
                     .join(format!("{merged}/local/passes.receipt.json")),
             )

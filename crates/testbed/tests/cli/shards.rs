@@ -3,7 +3,7 @@
 //! parts merged cover every planned seed exactly once, for 1, 2, 3, 8 and 13 shards of each
 //! engine; half a pair, an index out of range or a total of 0 runs nothing.
 
-use crate::support::{Root, Run};
+use crate::support::{Root, Run, read_json, seeds};
 use serde_json::Value;
 
 const PROPERTY: &str = "order_total_nonneg";
@@ -34,18 +34,11 @@ fn run_shard(root: &Root, out: &str, extra: &[&str], env: &[(&str, &str)]) -> Ru
 }
 
 fn receipt(root: &Root, out: &str) -> Value {
-    let path = root
-        .path()
-        .join(format!("{out}/local/{PROPERTY}.receipt.json"));
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn seeds(v: &Value) -> Vec<u64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_u64().unwrap())
-        .collect()
+    read_json(
+        &root
+            .path()
+            .join(format!("{out}/local/{PROPERTY}.receipt.json")),
+    )
 }
 
 /// Runs the `n` shards of `engine` (by its own variables and numbering, no `--partition`);

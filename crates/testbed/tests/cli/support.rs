@@ -243,3 +243,18 @@ pub fn without_shard_variables(cmd: &mut Command) -> &mut Command {
     }
     cmd
 }
+
+/// The JSON file at `path`, read (a receipt, say).
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A JSON array of seeds (a receipt's `planned_seeds`, say) as numbers.
+pub fn seeds(v: &serde_json::Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect()
+}
