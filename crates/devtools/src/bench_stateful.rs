@@ -36,6 +36,7 @@ use seedledger_format::ExitStatus;
 use seedledger_runner::{RunOptions, Scheme};
 use seedledger_statemachines::corpus::{self, Planted};
 use seedledger_statemachines::{Variant, kv, queue};
+use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
@@ -55,6 +56,9 @@ pub struct StatefulBenchArgs {
     /// Run only the named machines (repeatable); the table names them.
     #[arg(long)]
     machine: Vec<String>,
+    /// Also print each tool's most frequent reported failure that is not the minimal.
+    #[arg(long)]
+    counterexamples: bool,
 }
 
 /// A machine of the corpus with its proptest strategies.
@@ -153,6 +157,8 @@ struct Run {
     /// The reported failure: its text (as seedledger prints a sequence) and its steps.
     failure: Option<(String, usize)>,
     time: Duration,
+    /// Sequences run, searching and shrinking.
+    executions: u64,
     /// Why the run stopped without an answer (proptest's abort).
     error: Option<String>,
 }
@@ -166,17 +172,23 @@ fn seedledger_run<M: Planted>(run: u64, cases: u64) -> Run {
     let report = seedledger_runner::run(corpus::property::<M>(Variant::Buggy), &options);
     let time = started.elapsed();
     match report {
-        Ok(report) => Run {
-            failure: report.counterexample().map(|text| {
-                let steps = numbered_steps(text);
-                (text.to_string(), steps)
-            }),
-            time,
-            error: None,
-        },
+        Ok(report) => {
+            let shrinks = report.first_failure.iter().flat_map(|f| &f.minimal);
+            let shrunk: u64 = shrinks.flat_map(|m| &m.passes).map(|p| p.evaluations).sum();
+            Run {
+                failure: report.counterexample().map(|text| {
+                    let steps = numbered_steps(text);
+                    (text.to_string(), steps)
+                }),
+                time,
+                executions: report.tests_run() as u64 + shrunk,
+                error: None,
+            }
+        }
         Err(e) => Run {
             failure: None,
             time,
+            executions: 0,
             error: Some(e.to_string()),
         },
     }
@@ -211,7 +223,9 @@ fn proptest_run<M: ProptestArm, const BUGGY: bool>(run: u64, cases: u64) -> Run 
     // thousands of panics of a shrink off the terminal.
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
+    let executions = std::cell::Cell::new(0u64);
     let result = runner.run(&strategy, |(initial, steps, seen)| {
+        executions.set(executions.get() + 1);
         Sequential::<M, BUGGY>::test_sequential(config.clone(), initial, steps, seen);
         Ok(())
     });
@@ -239,6 +253,7 @@ fn proptest_run<M: ProptestArm, const BUGGY: bool>(run: u64, cases: u64) -> Run 
     Run {
         failure,
         time,
+        executions: executions.get(),
         error,
     }
 }
@@ -251,6 +266,9 @@ struct Tally {
     minimal: u64,
     steps: usize,
     times: Vec<Duration>,
+    executions: u64,
+    /// Each reported failure with how often it was reported.
+    reported: BTreeMap<String, u64>,
     errors: u64,
     error: Option<String>,
 }
@@ -259,10 +277,12 @@ impl Tally {
     fn add(&mut self, run: Run, minimal: &str) {
         self.runs += 1;
         self.times.push(run.time);
+        self.executions += run.executions;
         if let Some((text, steps)) = run.failure {
             self.found += 1;
             self.minimal += u64::from(text == minimal);
             self.steps += steps;
+            *self.reported.entry(text).or_default() += 1;
         }
         if let Some(e) = run.error {
             self.errors += 1;
@@ -283,21 +303,13 @@ impl Tally {
             format!("{:.1}", self.steps as f64 / self.found as f64)
         };
         format!(
-            "{:>7} {:>7} {:>5} {:>9}",
+            "{:>7} {:>7} {:>5} {:>6} {:>8}",
             format!("{}/{}", self.found, self.runs),
             self.minimal,
             steps,
-            short_time(self.median())
+            self.executions / self.runs.max(1),
+            crate::bench_etna::short_time(self.median())
         )
-    }
-}
-
-fn short_time(d: Duration) -> String {
-    let us = d.as_micros();
-    if us < 10_000 {
-        format!("{us}us")
-    } else {
-        format!("{:.1}ms", us as f64 / 1000.0)
     }
 }
 
@@ -314,6 +326,7 @@ fn measure<M: ProptestArm>(args: &StatefulBenchArgs) -> [Tally; 2] {
 /// One row of the table: a machine's name and how to measure it.
 struct Row {
     name: &'static str,
+    minimal: &'static str,
     measure: fn(&StatefulBenchArgs) -> [Tally; 2],
     /// Both arms over the correct system: what failed, if anything did.
     control: fn(u64) -> Option<String>,
@@ -322,6 +335,7 @@ struct Row {
 fn row<M: ProptestArm>() -> Row {
     Row {
         name: M::NAME,
+        minimal: M::MINIMAL,
         measure: measure::<M>,
         control: control::<M>,
     }
@@ -378,25 +392,20 @@ pub fn run(args: &StatefulBenchArgs) -> ExitStatus {
         Scheme::DEFAULT.name()
     );
     outln!(
-        "found = runs that found the bug; minimal = runs whose reported failure is the hand-derived minimal sequence; steps = mean steps in the reported failure; time = median wall time of a run (search + shrink); ratio = seedledger / proptest of the medians"
+        "found = runs that found the bug; minimal = runs whose reported failure is the hand-derived minimal sequence; steps = mean steps in the reported failure; seqs = mean sequences executed per run (search + shrink); time = median wall time of a run (search + shrink); ratio = seedledger / proptest of the median times"
     );
     outln!(
-        "{:<14} | {:^32} | {:^32} |",
+        "{:<14} | {:^38} | {:^38} |",
         "",
         "seedledger",
         "proptest-state-machine"
     );
     let head = format!(
-        "{:>7} {:>7} {:>5} {:>9}",
-        "found", "minimal", "steps", "time"
+        "{:>7} {:>7} {:>5} {:>6} {:>8}",
+        "found", "minimal", "steps", "seqs", "time"
     );
-    outln!(
-        "{:<14} | {head:>32} | {head:>32} | {:>6}",
-        "machine",
-        "ratio"
-    );
-    let mut ratios = Vec::new();
-    let mut totals = [(0, 0), (0, 0)];
+    outln!("{:<14} | {head} | {head} | {:>6}", "machine", "ratio");
+    let mut results = Vec::new();
     let mut disagreements = Vec::new();
     for row in &rows {
         if let Some(e) = (row.control)(args.cases) {
@@ -404,29 +413,23 @@ pub fn run(args: &StatefulBenchArgs) -> ExitStatus {
         }
         let tallies = (row.measure)(args);
         let ratio = tallies[0].median().as_secs_f64() / tallies[1].median().as_secs_f64().max(1e-9);
-        ratios.push(ratio);
         outln!(
             "{:<14} | {} | {} | {ratio:>6.2}",
             row.name,
             tallies[0].cells(),
             tallies[1].cells()
         );
-        for (tally, total) in tallies.iter().zip(totals.iter_mut()) {
-            *total = (total.0 + tally.found, total.1 + tally.minimal);
+        for tally in &tallies {
             if let Some(e) = &tally.error {
                 outln!("    {} runs stopped without an answer: {e}", tally.errors);
             }
         }
+        results.push((row.name, tallies, ratio));
     }
-    let runs = rows.len() as u64 * args.runs;
-    let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-    outln!(
-        "all: seedledger found {}/{runs}, minimal {}; proptest found {}/{runs}, minimal {}; geometric mean of the time ratios {geo:.2}",
-        totals[0].0,
-        totals[0].1,
-        totals[1].0,
-        totals[1].1
-    );
+    summary(&results);
+    if args.counterexamples {
+        counterexamples(&rows, &results);
+    }
     if !disagreements.is_empty() {
         for d in &disagreements {
             errln!("error: {d}");
@@ -438,6 +441,43 @@ pub fn run(args: &StatefulBenchArgs) -> ExitStatus {
         args.cases
     );
     ExitStatus::Success
+}
+
+/// The totals of both tools and the geometric mean of the time ratios.
+fn summary(results: &[(&str, [Tally; 2], f64)]) {
+    let total = |i: usize| {
+        let runs: u64 = results.iter().map(|(_, t, _)| t[i].runs).sum();
+        let found: u64 = results.iter().map(|(_, t, _)| t[i].found).sum();
+        let minimal: u64 = results.iter().map(|(_, t, _)| t[i].minimal).sum();
+        format!("found {found}/{runs}, minimal {minimal}/{runs}")
+    };
+    let logs: f64 = results.iter().map(|(_, _, r)| r.ln()).sum();
+    let geo = (logs / results.len().max(1) as f64).exp();
+    outln!(
+        "all: seedledger {}; proptest {}; geometric mean of the time ratios {geo:.2}",
+        total(0),
+        total(1)
+    );
+}
+
+/// Each tool's most frequent reported failure that is not the minimal, per machine.
+fn counterexamples(rows: &[Row], results: &[(&str, [Tally; 2], f64)]) {
+    outln!();
+    outln!("most frequent reported failure other than the minimal (count / runs that found it):");
+    for (row, (name, tallies, _)) in rows.iter().zip(results) {
+        outln!("{name}: minimal {}", row.minimal);
+        for (tally, tool) in tallies.iter().zip(["seedledger", "proptest"]) {
+            let other = tally
+                .reported
+                .iter()
+                .filter(|(text, _)| **text != row.minimal)
+                .max_by_key(|(_, n)| **n);
+            match other {
+                Some((text, n)) => outln!("    {tool:<10} {n}/{} {text}", tally.found),
+                None => outln!("    {tool:<10} -"),
+            }
+        }
+    }
 }
 
 // The proptest strategies: each machine's command kinds in the order its `command` draws
@@ -655,6 +695,7 @@ mod tests {
             runs: 2,
             cases: 500,
             machine: Vec::new(),
+            counterexamples: false,
         };
         for row in rows() {
             let [sl, pt] = (row.measure)(&args);
@@ -680,6 +721,7 @@ mod tests {
             runs: 1,
             cases: 10,
             machine: vec!["no_such_machine".to_string()],
+            counterexamples: false,
         };
         assert_eq!(run(&args), ExitStatus::Error);
     }

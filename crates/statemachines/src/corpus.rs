@@ -43,6 +43,7 @@ pub mod stack;
 use crate::Variant;
 use seedledger_runner::Property;
 use seedledger_runner::stateful::{self, StateMachine, Steps};
+use std::fmt;
 
 /// A machine of the corpus: its name, its planted bug, and the minimal failing sequence of
 /// the bug.
@@ -67,6 +68,26 @@ pub trait Planted: StateMachine + Sized {
 /// The stateful property of machine `M` over the `variant` system.
 pub fn property<M: Planted>(variant: Variant) -> Property {
     stateful::property(M::NAME, M::new(variant), M::steps())
+}
+
+/// The reply of a system some of whose commands answer a value and the others nothing: in a
+/// failing sequence, a value reads as itself (`Pop -> Some(3)`) and nothing as `()`, which
+/// the runner leaves out (`Push(3)`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Reply<T> {
+    /// A command that answers nothing.
+    Done,
+    /// A command's answer.
+    Value(T),
+}
+
+impl<T: fmt::Debug> fmt::Debug for Reply<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reply::Done => f.write_str("()"),
+            Reply::Value(value) => value.fmt(f),
+        }
+    }
 }
 
 /// One machine of the corpus, for tables: what [`Planted`] says of it, and its property.

@@ -23,12 +23,11 @@
 //! `Alloc, Alloc, Free(1), Alloc, Alloc` in up to a third of the runs.
 
 use crate::Variant;
-use crate::corpus::Planted;
+use crate::corpus::{Planted, Reply};
 use seedledger_runner::prelude::*;
 use seedledger_runner::stateful::StateMachine;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
-use std::fmt;
 
 /// The system under test.
 #[derive(Debug, Clone)]
@@ -82,24 +81,6 @@ pub enum IdOp {
     Free(u32),
 }
 
-/// What the allocator answers: an id, or nothing (a free, shown as `Free(0)`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum IdReply {
-    /// The id allocated.
-    Id(u32),
-    /// A free's answer.
-    Freed,
-}
-
-impl fmt::Debug for IdReply {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            IdReply::Id(id) => id.fmt(f),
-            IdReply::Freed => f.write_str("()"),
-        }
-    }
-}
-
 /// The state machine: an [`Allocator`] checked against the set of ids in use.
 #[derive(Debug, Clone, Copy)]
 pub struct IdPool {
@@ -110,7 +91,7 @@ impl StateMachine for IdPool {
     type Model = BTreeSet<u32>;
     type System = Allocator;
     type Command = IdOp;
-    type Response = IdReply;
+    type Response = Reply<u32>;
 
     fn init_model(&self, _tc: &mut TestCase) -> BTreeSet<u32> {
         BTreeSet::new()
@@ -138,20 +119,20 @@ impl StateMachine for IdPool {
         }
     }
 
-    fn run(&self, allocator: &mut Allocator, op: &IdOp) -> IdReply {
+    fn run(&self, allocator: &mut Allocator, op: &IdOp) -> Reply<u32> {
         match op {
-            IdOp::Alloc => IdReply::Id(allocator.alloc()),
+            IdOp::Alloc => Reply::Value(allocator.alloc()),
             IdOp::Free(id) => {
                 allocator.free(*id);
-                IdReply::Freed
+                Reply::Done
             }
         }
     }
 
-    fn postcondition(&self, in_use: &BTreeSet<u32>, op: &IdOp, reply: &IdReply) -> PropResult {
+    fn postcondition(&self, in_use: &BTreeSet<u32>, op: &IdOp, reply: &Reply<u32>) -> PropResult {
         let expected = match op {
-            IdOp::Alloc => IdReply::Id(least_free(in_use)),
-            IdOp::Free(_) => IdReply::Freed,
+            IdOp::Alloc => Reply::Value(least_free(in_use)),
+            IdOp::Free(_) => Reply::Done,
         };
         prop_assert_eq!(*reply, expected);
         Ok(())

@@ -16,10 +16,9 @@
 //! a take first (the first command kind) would need two more ticks to fill the bucket again.
 
 use crate::Variant;
-use crate::corpus::Planted;
+use crate::corpus::{Planted, Reply};
 use seedledger_runner::prelude::*;
 use seedledger_runner::stateful::StateMachine;
-use std::fmt;
 
 /// The most tokens the bucket holds (and holds at the start).
 pub const CAPACITY: u32 = 3;
@@ -71,24 +70,6 @@ pub enum BucketOp {
     Tick,
 }
 
-/// What the bucket answers: whether a take may go, or nothing (a tick, shown as `Tick`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum BucketReply {
-    /// A take's answer.
-    Granted(bool),
-    /// A tick's answer.
-    Ticked,
-}
-
-impl fmt::Debug for BucketReply {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BucketReply::Granted(granted) => granted.fmt(f),
-            BucketReply::Ticked => f.write_str("()"),
-        }
-    }
-}
-
 /// The state machine: a [`TokenBucket`] checked against its token count (the model).
 #[derive(Debug, Clone, Copy)]
 pub struct RateLimiter {
@@ -99,7 +80,7 @@ impl StateMachine for RateLimiter {
     type Model = u32;
     type System = TokenBucket;
     type Command = BucketOp;
-    type Response = BucketReply;
+    type Response = Reply<bool>;
 
     fn init_model(&self, _tc: &mut TestCase) -> u32 {
         CAPACITY
@@ -117,20 +98,20 @@ impl StateMachine for RateLimiter {
         })
     }
 
-    fn run(&self, bucket: &mut TokenBucket, op: &BucketOp) -> BucketReply {
+    fn run(&self, bucket: &mut TokenBucket, op: &BucketOp) -> Reply<bool> {
         match op {
-            BucketOp::Take => BucketReply::Granted(bucket.take()),
+            BucketOp::Take => Reply::Value(bucket.take()),
             BucketOp::Tick => {
                 bucket.tick();
-                BucketReply::Ticked
+                Reply::Done
             }
         }
     }
 
-    fn postcondition(&self, tokens: &u32, op: &BucketOp, reply: &BucketReply) -> PropResult {
+    fn postcondition(&self, tokens: &u32, op: &BucketOp, reply: &Reply<bool>) -> PropResult {
         let expected = match op {
-            BucketOp::Take => BucketReply::Granted(*tokens > 0),
-            BucketOp::Tick => BucketReply::Ticked,
+            BucketOp::Take => Reply::Value(*tokens > 0),
+            BucketOp::Tick => Reply::Done,
         };
         prop_assert_eq!(*reply, expected);
         Ok(())

@@ -15,12 +15,11 @@
 //! and items 0 then 1 at priority 0 are the least such.
 
 use crate::Variant;
-use crate::corpus::Planted;
+use crate::corpus::{Planted, Reply};
 use seedledger_runner::prelude::*;
 use seedledger_runner::stateful::StateMachine;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::fmt;
 
 /// The system under test.
 #[derive(Debug, Clone)]
@@ -69,24 +68,6 @@ pub enum TaskOp {
     Pop,
 }
 
-/// What the queue answers: an item or none, or nothing (a push, shown as the command).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum TaskReply {
-    /// A push's answer.
-    Pushed,
-    /// A pop's item.
-    Popped(Option<u8>),
-}
-
-impl fmt::Debug for TaskReply {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TaskReply::Pushed => f.write_str("()"),
-            TaskReply::Popped(item) => item.fmt(f),
-        }
-    }
-}
-
 /// The model: the queued `(item, priority)` pairs in the order they were pushed.
 pub type TaskModel = Vec<(u8, u8)>;
 
@@ -106,7 +87,7 @@ impl StateMachine for TaskQueue {
     type Model = TaskModel;
     type System = TaskHeap;
     type Command = TaskOp;
-    type Response = TaskReply;
+    type Response = Reply<Option<u8>>;
 
     fn init_model(&self, _tc: &mut TestCase) -> TaskModel {
         TaskModel::new()
@@ -127,20 +108,25 @@ impl StateMachine for TaskQueue {
         })
     }
 
-    fn run(&self, queue: &mut TaskHeap, op: &TaskOp) -> TaskReply {
+    fn run(&self, queue: &mut TaskHeap, op: &TaskOp) -> Reply<Option<u8>> {
         match op {
             TaskOp::Push { item, priority } => {
                 queue.push(*item, *priority);
-                TaskReply::Pushed
+                Reply::Done
             }
-            TaskOp::Pop => TaskReply::Popped(queue.pop()),
+            TaskOp::Pop => Reply::Value(queue.pop()),
         }
     }
 
-    fn postcondition(&self, model: &TaskModel, op: &TaskOp, reply: &TaskReply) -> PropResult {
+    fn postcondition(
+        &self,
+        model: &TaskModel,
+        op: &TaskOp,
+        reply: &Reply<Option<u8>>,
+    ) -> PropResult {
         let expected = match op {
-            TaskOp::Push { .. } => TaskReply::Pushed,
-            TaskOp::Pop => TaskReply::Popped(next_out(model).map(|at| model[at].0)),
+            TaskOp::Push { .. } => Reply::Done,
+            TaskOp::Pop => Reply::Value(next_out(model).map(|at| model[at].0)),
         };
         prop_assert_eq!(*reply, expected);
         Ok(())

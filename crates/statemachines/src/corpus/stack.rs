@@ -12,10 +12,9 @@
 //! over a `0` reads right), and `0` then `1` is the least such pair.
 
 use crate::Variant;
-use crate::corpus::Planted;
+use crate::corpus::{Planted, Reply};
 use seedledger_runner::prelude::*;
 use seedledger_runner::stateful::StateMachine;
-use std::fmt;
 
 /// The system under test.
 #[derive(Debug, Clone)]
@@ -73,24 +72,6 @@ pub enum StackOp {
     Peek,
 }
 
-/// What the stack answers: an item or none, or nothing (a push, shown as `Push(3)`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum StackReply {
-    /// A push's answer.
-    Pushed,
-    /// A pop's or a peek's item.
-    Item(Option<u8>),
-}
-
-impl fmt::Debug for StackReply {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StackReply::Pushed => f.write_str("()"),
-            StackReply::Item(item) => item.fmt(f),
-        }
-    }
-}
-
 /// The state machine: a [`TopCachedStack`] checked against a `Vec` (top last).
 #[derive(Debug, Clone, Copy)]
 pub struct PeekStack {
@@ -101,7 +82,7 @@ impl StateMachine for PeekStack {
     type Model = Vec<u8>;
     type System = TopCachedStack;
     type Command = StackOp;
-    type Response = StackReply;
+    type Response = Reply<Option<u8>>;
 
     fn init_model(&self, _tc: &mut TestCase) -> Vec<u8> {
         Vec::new()
@@ -119,21 +100,26 @@ impl StateMachine for PeekStack {
         })
     }
 
-    fn run(&self, stack: &mut TopCachedStack, op: &StackOp) -> StackReply {
+    fn run(&self, stack: &mut TopCachedStack, op: &StackOp) -> Reply<Option<u8>> {
         match op {
             StackOp::Push(item) => {
                 stack.push(*item);
-                StackReply::Pushed
+                Reply::Done
             }
-            StackOp::Pop => StackReply::Item(stack.pop()),
-            StackOp::Peek => StackReply::Item(stack.peek()),
+            StackOp::Pop => Reply::Value(stack.pop()),
+            StackOp::Peek => Reply::Value(stack.peek()),
         }
     }
 
-    fn postcondition(&self, model: &Vec<u8>, op: &StackOp, reply: &StackReply) -> PropResult {
+    fn postcondition(
+        &self,
+        model: &Vec<u8>,
+        op: &StackOp,
+        reply: &Reply<Option<u8>>,
+    ) -> PropResult {
         let expected = match op {
-            StackOp::Push(_) => StackReply::Pushed,
-            StackOp::Pop | StackOp::Peek => StackReply::Item(model.last().copied()),
+            StackOp::Push(_) => Reply::Done,
+            StackOp::Pop | StackOp::Peek => Reply::Value(model.last().copied()),
         };
         prop_assert_eq!(*reply, expected);
         Ok(())
