@@ -17,9 +17,11 @@
 //! runs that found the bug, the runs whose reported failure is the machine's minimal
 //! sequence (proptest's reported transitions replayed through the corpus's
 //! [`replay`](corpus::replay), which prints a sequence as seedledger does, so the two compare
-//! as text), the mean number of steps in the reported failure, and the median wall time of a
-//! run (search and shrink), with the ratio seedledger / proptest of the medians; the two
-//! tools' runs alternate, so both see the same machine load.
+//! as text), the mean number of steps in the reported failure, the mean number of sequences
+//! a run executes (searching and shrinking), and the median wall time of a run, with the
+//! ratio seedledger / proptest of the medians; the two tools' runs alternate, so both see
+//! the same machine load. Before a machine is measured, both arms run its correct system:
+//! neither may fail (the bench exits 1 if one does).
 //!
 //! proptest-state-machine cannot end a sequence in a state that admits no command (it
 //! rejects every transition there until it aborts, proptest#446): its arm draws an idle
