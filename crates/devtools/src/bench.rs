@@ -56,6 +56,12 @@ pub enum BenchCommand {
     /// the geometric mean ratios. Build with `--release`:
     /// `cargo run --release -p xtask -- bench find`.
     Find(crate::bench_find::FindBenchArgs),
+    /// Stateful properties beside proptest-state-machine on the corpus of planted bugs of
+    /// `seedledger-statemachines` (the same systems, models and checks in both): per machine,
+    /// runs that found the bug, runs whose reported failure is the minimal sequence, steps in
+    /// the reported failure, and the median time of a run with the ratio of the two tools.
+    /// Build with `--release`: `cargo run --release -p xtask -- bench stateful`.
+    Stateful(crate::bench_stateful::StatefulBenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -102,6 +108,7 @@ pub fn run(cmd: BenchCommand, suite: &[Property]) -> ExitStatus {
         BenchCommand::Etna(args) => crate::bench_etna::run(args),
         BenchCommand::Observe(args) => crate::bench_observe::run(&args, suite),
         BenchCommand::Find(args) => crate::bench_find::run(&args),
+        BenchCommand::Stateful(args) => crate::bench_stateful::run(&args),
     }
 }
 

@@ -114,7 +114,8 @@ impl Tally {
     }
 }
 
-fn short_time(d: Duration) -> String {
+/// A duration as microseconds below 10 ms, else as milliseconds.
+pub(crate) fn short_time(d: Duration) -> String {
     let us = d.as_micros();
     if us < 10_000 {
         format!("{us}us")
