@@ -726,3 +726,32 @@ fn the_linearizability_check_on_a_lost_update() {
         Some(vec![id(0, 0), id(0, 1), id(1, 0)])
     );
 }
+
+#[test]
+fn three_branches_find_the_lost_update_and_pass_the_correct_counter() {
+    let three = Parallel {
+        branches: 3,
+        ..Parallel::default()
+    };
+    let racy = stateful::parallel_property("racy3", Counter::new(Flavor::Racy), three);
+    let report = run(&racy, &RunOptions::cases(256).stop_at_first_failure()).unwrap();
+    let first = report.first_failure.expect("the lost update is found");
+    assert_eq!(first.failure.signature, NOT_LINEARIZABLE);
+    let minimal = first.minimal.unwrap();
+    assert!(minimal.stable);
+    assert_minimal_lost_update(&minimal.minimal_input);
+    // Some run passes the token to the third branch.
+    let fixture = Fixture::new(Vec::new());
+    let third = (1..=50u64).any(|seed| {
+        let drawn = evaluate(&racy, TestCase::recording(seed), &fixture)
+            .record
+            .drawn;
+        drawn
+            .iter()
+            .any(|l| l.starts_with("interleaving: ") && l.contains("; C"))
+    });
+    assert!(third);
+    let correct = stateful::parallel_property("atomic3", Counter::new(Flavor::Atomic), three);
+    let report = run(&correct, &RunOptions::cases(1000)).unwrap();
+    assert!(report.passed(), "{:?}", report.counterexample());
+}

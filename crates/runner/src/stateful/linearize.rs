@@ -53,8 +53,16 @@ pub struct OpId {
 }
 
 /// A total order of `history`'s operations that explains it against `machine`'s model,
-/// starting from `model` (see the module docs), or `None` when no order does: the history is
-/// not linearizable.
+/// starting from `model`, or `None` when no order does: the history is not linearizable.
+///
+/// An order explains the history when it keeps each branch's program order, keeps real-time
+/// order (an operation that returned before another was invoked comes first), and, applied to
+/// the model one operation at a time, meets every precondition and postcondition with the
+/// observed responses. The search backtracks over the branches whose next operation may go
+/// next and does not search a state twice (the operations placed per branch and the model,
+/// compared with `==`), so it visits at most one state per per-branch position and distinct
+/// model: a few hundred for the bounded branches of a parallel run. Times are logical: any
+/// increasing numbers; only their order matters.
 ///
 /// ```
 /// use seedledger_runner::prelude::*;
@@ -174,9 +182,9 @@ where
         {
             return false;
         }
-        for branch in 0..branches.len() {
+        for (branch, ops) in branches.iter().enumerate() {
             let index = self.pos[branch];
-            let Some(op) = branches[branch].get(index) else {
+            let Some(op) = ops.get(index) else {
                 continue;
             };
             if !self.may_go_next(branch, op.invoked)

@@ -1,166 +1,6 @@
-//! Parallel mode: a sequential prefix of commands, then two or three branches of commands run
-//! on threads against one shared system, the outcome checked for linearizability against
-//! the model; the schedule is forced by the seed, so a race found replays.
-//!
-//! # Writing a parallel machine
-//!
-//! A [`ParallelMachine`] is a [`StateMachine`] whose system is shared between threads
-//! (`System: Sync`, run through [`ParallelMachine::run_shared`] with `&System`; its `run`
-//! usually calls `run_shared`), whose model compares with `==` (the linearizability search
-//! remembers the states it has tried) and whose commands and responses cross threads. The
-//! system calls [`yield_point`](crate::stateful::yield_point) where another thread could
-//! interleave: between reading shared state and writing it back, never while holding a lock
-//! another branch may need. [`parallel_property`] makes the property; [`parallel`] runs one
-//! trial inside a property's body.
-//!
-//! ```
-//! use seedledger_runner::prelude::*;
-//! use seedledger_runner::stateful::{self, Parallel, ParallelMachine, StateMachine, yield_point};
-//! use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-//!
-//! /// A counter whose increment is a load and a store: two increments can read the same value.
-//! struct Racy;
-//!
-//! #[derive(Debug, Clone)]
-//! enum Op { Inc, Get }
-//!
-//! impl StateMachine for Racy {
-//!     type Model = u64;
-//!     type System = AtomicU64;
-//!     type Command = Op;
-//!     type Response = Option<u64>;
-//!
-//!     fn init_model(&self, _tc: &mut TestCase) -> u64 { 0 }
-//!     fn init_system(&self, _model: &u64) -> AtomicU64 { AtomicU64::new(0) }
-//!     fn command(&self, _model: &u64, tc: &mut TestCase) -> Option<Op> {
-//!         Some(if tc.draw(&boolean()) { Op::Get } else { Op::Inc })
-//!     }
-//!     fn run(&self, system: &mut AtomicU64, command: &Op) -> Option<u64> {
-//!         self.run_shared(system, command)
-//!     }
-//!     fn postcondition(&self, model: &u64, command: &Op, response: &Option<u64>) -> PropResult {
-//!         if let Op::Get = command {
-//!             prop_assert_eq!(*response, Some(*model));
-//!         }
-//!         Ok(())
-//!     }
-//!     fn next(&self, model: &mut u64, command: &Op) {
-//!         if let Op::Inc = command { *model += 1; }
-//!     }
-//! }
-//!
-//! impl ParallelMachine for Racy {
-//!     fn run_shared(&self, count: &AtomicU64, command: &Op) -> Option<u64> {
-//!         match command {
-//!             Op::Inc => {
-//!                 let seen = count.load(SeqCst);
-//!                 yield_point();
-//!                 count.store(seen + 1, SeqCst);
-//!                 None
-//!             }
-//!             Op::Get => Some(count.load(SeqCst)),
-//!         }
-//!     }
-//! }
-//!
-//! let property = stateful::parallel_property("racy_counter", Racy, Parallel::default());
-//! let report = run(property, &RunOptions::cases(100).stop_at_first_failure()).unwrap();
-//! let shown = report.counterexample().expect("the lost update is found");
-//! assert!(shown.contains("interleaving: "), "{shown}");
-//! ```
-//!
-//! # How a run is drawn, and why it shrinks well
-//!
-//! The initial model is drawn as in [`sequential`](crate::stateful::sequential). Then commands,
-//! one step at a time: a "continue?" flag, and a span labelled [`PARALLEL_STEP_LABEL`] holding
-//!
-//! 1. the command's *placement*, a choice of `0..=branches`: 0 puts it at the end of the
-//!    prefix, `k` at the end of branch `k`;
-//! 2. the command, drawn by [`StateMachine::command`] from the model after the prefix so far
-//!    (a prefix command) or after the prefix and the branch's own commands so far (a branch
-//!    command);
-//! 3. its *switch decisions*: one choice for the pause point after the command returns (before
-//!    its branch's next command) and one for each of its first
-//!    [`Parallel::yields_per_command`] yield points (0 keeps its branch running; `d > 0` hands
-//!    over to the `d`-th other branch still running).
-//!
-//! So the shrinker's moves mean what they should: deleting a step's span deletes the command
-//! and its switches; lowering a placement to 0 *moves the command from its branch into the
-//! prefix* (its switch decisions are then unused, and the other commands keep theirs);
-//! lowering a switch decision to 0 removes a switch. Each switch decision is drawn in a span
-//! of its own ([`SWITCH_LABEL`]), so the shrinker's joint passes can move a switch from one
-//! command to another (onto the next command's yield point) when the command that held it
-//! is not needed, and then delete that command or move it into the prefix. A command stays
-//! put in its branch only while the failure needs it there.
-//!
-//! A command is accepted only when the whole run stays valid: a prefix command must meet its
-//! precondition after the prefix so far, and every branch command must meet its precondition
-//! in *every* interleaving of the branches from the model after the prefix (every reachable
-//! state is checked), so that no schedule can run a command its model state forbids. A
-//! placement that is full (the prefix at [`Parallel::prefix_steps`], a branch at
-//! [`Parallel::branch_steps`]), a terminal model (`command` gives `None`) or a refused
-//! command is a rejected try; a step that gets nothing through in [`Parallel::tries`] tries
-//! ends the drawing. Every command is drawn before any runs.
-//!
-//! # How it runs, and what it checks
-//!
-//! The prefix runs on the trial's thread, through `run_shared`, checked as
-//! [`sequential`](crate::stateful::sequential) checks a step (postcondition, invariant). The
-//! branches then run on threads of their own ([`std::thread::scope`]: one thread per non-empty
-//! branch per trial, all joined before the trial ends), *cooperatively*: one branch at a time,
-//! the others paused, the first branch first, control passing only at pause points (between
-//! a branch's commands and at the system's yield points) as the switch decisions say. Every run of the same choices runs the
-//! branches' code in the same order and gets the same responses.
-//!
-//! The outcome passes when some order of all branch commands that keeps each branch's order
-//! and the real-time order (a command that returned before another was invoked comes first),
-//! applied to the model after the prefix, meets every precondition and postcondition with the
-//! observed responses, and ends in a model the system's final state meets
-//! ([`StateMachine::invariant`]). The search backtracks with memoisation
-//! ([`linearize`](crate::stateful::linearize)); branches are at most [`MAX_BRANCHES`] of at
-//! most [`MAX_BRANCH_STEPS`] commands, so it visits a few hundred states at most.
-//!
-//! # What a failure shows
-//!
-//! A run that no order explains fails with the signature of a fixed message (`fail:`, this
-//! file, and `parallel: the branches' outcome is not linearizable`, whatever the commands:
-//! shrinking keeps every candidate that fails that way); the message's second line says
-//! whether no order explains the responses or only the final state is unexplained. Its
-//! readable input is
-//!
-//! ```text
-//! initial model: 0, 1. Inc, model after the prefix: 1, A1. Inc, A2. Get -> Some(2),
-//! B1. Inc, interleaving: A1 Inc starts; B1 Inc starts; A1 ends: Inc; B1 ends: Inc; A2 Get -> Some(2)
-//! ```
-//!
-//! the prefix's numbered steps, the model after the prefix, each branch's commands (branches
-//! lettered, commands numbered within their branch) with the responses they got, and the
-//! observed interleaving: a command that ran without a switch in the middle as one item, one
-//! that was paused as its start and its end. A panic in a branch is the trial's failure, with
-//! the panic's own signature (the same as in the prefix); the branch's command shows
-//! `-> panicked`. A run that stalls (below) fails as `parallel: a branch held the token past
-//! the stall timeout`.
-//!
-//! # Limits
-//!
-//! * The schedule is cooperative: branches interleave only at pause points. A race between two
-//!   yield points (a torn write, a missing fence, an effect of a weak memory model) cannot be
-//!   seen: every switch is a synchronisation point. The system's yield points decide what can
-//!   be found; a command's yield points past [`Parallel::yields_per_command`] do not switch.
-//! * Threads the system starts itself are not scheduled (a yield point there does nothing),
-//!   and the schedule is only forced while the system's behaviour depends on nothing but its
-//!   inputs and the order of its code (no clock, no thread ids, no spinning on another
-//!   thread's progress).
-//! * A yield point inside a held lock can stall the run: the branch that gets the token next
-//!   waits for the lock its paused owner holds. A branch that holds the token and neither
-//!   reaches a pause point nor ends within [`Parallel::stall_timeout`] stops the run: every
-//!   paused branch unwinds from its pause point (releasing its locks), every thread is joined,
-//!   and the trial fails as a stall. A branch that never returns by itself (a deadlock of the
-//!   system's own, an endless loop) hangs the trial as it would a sequential one (the run's
-//!   trial timeout handles that). A command running longer than the stall timeout without a
-//!   yield point is taken for a stall.
-//! * Each trial starts a thread per non-empty branch (tens of microseconds), so a parallel
-//!   trial costs more than a sequential one.
+//! Parallel mode: the [`ParallelMachine`] trait (whose docs explain the mode), its
+//! configuration, the driver that draws a run's commands, runs the prefix and the branches,
+//! and checks the outcome, and the failure report.
 
 use super::schedule::{Event, MAX_YIELDS, Observed, Planned, run_branches};
 use crate::case::TestCase;
@@ -185,11 +25,171 @@ pub const MAX_BRANCHES: usize = 3;
 /// The most commands one branch has.
 pub const MAX_BRANCH_STEPS: usize = 5;
 
-/// A state machine whose system is shared between threads: what a parallel run needs.
+/// A state machine whose system is shared between threads, for *parallel mode*: a
+/// sequential prefix of commands, then two or three branches of commands run on threads
+/// against one shared system, the outcome checked for linearizability against the model; the
+/// schedule is forced by the seed, so a race found replays.
 ///
-/// The supertrait bounds say what crosses threads: the system is shared (`Sync`), commands
-/// are read by the branches' threads (`Sync`), responses come back (`Send`), and the model
-/// compares with `==` (the linearizability search does not retry a state it has tried).
+/// # Writing a parallel machine
+///
+/// A parallel machine is a [`StateMachine`] whose system is shared between threads
+/// (`System: Sync`, run through [`ParallelMachine::run_shared`] with `&System`; its `run`
+/// usually calls `run_shared`), whose model compares with `==` (the linearizability search
+/// remembers the states it has tried) and whose commands (`Sync`) and responses (`Send`)
+/// cross threads: the supertrait's bounds say so. The
+/// system calls [`yield_point`](crate::stateful::yield_point) where another thread could
+/// interleave: between reading shared state and writing it back, never while holding a lock
+/// another branch may need. [`parallel_property`] makes the property; [`parallel`] runs one
+/// trial inside a property's body.
+///
+/// ```
+/// use seedledger_runner::prelude::*;
+/// use seedledger_runner::stateful::{self, Parallel, ParallelMachine, StateMachine, yield_point};
+/// use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+///
+/// /// A counter whose increment is a load and a store: two increments can read the same value.
+/// struct Racy;
+///
+/// #[derive(Debug, Clone)]
+/// enum Op { Inc, Get }
+///
+/// impl StateMachine for Racy {
+///     type Model = u64;
+///     type System = AtomicU64;
+///     type Command = Op;
+///     type Response = Option<u64>;
+///
+///     fn init_model(&self, _tc: &mut TestCase) -> u64 { 0 }
+///     fn init_system(&self, _model: &u64) -> AtomicU64 { AtomicU64::new(0) }
+///     fn command(&self, _model: &u64, tc: &mut TestCase) -> Option<Op> {
+///         Some(if tc.draw(&boolean()) { Op::Get } else { Op::Inc })
+///     }
+///     fn run(&self, system: &mut AtomicU64, command: &Op) -> Option<u64> {
+///         self.run_shared(system, command)
+///     }
+///     fn postcondition(&self, model: &u64, command: &Op, response: &Option<u64>) -> PropResult {
+///         if let Op::Get = command {
+///             prop_assert_eq!(*response, Some(*model));
+///         }
+///         Ok(())
+///     }
+///     fn next(&self, model: &mut u64, command: &Op) {
+///         if let Op::Inc = command { *model += 1; }
+///     }
+/// }
+///
+/// impl ParallelMachine for Racy {
+///     fn run_shared(&self, count: &AtomicU64, command: &Op) -> Option<u64> {
+///         match command {
+///             Op::Inc => {
+///                 let seen = count.load(SeqCst);
+///                 yield_point();
+///                 count.store(seen + 1, SeqCst);
+///                 None
+///             }
+///             Op::Get => Some(count.load(SeqCst)),
+///         }
+///     }
+/// }
+///
+/// let property = stateful::parallel_property("racy_counter", Racy, Parallel::default());
+/// let report = run(property, &RunOptions::cases(100).stop_at_first_failure()).unwrap();
+/// let shown = report.counterexample().expect("the lost update is found");
+/// assert!(shown.contains("interleaving: "), "{shown}");
+/// ```
+///
+/// # How a run is drawn, and why it shrinks well
+///
+/// The initial model is drawn as in [`sequential`](crate::stateful::sequential). Then commands,
+/// one step at a time: a "continue?" flag, and a span labelled [`PARALLEL_STEP_LABEL`] holding
+///
+/// 1. the command's *placement*, a choice of `0..=branches`: 0 puts it at the end of the
+///    prefix, `k` at the end of branch `k`;
+/// 2. the command, drawn by [`StateMachine::command`] from the model after the prefix so far
+///    (a prefix command) or after the prefix and the branch's own commands so far (a branch
+///    command);
+/// 3. its *switch decisions*: one choice for the pause point after the command returns (before
+///    its branch's next command) and one for each of its first
+///    [`Parallel::yields_per_command`] yield points (0 keeps its branch running; `d > 0` hands
+///    over to the `d`-th other branch still running).
+///
+/// So the shrinker's moves mean what they should: deleting a step's span deletes the command
+/// and its switches; lowering a placement to 0 *moves the command from its branch into the
+/// prefix* (its switch decisions are then unused, and the other commands keep theirs);
+/// lowering a switch decision to 0 removes a switch. Each switch decision is drawn in a span
+/// of its own ([`SWITCH_LABEL`]), so the shrinker's joint passes can move a switch from one
+/// command to another (onto the next command's yield point) when the command that held it
+/// is not needed, and then delete that command or move it into the prefix. A command stays
+/// put in its branch only while the failure needs it there.
+///
+/// A command is accepted only when the whole run stays valid: a prefix command must meet its
+/// precondition after the prefix so far, and every branch command must meet its precondition
+/// in *every* interleaving of the branches from the model after the prefix (every reachable
+/// state is checked), so that no schedule can run a command its model state forbids. A
+/// placement that is full (the prefix at [`Parallel::prefix_steps`], a branch at
+/// [`Parallel::branch_steps`]), a terminal model (`command` gives `None`) or a refused
+/// command is a rejected try; a step that gets nothing through in [`Parallel::tries`] tries
+/// ends the drawing. Every command is drawn before any runs.
+///
+/// # How it runs, and what it checks
+///
+/// The prefix runs on the trial's thread, through `run_shared`, checked as
+/// [`sequential`](crate::stateful::sequential) checks a step (postcondition, invariant). The
+/// branches then run on threads of their own ([`std::thread::scope`]: one thread per non-empty
+/// branch per trial, all joined before the trial ends), *cooperatively*: one branch at a time,
+/// the others paused, the first branch first, control passing only at pause points (between
+/// a branch's commands and at the system's yield points) as the switch decisions say. Every run of the same choices runs the
+/// branches' code in the same order and gets the same responses.
+///
+/// The outcome passes when some order of all branch commands that keeps each branch's order
+/// and the real-time order (a command that returned before another was invoked comes first),
+/// applied to the model after the prefix, meets every precondition and postcondition with the
+/// observed responses, and ends in a model the system's final state meets
+/// ([`StateMachine::invariant`]). The search backtracks with memoisation
+/// ([`linearize`](crate::stateful::linearize)); branches are at most [`MAX_BRANCHES`] of at
+/// most [`MAX_BRANCH_STEPS`] commands, so it visits a few hundred states at most.
+///
+/// # What a failure shows
+///
+/// A run that no order explains fails with the signature of a fixed message (`fail:`, this
+/// file, and `parallel: the branches' outcome is not linearizable`, whatever the commands:
+/// shrinking keeps every candidate that fails that way); the message's second line says
+/// whether no order explains the responses or only the final state is unexplained. Its
+/// readable input is
+///
+/// ```text
+/// initial model: 0, 1. Inc, model after the prefix: 1, A1. Inc, A2. Get -> Some(2),
+/// B1. Inc, interleaving: A1 Inc starts; B1 Inc starts; A1 ends: Inc; B1 ends: Inc; A2 Get -> Some(2)
+/// ```
+///
+/// the prefix's numbered steps, the model after the prefix, each branch's commands (branches
+/// lettered, commands numbered within their branch) with the responses they got, and the
+/// observed interleaving: a command that ran without a switch in the middle as one item, one
+/// that was paused as its start and its end. A panic in a branch is the trial's failure, with
+/// the panic's own signature (the same as in the prefix); the branch's command shows
+/// `-> panicked`. A run that stalls (below) fails as `parallel: a branch held the token past
+/// the stall timeout`.
+///
+/// # Limits
+///
+/// * The schedule is cooperative: branches interleave only at pause points. A race between two
+///   yield points (a torn write, a missing fence, an effect of a weak memory model) cannot be
+///   seen: every switch is a synchronisation point. The system's yield points decide what can
+///   be found; a command's yield points past [`Parallel::yields_per_command`] do not switch.
+/// * Threads the system starts itself are not scheduled (a yield point there does nothing),
+///   and the schedule is only forced while the system's behaviour depends on nothing but its
+///   inputs and the order of its code (no clock, no thread ids, no spinning on another
+///   thread's progress).
+/// * A yield point inside a held lock can stall the run: the branch that gets the token next
+///   waits for the lock its paused owner holds. A branch that holds the token and neither
+///   reaches a pause point nor ends within [`Parallel::stall_timeout`] stops the run: every
+///   paused branch unwinds from its pause point (releasing its locks), every thread is joined,
+///   and the trial fails as a stall. A branch that never returns by itself (a deadlock of the
+///   system's own, an endless loop) hangs the trial as it would a sequential one (the run's
+///   trial timeout handles that). A command running longer than the stall timeout without a
+///   yield point is taken for a stall.
+/// * Each trial starts a thread per non-empty branch (tens of microseconds), so a parallel
+///   trial costs more than a sequential one.
 pub trait ParallelMachine:
     StateMachine<Model: PartialEq, System: Sync, Command: Sync, Response: Send>
 {
@@ -316,7 +316,7 @@ struct Drawn<C> {
     slots: Vec<Vec<Vec<u8>>>,
 }
 
-/// Draws every command of a run (see the module docs).
+/// Draws every command of a run (see [`ParallelMachine`]).
 fn draw<M: ParallelMachine>(
     machine: &M,
     tc: &mut TestCase,
@@ -557,7 +557,7 @@ fn interleaving<M: ParallelMachine>(
     format!("interleaving: {}", items.join("; "))
 }
 
-/// Checks the branches' outcome for linearizability (see the module docs); tears the system
+/// Checks the branches' outcome for linearizability (see [`ParallelMachine`]); tears the system
 /// down when it passes.
 fn check_history<M: ParallelMachine>(
     machine: &M,
