@@ -166,6 +166,17 @@ struct Shown {
     interleaving: String,
 }
 
+impl Shown {
+    /// The branches' commands (with their responses), sorted.
+    fn commands(&self) -> Vec<&str> {
+        let mut commands: Vec<&str> = (self.branches.iter())
+            .map(|l| l.split_once(". ").unwrap().1)
+            .collect();
+        commands.sort_unstable();
+        commands
+    }
+}
+
 fn parts(input: &str) -> Shown {
     let mut shown = Shown::default();
     for line in input.split(", ") {
@@ -181,18 +192,29 @@ fn parts(input: &str) -> Shown {
     shown
 }
 
+/// Runs `property` over `cases` seeds from 1: every one passes.
+fn assert_passes(property: &Property, cases: u64) {
+    let report = run(property, &RunOptions::cases(cases)).unwrap();
+    assert!(report.passed(), "{:?}", report.counterexample());
+}
+
+/// How many of the seeds `1..=seeds` have a line of their readable input that `shows`.
+fn seeds_showing(property: &Property, seeds: u64, shows: impl Fn(&str) -> bool) -> usize {
+    let fixture = Fixture::new(Vec::new());
+    (1..=seeds)
+        .filter(|&seed| {
+            let record = evaluate(property, TestCase::recording(seed), &fixture).record;
+            record.drawn.iter().any(|l| shows(l))
+        })
+        .count()
+}
+
 /// The minimal lost update: an increment in each branch, and a read that both precede in
 /// real time; nothing in the prefix.
 fn assert_minimal_lost_update(input: &str) {
     let shown = parts(input);
     assert!(shown.prefix.is_empty(), "{input}");
-    let mut commands: Vec<&str> = shown
-        .branches
-        .iter()
-        .map(|l| l.split_once(". ").unwrap().1)
-        .collect();
-    commands.sort_unstable();
-    assert_eq!(commands, ["Get -> 1", "Inc", "Inc"], "{input}");
+    assert_eq!(shown.commands(), ["Get -> 1", "Inc", "Inc"], "{input}");
     let incs: Vec<char> = shown
         .branches
         .iter()
@@ -278,16 +300,9 @@ fn a_failure_reads_as_the_prefix_the_branches_and_the_interleaving() {
 #[test]
 fn a_correct_counter_never_fails_though_its_branches_interleave() {
     let property = property(Counter::new(Flavor::Atomic));
-    let report = run(&property, &RunOptions::cases(2000)).unwrap();
-    assert!(report.passed(), "{:?}", report.counterexample());
+    assert_passes(&property, 2000);
     // The same seeds do interleave: some increment is paused at its yield point.
-    let fixture = Fixture::new(Vec::new());
-    let paused = (1..=50u64)
-        .filter(|&seed| {
-            let record = evaluate(&property, TestCase::recording(seed), &fixture).record;
-            record.drawn.iter().any(|l| l.contains(" Inc starts"))
-        })
-        .count();
+    let paused = seeds_showing(&property, 50, |l| l.contains(" Inc starts"));
     assert!(paused >= 5, "{paused} of 50 seeds paused an increment");
 }
 
@@ -334,14 +349,8 @@ fn shrinking_moves_commands_the_race_does_not_need_into_the_prefix() {
         let minimal = first.minimal.unwrap();
         let shown = parts(&minimal.minimal_input);
         assert_eq!(shown.prefix, ["Inc", "Inc"], "{}", minimal.minimal_input);
-        let mut commands: Vec<&str> = shown
-            .branches
-            .iter()
-            .map(|l| l.split_once(". ").unwrap().1)
-            .collect();
-        commands.sort_unstable();
         assert_eq!(
-            commands,
+            shown.commands(),
             ["Get -> 3", "Inc", "Inc"],
             "{}",
             minimal.minimal_input
@@ -512,19 +521,11 @@ impl ParallelMachine for Stack {
 #[test]
 fn a_branch_command_meets_its_precondition_in_every_interleaving() {
     let property = stateful::parallel_property("stack", Stack, Parallel::default());
-    let report = run(&property, &RunOptions::cases(1000)).unwrap();
-    assert!(report.passed(), "{:?}", report.counterexample());
+    assert_passes(&property, 1000);
     // Pops do run in branches (after a push in the prefix or earlier in their own branch).
-    let fixture = Fixture::new(Vec::new());
-    let branch_pops = (1..=100u64)
-        .filter(|&seed| {
-            let record = evaluate(&property, TestCase::recording(seed), &fixture).record;
-            record
-                .drawn
-                .iter()
-                .any(|l| l.starts_with(['A', 'B']) && l.contains(". Pop"))
-        })
-        .count();
+    let branch_pops = seeds_showing(&property, 100, |l| {
+        l.starts_with(['A', 'B']) && l.contains(". Pop")
+    });
     assert!(
         branch_pops >= 10,
         "{branch_pops} of 100 seeds pop in a branch"
@@ -741,17 +742,10 @@ fn three_branches_find_the_lost_update_and_pass_the_correct_counter() {
     assert!(minimal.stable);
     assert_minimal_lost_update(&minimal.minimal_input);
     // Some run passes the token to the third branch.
-    let fixture = Fixture::new(Vec::new());
-    let third = (1..=50u64).any(|seed| {
-        let drawn = evaluate(&racy, TestCase::recording(seed), &fixture)
-            .record
-            .drawn;
-        drawn
-            .iter()
-            .any(|l| l.starts_with("interleaving: ") && l.contains("; C"))
+    let third = seeds_showing(&racy, 50, |l| {
+        l.starts_with("interleaving: ") && l.contains("; C")
     });
-    assert!(third);
+    assert!(third > 0);
     let correct = stateful::parallel_property("atomic3", Counter::new(Flavor::Atomic), three);
-    let report = run(&correct, &RunOptions::cases(1000)).unwrap();
-    assert!(report.passed(), "{:?}", report.counterexample());
+    assert_passes(&correct, 1000);
 }

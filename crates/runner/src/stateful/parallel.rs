@@ -7,7 +7,7 @@ use crate::case::TestCase;
 use crate::prop_fail;
 use crate::property::{PropError, PropResult, Property};
 use crate::stateful::linearize::{History, Operation, every_interleaving_allowed, linearize_with};
-use crate::stateful::{INITIAL_LABEL, StateMachine};
+use crate::stateful::{INITIAL_LABEL, StateMachine, fail_at};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::time::Duration;
 
@@ -464,19 +464,7 @@ fn run_prefix<M: ParallelMachine>(
     Ok(model)
 }
 
-/// The failure `e`, with the model's and the system's state shown.
-fn fail_at<M: StateMachine>(
-    machine: &M,
-    tc: &mut TestCase,
-    model: &M::Model,
-    system: &M::System,
-    e: PropError,
-) -> PropError {
-    tc.show(|| format!("model: {model:?}"));
-    show_system(machine, tc, system);
-    e
-}
-
+/// The system's state, shown at a failure (when the machine shows it).
 fn show_system<M: StateMachine>(machine: &M, tc: &mut TestCase, system: &M::System) {
     if tc.is_capturing()
         && let Some(text) = machine.show_system(system)
