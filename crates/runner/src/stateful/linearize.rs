@@ -93,7 +93,9 @@ pub struct OpId {
 ///     }
 /// }
 ///
-/// let op = |command, response, invoked, returned| Operation { command, response, invoked, returned };
+/// let op = |command, response, invoked, returned| {
+///     Operation { command, response, invoked, returned }
+/// };
 /// // A write of 1 overlapping a read that saw 1: the write goes first.
 /// let overlapping = History { branches: vec![
 ///     vec![op(Op::Write(1), None, 0, 3)],

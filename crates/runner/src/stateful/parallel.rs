@@ -36,11 +36,11 @@ pub const MAX_BRANCH_STEPS: usize = 5;
 /// (`System: Sync`, run through [`ParallelMachine::run_shared`] with `&System`; its `run`
 /// usually calls `run_shared`), whose model compares with `==` (the linearizability search
 /// remembers the states it has tried) and whose commands (`Sync`) and responses (`Send`)
-/// cross threads: the supertrait's bounds say so. The
-/// system calls [`yield_point`](crate::stateful::yield_point) where another thread could
-/// interleave: between reading shared state and writing it back, never while holding a lock
-/// another branch may need. [`parallel_property`] makes the property; [`parallel`] runs one
-/// trial inside a property's body.
+/// cross threads: the supertrait's bounds say so. The system calls
+/// [`yield_point`](crate::stateful::yield_point) where another thread could interleave:
+/// between reading shared state and writing it back, never while holding a lock another
+/// branch may need. [`parallel_property`] makes the property; [`parallel`] runs one trial
+/// inside a property's body.
 ///
 /// ```
 /// use seedledger_runner::prelude::*;
@@ -138,8 +138,9 @@ pub const MAX_BRANCH_STEPS: usize = 5;
 /// branches then run on threads of their own ([`std::thread::scope`]: one thread per non-empty
 /// branch per trial, all joined before the trial ends), *cooperatively*: one branch at a time,
 /// the others paused, the first branch first, control passing only at pause points (between
-/// a branch's commands and at the system's yield points) as the switch decisions say. Every run of the same choices runs the
-/// branches' code in the same order and gets the same responses.
+/// a branch's commands and at the system's yield points) as the switch decisions say. Every
+/// run of the same choices runs the branches' code in the same order and gets the same
+/// responses.
 ///
 /// The outcome passes when some order of all branch commands that keeps each branch's order
 /// and the real-time order (a command that returned before another was invoked comes first),
@@ -155,17 +156,21 @@ pub const MAX_BRANCH_STEPS: usize = 5;
 /// file, and `parallel: the branches' outcome is not linearizable`, whatever the commands:
 /// shrinking keeps every candidate that fails that way); the message's second line says
 /// whether no order explains the responses or only the final state is unexplained. Its
-/// readable input is
+/// readable input shows the prefix's numbered steps, the model after the prefix, each
+/// branch's commands (branches lettered, commands numbered within their branch) with the
+/// responses they got, the observed interleaving (a command that ran without a switch in the
+/// middle as one item, one that was paused as its start and its end) and the system's state
+/// ([`StateMachine::show_system`]). The minimal failure of a counter whose increment races
+/// once the count is 2 (its `show_step` leaves out an empty response):
 ///
 /// ```text
-/// initial model: 0, 1. Inc, model after the prefix: 1, A1. Inc, A2. Get -> Some(2),
-/// B1. Inc, interleaving: A1 Inc starts; B1 Inc starts; A1 ends: Inc; B1 ends: Inc; A2 Get -> Some(2)
+/// initial model: 0, 1. Inc, 2. Inc, model after the prefix: 2, A1. Inc, B1. Inc,
+/// B2. Get -> 3, interleaving: A1 Inc starts; B1 Inc starts; A1 ends: Inc; B1 ends: Inc;
+/// B2 Get -> 3, system: count 3
 /// ```
 ///
-/// the prefix's numbered steps, the model after the prefix, each branch's commands (branches
-/// lettered, commands numbered within their branch) with the responses they got, and the
-/// observed interleaving: a command that ran without a switch in the middle as one item, one
-/// that was paused as its start and its end. A panic in a branch is the trial's failure, with
+/// Both increments read 2 before either wrote; the read of branch B came after both had
+/// returned, so every order must give it 4. A panic in a branch is the trial's failure, with
 /// the panic's own signature (the same as in the prefix); the branch's command shows
 /// `-> panicked`. A run that stalls (below) fails as `parallel: a branch held the token past
 /// the stall timeout`.
@@ -188,8 +193,9 @@ pub const MAX_BRANCH_STEPS: usize = 5;
 ///   system's own, an endless loop) hangs the trial as it would a sequential one (the run's
 ///   trial timeout handles that). A command running longer than the stall timeout without a
 ///   yield point is taken for a stall.
-/// * Each trial starts a thread per non-empty branch (tens of microseconds), so a parallel
-///   trial costs more than a sequential one.
+/// * Each trial starts a thread per non-empty branch and passes the token between them, so a
+///   parallel trial costs far more than a sequential one of the same machine (starting the
+///   threads dominates).
 pub trait ParallelMachine:
     StateMachine<Model: PartialEq, System: Sync, Command: Sync, Response: Send>
 {
