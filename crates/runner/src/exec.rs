@@ -56,7 +56,31 @@ thread_local! {
 }
 
 /// A panic caught by the hook: message, file, and `file:line:column`.
-type Caught = (String, Option<String>, Option<String>);
+pub(crate) type Caught = (String, Option<String>, Option<String>);
+
+/// Whether this thread's panics are captured (a trial runs here), not printed.
+pub(crate) fn capturing() -> bool {
+    CAPTURING.with(Cell::get)
+}
+
+/// Captures this thread's panics as a trial's (`on`), or not: for a thread other than the
+/// trial's own that runs the trial's code (a parallel state machine's branch), whose panic
+/// the trial then reports ([`take_caught`] there, [`set_caught`] on the trial's thread).
+pub(crate) fn set_capturing(on: bool) {
+    install_hook();
+    CAPTURING.with(|c| c.set(on));
+}
+
+/// The panic this thread's hook captured last, if any (taken).
+pub(crate) fn take_caught() -> Option<Caught> {
+    CAUGHT.with(|c| c.borrow_mut().take())
+}
+
+/// Makes `caught` (a panic captured on another thread) the panic this thread's trial reports
+/// when its payload is resumed here with `resume_unwind`.
+pub(crate) fn set_caught(caught: Caught) {
+    CAUGHT.with(|c| *c.borrow_mut() = Some(caught));
+}
 
 static HOOK: Once = Once::new();
 

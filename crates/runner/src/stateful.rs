@@ -45,6 +45,16 @@ use crate::property::{PropResult, Property};
 use std::fmt::Debug;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
+mod linearize;
+mod parallel;
+mod schedule;
+pub use linearize::{History, OpId, Operation, linearize};
+pub use parallel::{
+    MAX_BRANCH_STEPS, MAX_BRANCHES, PARALLEL_STEP_LABEL, Parallel, ParallelMachine, SWITCH_LABEL,
+    parallel, parallel_property,
+};
+pub use schedule::yield_point;
+
 /// The label of the span the initial model is drawn in.
 pub const INITIAL_LABEL: &str = "stateful:initial";
 /// The label of the span each step's command is drawn in.
