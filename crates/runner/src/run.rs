@@ -118,6 +118,10 @@ pub struct RunSummary {
     pub witness_path: PathBuf,
     /// The final receipt.
     pub receipt: Receipt,
+    /// How many of the run's trials carried each event label
+    /// ([`TestCase::event`](crate::TestCase::event)): a view of the run for people, never
+    /// in the receipt (empty when the run's end was learnt from its receipt alone).
+    pub events: crate::events::EventCounts,
 }
 
 impl RunSummary {
@@ -429,6 +433,7 @@ pub(crate) fn run_property_tallied(
         receipt_path,
         witness_path,
         receipt,
+        events: tally.events.clone(),
     };
     Ok((summary, tally, trials_time, fixture))
 }
