@@ -156,11 +156,7 @@ mod tests {
         assert_eq!(counts.trials, 4);
         assert_eq!(
             counts.lines(),
-            [
-                "2  50.0%  a",
-                "1  25.0%  b",
-                "1  25.0%  line\\nbreak"
-            ]
+            ["2  50.0%  a", "1  25.0%  b", "1  25.0%  line\\nbreak"]
         );
     }
 
@@ -183,7 +179,9 @@ mod tests {
     #[test]
     fn labels_past_the_most_a_run_counts_are_counted_together() {
         let mut counts = EventCounts::default();
-        let labels: Vec<String> = (0..MAX_EVENT_LABELS + 5).map(|i| format!("{i:05}")).collect();
+        let labels: Vec<String> = (0..MAX_EVENT_LABELS + 5)
+            .map(|i| format!("{i:05}"))
+            .collect();
         counts.add_trial(labels.iter().map(String::as_str));
         counts.add_trial(["00000", "new"]);
         assert_eq!(counts.counts.len(), MAX_EVENT_LABELS + 1);
