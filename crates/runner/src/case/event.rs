@@ -8,10 +8,12 @@ impl TestCase {
     /// Labels this trial with `label`, like Hypothesis' `event()`: the run counts, per label,
     /// the trials that carried it (each label once per trial, however often it is told) and
     /// `prop run` prints the counts with their share of the trials, sorted by label, so you
-    /// can see what the inputs were like (`events: 12 4.7% empty list`). Under `--observe`
-    /// each trial's labels are its `features`. A label is for people: it changes no choice,
-    /// no verdict and nothing a receipt or a witness row says. It costs a set insertion (no
-    /// allocation for a `&'static str`), and nothing when never called.
+    /// can see what the inputs were like (`12   4.7%  empty list` in its `events` block).
+    /// Every trial counts, passed, failed or discarded; the counts are made in plan order,
+    /// the same with `--seed-jobs` (see [`EventCounts`](crate::EventCounts)). Under
+    /// `--observe` each trial's labels are its `features`. A label is for people: it changes
+    /// no choice, no verdict and nothing a receipt or a witness row says. It costs a set
+    /// insertion (no allocation for a `&'static str`), and nothing when never called.
     ///
     /// ```
     /// use seedledger_runner::prelude::*;
