@@ -29,7 +29,9 @@
 //!   part of the recorded choices, so a replay makes the same tries); a step that gets no
 //!   command through ends the sequence as a terminal state does.
 //! * At most [`Steps::max_steps`] steps (a sequence that reaches it records a forced 0 where
-//!   its next flag would be, as a full collection does).
+//!   its next flag would be, as a full collection does), and no step starts past
+//!   [`STEP_CHOICES`] choices (half of a trial's budget): a sequence ends there cleanly
+//!   rather than failing with `overrun:too_many_choices`.
 //!
 //! # Events: what the sequences did
 //!
@@ -37,7 +39,8 @@
 //! trials carried each label (the `events:` block of its summary; `RunReport::events`):
 //!
 //! * `stateful: ended in a terminal state`, `stateful: a step's tries were all rejected`,
-//!   `stateful: reached max_steps` — how it ended, when not by its flags;
+//!   `stateful: reached max_steps`, `stateful: reached the choice budget` — how it ended,
+//!   when not by its flags;
 //! * `stateful: rejected <name>` — a command (by [`StateMachine::command_name`]) whose
 //!   precondition failed at least once;
 //! * `stateful: never ran <name>` — a command of [`StateMachine::command_names`] (or one that
@@ -70,6 +73,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 pub const INITIAL_LABEL: &str = "stateful:initial";
 /// The label of the span each step's command is drawn in.
 pub const STEP_LABEL: &str = "stateful:step";
+
+/// No step starts once the trial has made this many choices (half of
+/// [`MAX_CHOICES`](crate::MAX_CHOICES)): the sequence ends there as at
+/// [`Steps::max_steps`], cleanly, leaving the rest for the steps' own draws and the
+/// property's, instead of failing with `overrun:too_many_choices`.
+pub const STEP_CHOICES: usize = crate::case::MAX_CHOICES / 2;
 
 /// A state machine: a model (the reference state), the commands it allows, and how the
 /// system under test must answer them.
@@ -209,10 +218,11 @@ pub trait StateMachine: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Steps {
     /// The most steps in one sequence (default 50, Hypothesis' default; with 0 a sequence is
-    /// the initial state alone, its invariant checked). Each step takes at least two
-    /// choices (its flag and its command's) and a trial at most
-    /// [`MAX_CHOICES`](crate::MAX_CHOICES): a sequence that needs more fails with
-    /// `overrun:too_many_choices`.
+    /// the initial state alone, its invariant checked). A sequence also ends, cleanly, once
+    /// its trial has made [`STEP_CHOICES`] choices (event `stateful: reached the choice
+    /// budget`): with a huge `max_steps` most sequences run that far, several hundred
+    /// thousand steps each, which is slow (the lengths are drawn up to `max_steps`, the
+    /// longest one time in eight).
     pub max_steps: usize,
     /// How many commands one step draws before it gives up and ends the sequence
     /// (default 16; 0 is taken as 1). A rejected try that drew no choice is not tried
@@ -265,7 +275,7 @@ pub fn sequential<M: StateMachine>(machine: &M, tc: &mut TestCase, steps: &Steps
         at: At::Start,
         ran: Vec::new(),
         rejected: Vec::new(),
-        reached_max: false,
+        reached: None,
     };
     let result = catch_unwind(AssertUnwindSafe(|| sequence.run(tc, &mut system, steps)));
     match result {
@@ -319,8 +329,8 @@ struct Sequence<'m, M: StateMachine> {
     ran: Vec<String>,
     /// The names of the commands whose precondition failed, each once.
     rejected: Vec<String>,
-    /// The sequence stopped at [`Steps::max_steps`].
-    reached_max: bool,
+    /// The event of a sequence stopped by a budget: [`Steps::max_steps`], or the choices.
+    reached: Option<&'static str>,
 }
 
 impl<M: StateMachine> Sequence<'_, M> {
@@ -337,10 +347,17 @@ impl<M: StateMachine> Sequence<'_, M> {
         let target = tc.hidden_size(0, steps.max_steps as u64);
         loop {
             self.at = At::Start;
-            if self.n >= steps.max_steps {
+            let budget = if self.n >= steps.max_steps {
+                Some("stateful: reached max_steps")
+            } else if tc.n_choices() >= STEP_CHOICES {
+                Some("stateful: reached the choice budget")
+            } else {
+                None
+            };
+            if budget.is_some() {
                 // Where the next flag would be, as a full collection records it.
                 tc.forced_zero();
-                self.reached_max = true;
+                self.reached = budget;
                 return Ok(Ending::Length);
             }
             if !tc.flag(target.is_some_and(|t| (self.n as u64) < t)) {
@@ -419,8 +436,8 @@ impl<M: StateMachine> Sequence<'_, M> {
             Some(Ending::Rejected) => tc.event("stateful: a step's tries were all rejected"),
             Some(Ending::Length) | None => {}
         }
-        if self.reached_max {
-            tc.event("stateful: reached max_steps");
+        if let Some(label) = self.reached {
+            tc.event(label);
         }
         for name in &self.rejected {
             tc.event(format!("stateful: rejected {name}"));

@@ -1,10 +1,12 @@
 //! Stateful properties (`seedledger_runner::stateful`) through the public interface: planted
 //! bugs shrink to one minimal numbered sequence from every base seed and on both shrink
 //! passes; preconditions hold on every sequence run against a system, shrink candidates
-//! included; a failing trial records only the steps that ran; terminal states, `max_steps`
-//! and `tries` end sequences cleanly and are counted in the run's events; the readable input
-//! (steps, `model:`, `system:`, panics) replays from the minimal choices; the initial state
-//! is shrunk; teardown runs after every sequence.
+//! included; a failing trial records only the steps that ran; terminal states, `max_steps`,
+//! the choice budget and `tries` end sequences cleanly and are counted in the run's events;
+//! the readable input (steps, `model:`, `system:`, panics) replays from the minimal choices;
+//! the initial state is shrunk; teardown runs after every sequence, and its panic fails a
+//! sequence that passed but never hides a failure; events count the same on any number of
+//! workers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::engine::{Outcome, RunControl, evaluate};
@@ -349,6 +351,45 @@ impl StateMachine for Picky {
     fn next(&self, _model: &mut (), _command: &&'static str) {}
     fn command_names(&self) -> &'static [&'static str] {
         &["Go", "Never", "Spare"]
+    }
+}
+
+/// A counter whose teardown always panics; with `fails`, its invariant fails once it has
+/// counted anything.
+struct Leaky {
+    fails: bool,
+}
+
+impl StateMachine for Leaky {
+    type Model = u8;
+    type System = u8;
+    type Command = Count;
+    type Response = ();
+
+    fn init_model(&self, _tc: &mut TestCase) -> u8 {
+        0
+    }
+    fn init_system(&self, _model: &u8) -> u8 {
+        0
+    }
+    fn command(&self, _model: &u8, _tc: &mut TestCase) -> Option<Count> {
+        Some(Count::Inc)
+    }
+    fn run(&self, system: &mut u8, _command: &Count) {
+        *system = system.saturating_add(1);
+    }
+    fn postcondition(&self, _: &u8, _: &Count, _: &()) -> PropResult {
+        Ok(())
+    }
+    fn next(&self, model: &mut u8, _command: &Count) {
+        *model = model.saturating_add(1);
+    }
+    fn invariant(&self, _model: &u8, system: &u8) -> PropResult {
+        prop_assert!(!self.fails || *system == 0);
+        Ok(())
+    }
+    fn teardown(&self, system: u8) {
+        panic!("teardown leaked {system}");
     }
 }
 
@@ -739,4 +780,78 @@ fn a_trial_counts_a_label_once_however_often_it_is_told() {
     assert_eq!(events.count("looped"), 500 - events.count("n = 0"));
     assert_eq!(events.count("n = 3") as usize, report.discards);
     assert_eq!(events.count("n = 9") as usize, report.failing_seeds.len());
+}
+
+#[test]
+fn a_teardown_that_panics_fails_a_passing_sequence_and_never_hides_a_failure() {
+    let table: [(bool, &str, &[&str]); 2] = [
+        (
+            false,
+            "panic:crates/runner/tests/stateful.rs:teardown leaked #",
+            &["initial model: 0", "teardown panicked"],
+        ),
+        (
+            true,
+            "assert:!self.fails || *system == 0",
+            &["initial model: 0", "1. Inc", "model: 1"],
+        ),
+    ];
+    for (fails, signature, lines) in table {
+        let property = stateful::property("leaky", Leaky { fails }, Steps::default());
+        let (report, shrink) = minimal(&property, 20, 1);
+        let failure = &report.first_failure.unwrap().failure;
+        assert_eq!(failure.signature, signature);
+        assert_eq!(shrink.signature, signature);
+        assert_eq!(shrink.minimal_input, lines.join(", "));
+        assert!(shrink.stable);
+    }
+}
+
+/// A machine whose every command draws 1,000 choices, and that never ends by itself.
+struct Wide {
+    seen: &'static Counters,
+}
+
+impl StateMachine for Wide {
+    type Model = ();
+    type System = u64;
+    type Command = Vec<u8>;
+    type Response = ();
+
+    fn init_model(&self, _tc: &mut TestCase) {}
+    fn init_system(&self, _model: &()) -> u64 {
+        0
+    }
+    fn command(&self, _model: &(), tc: &mut TestCase) -> Option<Vec<u8>> {
+        Some(tc.draw(&vec(int(0..=9u8), 1000)))
+    }
+    fn run(&self, system: &mut u64, _command: &Vec<u8>) {
+        *system += 1;
+    }
+    fn postcondition(&self, _: &(), _: &Vec<u8>, _: &()) -> PropResult {
+        Ok(())
+    }
+    fn next(&self, _model: &mut (), _command: &Vec<u8>) {}
+    fn teardown(&self, system: u64) {
+        self.seen.longest.fetch_max(system, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_sequence_without_bounds_ends_cleanly_at_the_choice_budget() {
+    static SEEN: Counters = Counters::new();
+    let steps = Steps {
+        max_steps: usize::MAX,
+        ..Steps::default()
+    };
+    let property = stateful::property("wide", Wide { seen: &SEEN }, steps);
+    let report = run(&property, &RunOptions::cases(3)).unwrap();
+    assert!(report.passed(), "{:?}", report.first_failure);
+    let reached = report.events.count("stateful: reached the choice budget");
+    assert_eq!(reached, 3, "{:?}", report.events);
+    // Each step takes its flag and 1,000 choices: the budget stops the sequence at the first
+    // step that starts past it.
+    let longest = SEEN.longest.load(Ordering::SeqCst) as usize;
+    assert!(longest * 1001 >= stateful::STEP_CHOICES, "{longest}");
+    assert!((longest - 1) * 1001 < stateful::STEP_CHOICES, "{longest}");
 }

@@ -35,8 +35,12 @@ fn ring_run(dir: &Path, extra: &[&str]) -> Run {
 
 /// The events block of a summary: its heading and its lines, `(count, percent, label)`.
 fn events_block(stdout: &str) -> (String, Vec<(u64, String, String)>) {
-    let mut lines = stdout.lines().skip_while(|l| !l.starts_with("    events ("));
-    let heading = lines.next().unwrap_or_else(|| panic!("no events block:\n{stdout}"));
+    let mut lines = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("    events ("));
+    let heading = lines
+        .next()
+        .unwrap_or_else(|| panic!("no events block:\n{stdout}"));
     let rows = lines
         .take_while(|l| l.starts_with("      "))
         .map(|l| {
@@ -98,7 +102,14 @@ fn a_state_machine_failure_reads_as_numbered_steps_everywhere() {
     // minimal steps.
     let replay = semantics_run(
         dir.path(),
-        &["prop", "replay", "--property", ID, "--seed", &seed.to_string()],
+        &[
+            "prop",
+            "replay",
+            "--property",
+            ID,
+            "--seed",
+            &seed.to_string(),
+        ],
     );
     assert_eq!(replay.code, 1, "{}{}", replay.stdout, replay.stderr);
     let original = &shrink.original_input;
