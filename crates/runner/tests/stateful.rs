@@ -762,7 +762,7 @@ fn a_trial_counts_a_label_once_however_often_it_is_told() {
             for _ in 0..n {
                 tc.event("looped");
             }
-            tc.event(if n % 2 == 0 { "even" } else { "odd" });
+            tc.event(if n.is_multiple_of(2) { "even" } else { "odd" });
             tc.event(format!("n = {n}"));
             prop_assume!(n != 3);
             prop_assert!(n < 9);
