@@ -393,6 +393,11 @@ impl StateMachine for Leaky {
     }
 }
 
+/// The stack property `id` with `bug`, counting into `seen`.
+fn stack(id: &'static str, bug: Bug, seen: &'static Counters) -> Property {
+    stateful::property(id, Stack { bug, seen }, Steps::default())
+}
+
 /// Shrinking bounded by evaluations only (never by the clock), so a slow machine shrinks
 /// as far as a fast one.
 fn options(cases: u64, base: u64) -> RunOptions {
@@ -435,14 +440,7 @@ static TABLE_SEEN: [Counters; 3] = [Counters::new(), Counters::new(), Counters::
 fn every_planted_bug_shrinks_to_one_minimal_sequence_from_every_base_seed() {
     let table: Vec<(Property, &[&str], &str)> = vec![
         (
-            stateful::property(
-                "capacity",
-                Stack {
-                    bug: Bug::Capacity,
-                    seen: &TABLE_SEEN[0],
-                },
-                Steps::default(),
-            ),
+            stack("capacity", Bug::Capacity, &TABLE_SEEN[0]),
             &[
                 "initial model: []",
                 "1. Push(0) -> None",
@@ -456,14 +454,7 @@ fn every_planted_bug_shrinks_to_one_minimal_sequence_from_every_base_seed() {
             "assert:*response == expected",
         ),
         (
-            stateful::property(
-                "panic_at_two",
-                Stack {
-                    bug: Bug::PanicAtTwo,
-                    seen: &TABLE_SEEN[1],
-                },
-                Steps::default(),
-            ),
+            stack("panic_at_two", Bug::PanicAtTwo, &TABLE_SEEN[1]),
             &[
                 "initial model: []",
                 "1. Push(0) -> None",
@@ -475,14 +466,7 @@ fn every_planted_bug_shrinks_to_one_minimal_sequence_from_every_base_seed() {
             "panic:crates/runner/tests/stateful.rs:popped a stack of two",
         ),
         (
-            stateful::property(
-                "command_panics",
-                Stack {
-                    bug: Bug::CommandPanics,
-                    seen: &TABLE_SEEN[2],
-                },
-                Steps::default(),
-            ),
+            stack("command_panics", Bug::CommandPanics, &TABLE_SEEN[2]),
             &[
                 "initial model: []",
                 "1. Push(0) -> None",
@@ -555,14 +539,7 @@ fn every_planted_bug_shrinks_to_one_minimal_sequence_from_every_base_seed() {
 #[test]
 fn a_failing_trial_records_the_steps_that_ran_and_nothing_after() {
     static SEEN: Counters = Counters::new();
-    let property = stateful::property(
-        "capacity_prefix",
-        Stack {
-            bug: Bug::Capacity,
-            seen: &SEEN,
-        },
-        Steps::default(),
-    );
+    let property = stack("capacity_prefix", Bug::Capacity, &SEEN);
     let report = run(&property, &RunOptions::cases(100).shrink(None)).unwrap();
     let failing: Vec<u64> = report.failing_seeds.clone();
     assert!(failing.len() > 5, "{failing:?}");
@@ -727,14 +704,7 @@ fn the_initial_state_is_shrunk_and_shown() {
 #[test]
 fn event_counts_are_the_same_on_one_worker_and_on_several() {
     static SEEN: Counters = Counters::new();
-    let property = stateful::property(
-        "capacity_events",
-        Stack {
-            bug: Bug::Capacity,
-            seen: &SEEN,
-        },
-        Steps::default(),
-    );
+    let property = stack("capacity_events", Bug::Capacity, &SEEN);
     let options = RunOptions::cases(300).shrink(None);
     let one = run_with(&property, &options, &RunControl::new()).unwrap();
     let four = run_with(&property, &options, &RunControl::new().seed_jobs(4)).unwrap();
