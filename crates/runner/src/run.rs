@@ -769,6 +769,8 @@ pub struct ReplayTarget<'a> {
 pub struct ReplayResult {
     /// `Debug` renderings of the top-level draws (`name = value` when named).
     pub drawn: Vec<String>,
+    /// The labels the trial carried ([`TestCase::event`]), each once, in label order.
+    pub events: Vec<String>,
     /// How the trial ended.
     pub outcome: Outcome,
     /// The row appended: `None` for a replay of choices, and for a seed whose trial was
@@ -853,6 +855,7 @@ pub fn replay(
     }
     Ok(ReplayResult {
         drawn: evaluation.record.drawn,
+        events: evaluation.record.events,
         outcome: evaluation.outcome,
         witness,
         witness_path: witness_path.to_path_buf(),

@@ -121,6 +121,13 @@ fn a_state_machine_failure_reads_as_numbered_steps_everywhere() {
     ] {
         assert!(replay.stdout.contains(&expected), "{}", replay.stdout);
     }
+    // The replayed trial's own labels, after its input.
+    let events = replay
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("  events: "))
+        .unwrap_or_else(|| panic!("{}", replay.stdout));
+    assert!(events.contains("stateful: steps "), "{events}");
     let path = receipt_path(dir.path());
     let minimal = semantics_run(
         dir.path(),
@@ -135,7 +142,9 @@ fn a_state_machine_failure_reads_as_numbered_steps_everywhere() {
     assert_eq!(minimal.code, 1, "{}{}", minimal.stdout, minimal.stderr);
     assert!(
         minimal.stdout.contains(&format!(
-            "  input: {MINIMAL}\n  result: FAIL [assert:*got == expected]\n"
+            "  input: {MINIMAL}\n  \
+             events: stateful: never ran Len, stateful: steps 1-4\n  \
+             result: FAIL [assert:*got == expected]\n"
         )),
         "{}",
         minimal.stdout
