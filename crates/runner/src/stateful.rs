@@ -242,7 +242,7 @@ impl Default for Steps {
 /// How a sequence that did not fail ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
-    /// The flags ended it (or it reached [`Steps::max_steps`]).
+    /// The flags ended it (or it reached [`Steps::max_steps`] or [`STEP_CHOICES`]).
     Length,
     /// The model's state allowed no command.
     Terminal,
