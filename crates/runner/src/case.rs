@@ -78,50 +78,14 @@
 //! three unwind out of the property (without running the panic hook) and are caught by the
 //! executor.
 
+use crate::events::TrialEvents;
 use crate::rng::{Block, Scheme, SeedRng, upto_from};
-use std::cell::Cell;
+use std::borrow::Cow;
 
-/// What a recording test case does, told as it happens to the [`set_journal`] observer of
-/// its thread: what a crash-isolating worker sends its parent so that a trial that ends the
-/// process still leaves its record (choices, bounds, spans) behind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JournalEntry<'a> {
-    /// A choice was made: its value and bound.
-    Choice {
-        /// The choice.
-        value: u64,
-        /// Its bound.
-        max: u64,
-    },
-    /// A labelled sub-draw starts at the current choice, at this depth.
-    SpanStart {
-        /// The generator's label.
-        label: &'static str,
-        /// Its nesting depth (top-level draws: 0).
-        depth: u32,
-    },
-    /// The innermost open sub-draw ends at the current choice.
-    SpanEnd,
-    /// A top-level draw's `Debug` rendering (capturing cases only).
-    Drawn(&'a str),
-}
-
-thread_local! {
-    static JOURNAL: Cell<Option<fn(JournalEntry<'_>)>> = const { Cell::new(None) };
-}
-
-/// Sets (or, with `None`, clears) the observer of the recording test cases of this thread.
-/// Random-mode cases (the main run's fast path) record nothing and tell nothing.
-pub fn set_journal(observer: Option<fn(JournalEntry<'_>)>) {
-    JOURNAL.with(|j| j.set(observer));
-}
-
-#[inline]
-fn journal(entry: JournalEntry<'_>) {
-    if let Some(f) = JOURNAL.with(Cell::get) {
-        f(entry);
-    }
-}
+mod event;
+mod journal;
+use journal::journal;
+pub use journal::{JournalEntry, set_journal};
 
 /// Most choices one test case may make before it is cut off as [`Stop::Overrun`].
 pub const MAX_CHOICES: usize = 1 << 20;
@@ -557,6 +521,8 @@ pub struct TestCase {
     depth: u32,
     drawn: Vec<String>,
     notes: Vec<String>,
+    /// The labels [`TestCase::event`] was told, each once (in every mode).
+    events: TrialEvents,
 }
 
 /// What a recording test case consumed.
@@ -571,6 +537,9 @@ pub struct Record {
     /// `Debug` renderings of the top-level draws (`name = value` for a named draw), in order,
     /// then the notes (`note: ...`), when captured.
     pub drawn: Vec<String>,
+    /// The trial's event labels ([`TestCase::event`]), each once, in label order: kept in
+    /// every mode, the fast path's included.
+    pub events: Vec<String>,
 }
 
 impl TestCase {
@@ -626,6 +595,7 @@ impl TestCase {
             depth: 0,
             drawn: Vec::new(),
             notes: Vec::new(),
+            events: TrialEvents::new(),
         }
     }
 
@@ -666,22 +636,7 @@ impl TestCase {
         name: Option<&str>,
         generator: &G,
     ) -> G::Value {
-        let at = self.spans.len();
-        self.spans.push(Span {
-            label: generator.label(),
-            start: self.n_choices as u32,
-            end: 0,
-            depth: self.depth,
-        });
-        journal(JournalEntry::SpanStart {
-            label: generator.label(),
-            depth: self.depth,
-        });
-        self.depth += 1;
-        let value = generator.generate(self);
-        self.depth -= 1;
-        self.spans[at].end = self.n_choices as u32;
-        journal(JournalEntry::SpanEnd);
+        let value = self.in_span(generator.label(), |tc| generator.generate(tc));
         if self.capture && self.depth == 0 {
             let text = match name {
                 Some(name) => format!("{name} = {value:?}"),
@@ -695,7 +650,9 @@ impl TestCase {
 
     /// Runs `f` inside a span labelled `label` (when recording), without showing what it
     /// draws as a top-level draw: the state machine's steps are shown as numbered lines
-    /// ([`TestCase::show`]) instead of the `Debug` text of their draws.
+    /// ([`TestCase::show`]) instead of the `Debug` text of their draws. A span `f` unwinds
+    /// out of (a panic, a replay that ran out of choices) ends where it stopped, as a crashed
+    /// worker's journal ends it, so the record stays well formed for the shrinker.
     pub(crate) fn in_span<T>(
         &mut self,
         label: &'static str,
@@ -705,22 +662,21 @@ impl TestCase {
             return f(self);
         }
         let at = self.spans.len();
+        let depth = self.depth;
         self.spans.push(Span {
             label,
             start: self.n_choices as u32,
             end: 0,
-            depth: self.depth,
+            depth,
         });
-        journal(JournalEntry::SpanStart {
-            label,
-            depth: self.depth,
-        });
+        journal(JournalEntry::SpanStart { label, depth });
         self.depth += 1;
-        let value = f(self);
-        self.depth -= 1;
-        self.spans[at].end = self.n_choices as u32;
-        journal(JournalEntry::SpanEnd);
-        value
+        let open = OpenSpan {
+            tc: self,
+            at,
+            depth,
+        };
+        f(&mut *open.tc)
     }
 
     /// True when this case keeps the readable input (a recording or capturing replay): what
@@ -989,12 +945,28 @@ impl TestCase {
             maxes: self.maxes,
             spans: self.spans,
             drawn,
+            events: self.events.into_iter().map(Cow::into_owned).collect(),
         }
     }
 
     /// The `Debug` renderings of the top-level draws so far (`name = value` when named).
     pub fn drawn(&self) -> &[String] {
         &self.drawn
+    }
+}
+
+/// A span of a recording case, ended when dropped: when its sub-draw returns, or unwinds.
+struct OpenSpan<'t> {
+    tc: &'t mut TestCase,
+    at: usize,
+    depth: u32,
+}
+
+impl Drop for OpenSpan<'_> {
+    fn drop(&mut self) {
+        self.tc.depth = self.depth;
+        self.tc.spans[self.at].end = self.tc.n_choices as u32;
+        journal(JournalEntry::SpanEnd);
     }
 }
 

@@ -181,6 +181,8 @@ pub trait TrialObserver: Send + Sync {
 pub(crate) struct Trialled {
     pub(crate) outcome: Outcome,
     pub(crate) seen: Option<Box<Seen>>,
+    /// The labels the trial carried (`TestCase::event`), counted when it is committed.
+    pub(crate) events: crate::events::TrialEvents,
 }
 
 /// What an observed trial recorded.
@@ -456,18 +458,23 @@ impl RunControl {
         if self.observer.is_some() {
             return self.trial_observed(property, fixture, seed, rng);
         }
-        let outcome = match &self.executor {
-            None => execute(property, &mut TestCase::random_with(rng, seed), fixture),
+        let (outcome, events) = match &self.executor {
+            None => {
+                let mut tc = TestCase::random_with(rng, seed);
+                let outcome = execute(property, &mut tc, fixture);
+                (outcome, tc.take_events())
+            }
             Some(executor) => {
-                executor
+                let evaluation = executor
                     .run_trial(property, fixture, &TrialInput::Random { seed, rng })
-                    .map_err(|message| executor_error(property, seed, message))?
-                    .outcome
+                    .map_err(|message| executor_error(property, seed, message))?;
+                (evaluation.outcome, owned_events(evaluation.record.events))
             }
         };
         Ok(Trialled {
             outcome,
             seen: None,
+            events,
         })
     }
 
@@ -492,6 +499,7 @@ impl RunControl {
         let elapsed = started.elapsed();
         Ok(Trialled {
             outcome: evaluation.outcome,
+            events: owned_events(evaluation.record.events.clone()),
             seen: Some(Box::new(Seen {
                 seed,
                 rng,
@@ -568,6 +576,11 @@ struct ShrinkObserver {
 
 thread_local! {
     static SHRINK_WATCH: RefCell<Option<Watched>> = const { RefCell::new(None) };
+}
+
+/// The labels of a trial that ran elsewhere (or recorded), as the trial loop counts them.
+fn owned_events(labels: Vec<String>) -> crate::events::TrialEvents {
+    labels.into_iter().map(std::borrow::Cow::Owned).collect()
 }
 
 /// A failure of the executor (not the property) on `seed`'s trial.

@@ -100,6 +100,17 @@ fn install_hook() {
     });
 }
 
+/// Runs `f` (clean-up after a failure: a state machine's teardown) catching its panic, and
+/// keeps the panic this trial already caught, if any, as the one the trial failed with: a
+/// clean-up that panics after the trial failed changes neither its message nor its
+/// signature. True when `f` returned.
+pub(crate) fn quietly(f: impl FnOnce()) -> bool {
+    let caught = CAUGHT.with(|c| c.borrow_mut().take());
+    let returned = panic::catch_unwind(AssertUnwindSafe(f)).is_ok();
+    CAUGHT.with(|c| *c.borrow_mut() = caught);
+    returned
+}
+
 fn payload_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()

@@ -28,6 +28,7 @@ mod code;
 mod committed;
 mod control;
 mod errors;
+mod events;
 mod exec;
 pub mod generators;
 mod ledger;
@@ -80,6 +81,8 @@ pub mod prelude {
         Evidence, FirstFailure, IntoProperty, RunOptions, RunReport, SeedPlan, Verdict, run,
         run_with,
     };
+    // How many trials of a run carried each `TestCase::event` label.
+    pub use crate::events::{EventCounts, MAX_EVENT_LABELS, OTHER_LABELS};
 
     // Running a property from `cargo test`.
     pub use crate::check::{check, check_registered, try_check, try_check_in};

@@ -229,6 +229,10 @@ pub struct RunReport {
     pub failure_modes: Vec<FailureMode>,
     /// The first failure and its shrunk minimal input.
     pub first_failure: Option<FirstFailure>,
+    /// How many of the trials that ran carried each event label
+    /// ([`TestCase::event`](crate::TestCase::event)), counted in plan order as each trial
+    /// was committed: the same with any number of `seed_jobs` workers.
+    pub events: crate::events::EventCounts,
     /// The trials' wall time (shrinking not included).
     pub trials_time: Duration,
     /// The whole run's wall time, shrinking (and evidence) included.
@@ -507,6 +511,7 @@ fn report(
             minimal,
         }),
         verdicts: tally.verdicts,
+        events: tally.events,
         trials_time,
         elapsed: started.elapsed(),
         evidence,

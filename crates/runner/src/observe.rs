@@ -14,7 +14,7 @@
 //! | `representation` | `ID(a = 1, b = [2])`: the `Debug` text of the top-level draws, as a receipt's `minimal_input` |
 //! | `arguments` | named draws (`draw_named`) by name, others as `Draw 1`, `Draw 2`, ...: integers, `true`/`false` and finite floats as JSON values (an integer beyond ±2^53 as a string, which a JSON reader in JavaScript cannot otherwise keep exact), anything else as its `Debug` text |
 //! | `how_generated` | `planned seed N`, `re-run of failing seed N (shrink phase)`, `during shrink phase (failing seed N)` |
-//! | `features` | `choices` (how many the input took: its size); `signature` of a failure |
+//! | `features` | `choices` (how many the input took: its size); `signature` of a failure; each event label the trial carried ([`TestCase::event`](crate::TestCase::event)) with the value `""`, as Hypothesis writes an event without a payload (a label named `choices` or `signature` is written `event:choices`, `event:signature`) |
 //! | `coverage` | `null` |
 //! | `timing` | `execute:test`: the trial's seconds, its draws included (a property draws as it runs) |
 //! | `metadata` | `seed`, `rng`, `run_id`, `phase`, `choices`, the `replay` command (planned seeds), `data_status`, `traceback` (the failure message), `status_reason_location`, `notes`, `discarded`, `predicates` (`{}`) |
@@ -261,6 +261,7 @@ fn write_test_case(out: &mut Vec<u8>, trial: &ObservedTrial<'_>) {
         features: Features {
             choices: record.choices.len(),
             signature: failure.map(|f| f.signature.as_str()),
+            events: &record.events,
         },
         coverage: None,
         timing: Timing {
@@ -313,11 +314,31 @@ struct TestCaseLine<'a> {
     run_start: f64,
 }
 
-#[derive(serde::Serialize)]
+/// `choices`, `signature` (a failure's), then each event label with `""`.
 struct Features<'a> {
     choices: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
     signature: Option<&'a str>,
+    events: &'a [String],
+}
+
+impl serde::Serialize for Features<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("choices", &self.choices)?;
+        if let Some(signature) = self.signature {
+            map.serialize_entry("signature", signature)?;
+        }
+        for label in self.events {
+            match label.as_str() {
+                "choices" | "signature" => {
+                    map.serialize_entry(&format_args!("event:{label}"), "")?
+                }
+                _ => map.serialize_entry(label, "")?,
+            }
+        }
+        map.end()
+    }
 }
 
 #[derive(serde::Serialize)]
@@ -503,6 +524,15 @@ fn write_info(out: &mut Vec<u8>, summary: &RunSummary) {
             "- minimal input: `{}` (shrink stable: {})\n",
             shrink.minimal_input, shrink.stable
         ));
+    }
+    if !summary.events.is_empty() {
+        content.push_str(&format!(
+            "- events (trials of {} that carried each label):\n",
+            summary.events.trials
+        ));
+        for line in summary.events.lines() {
+            content.push_str(&format!("    - `{}`\n", line.trim_start()));
+        }
     }
     if let Some(ms) = r.elapsed_ms {
         content.push_str(&format!("- run time: {:.3} s\n", ms as f64 / 1000.0));

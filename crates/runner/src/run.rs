@@ -118,6 +118,10 @@ pub struct RunSummary {
     pub witness_path: PathBuf,
     /// The final receipt.
     pub receipt: Receipt,
+    /// How many of the run's trials carried each event label
+    /// ([`TestCase::event`](crate::TestCase::event)): a view of the run for people, never
+    /// in the receipt (empty when the run's end was learnt from its receipt alone).
+    pub events: crate::events::EventCounts,
 }
 
 impl RunSummary {
@@ -429,6 +433,7 @@ pub(crate) fn run_property_tallied(
         receipt_path,
         witness_path,
         receipt,
+        events: tally.events.clone(),
     };
     Ok((summary, tally, trials_time, fixture))
 }
@@ -764,6 +769,8 @@ pub struct ReplayTarget<'a> {
 pub struct ReplayResult {
     /// `Debug` renderings of the top-level draws (`name = value` when named).
     pub drawn: Vec<String>,
+    /// The labels the trial carried ([`TestCase::event`]), each once, in label order.
+    pub events: Vec<String>,
     /// How the trial ended.
     pub outcome: Outcome,
     /// The row appended: `None` for a replay of choices, and for a seed whose trial was
@@ -848,6 +855,7 @@ pub fn replay(
     }
     Ok(ReplayResult {
         drawn: evaluation.record.drawn,
+        events: evaluation.record.events,
         outcome: evaluation.outcome,
         witness,
         witness_path: witness_path.to_path_buf(),

@@ -29,19 +29,43 @@
 //!   part of the recorded choices, so a replay makes the same tries); a step that gets no
 //!   command through ends the sequence as a terminal state does.
 //! * At most [`Steps::max_steps`] steps (a sequence that reaches it records a forced 0 where
-//!   its next flag would be, as a full collection does).
+//!   its next flag would be, as a full collection does), and no step starts past
+//!   [`STEP_CHOICES`] choices (half of a trial's budget): a sequence ends there cleanly
+//!   rather than failing with `overrun:too_many_choices`.
+//!
+//! # Events: what the sequences did
+//!
+//! Each sequence labels its trial ([`TestCase::event`]), and `prop run` prints how many
+//! trials carried each label (the `events:` block of its summary; `RunReport::events`):
+//!
+//! * `stateful: ended in a terminal state`, `stateful: a step's tries were all rejected`,
+//!   `stateful: reached max_steps`, `stateful: reached the choice budget` — how it ended,
+//!   when not by its flags;
+//! * `stateful: rejected <name>` — a command (by [`StateMachine::command_name`]) whose
+//!   precondition failed at least once;
+//! * `stateful: never ran <name>` — a command of [`StateMachine::command_names`] (or one that
+//!   was rejected) that did not run: a command at 100% here is one the machine never
+//!   enables;
+//! * `stateful: steps 0`, `1-4`, `5-19`, `20+` — how many steps ran.
+//!
+//! A failing sequence tells the same, but how it ended (its failure says that).
 //!
 //! # What a failure shows
 //!
 //! The readable input (the receipt's `minimal_input`, the run's summary, `prop replay`) is
 //! the initial model, then one numbered line per step that ran — `3. Pop -> Some(3)`, the
 //! command's `Debug` text and the system's response ([`StateMachine::show_step`]) — then,
-//! at a failure, the model's and the system's state. The failure itself (a
-//! `prop_assert*!` in a postcondition or an invariant, a panic in the system) keeps its own
-//! failure signature.
+//! at a failure, the model's and the system's state (`model: ...`, and `system: ...` when
+//! [`StateMachine::show_system`] says). The model is the one the failing check saw: before
+//! the failing step's command for a postcondition, after it for an invariant. A panic shows
+//! the steps up to it (`4. Pop -> panicked` when the system panicked, `4. panicked while
+//! drawing a command` when [`StateMachine::command`] did) and the model. The failure itself
+//! (a `prop_assert*!` in a postcondition or an invariant, a panic) keeps its own failure
+//! signature. [`StateMachine::teardown`] runs at the end of every sequence, whatever ended
+//! it.
 
 use crate::case::TestCase;
-use crate::property::{PropResult, Property};
+use crate::property::{PropError, PropResult, Property};
 use std::fmt::Debug;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
@@ -59,6 +83,12 @@ pub use schedule::yield_point;
 pub const INITIAL_LABEL: &str = "stateful:initial";
 /// The label of the span each step's command is drawn in.
 pub const STEP_LABEL: &str = "stateful:step";
+
+/// No step starts once the trial has made this many choices (half of
+/// [`MAX_CHOICES`](crate::MAX_CHOICES)): the sequence ends there as at
+/// [`Steps::max_steps`], cleanly, leaving the rest for the steps' own draws and the
+/// property's, instead of failing with `overrun:too_many_choices`.
+pub const STEP_CHOICES: usize = crate::case::MAX_CHOICES / 2;
 
 /// A state machine: a model (the reference state), the commands it allows, and how the
 /// system under test must answer them.
@@ -157,7 +187,10 @@ pub trait StateMachine: Send + Sync + 'static {
         Ok(())
     }
 
-    /// Called with the system when a sequence ends (passed or failed; not after a panic).
+    /// Called with the system when a sequence ends, however it ends: passed, failed, after a
+    /// panic, or stopped (a discarded trial, a shrink candidate that ran out of choices). A
+    /// teardown that panics fails a sequence that passed; after a failure its panic is
+    /// ignored (the failure stays the one the sequence found).
     fn teardown(&self, _system: Self::System) {}
 
     /// The system's state as shown at a failure (`None`: not shown).
@@ -179,9 +212,7 @@ pub trait StateMachine: Send + Sync + 'static {
     /// The name a command is counted under (rejections, commands that never ran): by
     /// default the `Debug` text up to its first `(`, `{` or space (an enum's variant).
     fn command_name(&self, command: &Self::Command) -> String {
-        let text = format!("{command:?}");
-        let end = text.find(['(', '{', ' ']).unwrap_or(text.len());
-        text[..end].to_string()
+        variant_name(command)
     }
 
     /// Every command name, when the machine can list them: a listed command that never runs
@@ -196,10 +227,16 @@ pub trait StateMachine: Send + Sync + 'static {
 /// precondition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Steps {
-    /// The most steps in one sequence (default 50, Hypothesis' default).
+    /// The most steps in one sequence (default 50, Hypothesis' default; with 0 a sequence is
+    /// the initial state alone, its invariant checked). A sequence also ends, cleanly, once
+    /// its trial has made [`STEP_CHOICES`] choices (event `stateful: reached the choice
+    /// budget`): with a huge `max_steps` most sequences run that far, several hundred
+    /// thousand steps each, which is slow (the lengths are drawn up to `max_steps`, the
+    /// longest one time in eight).
     pub max_steps: usize,
     /// How many commands one step draws before it gives up and ends the sequence
-    /// (default 16).
+    /// (default 16; 0 is taken as 1). A rejected try that drew no choice is not tried
+    /// again: it would draw the same command.
     pub tries: u32,
 }
 
@@ -215,7 +252,7 @@ impl Default for Steps {
 /// How a sequence that did not fail ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
-    /// The flags ended it (or it reached [`Steps::max_steps`]).
+    /// The flags ended it (or it reached [`Steps::max_steps`] or [`STEP_CHOICES`]).
     Length,
     /// The model's state allowed no command.
     Terminal,
@@ -229,132 +266,254 @@ pub fn property<M: StateMachine>(id: &'static str, machine: M, steps: Steps) -> 
 }
 
 /// Draws and runs one sequence of `machine`'s commands: the body of a stateful property.
-/// `Err` is the first postcondition or invariant that failed (a panic of the system unwinds
-/// through, with the steps so far shown).
+///
+/// `Err` is the first postcondition or invariant that failed; a panic (of the system, or of
+/// any method of the machine) unwinds through, with the steps so far and the model shown.
+/// Either way [`StateMachine::teardown`] is called with the system first (a teardown that
+/// panics after a failure changes nothing the failure says; after a sequence that passed, its
+/// panic is the property's failure). The trial's events ([`TestCase::event`]) say how the
+/// sequence ended, which commands were rejected or never ran, and how many steps it had (see
+/// the module docs).
 pub fn sequential<M: StateMachine>(machine: &M, tc: &mut TestCase, steps: &Steps) -> PropResult {
-    let mut model = tc.in_span(INITIAL_LABEL, |tc| machine.init_model(tc));
+    let model = tc.in_span(INITIAL_LABEL, |tc| machine.init_model(tc));
     tc.show(|| format!("initial model: {model:?}"));
     let mut system = machine.init_system(&model);
-    let mut ran = Ran::new(machine);
-    if let Err(e) = machine.invariant(&model, &system) {
-        return Err(fail_at(machine, tc, &model, &system, e));
-    }
-    let target = tc.hidden_size(0, steps.max_steps as u64);
-    let mut n = 0usize;
-    let ending = loop {
-        if n == steps.max_steps {
-            tc.forced_zero();
-            break Ending::Length;
-        }
-        if !tc.flag(target.is_some_and(|t| (n as u64) < t)) {
-            break Ending::Length;
-        }
-        let command = match next_command(machine, tc, &model, steps, &mut ran) {
-            Ok(command) => command,
-            Err(ending) => break ending,
-        };
-        n += 1;
-        let response = run_shown(machine, tc, &mut system, &command, n, &model);
-        tc.show(|| format!("{n}. {}", machine.show_step(&command, &response)));
-        ran.ran(machine, &command);
-        if let Err(e) = machine.postcondition(&model, &command, &response) {
-            return Err(fail_at(machine, tc, &model, &system, e));
-        }
-        machine.next(&mut model, &command);
-        if let Err(e) = machine.invariant(&model, &system) {
-            return Err(fail_at(machine, tc, &model, &system, e));
-        }
+    let mut sequence = Sequence {
+        machine,
+        model,
+        n: 0,
+        at: At::Start,
+        ran: Vec::new(),
+        rejected: Vec::new(),
+        reached: None,
     };
-    ran.finish(tc, ending);
-    machine.teardown(system);
-    Ok(())
-}
-
-/// One step's command: drawn in its span until one meets its precondition.
-fn next_command<M: StateMachine>(
-    machine: &M,
-    tc: &mut TestCase,
-    model: &M::Model,
-    steps: &Steps,
-    ran: &mut Ran,
-) -> Result<M::Command, Ending> {
-    tc.in_span(STEP_LABEL, |tc| {
-        for _ in 0..steps.tries.max(1) {
-            let command = machine.command(model, tc).ok_or(Ending::Terminal)?;
-            if machine.precondition(model, &command) {
-                return Ok(command);
+    let result = catch_unwind(AssertUnwindSafe(|| sequence.run(tc, &mut system, steps)));
+    match result {
+        Ok(Ok(ending)) => {
+            sequence.tell(tc, Some(ending));
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| machine.teardown(system))) {
+                tc.show(|| "teardown panicked".to_string());
+                resume_unwind(payload);
             }
-            ran.rejected(machine, &command);
+            Ok(())
         }
-        Err(Ending::Rejected)
-    })
+        Ok(Err(e)) => {
+            sequence.show_state(tc, &system);
+            sequence.tell(tc, None);
+            crate::exec::quietly(|| machine.teardown(system));
+            Err(e)
+        }
+        Err(payload) => {
+            // A stop of the test case (a replay that ran out of choices, a discard) is no
+            // failure to show; a panic is.
+            if !payload.is::<crate::case::Stop>() {
+                sequence.show_panic(tc, &system);
+            }
+            sequence.tell(tc, None);
+            crate::exec::quietly(|| machine.teardown(system));
+            resume_unwind(payload)
+        }
+    }
 }
 
-/// Runs one command; when the system panics, the step is shown before the panic goes on.
+/// What part of a step was under way (what a panic interrupted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum At {
+    /// The invariant of the initial state, or between two steps.
+    Start,
+    /// Drawing the next step's command (or checking its precondition).
+    Drawing,
+    /// The step's command ran, the postcondition, the transition or the invariant.
+    Checking,
+}
+
+/// One sequence under way: the model, how many steps ran, which commands ran and which were
+/// rejected (told as events at its end).
+struct Sequence<'m, M: StateMachine> {
+    machine: &'m M,
+    model: M::Model,
+    /// Steps that ran (or are running).
+    n: usize,
+    at: At,
+    /// The names of the commands that ran, each once.
+    ran: Vec<String>,
+    /// The names of the commands whose precondition failed, each once.
+    rejected: Vec<String>,
+    /// The event of a sequence stopped by a budget: [`Steps::max_steps`], or the choices.
+    reached: Option<&'static str>,
+}
+
+impl<M: StateMachine> Sequence<'_, M> {
+    /// The steps, from the invariant of the initial state to the end of the sequence (or the
+    /// first postcondition or invariant that fails).
+    fn run(
+        &mut self,
+        tc: &mut TestCase,
+        system: &mut M::System,
+        steps: &Steps,
+    ) -> Result<Ending, PropError> {
+        let machine = self.machine;
+        machine.invariant(&self.model, system)?;
+        let target = tc.hidden_size(0, steps.max_steps as u64);
+        loop {
+            self.at = At::Start;
+            let budget = if self.n >= steps.max_steps {
+                Some("stateful: reached max_steps")
+            } else if tc.n_choices() >= STEP_CHOICES {
+                Some("stateful: reached the choice budget")
+            } else {
+                None
+            };
+            if budget.is_some() {
+                // Where the next flag would be, as a full collection records it.
+                tc.forced_zero();
+                self.reached = budget;
+                return Ok(Ending::Length);
+            }
+            if !tc.flag(target.is_some_and(|t| (self.n as u64) < t)) {
+                return Ok(Ending::Length);
+            }
+            self.at = At::Drawing;
+            let command = match self.next_command(tc, steps) {
+                Ok(command) => command,
+                Err(ending) => return Ok(ending),
+            };
+            self.n += 1;
+            self.at = At::Checking;
+            let response = run_shown(machine, tc, system, &command, self.n);
+            tc.show(|| format!("{}. {}", self.n, machine.show_step(&command, &response)));
+            let name = machine.command_name(&command);
+            if !self.ran.contains(&name) {
+                self.ran.push(name);
+            }
+            machine.postcondition(&self.model, &command, &response)?;
+            machine.next(&mut self.model, &command);
+            machine.invariant(&self.model, system)?;
+        }
+    }
+
+    /// One step's command: drawn in its span until one meets its precondition, at most
+    /// [`Steps::tries`] times. A rejected try that drew nothing is not tried again: it would
+    /// draw the same command.
+    fn next_command(&mut self, tc: &mut TestCase, steps: &Steps) -> Result<M::Command, Ending> {
+        let (machine, model) = (self.machine, &self.model);
+        let rejected = &mut self.rejected;
+        tc.in_span(STEP_LABEL, |tc| {
+            for _ in 0..steps.tries.max(1) {
+                let before = tc.n_choices();
+                let command = machine.command(model, tc).ok_or(Ending::Terminal)?;
+                if machine.precondition(model, &command) {
+                    return Ok(command);
+                }
+                let name = machine.command_name(&command);
+                if !rejected.contains(&name) {
+                    rejected.push(name);
+                }
+                if tc.n_choices() == before {
+                    break;
+                }
+            }
+            Err(Ending::Rejected)
+        })
+    }
+
+    /// The model's and the system's state at a failure.
+    fn show_state(&self, tc: &mut TestCase, system: &M::System) {
+        tc.show(|| format!("model: {:?}", self.model));
+        if tc.is_capturing()
+            && let Some(text) = self.machine.show_system(system)
+        {
+            tc.show(|| format!("system: {text}"));
+        }
+    }
+
+    /// What a panic interrupted (the step being drawn; a panic of the system's `run` showed
+    /// its own step), then the state.
+    fn show_panic(&self, tc: &mut TestCase, system: &M::System) {
+        if self.at == At::Drawing {
+            tc.show(|| format!("{}. panicked while drawing a command", self.n + 1));
+        }
+        // The state after a panic may be broken enough for its `Debug` to panic too: what
+        // was shown stays, and the trial fails with the first panic.
+        crate::exec::quietly(|| self.show_state(tc, system));
+    }
+
+    /// The sequence's events: how it ended (`None`: it failed), the commands rejected and
+    /// never run, and how many steps it had.
+    fn tell(&self, tc: &mut TestCase, ending: Option<Ending>) {
+        match ending {
+            Some(Ending::Terminal) => tc.event("stateful: ended in a terminal state"),
+            Some(Ending::Rejected) => tc.event("stateful: a step's tries were all rejected"),
+            Some(Ending::Length) | None => {}
+        }
+        if let Some(label) = self.reached {
+            tc.event(label);
+        }
+        for name in &self.rejected {
+            tc.event(format!("stateful: rejected {name}"));
+        }
+        let listed = self.machine.command_names().iter().copied();
+        let mut never: Vec<&str> = listed
+            .chain(self.rejected.iter().map(String::as_str))
+            .collect();
+        never.retain(|name| !self.ran.iter().any(|ran| ran == name));
+        never.sort_unstable();
+        never.dedup();
+        for name in never {
+            tc.event(format!("stateful: never ran {name}"));
+        }
+        tc.event(match self.n {
+            0 => "stateful: steps 0",
+            1..=4 => "stateful: steps 1-4",
+            5..=19 => "stateful: steps 5-19",
+            _ => "stateful: steps 20+",
+        });
+    }
+}
+
+/// Runs step `n`'s command; when the system panics, the step is shown before the panic goes
+/// on.
 fn run_shown<M: StateMachine>(
     machine: &M,
     tc: &mut TestCase,
     system: &mut M::System,
     command: &M::Command,
     n: usize,
-    model: &M::Model,
 ) -> M::Response {
     match catch_unwind(AssertUnwindSafe(|| machine.run(system, command))) {
         Ok(response) => response,
         Err(payload) => {
             tc.show(|| format!("{n}. {command:?} -> panicked"));
-            tc.show(|| format!("model: {model:?}"));
             resume_unwind(payload)
         }
     }
 }
 
-/// The failure `e`, with the model's and the system's state shown.
-fn fail_at<M: StateMachine>(
-    machine: &M,
-    tc: &mut TestCase,
-    model: &M::Model,
-    system: &M::System,
-    e: crate::property::PropError,
-) -> crate::property::PropError {
-    tc.show(|| format!("model: {model:?}"));
-    if tc.is_capturing()
-        && let Some(text) = machine.show_system(system)
-    {
-        tc.show(|| format!("system: {text}"));
-    }
-    e
-}
-
-/// What one sequence ran and rejected, told as events at its end.
-struct Ran {
-    ran: Vec<String>,
-    rejected: Vec<String>,
-}
-
-impl Ran {
-    fn new<M: StateMachine>(_machine: &M) -> Ran {
-        Ran {
-            ran: Vec::new(),
-            rejected: Vec::new(),
+/// The `Debug` text of `value` up to its first `(`, `{` or space — an enum variant's name,
+/// `Push` of `Push(3)`, `Pop` of `"Pop"` — formatting only that much: the default
+/// [`StateMachine::command_name`].
+pub fn variant_name(value: &impl Debug) -> String {
+    struct Prefix(String);
+    impl std::fmt::Write for Prefix {
+        fn write_str(&mut self, text: &str) -> std::fmt::Result {
+            match text.find(['(', '{', ' ']) {
+                Some(end) => {
+                    self.0.push_str(&text[..end]);
+                    // Enough: the rest of the value is not formatted.
+                    Err(std::fmt::Error)
+                }
+                None => {
+                    self.0.push_str(text);
+                    Ok(())
+                }
+            }
         }
     }
-
-    fn ran<M: StateMachine>(&mut self, machine: &M, command: &M::Command) {
-        let name = machine.command_name(command);
-        if !self.ran.contains(&name) {
-            self.ran.push(name);
-        }
-    }
-
-    fn rejected<M: StateMachine>(&mut self, machine: &M, command: &M::Command) {
-        let name = machine.command_name(command);
-        if !self.rejected.contains(&name) {
-            self.rejected.push(name);
-        }
-    }
-
-    fn finish(self, tc: &mut TestCase, ending: Ending) {
-        let _ = (tc, ending, self.ran, self.rejected);
+    let mut name = Prefix(String::new());
+    let _ = std::fmt::Write::write_fmt(&mut name, format_args!("{value:?}"));
+    // A string command (`"Pop"`) is named without its quotes.
+    match name.0.strip_prefix('"') {
+        Some(text) => text.strip_suffix('"').unwrap_or(text).to_string(),
+        None => name.0,
     }
 }

@@ -46,6 +46,9 @@
 //! failure tally). With `stop_at_first_failure`, no worker takes another seed once a failure
 //! is committed, and outcomes after it (of trials already started by other workers) are not
 //! committed: the tally is a sequential run's that stopped at its first failure.
+//!
+//! The labels a trial carried (`TestCase::event`) are counted as it is committed, with its
+//! verdict: a run on several workers counts exactly what a run on one thread counts.
 
 use crate::control::{ProgressClock, RunControl, Trialled};
 use crate::errors::RunError;
@@ -77,6 +80,8 @@ pub(crate) struct Tally {
     pub discards: usize,
     /// A run without evidence was stopped on request: `verdicts` covers the seeds that ran.
     pub stopped: bool,
+    /// How many committed trials carried each event label (`TestCase::event`).
+    pub events: crate::events::EventCounts,
 }
 
 /// Where the trials write, and what they run.
@@ -361,6 +366,9 @@ impl<'a> TrialRun<'a> {
             let ids = (self.property.id, self.run_id, self.patch_id);
             self.control.observed(ids, &trialled.outcome, seen);
         }
+        s.tally
+            .events
+            .add_trial(trialled.events.iter().map(|label| &**label));
         if let Err(e) = self.commit_one(s, seed, trialled.outcome) {
             s.error = Some(e);
         }

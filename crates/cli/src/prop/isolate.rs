@@ -24,7 +24,8 @@
 //!   MAX`, `j s DEPTH LABEL`, `j e`: each choice and sub-draw as it happens, so that a trial
 //!   that dies leaves its choices and spans behind) and one `r {JSON}` reply: `outcome`
 //!   (`pass`, `fail`, `overrun`, `invalid`, `discard`), `signature`, `message`, `location`,
-//!   `left` and `right` (a failed comparison's values), and for a
+//!   `left` and `right` (a failed comparison's values), `events` (the labels the trial
+//!   carried, `TestCase::event`, when there are any), and for a
 //!   recording trial `choices`, `maxes`, `spans`, `drawn`.
 //!
 //! * a reply also names, under `lingering` (`[[PID, COMMAND], ...]`), the processes the trial
@@ -597,22 +598,25 @@ fn parse_reply(reply: &str) -> Result<Evaluation, String> {
             }
         }
     }
-    let drawn = v["drawn"]
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let strings = |field: &str| -> Vec<String> {
+        v[field]
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     Ok(Evaluation {
         outcome,
         record: Record {
             choices: numbers("choices")?,
             maxes: numbers("maxes")?,
             spans,
-            drawn,
+            drawn: strings("drawn"),
+            events: strings("events"),
         },
     })
 }
@@ -757,6 +761,10 @@ fn reply_of(evaluation: &Evaluation) -> Value {
             .collect();
         reply["drawn"] = json!(record.drawn);
     }
+    // Any trial's, the main run's unrecorded ones included: the run counts them.
+    if !record.events.is_empty() {
+        reply["events"] = json!(record.events);
+    }
     reply
 }
 
@@ -808,6 +816,7 @@ mod tests {
                     depth: 0,
                 }],
                 drawn: vec!["4".to_string()],
+                events: vec!["big".to_string(), "stateful: steps 1-4".to_string()],
             },
         };
         let back = parse_reply(&reply_of(&evaluation).to_string()).unwrap();

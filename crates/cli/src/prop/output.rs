@@ -310,6 +310,7 @@ mod tests {
             receipt_path: PathBuf::from("out/agent-7/p.receipt.json"),
             witness_path: PathBuf::from("out/agent-7/p.witness.jsonl"),
             receipt,
+            events: Default::default(),
         })
     }
 

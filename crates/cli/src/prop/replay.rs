@@ -169,6 +169,9 @@ impl<'a> Replay<'a> {
                 outln!("  receipt: {} (fixture hash matches)", path.display());
             }
             outln!("  input: {}", result.drawn.join(", "));
+            if !result.events.is_empty() {
+                outln!("  events: {}", result.events.join(", "));
+            }
             match *verdict {
                 "pass" => outln!("  result: PASS"),
                 "discarded" => outln!("  result: DISCARDED: {message}"),

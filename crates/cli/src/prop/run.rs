@@ -679,6 +679,7 @@ fn print_no_failure(result: &super::report::PropertyResult, summary: &RunSummary
     }
     print_draft_note(r);
     print_freeze_notes(result);
+    print_events(summary);
 }
 
 /// The human summary of a run with failing seeds: failed or frozen, the first five seeds,
@@ -744,7 +745,20 @@ fn print_failure(result: &super::report::PropertyResult, summary: &RunSummary, h
             super::report::replay_command(summary, *seed)
         );
     }
+    print_events(summary);
     outln!("    receipt: {}", summary.receipt_path.display());
+}
+
+/// The run's events (`TestCase::event`), when its trials carried any: how many trials
+/// carried each label and their share, sorted by label.
+fn print_events(summary: &RunSummary) {
+    if summary.events.is_empty() {
+        return;
+    }
+    outln!("    events (of {} trials):", summary.events.trials);
+    for line in summary.events.lines() {
+        outln!("      {line}");
+    }
 }
 
 /// `note: <spec> is not committed unchanged (...)` for a run whose spec git has not

@@ -9,7 +9,8 @@
 //! at once, so no program a property starts holds it; see `procs.rs`): `plan` (the
 //! properties, once the arguments were accepted), `start` (a run's id, once its receipt
 //! exists), `done` (the run's id, `stopped_early` and its counts of attempted and failing
-//! seeds, checked against the receipt on disk, which is what is reported), `stopped` /
+//! seeds, checked against the receipt on disk, which is what is reported; and the run's
+//! event counts, `TestCase::event`, which no receipt holds), `stopped` /
 //! `not_run` (after SIGINT or SIGTERM), `error`, `lingering` (a process a trial left behind
 //! and that was killed: property, seed, pid, command; from `--isolate` workers), and — only
 //! when the supervisor draws progress bars and passed the hidden `--progress-events` —

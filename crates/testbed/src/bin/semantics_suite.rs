@@ -1,12 +1,15 @@
 //! `semantics_suite`: the `cargo xtask` command line over properties that show what a run
 //! means beyond pass and fail — trials discarded by a precondition and the discard health
 //! check, a failure no seed controls (a flaky one) — and how its failures read (named draws,
-//! the minimal input's compared values, every failure mode with its own minimal input).
-//! Test-only: `crates/testbed/tests/cli/semantics.rs` and `reproduce.rs` run it (the specs
+//! the minimal input's compared values, every failure mode with its own minimal input, a
+//! state machine's numbered steps and its run's events).
+//! Test-only: `crates/testbed/tests/cli/semantics.rs`, `reproduce.rs`, `observe.rs` and
+//! `stateful.rs` run it (the specs
 //! it needs, `props/<id>.md`, are written by the tests); it is never part of the default
 //! suite.
 
 use seedledger_runner::prelude::*;
+use seedledger_runner::stateful;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Draws `x` in `0..=99`, discards multiples of 5, and fails when `x >= 50`: some seeds
@@ -93,6 +96,111 @@ fn flaky_counter(tc: &mut TestCase, _: &Fixture) -> PropResult {
     Ok(())
 }
 
+/// A FIFO queue of at most 3 bytes in a ring of 3 slots, with the classic planted bug: its
+/// length is `(tail - head) mod 3`, so a full ring says it is empty and a pop on it finds
+/// nothing. Checked against a `Vec` by a state machine (`ring_buffer`): the minimal failure
+/// is three pushes and a pop.
+#[derive(Debug, Default)]
+struct Ring {
+    slots: [u8; 3],
+    head: usize,
+    tail: usize,
+}
+
+impl Ring {
+    fn len(&self) -> usize {
+        (self.tail + 3 - self.head) % 3
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum RingOp {
+    Push(u8),
+    Pop,
+    Len,
+}
+
+struct RingMachine;
+
+impl stateful::StateMachine for RingMachine {
+    type Model = Vec<u8>;
+    type System = Ring;
+    type Command = RingOp;
+    type Response = Option<u8>;
+
+    fn init_model(&self, _tc: &mut TestCase) -> Vec<u8> {
+        Vec::new()
+    }
+    fn init_system(&self, _model: &Vec<u8>) -> Ring {
+        Ring::default()
+    }
+    fn command(&self, _model: &Vec<u8>, tc: &mut TestCase) -> Option<RingOp> {
+        Some(match tc.draw(&int(0..=2u8)) {
+            0 => RingOp::Push(tc.draw(&int(0..=9u8))),
+            1 => RingOp::Pop,
+            _ => RingOp::Len,
+        })
+    }
+    fn precondition(&self, model: &Vec<u8>, command: &RingOp) -> bool {
+        match command {
+            RingOp::Push(_) => model.len() < 3,
+            RingOp::Pop => !model.is_empty(),
+            RingOp::Len => true,
+        }
+    }
+    fn run(&self, ring: &mut Ring, command: &RingOp) -> Option<u8> {
+        match command {
+            RingOp::Push(x) => {
+                ring.slots[ring.tail] = *x;
+                ring.tail = (ring.tail + 1) % 3;
+                None
+            }
+            RingOp::Pop if ring.len() == 0 => None,
+            RingOp::Pop => {
+                let x = ring.slots[ring.head];
+                ring.head = (ring.head + 1) % 3;
+                Some(x)
+            }
+            RingOp::Len => Some(ring.len() as u8),
+        }
+    }
+    fn postcondition(&self, model: &Vec<u8>, command: &RingOp, got: &Option<u8>) -> PropResult {
+        let expected = match command {
+            RingOp::Push(_) => None,
+            RingOp::Pop => model.first().copied(),
+            RingOp::Len => Some(model.len() as u8),
+        };
+        prop_assert_eq!(*got, expected);
+        Ok(())
+    }
+    fn next(&self, model: &mut Vec<u8>, command: &RingOp) {
+        match command {
+            RingOp::Push(x) => model.push(*x),
+            RingOp::Pop => {
+                model.remove(0);
+            }
+            RingOp::Len => {}
+        }
+    }
+    fn show_step(&self, command: &RingOp, got: &Option<u8>) -> String {
+        match command {
+            RingOp::Push(_) => format!("{command:?}"),
+            _ => format!("{command:?} -> {got:?}"),
+        }
+    }
+    fn show_system(&self, ring: &Ring) -> Option<String> {
+        Some(format!("{ring:?}"))
+    }
+    fn command_names(&self) -> &'static [&'static str] {
+        &["Len", "Pop", "Push"]
+    }
+}
+
+/// One sequence of the ring buffer's state machine per trial.
+fn ring_buffer(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    stateful::sequential(&RingMachine, tc, &stateful::Steps::default())
+}
+
 const SEMANTICS_SUITE: &[Property] = &[
     Property::new("skips_fives", skips_fives),
     Property::new("mostly_discarded", mostly_discarded),
@@ -100,6 +208,7 @@ const SEMANTICS_SUITE: &[Property] = &[
     Property::new("product_is_zero", product_is_zero),
     Property::new("four_ways", four_ways),
     Property::new("flaky_counter", flaky_counter),
+    Property::new("ring_buffer", ring_buffer),
 ];
 
 fn main() -> std::process::ExitCode {

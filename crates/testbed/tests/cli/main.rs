@@ -24,6 +24,7 @@ mod reproduce;
 mod rng_rows;
 mod semantics;
 mod shards;
+mod stateful;
 mod supervise;
 mod support;
 mod trust;

@@ -23,7 +23,7 @@ fn schema() -> jsonschema::Validator {
 }
 
 /// Every line of `file`, each checked against the schema.
-fn observations(file: &Path) -> Vec<Value> {
+pub(crate) fn observations(file: &Path) -> Vec<Value> {
     let validator = schema();
     let text = std::fs::read_to_string(file).unwrap();
     assert!(text.ends_with('\n'), "the last line is whole");

@@ -29,6 +29,7 @@ fn summary(receipt: Receipt) -> RunSummary {
         receipt_path: dir.join(format!("{}.receipt.json", receipt.property_id)),
         witness_path: dir.join(format!("{}.witness.jsonl", receipt.property_id)),
         receipt,
+        events: Default::default(),
     }
 }
 

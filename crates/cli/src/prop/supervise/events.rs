@@ -59,6 +59,8 @@ pub(super) fn finished_in_flight<'a>(
                     receipt_path,
                     witness_path,
                     receipt,
+                    // Its `done` never came: what its trials were labelled with is unknown.
+                    events: Default::default(),
                 },
             ));
         }
@@ -202,12 +204,34 @@ fn on_done(
                         receipt_path,
                         witness_path,
                         receipt,
+                        events: events_of(e),
                     }),
                 );
             }
             Err(e) => report(p, Err(e)),
         }
     });
+}
+
+/// The event counts a `done` event carries (`events`: `{"trials": N, "counts": {label:
+/// count}}`, absent when no trial carried a label). They are not evidence and no receipt
+/// holds them; counts that do not fit the run (more trials than it attempted, a count above
+/// its trials) are dropped whole.
+fn events_of(e: &Value) -> seedledger_runner::EventCounts {
+    let mut events = seedledger_runner::EventCounts {
+        trials: e["events"]["trials"].as_u64().unwrap_or(0),
+        ..Default::default()
+    };
+    if let Some(counts) = e["events"]["counts"].as_object() {
+        for (label, count) in counts {
+            events
+                .counts
+                .insert(label.clone(), count.as_u64().unwrap_or(u64::MAX));
+        }
+    }
+    let fits = Some(events.trials) == e["attempted"].as_u64()
+        && events.counts.values().all(|&c| c <= events.trials);
+    if fits { events } else { Default::default() }
 }
 
 /// A `lingering` event: a process a trial of `p` left behind was killed; a note says so.

@@ -179,15 +179,25 @@ fn run_event(id: &str, result: &Result<RunSummary, RunError>) -> serde_json::Val
     match result {
         // Not the receipt itself (a 10^7-seed receipt as one JSON value is gigabytes of
         // memory on both sides): what identifies it; the supervisor reads it from disk.
-        Ok(summary) => json!({
-            "event": "done",
-            "property_id": id,
-            "run_id": summary.receipt.run_id,
-            "stopped_early": summary.receipt.stopped_early,
-            "attempted": summary.receipt.attempted_seeds.len(),
-            "failing": summary.receipt.failing_seeds.len(),
-            "failing_seed": summary.receipt.failing_seed,
-        }),
+        Ok(summary) => {
+            let mut done = json!({
+                "event": "done",
+                "property_id": id,
+                "run_id": summary.receipt.run_id,
+                "stopped_early": summary.receipt.stopped_early,
+                "attempted": summary.receipt.attempted_seeds.len(),
+                "failing": summary.receipt.failing_seeds.len(),
+                "failing_seed": summary.receipt.failing_seed,
+            });
+            // What the trials were labelled with (`TestCase::event`): in no receipt, so sent.
+            if !summary.events.is_empty() {
+                done["events"] = json!({
+                    "trials": summary.events.trials,
+                    "counts": summary.events.counts,
+                });
+            }
+            done
+        }
         Err(e @ RunError::Stopped { .. }) => {
             json!({"event": "stopped", "property_id": id, "error": e.to_string()})
         }
