@@ -419,12 +419,7 @@ impl<M: StateMachine> Sequence<'_, M> {
 
     /// The model's and the system's state at a failure.
     fn show_state(&self, tc: &mut TestCase, system: &M::System) {
-        tc.show(|| format!("model: {:?}", self.model));
-        if tc.is_capturing()
-            && let Some(text) = self.machine.show_system(system)
-        {
-            tc.show(|| format!("system: {text}"));
-        }
+        show_state(self.machine, tc, &self.model, system);
     }
 
     /// What a panic interrupted (the step being drawn; a panic of the system's `run` showed
@@ -469,6 +464,34 @@ impl<M: StateMachine> Sequence<'_, M> {
             _ => "stateful: steps 20+",
         });
     }
+}
+
+/// The model's and the system's state at a failure (`model: ...`, `system: ...` when the
+/// machine shows it).
+fn show_state<M: StateMachine>(
+    machine: &M,
+    tc: &mut TestCase,
+    model: &M::Model,
+    system: &M::System,
+) {
+    tc.show(|| format!("model: {model:?}"));
+    if tc.is_capturing()
+        && let Some(text) = machine.show_system(system)
+    {
+        tc.show(|| format!("system: {text}"));
+    }
+}
+
+/// The failure `e`, with the model's and the system's state shown (the parallel driver's).
+fn fail_at<M: StateMachine>(
+    machine: &M,
+    tc: &mut TestCase,
+    model: &M::Model,
+    system: &M::System,
+    e: crate::property::PropError,
+) -> crate::property::PropError {
+    show_state(machine, tc, model, system);
+    e
 }
 
 /// Runs step `n`'s command; when the system panics, the step is shown before the panic goes
