@@ -2,7 +2,7 @@
 //! means beyond pass and fail — trials discarded by a precondition and the discard health
 //! check, a failure no seed controls (a flaky one) — and how its failures read (named draws,
 //! the minimal input's compared values, every failure mode with its own minimal input, a
-//! state machine's numbered steps and its run's events).
+//! state machine's numbered steps and its run's events, a race found by the parallel mode).
 //! Test-only: `crates/testbed/tests/cli/semantics.rs`, `reproduce.rs`, `observe.rs` and
 //! `stateful.rs` run it (the specs
 //! it needs, `props/<id>.md`, are written by the tests); it is never part of the default
@@ -10,6 +10,7 @@
 
 use seedledger_runner::prelude::*;
 use seedledger_runner::stateful;
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Draws `x` in `0..=99`, discards multiples of 5, and fails when `x >= 50`: some seeds
@@ -201,6 +202,80 @@ fn ring_buffer(tc: &mut TestCase, _: &Fixture) -> PropResult {
     stateful::sequential(&RingMachine, tc, &stateful::Steps::default())
 }
 
+/// A shared counter whose increment reads, yields, then writes (a lost update), checked by
+/// the parallel mode (`racy_counter`): the minimal failure is one increment in each branch
+/// and a read that sees 1.
+struct RacyCounter;
+
+#[derive(Debug, Clone, Copy)]
+enum CounterOp {
+    Inc,
+    Get,
+}
+
+impl stateful::StateMachine for RacyCounter {
+    type Model = u64;
+    type System = AtomicU64;
+    type Command = CounterOp;
+    type Response = Option<u64>;
+
+    fn init_model(&self, _tc: &mut TestCase) -> u64 {
+        0
+    }
+    fn init_system(&self, _model: &u64) -> AtomicU64 {
+        AtomicU64::new(0)
+    }
+    fn command(&self, _model: &u64, tc: &mut TestCase) -> Option<CounterOp> {
+        Some(if tc.draw(&boolean()) {
+            CounterOp::Get
+        } else {
+            CounterOp::Inc
+        })
+    }
+    fn run(&self, count: &mut AtomicU64, command: &CounterOp) -> Option<u64> {
+        stateful::ParallelMachine::run_shared(self, count, command)
+    }
+    fn postcondition(&self, model: &u64, command: &CounterOp, got: &Option<u64>) -> PropResult {
+        if let CounterOp::Get = command {
+            prop_assert_eq!(*got, Some(*model));
+        }
+        Ok(())
+    }
+    fn next(&self, model: &mut u64, command: &CounterOp) {
+        if let CounterOp::Inc = command {
+            *model += 1;
+        }
+    }
+    fn show_step(&self, command: &CounterOp, got: &Option<u64>) -> String {
+        match got {
+            Some(n) => format!("{command:?} -> {n}"),
+            None => format!("{command:?}"),
+        }
+    }
+    fn show_system(&self, count: &AtomicU64) -> Option<String> {
+        Some(format!("count {}", count.load(SeqCst)))
+    }
+}
+
+impl stateful::ParallelMachine for RacyCounter {
+    fn run_shared(&self, count: &AtomicU64, command: &CounterOp) -> Option<u64> {
+        match command {
+            CounterOp::Inc => {
+                let seen = count.load(SeqCst);
+                stateful::yield_point();
+                count.store(seen + 1, SeqCst);
+                None
+            }
+            CounterOp::Get => Some(count.load(SeqCst)),
+        }
+    }
+}
+
+/// One parallel run of the racy counter per trial.
+fn racy_counter(tc: &mut TestCase, _: &Fixture) -> PropResult {
+    stateful::parallel(&RacyCounter, tc, &stateful::Parallel::default())
+}
+
 const SEMANTICS_SUITE: &[Property] = &[
     Property::new("skips_fives", skips_fives),
     Property::new("mostly_discarded", mostly_discarded),
@@ -209,6 +284,7 @@ const SEMANTICS_SUITE: &[Property] = &[
     Property::new("four_ways", four_ways),
     Property::new("flaky_counter", flaky_counter),
     Property::new("ring_buffer", ring_buffer),
+    Property::new("racy_counter", racy_counter),
 ];
 
 fn main() -> std::process::ExitCode {

@@ -4,7 +4,8 @@
 //! `minimal_input` holds the same steps and no event; `prop replay` of the failing seed and
 //! of the minimal input prints the steps the receipt says; the events are the same on one
 //! worker, on several (`--seed-jobs`) and in worker processes (`--isolate`), and each
-//! observed trial (`--observe`) carries its labels as `features`.
+//! observed trial (`--observe`) carries its labels as `features`. And the parallel mode
+//! (`racy_counter`): a race is a seed that replays, and `gate flake` calls it deterministic.
 
 use crate::support::{Run, semantics_root, semantics_run};
 use seedledger_format::Receipt;
@@ -187,4 +188,67 @@ fn each_observed_trial_carries_its_labels_as_features() {
         content.contains("- events (trials of 100 that carried each label):\n"),
         "{content}"
     );
+}
+
+/// The parallel mode end to end (`racy_counter`: an increment that reads, yields, writes):
+/// `prop run` finds the lost update and shows the minimal interleaving; the failing seed
+/// replays to the same input, since the seed forces the schedule; and 20 replays on the same
+/// runner fail every time, which `gate flake` classes as `deterministic` — a bug, not a flake.
+#[test]
+fn a_race_is_a_seed_that_replays_and_gate_flake_calls_it_deterministic() {
+    const RACY: &str = "racy_counter";
+    const MINIMAL: &str = "initial model: 0, model after the prefix: 0, A1. Inc, A2. Get -> 1, \
+                           B1. Inc, interleaving: A1 Inc starts; B1 Inc; A1 ends: Inc; \
+                           A2 Get -> 1, system: count 1";
+    let dir = semantics_root(&[RACY]);
+    let run = semantics_run(dir.path(), &["prop", "run", "--property", RACY]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let path = dir
+        .path()
+        .join(format!("target/seedledger/local/{RACY}.receipt.json"));
+    let r = Receipt::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let shrink = r.shrink.as_ref().unwrap();
+    assert_eq!(shrink.minimal_input, MINIMAL);
+    assert!(shrink.stable);
+    assert!(
+        shrink
+            .signature
+            .ends_with("parallel: the branches' outcome is not linearizable"),
+        "{}",
+        shrink.signature
+    );
+    assert!(run.stdout.contains(MINIMAL), "{}", run.stdout);
+
+    let seed = shrink.seed.to_string();
+    let replay = semantics_run(
+        dir.path(),
+        &["prop", "replay", "--property", RACY, "--seed", &seed],
+    );
+    assert_eq!(replay.code, 1, "{}{}", replay.stdout, replay.stderr);
+    let input = format!("  input: {}\n", shrink.original_input);
+    assert!(replay.stdout.contains(&input), "{}", replay.stdout);
+    assert!(
+        replay.stdout.contains(&format!("[{}]", shrink.signature)),
+        "{}",
+        replay.stdout
+    );
+
+    let args = ["prop", "reproduce", "--property", RACY, "--seed", &seed];
+    let reproduce = semantics_run(dir.path(), &[&args[..], &["--repeat", "20"]].concat());
+    assert!(
+        reproduce.stdout.contains("20 replays, 20 failed"),
+        "{}{}",
+        reproduce.stdout,
+        reproduce.stderr
+    );
+    let flake = semantics_run(
+        dir.path(),
+        &["gate", "flake", "--format", "json", "target/seedledger"],
+    );
+    assert_eq!(flake.code, 0, "{}{}", flake.stdout, flake.stderr);
+    let line: serde_json::Value =
+        serde_json::from_str(flake.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(line["class"], "deterministic", "{}", flake.stdout);
+    assert_eq!(line["seed"], shrink.seed);
+    assert_eq!(line["runners"]["local"]["fails"], 20);
 }
