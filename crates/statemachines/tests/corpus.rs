@@ -9,9 +9,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use seedledger_runner::prelude::*;
-use seedledger_runner::stateful::{self, Steps};
 use seedledger_statemachines::corpus::{self, Entry, Planted};
-use seedledger_statemachines::{Variant, counter, kv, queue};
+use seedledger_statemachines::{Variant, kv, queue};
 use std::collections::BTreeMap;
 
 /// Cases per run: every bug of the corpus is found well within it.
@@ -104,31 +103,6 @@ fn every_correct_version_passes() {
             assert_eq!(report.tests_run() as u64, CASES);
         }
     }
-}
-
-#[test]
-fn the_counters_race_is_invisible_to_a_sequential_run() {
-    for variant in [Variant::Correct, Variant::Buggy] {
-        let machine = counter::Counting::new(variant);
-        let property = stateful::property("counter", machine, Steps::default());
-        let report = run(property, &RunOptions::cases(CASES)).unwrap();
-        assert!(
-            report.passed(),
-            "{variant:?}: {:?}",
-            report.counterexample()
-        );
-    }
-    // The buggy increment is wrong only when another thread runs at its pause.
-    let shared = counter::SharedCounter::new(Variant::Buggy);
-    let before = shared.increment_pausing(|| {
-        shared.increment();
-    });
-    assert_eq!((before, shared.get()), (0, 1), "one increment lost");
-    let shared = counter::SharedCounter::new(Variant::Correct);
-    shared.increment_pausing(|| {
-        shared.increment();
-    });
-    assert_eq!(shared.get(), 2);
 }
 
 /// Replays `commands` of `M`'s buggy system from `initial`: the text must be the machine's
