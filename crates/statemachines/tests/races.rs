@@ -8,45 +8,21 @@
 //! minimal must still be at least 95%).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use seedledger_runner::engine::evaluate;
 use seedledger_runner::prelude::*;
 use seedledger_runner::stateful::{self, Steps};
 use seedledger_statemachines::Variant;
-use seedledger_statemachines::corpus::{self, Entry, PlantedRace, tickets};
+use seedledger_statemachines::corpus::{self, PlantedRace, tickets};
 use seedledger_statemachines::counter;
-use std::collections::BTreeMap;
+use support::{Figures, base_seed, base_seeds};
 
 /// Cases per run: each race is found within a few dozen trials.
 const CASES: u64 = 256;
 
 /// The signature of a parallel run that no order explains.
 const NOT_LINEARIZABLE: &str = "fail:crates/runner/src/stateful/parallel.rs:parallel: the branches' outcome is not linearizable";
-
-/// How many base seeds each race is run from.
-fn base_seeds() -> u64 {
-    std::env::var("STATEMACHINES_BASE_SEEDS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(100)
-}
-
-/// The `i`th base seed: far enough apart that no two runs share a seed.
-fn base_seed(i: u64) -> u64 {
-    1 + i * 1_000_000
-}
-
-/// What the runs of one race did.
-#[derive(Debug, Default)]
-struct Figures {
-    runs: u64,
-    found: u64,
-    /// Trials run up to the failing one, summed over the runs that found the race.
-    trials: u64,
-    minimal: u64,
-    stable: u64,
-    /// Each shrunk run with how often it was reached.
-    shrunk: BTreeMap<String, u64>,
-}
 
 /// The failing seed of `first`, run again on its own: the same failure, the same input.
 fn replays_from_its_seed(property: &Property, first: &FirstFailure) {
@@ -73,57 +49,21 @@ fn replays_from_its_minimal(property: &Property, first: &FirstFailure) {
     assert_eq!(replayed.record.drawn.join(", "), minimal.minimal_input);
 }
 
-fn figures(entry: &Entry, runs: u64) -> Figures {
-    let property = (entry.property)(Variant::Buggy);
-    let mut figures = Figures {
-        runs,
-        ..Figures::default()
-    };
-    for i in 0..runs {
-        let options = RunOptions::cases(CASES)
-            .base_seed(base_seed(i))
-            .stop_at_first_failure();
-        let report = run(&property, &options).unwrap();
-        let Some(first) = &report.first_failure else {
-            continue;
-        };
-        figures.found += 1;
-        figures.trials += report.tests_run() as u64;
-        assert_eq!(first.failure.signature, NOT_LINEARIZABLE, "{}", first.input);
-        replays_from_its_seed(&property, first);
-        replays_from_its_minimal(&property, first);
-        let minimal = first.minimal.as_ref().expect("a failure is shrunk");
-        figures.minimal += u64::from(minimal.minimal_input == entry.minimal);
-        figures.stable += u64::from(minimal.stable);
-        *figures
-            .shrunk
-            .entry(minimal.minimal_input.clone())
-            .or_default() += 1;
-    }
-    figures
-}
-
 #[test]
 fn every_planted_race_is_found_replayed_and_shrunk_to_its_minimal() {
     let runs = base_seeds();
     let mut wrong = Vec::new();
-    eprintln!(
-        "race          found  trials to find (mean)  minimal  stable  (of {runs} base seeds)"
-    );
+    eprintln!("{}", Figures::heading(runs));
     for entry in corpus::races() {
-        let f = figures(&entry, runs);
-        let mean = f.trials as f64 / f.found.max(1) as f64;
-        eprintln!(
-            "{:<13} {:>5} {:>22.1} {:>8} {:>7}",
-            entry.name, f.found, mean, f.minimal, f.stable
-        );
-        for (text, n) in f.shrunk.iter().filter(|(text, _)| *text != entry.minimal) {
-            eprintln!("    {n} x {text}");
-        }
+        let f = Figures::of(&entry, runs, CASES, |property, first| {
+            assert_eq!(first.failure.signature, NOT_LINEARIZABLE, "{}", first.input);
+            replays_from_its_seed(property, first);
+            replays_from_its_minimal(property, first);
+        });
+        eprintln!("{}", f.rows(&entry));
         // At least 95 in 100: a run of 256 cases may miss the race now and then, and the
         // shrinker may stop in a local minimum.
-        let enough = |n: u64| n * 100 >= f.runs * 95;
-        if !enough(f.found) || !enough(f.minimal) || f.stable != f.found {
+        if !f.most(f.found) || !f.most(f.minimal) || f.stable != f.found {
             wrong.push(format!("{}: {f:?}", entry.name));
         }
     }

@@ -1,6 +1,6 @@
 //! A box office that sells the seats of a show from many threads at once, checked against
-//! the number of seats sold; a race: the sale checks for a free seat, then takes the next
-//! one, as two steps.
+//! the number of seats sold, with a planted race: a sale checks for a free seat, then takes
+//! the next one, as two steps.
 //!
 //! The show has [`SEATS`] seats (2), numbered from 1. A sale answers the seat it sold, or
 //! that the show is sold out. The planted bug is *check then act*: the buggy sale reads how
@@ -27,11 +27,10 @@
 //! Branch A's sale saw one seat left and paused; branch B's sold it (seat 2); then A's sold
 //! seat 3. Whichever sale came second had to answer "sold out". Why this is the least: an
 //! oversold seat needs three sales, two of them overlapping in two branches while one seat
-//! is left; the third sale comes first, and it costs no more choices in the prefix than in a
-//! branch, where it would come after a prefix command in the order of the choices (a
-//! placement of 0, the prefix, is the least); a sale is the first command kind; and the one
-//! switch the race needs is at the first pause point where it can be, the yield point of
-//! branch A's sale (branch A runs first).
+//! is left. The other sale costs as many choices in the prefix as in a branch, and the
+//! prefix's placement (0) is the least, so it is drawn first, into the prefix; a sale is the
+//! first command kind; and the one switch the race needs is at the first pause point where
+//! it can be, the yield point of branch A's sale (branch A runs first).
 //!
 //! ```
 //! use seedledger_runner::prelude::*;
