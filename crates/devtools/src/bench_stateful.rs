@@ -28,8 +28,8 @@
 //! step there (the `None` of `Option<Command>`), the usual workaround, so the keypad lock's
 //! sequences run on. Idle steps count as steps of its reported failure.
 //!
-//! The counter with a race (`seedledger_statemachines::counter`) is not here: it needs the
-//! runner's parallel mode, and proptest-state-machine has none.
+//! The races (`seedledger_statemachines::corpus::races`: the counter, the box office) are not
+//! here: they need the runner's parallel mode, and proptest-state-machine has none.
 
 use proptest::prelude::{BoxedStrategy, Just, Strategy, prop_oneof};
 use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};

@@ -28,7 +28,19 @@
 //! | [`TaskQueue`](priority::TaskQueue) | equal priorities pop by value, not first in first out |
 //! | [`RateLimiter`](bucket::RateLimiter) | a refill of a full bucket adds a token |
 //!
-//! The counter with a race ([`crate::counter`]) is not here: its bug needs two threads.
+//!
+//! # The races
+//!
+//! Two machines whose bug shows only when commands run on two threads at once: run as
+//! sequential properties they pass in both versions; their parallel properties
+//! ([`race_property`], the runner's parallel mode) find the race, and the seed replays it.
+//!
+//! | machine | the planted race |
+//! |---|---|
+//! | [`Counting`](crate::counter::Counting) | a lost update: an increment is a read then a write, and two at once lose one |
+//! | [`TicketSales`](tickets::TicketSales) | check then act: a sale checks for a free seat, then takes the next one, and two sales of the last seat both go through |
+//!
+//! [`entries`] lists the sequential machines, [`races`] the races.
 
 pub mod allocator;
 pub mod bank;
@@ -39,10 +51,11 @@ pub mod lru;
 pub mod priority;
 pub mod set;
 pub mod stack;
+pub mod tickets;
 
 use crate::Variant;
 use seedledger_runner::Property;
-use seedledger_runner::stateful::{self, StateMachine, Steps};
+use seedledger_runner::stateful::{self, Parallel, ParallelMachine, StateMachine, Steps};
 use std::fmt;
 
 /// A machine of the corpus: its name, its planted bug, and the minimal failing sequence of
@@ -68,6 +81,31 @@ pub trait Planted: StateMachine + Sized {
 /// The stateful property of machine `M` over the `variant` system.
 pub fn property<M: Planted>(variant: Variant) -> Property {
     stateful::property(M::NAME, M::new(variant), M::steps())
+}
+
+/// A machine of the corpus whose planted bug is a race: its name, the race, and the
+/// minimal failing parallel run.
+pub trait PlantedRace: ParallelMachine + Sized {
+    /// The machine's name (the parallel property's id).
+    const NAME: &'static str;
+    /// The planted race, in a line.
+    const BUG: &'static str;
+    /// The minimal failing parallel run, as the runner prints it (the receipt's
+    /// `minimal_input`).
+    const MINIMAL: &'static str;
+
+    /// The machine over the `variant` system.
+    fn new(variant: Variant) -> Self;
+
+    /// The shape of a parallel run (the default: [`Parallel::default`]).
+    fn parallel() -> Parallel {
+        Parallel::default()
+    }
+}
+
+/// The parallel property of race `M` over the `variant` system.
+pub fn race_property<M: PlantedRace>(variant: Variant) -> Property {
+    stateful::parallel_property(M::NAME, M::new(variant), M::parallel())
 }
 
 /// The reply of a system some of whose commands answer a value and the others nothing: in a
@@ -99,7 +137,8 @@ pub struct Entry {
     pub bug: &'static str,
     /// The minimal failing sequence of the bug.
     pub minimal: &'static str,
-    /// The machine's property over a variant of its system.
+    /// The machine's property over a variant of its system (a parallel property for a
+    /// race).
     pub property: fn(Variant) -> Property,
 }
 
@@ -111,6 +150,16 @@ impl Entry {
             bug: M::BUG,
             minimal: M::MINIMAL,
             property: property::<M>,
+        }
+    }
+
+    /// The entry of race `M`.
+    pub fn of_race<M: PlantedRace>() -> Entry {
+        Entry {
+            name: M::NAME,
+            bug: M::BUG,
+            minimal: M::MINIMAL,
+            property: race_property::<M>,
         }
     }
 }
@@ -129,6 +178,14 @@ pub fn entries() -> Vec<Entry> {
         Entry::of::<lru::LruCache>(),
         Entry::of::<priority::TaskQueue>(),
         Entry::of::<bucket::RateLimiter>(),
+    ]
+}
+
+/// Every race of the corpus, in the order of the table above.
+pub fn races() -> Vec<Entry> {
+    vec![
+        Entry::of_race::<crate::counter::Counting>(),
+        Entry::of_race::<tickets::TicketSales>(),
     ]
 }
 

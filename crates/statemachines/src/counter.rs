@@ -3,34 +3,63 @@
 //! both read the same value and one increment is lost.
 //!
 //! Run in one thread, the buggy counter answers exactly as the correct one: the
-//! [`Counting`] machine passes on every seed for both variants (the corpus test checks it).
+//! [`Counting`] machine passes on every seed for both variants as a sequential property.
 //! The lost update shows only when increments run on two threads and one of them is paused
-//! between its read and its write; [`SharedCounter::increment_pausing`] is the increment
-//! with that point named, so that a harness that decides where threads yield (the runner's
-//! parallel mode, seeded) can pause there.
+//! between its read and its write. [`SharedCounter::increment_pausing`] is the increment
+//! with that point named, and [`Counting`]'s [`ParallelMachine::run_shared`] passes it
+//! [`yield_point`], where the runner's parallel mode may hand over to another branch, as the
+//! seed says.
 //!
 //! # Parallel mode
 //!
-//! The parallel property of this counter (two branches of increments run on threads, the
-//! outcome checked for linearizability against the [`Counting`] model, the yield point
-//! passed to [`SharedCounter::increment_pausing`]) is added with the runner's parallel mode;
-//! the system and the model here are what it runs. Its least failing history is two
-//! increments, one per branch, that both answer `0`: no order of the two explains it.
+//! [`parallel_property`] runs a sequential prefix of commands, then two branches of commands
+//! on two threads against one counter, and checks that some order of the branches' commands
+//! explains every answer (linearizability). The least failing run of the buggy counter, as
+//! the runner prints it (one line here per part of the text):
+//!
+//! ```text
+//! initial model: 0,
+//! model after the prefix: 0,
+//! A1. Increment -> 0,
+//! B1. Increment -> 0,
+//! interleaving: A1 Increment starts; B1 Increment -> 0; A1 ends: Increment -> 0,
+//! system: 1
+//! ```
+//!
+//! Branch A's increment read 0 and paused; branch B's increment read 0 and wrote 1; then A's
+//! wrote 1 too. Both answered 0, and no order of two increments gives both the same value.
+//! Why this is the least: a wrong answer needs two increments that overlap, one per branch,
+//! and nothing in the prefix (the choices of a prefix command would only add to it); the
+//! increment is the first command kind; and the one switch the race needs is at the first
+//! pause point where it can be, branch A's yield point (branch A runs first).
 //!
 //! ```
 //! use seedledger_runner::prelude::*;
-//! use seedledger_runner::stateful;
+//! use seedledger_runner::stateful::{self, Steps};
 //! use seedledger_statemachines::Variant;
-//! use seedledger_statemachines::counter::Counting;
+//! use seedledger_statemachines::counter::{self, Counting};
 //!
 //! // One thread never sees the race.
-//! let property = stateful::property("counter", Counting::new(Variant::Buggy), stateful::Steps::default());
-//! assert!(run(property, &RunOptions::cases(100)).unwrap().passed());
+//! let sequential = stateful::property("counter", Counting::new(Variant::Buggy), Steps::default());
+//! assert!(run(sequential, &RunOptions::cases(100)).unwrap().passed());
+//!
+//! // Two threads, scheduled by the seed, do; the failure shrinks to two increments.
+//! let parallel = counter::parallel_property(Variant::Buggy);
+//! let report = run(parallel, &RunOptions::cases(256).stop_at_first_failure()).unwrap();
+//! assert_eq!(
+//!     report.counterexample(),
+//!     Some(
+//!         "initial model: 0, model after the prefix: 0, A1. Increment -> 0, \
+//!          B1. Increment -> 0, interleaving: A1 Increment starts; B1 Increment -> 0; \
+//!          A1 ends: Increment -> 0, system: 1"
+//!     ),
+//! );
 //! ```
 
 use crate::Variant;
+use crate::corpus::PlantedRace;
 use seedledger_runner::prelude::*;
-use seedledger_runner::stateful::StateMachine;
+use seedledger_runner::stateful::{self, Parallel, ParallelMachine, StateMachine, yield_point};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The system under test: a counter that threads increment through a shared reference.
@@ -122,11 +151,9 @@ impl StateMachine for Counting {
         })
     }
 
+    /// A sequential run goes through the same code as a branch of a parallel run.
     fn run(&self, counter: &mut SharedCounter, op: &CounterOp) -> u64 {
-        match op {
-            CounterOp::Increment => counter.increment(),
-            CounterOp::Get => counter.get(),
-        }
+        self.run_shared(counter, op)
     }
 
     /// Both commands answer the model's value: an increment the value before it.
@@ -141,7 +168,48 @@ impl StateMachine for Counting {
         }
     }
 
+    /// The counter holds the model's value (after a parallel run: the value of the order
+    /// that explains the answers).
+    fn invariant(&self, model: &u64, counter: &SharedCounter) -> PropResult {
+        prop_assert_eq!(counter.get(), *model);
+        Ok(())
+    }
+
+    fn show_system(&self, counter: &SharedCounter) -> Option<String> {
+        Some(counter.get().to_string())
+    }
+
     fn command_names(&self) -> &'static [&'static str] {
         &["Increment", "Get"]
     }
+}
+
+/// The counter is shared between the branches' threads (`SharedCounter` is `Sync`); the
+/// model, a `u64`, compares with `==`, as the linearizability check needs.
+impl ParallelMachine for Counting {
+    fn run_shared(&self, counter: &SharedCounter, op: &CounterOp) -> u64 {
+        match op {
+            // The pause between the read and the write is where another branch may run.
+            CounterOp::Increment => counter.increment_pausing(yield_point),
+            CounterOp::Get => counter.get(),
+        }
+    }
+}
+
+impl PlantedRace for Counting {
+    const NAME: &'static str = "counter_race";
+    const BUG: &'static str = "an increment is a read then a write: two at once lose one";
+    const MINIMAL: &'static str = "initial model: 0, model after the prefix: 0, \
+        A1. Increment -> 0, B1. Increment -> 0, interleaving: A1 Increment starts; \
+        B1 Increment -> 0; A1 ends: Increment -> 0, system: 1";
+
+    fn new(variant: Variant) -> Counting {
+        Counting::new(variant)
+    }
+}
+
+/// The parallel property of the `variant` counter: a prefix of at most 5 commands, then two
+/// branches of at most 4 on two threads ([`Parallel::default`]).
+pub fn parallel_property(variant: Variant) -> Property {
+    stateful::parallel_property(Counting::NAME, Counting::new(variant), Parallel::default())
 }

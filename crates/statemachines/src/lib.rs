@@ -12,7 +12,8 @@
 //! * [`kv`]: a key-value store that versions every key, with a planted bug: a deleted key
 //!   keeps its version.
 //! * [`counter`]: a shared counter whose increment is a read then a write: a lost update
-//!   when two threads increment at once, invisible to a sequential run.
+//!   when two threads increment at once, invisible to a sequential run; its parallel property
+//!   ([`counter::parallel_property`]) finds it.
 //!
 //! Each is written the same way, and each reads top to bottom: the system under test (what a
 //! user of the library would have written), the model, the commands and their replies, then
@@ -20,15 +21,36 @@
 //! where the postcondition is one comparison: the system's reply against the reply the model
 //! predicts.
 //!
+//! # Races
+//!
+//! A system shared between threads is checked in the runner's parallel mode: a
+//! [`ParallelMachine`](seedledger_runner::stateful::ParallelMachine) runs a sequential prefix
+//! of commands, then two branches of commands on two threads, and checks that some order of
+//! the branches' commands explains every reply. The system calls
+//! [`yield_point`](seedledger_runner::stateful::yield_point) where another thread could get
+//! in (between a read of shared state and the write that depends on it); the seed decides
+//! where the branches switch, so a race found is a seed that replays it. Two races to copy
+//! from:
+//!
+//! * [`counter`]: a lost update (read, then write the value plus one);
+//! * [`corpus::tickets`]: check then act (a box office checks for a free seat, then takes
+//!   the next one: two sales of the last seat both go through).
+//!
+//! Each has its correct version (an atomic add; a compare-and-swap that checks again), and
+//! the minimal failing run of its race, derived by hand in its module docs: the two
+//! overlapping commands, the prefix (if any) that brings the system to where they race, and
+//! the interleaving that shows who paused where.
+//!
 //! # The corpus
 //!
 //! [`corpus`] holds the examples and nine more machines, each a real kind of stateful bug
 //! (off by one at capacity, a stale cache entry after a delete, a bug on the path into a
 //! terminal state, an id handed out twice, a stale peek, an overdraft check, a duplicate on
 //! re-insert, the wrong entry evicted, the wrong tie order, an off-by-one refill), each
-//! with its correct version and the minimal failing sequence of its bug, derived by hand.
-//! The corpus test runs every machine over 100 base seeds; `cargo xtask bench stateful` runs
-//! the same machines under proptest-state-machine beside seedledger.
+//! with its correct version and the minimal failing sequence of its bug, derived by hand;
+//! and the two races above ([`corpus::races`]). The corpus tests run every machine over 100
+//! base seeds (`tests/corpus.rs`, `tests/races.rs`); `cargo xtask bench stateful` runs the
+//! sequential machines under proptest-state-machine beside seedledger.
 //!
 //! ```
 //! use seedledger_runner::prelude::*;

@@ -8,81 +8,26 @@
 //! inputs reached must still be at least 95%).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use seedledger_runner::prelude::*;
-use seedledger_runner::stateful::{self, Steps};
-use seedledger_statemachines::corpus::{self, Entry, Planted};
-use seedledger_statemachines::{Variant, counter, kv, queue};
-use std::collections::BTreeMap;
+use seedledger_statemachines::corpus::{self, Planted};
+use seedledger_statemachines::{Variant, kv, queue};
+use support::{Figures, base_seed, base_seeds};
 
 /// Cases per run: every bug of the corpus is found well within it.
 const CASES: u64 = 500;
-
-/// How many base seeds each machine is run from.
-fn base_seeds() -> u64 {
-    std::env::var("STATEMACHINES_BASE_SEEDS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(100)
-}
-
-/// The `i`th base seed: far enough apart that no two runs share a seed.
-fn base_seed(i: u64) -> u64 {
-    1 + i * 1_000_000
-}
-
-/// What the runs of one machine's bug did.
-#[derive(Debug, Default)]
-struct Figures {
-    runs: u64,
-    found: u64,
-    minimal: u64,
-    stable: u64,
-    /// Each shrunk sequence with how often it was reached.
-    shrunk: BTreeMap<String, u64>,
-}
-
-fn figures(entry: &Entry, runs: u64) -> Figures {
-    let mut figures = Figures {
-        runs,
-        ..Figures::default()
-    };
-    for i in 0..runs {
-        let options = RunOptions::cases(CASES)
-            .base_seed(base_seed(i))
-            .stop_at_first_failure();
-        let report = run((entry.property)(Variant::Buggy), &options).unwrap();
-        let Some(failure) = &report.first_failure else {
-            continue;
-        };
-        figures.found += 1;
-        let minimal = failure.minimal.as_ref().expect("a failure is shrunk");
-        figures.minimal += u64::from(minimal.minimal_input == entry.minimal);
-        figures.stable += u64::from(minimal.stable);
-        *figures
-            .shrunk
-            .entry(minimal.minimal_input.clone())
-            .or_default() += 1;
-    }
-    figures
-}
 
 #[test]
 fn every_planted_bug_is_found_and_shrunk_to_its_minimal_from_every_base_seed() {
     let runs = base_seeds();
     let mut wrong = Vec::new();
-    eprintln!("machine          found  minimal  stable  (of {runs} base seeds)");
+    eprintln!("{}", Figures::heading(runs));
     for entry in corpus::entries() {
-        let f = figures(&entry, runs);
-        eprintln!(
-            "{:<16} {:>5} {:>8} {:>7}",
-            entry.name, f.found, f.minimal, f.stable
-        );
-        for (text, n) in f.shrunk.iter().filter(|(text, _)| *text != entry.minimal) {
-            eprintln!("    {n} x {text}");
-        }
+        let f = Figures::of(&entry, runs, CASES, |_, _| {});
+        eprintln!("{}", f.rows(&entry));
         // At least 95 in 100: the shrinker may stop in a local minimum now and then.
-        let enough = f.minimal * 100 >= f.runs * 95;
-        if f.found != f.runs || f.stable != f.runs || !enough {
+        if f.found != f.runs || f.stable != f.runs || !f.most(f.minimal) {
             wrong.push(format!("{}: {f:?}", entry.name));
         }
     }
@@ -104,31 +49,6 @@ fn every_correct_version_passes() {
             assert_eq!(report.tests_run() as u64, CASES);
         }
     }
-}
-
-#[test]
-fn the_counters_race_is_invisible_to_a_sequential_run() {
-    for variant in [Variant::Correct, Variant::Buggy] {
-        let machine = counter::Counting::new(variant);
-        let property = stateful::property("counter", machine, Steps::default());
-        let report = run(property, &RunOptions::cases(CASES)).unwrap();
-        assert!(
-            report.passed(),
-            "{variant:?}: {:?}",
-            report.counterexample()
-        );
-    }
-    // The buggy increment is wrong only when another thread runs at its pause.
-    let shared = counter::SharedCounter::new(Variant::Buggy);
-    let before = shared.increment_pausing(|| {
-        shared.increment();
-    });
-    assert_eq!((before, shared.get()), (0, 1), "one increment lost");
-    let shared = counter::SharedCounter::new(Variant::Correct);
-    shared.increment_pausing(|| {
-        shared.increment();
-    });
-    assert_eq!(shared.get(), 2);
 }
 
 /// Replays `commands` of `M`'s buggy system from `initial`: the text must be the machine's
