@@ -72,7 +72,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 mod linearize;
 mod parallel;
 mod schedule;
-pub use linearize::{History, OpId, Operation, linearize};
+pub use linearize::{History, MAX_STATES, OpId, Operation, linearize};
 pub use parallel::{
     MAX_BRANCH_STEPS, MAX_BRANCHES, PARALLEL_STEP_LABEL, Parallel, ParallelMachine, SWITCH_LABEL,
     parallel, parallel_property,

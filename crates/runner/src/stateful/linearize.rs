@@ -16,11 +16,75 @@
 //! precede, backtracking when a postcondition fails (Wing and Gong's search); a state already
 //! known to lead nowhere (the operations placed per branch, and the model, compared with `==`)
 //! is not searched twice (Lowe's memoisation), so the search visits at most one state per
-//! pair of a per-branch position and a distinct model: a few hundred for the bounded
-//! branches of a parallel run.
+//! pair of a per-branch position and a distinct model. For a parallel run that is at most
+//! [`MAX_STATES`]: a branch command is only drawn when the interleavings of the branches
+//! reach at most that many states (see [`every_interleaving_allowed`]), and the search only
+//! visits states those interleavings reach.
 
 use crate::stateful::StateMachine;
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hasher};
+
+/// The most states (per-branch positions and a model) the interleavings of a parallel run's
+/// branches may reach: a command that would take them past it is not drawn. It bounds both
+/// the check at drawing time and the linearizability search of the run.
+pub const MAX_STATES: usize = 1024;
+
+/// A set of states (per-branch positions and a model), bucketed by the positions and a hash
+/// of the model's `Debug` text and compared with `==` within a bucket: exact (two models
+/// are the same state only when `==` says so; equal models whose `Debug` texts differ are
+/// only kept twice, which costs time, never a wrong answer), and a lookup compares only the
+/// few models of its bucket.
+pub(crate) struct States<T> {
+    buckets: HashMap<(Vec<usize>, u64), Vec<T>>,
+    len: usize,
+}
+
+impl<T: PartialEq + std::fmt::Debug + Clone> States<T> {
+    pub(crate) fn new() -> States<T> {
+        States {
+            buckets: HashMap::new(),
+            len: 0,
+        }
+    }
+
+    /// How many states are in the set.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    fn key(pos: &[usize], model: &T) -> (Vec<usize>, u64) {
+        /// Hashes what is written to it.
+        struct Fingerprint(DefaultHasher);
+        impl std::fmt::Write for Fingerprint {
+            fn write_str(&mut self, s: &str) -> std::fmt::Result {
+                self.0.write(s.as_bytes());
+                Ok(())
+            }
+        }
+        let mut fingerprint = Fingerprint(DefaultHasher::new());
+        // Writing to a hasher cannot fail; a `Debug` that fails only weakens the bucketing.
+        let _ = std::fmt::write(&mut fingerprint, format_args!("{model:?}"));
+        (pos.to_vec(), fingerprint.0.finish())
+    }
+
+    pub(crate) fn contains(&self, pos: &[usize], model: &T) -> bool {
+        self.buckets
+            .get(&Self::key(pos, model))
+            .is_some_and(|models| models.contains(model))
+    }
+
+    /// Adds the state; false when it was there already.
+    pub(crate) fn insert(&mut self, pos: &[usize], model: &T) -> bool {
+        let models = self.buckets.entry(Self::key(pos, model)).or_default();
+        if models.contains(model) {
+            return false;
+        }
+        models.push(model.clone());
+        self.len += 1;
+        true
+    }
+}
 
 /// One operation of a [`History`]: a command, the system's response, and when (in the run's
 /// logical clock) it was invoked and returned.
@@ -61,7 +125,8 @@ pub struct OpId {
 /// observed responses. The search backtracks over the branches whose next operation may go
 /// next and does not search a state twice (the operations placed per branch and the model,
 /// compared with `==`), so it visits at most one state per per-branch position and distinct
-/// model: a few hundred for the bounded branches of a parallel run. Times are logical: any
+/// model: for a history of a parallel run at most [`MAX_STATES`] (its commands were drawn so);
+/// for a hand-written history, as many as its interleavings reach. Times are logical: any
 /// increasing numbers; only their order matters.
 ///
 /// ```
@@ -141,7 +206,7 @@ where
         accept,
         pos: vec![0; history.branches.len()],
         order: Vec::new(),
-        dead: HashMap::new(),
+        dead: States::new(),
     };
     search.from(model).then_some(search.order)
 }
@@ -155,8 +220,8 @@ struct Search<'a, M: StateMachine, A> {
     pos: Vec<usize>,
     /// The operations placed, in order.
     order: Vec<OpId>,
-    /// States known to lead nowhere: per positions, the models.
-    dead: HashMap<Vec<usize>, Vec<M::Model>>,
+    /// States known to lead nowhere.
+    dead: States<M::Model>,
 }
 
 impl<M, A> Search<'_, M, A>
@@ -177,11 +242,13 @@ where
         {
             return (self.accept)(model);
         }
-        if self
-            .dead
-            .get(&self.pos)
-            .is_some_and(|models| models.contains(model))
-        {
+        // Each state is searched once: it either leads to a complete order (the search ends)
+        // or is marked dead below. Every state searched is reached by running a per-branch
+        // prefix of the branches' commands from the model after the prefix: a state
+        // `every_interleaving_allowed` visited when the last command was drawn (with the same
+        // branches and the same model after the prefix). So a run's search visits at most
+        // `MAX_STATES` states.
+        if self.dead.contains(&self.pos, model) {
             return false;
         }
         for (branch, ops) in branches.iter().enumerate() {
@@ -208,10 +275,7 @@ where
             self.order.pop();
             self.pos[branch] -= 1;
         }
-        self.dead
-            .entry(self.pos.clone())
-            .or_default()
-            .push(model.clone());
+        self.dead.insert(&self.pos, model);
         false
     }
 
@@ -228,33 +292,47 @@ where
     }
 }
 
+/// What [`every_interleaving_allowed`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Interleavings {
+    /// Every interleaving meets every precondition.
+    Allowed,
+    /// Some interleaving runs a command its precondition forbids.
+    Forbidden,
+    /// The interleavings reach more than [`MAX_STATES`] states.
+    TooMany,
+}
+
 /// Whether every interleaving of `branches` (each branch's commands in order), run from
 /// `model`, meets every command's precondition: the rule a generated branch command must
 /// pass, so that whatever the schedule, no command runs in a state its precondition forbids.
-/// Every reachable state (positions and model) is visited once.
+/// Every reachable state (positions and model) is visited once, up to [`MAX_STATES`] (past
+/// it, [`Interleavings::TooMany`]): a function of the commands alone, so a draw that refuses
+/// a command for it refuses it on every replay.
 pub(crate) fn every_interleaving_allowed<M>(
     machine: &M,
     model: &M::Model,
     branches: &[Vec<M::Command>],
-) -> bool
+) -> Interleavings
 where
     M: StateMachine,
     M::Model: PartialEq,
 {
-    let mut seen: HashMap<Vec<usize>, Vec<M::Model>> = HashMap::new();
+    let mut seen = States::new();
     let mut todo = vec![(vec![0; branches.len()], model.clone())];
     while let Some((pos, model)) = todo.pop() {
-        let models = seen.entry(pos.clone()).or_default();
-        if models.contains(&model) {
+        if !seen.insert(&pos, &model) {
             continue;
         }
-        models.push(model.clone());
+        if seen.len() > MAX_STATES {
+            return Interleavings::TooMany;
+        }
         for (branch, commands) in branches.iter().enumerate() {
             let Some(command) = commands.get(pos[branch]) else {
                 continue;
             };
             if !machine.precondition(&model, command) {
-                return false;
+                return Interleavings::Forbidden;
             }
             let mut after = model.clone();
             machine.next(&mut after, command);
@@ -263,5 +341,5 @@ where
             todo.push((next, after));
         }
     }
-    true
+    Interleavings::Allowed
 }
