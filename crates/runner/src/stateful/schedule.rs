@@ -20,14 +20,17 @@
 //! wait at (their command does not go on), every thread is joined, and the panic is the
 //! trial's failure. A branch that holds the token and neither reaches a pause point nor ends
 //! within the stall timeout (it waits for a lock a paused branch holds: a yield point inside
-//! a held lock) stops the run the same way, reported as a stall.
+//! a held lock) stops the run the same way, reported as a stall. The timeout runs on the wall
+//! clock from the run's last change (an invocation, a return, a switch, a branch's end): the
+//! one verdict that does not depend on the choices alone (a command slower than the timeout
+//! on a loaded machine is taken for a stall).
 
 use crate::exec::Caught;
 use std::any::Any;
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The most yield points of one command that can pass the token (later ones do not).
 pub(crate) const MAX_YIELDS: usize = 8;
@@ -56,6 +59,11 @@ pub(crate) const MAX_YIELDS: usize = 8;
 /// assert_eq!(count.load(Ordering::SeqCst), 1);
 /// ```
 pub fn yield_point() {
+    // During an unwind (a `Drop` of the system's, as a stopped run unwinds its branch) there
+    // is nothing to switch: the run is over, and a second unwind would abort the process.
+    if std::thread::panicking() {
+        return;
+    }
     let _ = BRANCH.try_with(|branch| {
         let switch = {
             let Ok(mut branch) = branch.try_borrow_mut() else {
@@ -131,7 +139,7 @@ where
             done,
             abort: false,
             events: Vec::new(),
-            ticks: 0,
+            last: Instant::now(),
         }),
         turn: Condvar::new(),
     });
@@ -301,8 +309,9 @@ struct State {
     /// The run stops: every waiting branch unwinds.
     abort: bool,
     events: Vec<Event>,
-    /// Counts every change, for the stall timeout.
-    ticks: u64,
+    /// When the last change happened (an event, a switch, a branch's end), for the stall
+    /// timeout.
+    last: Instant,
 }
 
 impl State {
@@ -351,6 +360,9 @@ impl Shared {
     /// A pause point of `me` whose decision is `decision > 0`: hands the token on (when
     /// another branch is still running) and waits for it to come back.
     fn switch(&self, me: usize, decision: u8) {
+        if std::thread::panicking() {
+            return;
+        }
         let mut state = self.lock();
         if state.abort {
             drop(state);
@@ -360,7 +372,7 @@ impl Shared {
             return;
         };
         state.running = Some(target);
-        state.ticks += 1;
+        state.last = Instant::now();
         self.turn.notify_all();
         self.wait_turn_locked(state, me);
     }
@@ -373,14 +385,14 @@ impl Shared {
             abort_branch();
         }
         state.events.push(event);
-        state.ticks += 1;
+        state.last = Instant::now();
     }
 
     /// `me` ended (`panicked`: the run stops); the token goes to the next branch.
     fn finish(&self, me: usize, panicked: bool) {
         let mut state = self.lock();
         state.done[me] = true;
-        state.ticks += 1;
+        state.last = Instant::now();
         if panicked {
             state.abort = true;
         }
@@ -390,25 +402,26 @@ impl Shared {
         self.turn.notify_all();
     }
 
-    /// Waits until every branch ended; when nothing changes for `stall` while a branch holds
-    /// the token, stops the run and says so.
+    /// Waits until every branch ended; when nothing changes for `stall` (measured from the
+    /// last change, on the wall clock) while a branch holds the token, stops the run and
+    /// says so.
     fn wait_all(&self, stall: Duration) -> bool {
         let mut state = self.lock();
-        let mut seen = state.ticks;
         let mut stalled = false;
         while !state.done.iter().all(|&d| d) {
-            let (next, waited) = self
-                .turn
-                .wait_timeout(state, stall)
-                .unwrap_or_else(PoisonError::into_inner);
-            state = next;
-            if state.ticks != seen {
-                seen = state.ticks;
-            } else if waited.timed_out() && !state.abort {
+            let left = stall.saturating_sub(state.last.elapsed());
+            if left.is_zero() && !state.abort {
                 state.abort = true;
                 stalled = true;
                 self.turn.notify_all();
             }
+            // Once stopped, only the branches' ends are waited for.
+            let wait = if state.abort { stall } else { left };
+            state = self
+                .turn
+                .wait_timeout(state, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
         stalled
     }
