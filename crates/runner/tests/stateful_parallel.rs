@@ -11,7 +11,7 @@ use seedledger_runner::stateful::{
     self, History, OpId, Operation, Parallel, ParallelMachine, StateMachine, linearize, yield_point,
 };
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// The signature of a parallel run that no order explains.
@@ -28,6 +28,19 @@ enum Flavor {
     RacyFrom(u64),
     /// Racy, with the yield point inside a lock every increment takes.
     YieldInLock,
+    /// Atomic, with a guard whose `Drop` calls `yield_point` (also as a stopped run unwinds).
+    YieldInDrop,
+    /// An increment that does nothing: a `Get` after one fails, in the prefix too.
+    Lossy,
+}
+
+/// A guard that yields as it is dropped.
+struct YieldOnDrop;
+
+impl Drop for YieldOnDrop {
+    fn drop(&mut self) {
+        yield_point();
+    }
 }
 
 /// A counter: `Inc`, `Get` (when `gets`), `Crash` (when `crashes`: the system panics).
@@ -37,6 +50,14 @@ struct Counter {
     crashes: bool,
     /// Checks the system's count against the model's.
     invariant: bool,
+    /// Systems made and torn down.
+    systems: Arc<Systems>,
+}
+
+#[derive(Default)]
+struct Systems {
+    made: AtomicU64,
+    torn_down: AtomicU64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +80,7 @@ impl Counter {
             gets: true,
             crashes: false,
             invariant: false,
+            systems: Arc::default(),
         }
     }
 }
@@ -74,7 +96,12 @@ impl StateMachine for Counter {
     }
 
     fn init_system(&self, _model: &u64) -> CounterSystem {
+        self.systems.made.fetch_add(1, SeqCst);
         CounterSystem::default()
+    }
+
+    fn teardown(&self, _system: CounterSystem) {
+        self.systems.torn_down.fetch_add(1, SeqCst);
     }
 
     fn command(&self, _model: &u64, tc: &mut TestCase) -> Option<Op> {
@@ -134,8 +161,16 @@ impl ParallelMachine for Counter {
             Flavor::Racy => true,
             Flavor::Atomic => false,
             Flavor::RacyFrom(from) => count.load(SeqCst) >= from,
+            Flavor::Lossy => return None,
+            Flavor::YieldInDrop => {
+                let _guard = YieldOnDrop;
+                count.fetch_add(1, SeqCst);
+                yield_point();
+                return None;
+            }
             Flavor::YieldInLock => {
-                let _held = system.lock.lock().unwrap_or_else(PoisonError::into_inner);
+                // A plain `unwrap`: the paused holder poisons the lock as the stall stops it.
+                let _held = system.lock.lock().unwrap();
                 let seen = count.load(SeqCst);
                 yield_point();
                 count.store(seen + 1, SeqCst);
@@ -748,4 +783,193 @@ fn three_branches_find_the_lost_update_and_pass_the_correct_counter() {
     assert!(third > 0);
     let correct = stateful::parallel_property("atomic3", Counter::new(Flavor::Atomic), three);
     assert_passes(&correct, 1000);
+}
+
+#[test]
+fn a_yield_point_in_a_drop_as_a_stopped_run_unwinds_does_not_abort_the_process() {
+    let machine = Counter {
+        crashes: true,
+        ..Counter::new(Flavor::YieldInDrop)
+    };
+    let config = Parallel {
+        prefix_steps: 0,
+        ..Parallel::default()
+    };
+    let property = stateful::parallel_property("yield_in_drop", machine, config);
+    // Many crashes, and their shrinking: in many, the other branch is paused inside an
+    // increment and its guard yields as the crash stops the run.
+    let report = run(&property, &RunOptions::cases(300)).unwrap();
+    let first = report.first_failure.expect("the crash");
+    assert!(
+        (first.failure.signature).ends_with("stateful_parallel.rs:the counter crashed"),
+        "{}",
+        first.failure.signature
+    );
+}
+
+#[test]
+fn every_system_is_torn_down_whatever_ended_its_run_shrinking_included() {
+    let stall = Parallel {
+        stall_timeout: Duration::from_millis(20),
+        prefix_steps: 0,
+        ..Parallel::default()
+    };
+    let runs = [
+        (
+            "not linearizable",
+            Counter::new(Flavor::Racy),
+            Parallel::default(),
+        ),
+        (
+            "prefix and branches",
+            Counter::new(Flavor::Lossy),
+            Parallel::default(),
+        ),
+        (
+            "panics",
+            Counter {
+                crashes: true,
+                ..Counter::new(Flavor::Atomic)
+            },
+            Parallel::default(),
+        ),
+        (
+            "stalls",
+            Counter {
+                gets: false,
+                ..Counter::new(Flavor::YieldInLock)
+            },
+            stall,
+        ),
+    ];
+    for (what, machine, config) in runs {
+        let systems = Arc::clone(&machine.systems);
+        let property = stateful::parallel_property("torn_down", machine, config);
+        let options = RunOptions::cases(50).stop_at_first_failure();
+        let report = run(&property, &options).unwrap();
+        assert!(report.first_failure.is_some(), "{what}: a failure");
+        let made = systems.made.load(SeqCst);
+        assert!(made > 1, "{what}: {made} systems");
+        assert_eq!(systems.torn_down.load(SeqCst), made, "{what}");
+    }
+}
+
+#[test]
+fn a_huge_prefix_length_is_no_overflow() {
+    let config = Parallel {
+        prefix_steps: usize::MAX,
+        ..Parallel::default()
+    };
+    let property = stateful::parallel_property("huge", Counter::new(Flavor::Atomic), config);
+    // The lengths are counted without overflow: a replay of no choices runs out of them at
+    // its first draw.
+    let fixture = Fixture::new(Vec::new());
+    let replay = TestCase::replay(Vec::new(), true);
+    let outcome = evaluate(&property, replay, &fixture).outcome;
+    assert!(matches!(outcome, Outcome::Overrun), "{outcome:?}");
+}
+
+/// A stack whose pop of an empty stack answers `None` (no precondition): its model remembers
+/// the order of the pushes, so the interleavings of three branches of five reach many states.
+/// Counts the model steps (`next`) of each trial: the work of the drawing's checks and of the
+/// linearizability search.
+#[derive(Default)]
+struct OrderedStack {
+    steps: AtomicU64,
+    most_steps: AtomicU64,
+}
+
+impl StateMachine for OrderedStack {
+    type Model = Vec<u8>;
+    type System = Mutex<Vec<u8>>;
+    type Command = StackOp;
+    type Response = Option<u8>;
+
+    fn init_model(&self, _tc: &mut TestCase) -> Vec<u8> {
+        let steps = self.steps.swap(0, SeqCst);
+        self.most_steps.fetch_max(steps, SeqCst);
+        Vec::new()
+    }
+
+    fn init_system(&self, _model: &Vec<u8>) -> Mutex<Vec<u8>> {
+        Mutex::new(Vec::new())
+    }
+
+    fn command(&self, _model: &Vec<u8>, tc: &mut TestCase) -> Option<StackOp> {
+        Some(match tc.draw(&int(0..=4u8)) {
+            0 => StackOp::Pop,
+            x => StackOp::Push(x),
+        })
+    }
+
+    fn run(&self, system: &mut Mutex<Vec<u8>>, command: &StackOp) -> Option<u8> {
+        self.run_shared(system, command)
+    }
+
+    fn postcondition(
+        &self,
+        model: &Vec<u8>,
+        command: &StackOp,
+        response: &Option<u8>,
+    ) -> PropResult {
+        if let StackOp::Pop = command {
+            prop_assert_eq!(*response, model.last().copied());
+        }
+        Ok(())
+    }
+
+    fn next(&self, model: &mut Vec<u8>, command: &StackOp) {
+        self.steps.fetch_add(1, SeqCst);
+        match command {
+            StackOp::Push(x) => model.push(*x),
+            StackOp::Pop => {
+                model.pop();
+            }
+        }
+    }
+}
+
+impl ParallelMachine for OrderedStack {
+    fn run_shared(&self, system: &Mutex<Vec<u8>>, command: &StackOp) -> Option<u8> {
+        yield_point();
+        let mut stack = system.lock().unwrap();
+        match command {
+            StackOp::Push(x) => {
+                stack.push(*x);
+                None
+            }
+            StackOp::Pop => stack.pop(),
+        }
+    }
+}
+
+#[test]
+fn the_states_a_run_explores_are_bounded_for_a_model_that_remembers_order() {
+    let machine = Arc::new(OrderedStack::default());
+    let config = Parallel {
+        branches: 3,
+        branch_steps: 5,
+        ..Parallel::default()
+    };
+    let shared = Arc::clone(&machine);
+    let property = Property::from_fn("ordered_stack", move |tc, _| {
+        stateful::parallel(&*shared, tc, &config)
+    });
+    assert_passes(&property, 300);
+    let most = machine
+        .most_steps
+        .load(SeqCst)
+        .max(machine.steps.load(SeqCst));
+    // Per trial: at most 20 steps of 16 tries, each checking at most MAX_STATES states of
+    // three branches (and the branch's own commands), then two searches of at most
+    // MAX_STATES states, and the prefix.
+    let states = stateful::MAX_STATES as u64;
+    let bound = 20 * 16 * (3 * states + 5) + 2 * 3 * states + 20;
+    assert!(
+        most <= bound,
+        "{most} model steps in one trial (at most {bound})"
+    );
+    // Runs with three full branches are drawn.
+    let full = seeds_showing(&property, 50, |l| l.starts_with("C5. "));
+    assert!(full >= 5, "{full} of 50 seeds fill the third branch");
 }

@@ -6,8 +6,10 @@ use super::schedule::{Event, MAX_YIELDS, Observed, Planned, run_branches};
 use crate::case::TestCase;
 use crate::prop_fail;
 use crate::property::{PropError, PropResult, Property};
-use crate::stateful::linearize::{History, Operation, every_interleaving_allowed, linearize_with};
-use crate::stateful::{INITIAL_LABEL, StateMachine, fail_at};
+use crate::stateful::linearize::{
+    History, Interleavings, Operation, every_interleaving_allowed, linearize_with,
+};
+use crate::stateful::{INITIAL_LABEL, STEP_CHOICES, StateMachine, fail_at};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::time::Duration;
 
@@ -125,10 +127,13 @@ pub const MAX_BRANCH_STEPS: usize = 5;
 /// A command is accepted only when the whole run stays valid: a prefix command must meet its
 /// precondition after the prefix so far, and every branch command must meet its precondition
 /// in *every* interleaving of the branches from the model after the prefix (every reachable
-/// state is checked), so that no schedule can run a command its model state forbids. A
-/// placement that is full (the prefix at [`Parallel::prefix_steps`], a branch at
-/// [`Parallel::branch_steps`]), a terminal model (`command` gives `None`) or a refused
-/// command is a rejected try; a step that gets nothing through in [`Parallel::tries`] tries
+/// state is checked), so that no schedule can run a command its model state forbids; and
+/// those interleavings may reach at most [`MAX_STATES`](crate::stateful::MAX_STATES) states (positions per branch and a
+/// model), so that the check and the linearizability search stay bounded (a machine whose
+/// model remembers order, such as a stack, reaches many). A placement that is full (the
+/// prefix at [`Parallel::prefix_steps`], a branch at [`Parallel::branch_steps`]), a terminal
+/// model (`command` gives `None`) or a refused command (a precondition, or one state too
+/// many) is a rejected try; a step that gets nothing through in [`Parallel::tries`] tries
 /// ends the drawing. Every command is drawn before any runs.
 ///
 /// # How it runs, and what it checks
@@ -147,8 +152,8 @@ pub const MAX_BRANCH_STEPS: usize = 5;
 /// applied to the model after the prefix, meets every precondition and postcondition with the
 /// observed responses, and ends in a model the system's final state meets
 /// ([`StateMachine::invariant`]). The search backtracks with memoisation
-/// ([`linearize`](crate::stateful::linearize)); branches are at most [`MAX_BRANCHES`] of at
-/// most [`MAX_BRANCH_STEPS`] commands, so it visits a few hundred states at most.
+/// ([`linearize`](crate::stateful::linearize)); it visits only states the interleavings of
+/// the branches reach, so at most [`MAX_STATES`](crate::stateful::MAX_STATES).
 ///
 /// # What a failure shows
 ///
@@ -277,9 +282,42 @@ pub fn parallel<M: ParallelMachine>(
     tc.show(|| format!("initial model: {initial:?}"));
     let drawn = draw(machine, tc, &config, &initial);
     let system = machine.init_system(&initial);
-    let model = run_prefix(machine, tc, &system, &drawn.prefix, initial)?;
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        run_drawn(machine, tc, &config, &system, drawn, initial)
+    }));
+    // The system is torn down whatever ended the run, as `sequential` does: a teardown that
+    // panics after a failure changes nothing the failure says; after a run that passed, its
+    // panic is the property's failure.
+    match result {
+        Ok(Ok(())) => {
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| machine.teardown(system))) {
+                tc.show(|| "teardown panicked".to_string());
+                resume_unwind(payload);
+            }
+            Ok(())
+        }
+        Ok(Err(e)) => {
+            crate::exec::quietly(|| machine.teardown(system));
+            Err(e)
+        }
+        Err(payload) => {
+            crate::exec::quietly(|| machine.teardown(system));
+            resume_unwind(payload)
+        }
+    }
+}
+
+/// Runs the prefix and the branches of a drawn run and checks the outcome.
+fn run_drawn<M: ParallelMachine>(
+    machine: &M,
+    tc: &mut TestCase,
+    config: &Parallel,
+    system: &M::System,
+    drawn: Drawn<M::Command>,
+    initial: M::Model,
+) -> PropResult {
+    let model = run_prefix(machine, tc, system, &drawn.prefix, initial)?;
     if drawn.branches.iter().all(Vec::is_empty) {
-        machine.teardown(system);
         return Ok(());
     }
     tc.show(|| format!("model after the prefix: {model:?}"));
@@ -293,16 +331,15 @@ pub fn parallel<M: ParallelMachine>(
                 .collect()
         })
         .collect();
-    let observed = run_branches(&planned, config.stall_timeout, |command: &&M::Command| {
-        machine.run_shared(&system, command)
+    let mut observed = run_branches(&planned, config.stall_timeout, |command: &&M::Command| {
+        machine.run_shared(system, command)
     });
-    show_branches(machine, tc, &drawn, &observed);
-    if let Some(panic) = observed.panic {
-        if let Some(caught) = panic.caught {
-            crate::exec::set_caught(caught);
-        }
-        resume_unwind(panic.payload);
+    if observed.stalled {
+        // A branch's panic after a stall stopped the run (a lock its paused owner poisoned
+        // as it unwound, say) is a consequence of the stall, not the failure.
+        observed.panic = None;
     }
+    show_branches(machine, tc, &drawn, &observed);
     if observed.stalled {
         prop_fail!(
             "parallel: a branch held the token past the stall timeout (a yield point inside a held lock?)"
@@ -310,6 +347,12 @@ pub fn parallel<M: ParallelMachine>(
     }
     if observed.not_started {
         prop_fail!("parallel: a branch's thread could not be started");
+    }
+    if let Some(panic) = observed.panic {
+        if let Some(caught) = panic.caught {
+            crate::exec::set_caught(caught);
+        }
+        resume_unwind(panic.payload);
     }
     check_history(machine, tc, &model, system, drawn, observed)
 }
@@ -334,11 +377,13 @@ fn draw<M: ParallelMachine>(
         branches: vec![Vec::new(); config.branches],
         slots: vec![Vec::new(); config.branches],
     };
-    let total = config.prefix_steps + config.branches * config.branch_steps;
+    let total = (config.prefix_steps).saturating_add(config.branches * config.branch_steps);
     let target = tc.hidden_size(0, total as u64);
     let mut after_prefix = initial.clone();
     for n in 0.. {
-        if n == total {
+        // At the most steps, or at the choice budget `sequential` keeps too: a forced 0 where
+        // the next flag would be, as a full collection records it.
+        if n >= total || tc.n_choices() >= STEP_CHOICES {
             tc.forced_zero();
             break;
         }
@@ -387,7 +432,9 @@ fn draw_step<M: ParallelMachine>(
             }
             let mut after = after_prefix.clone();
             machine.next(&mut after, &command);
-            if !every_interleaving_allowed(machine, &after, &drawn.branches) {
+            if every_interleaving_allowed(machine, &after, &drawn.branches)
+                != Interleavings::Allowed
+            {
                 continue;
             }
             *after_prefix = after;
@@ -402,7 +449,9 @@ fn draw_step<M: ParallelMachine>(
                 continue;
             };
             drawn.branches[branch].push(command);
-            if !every_interleaving_allowed(machine, after_prefix, &drawn.branches) {
+            if every_interleaving_allowed(machine, after_prefix, &drawn.branches)
+                != Interleavings::Allowed
+            {
                 drawn.branches[branch].pop();
                 continue;
             }
@@ -551,13 +600,12 @@ fn interleaving<M: ParallelMachine>(
     format!("interleaving: {}", items.join("; "))
 }
 
-/// Checks the branches' outcome for linearizability (see [`ParallelMachine`]); tears the system
-/// down when it passes.
+/// Checks the branches' outcome for linearizability (see [`ParallelMachine`]).
 fn check_history<M: ParallelMachine>(
     machine: &M,
     tc: &mut TestCase,
     model: &M::Model,
-    system: M::System,
+    system: &M::System,
     drawn: Drawn<M::Command>,
     observed: Observed<M::Response>,
 ) -> PropResult {
@@ -591,13 +639,12 @@ fn check_history<M: ParallelMachine>(
         .collect(),
     };
     let explained = linearize_with(machine, model, &history, |end| {
-        machine.invariant(end, &system).is_ok()
+        machine.invariant(end, system).is_ok()
     });
     if explained.is_some() {
-        machine.teardown(system);
         return Ok(());
     }
-    show_system(machine, tc, &system);
+    show_system(machine, tc, system);
     let why = if linearize_with(machine, model, &history, |_| true).is_some() {
         "orders explain every response, but none ends in a model the system's final state meets (its invariant)"
     } else {
