@@ -973,3 +973,23 @@ fn the_states_a_run_explores_are_bounded_for_a_model_that_remembers_order() {
     let full = seeds_showing(&property, 50, |l| l.starts_with("C5. "));
     assert!(full >= 5, "{full} of 50 seeds fill the third branch");
 }
+
+#[test]
+fn parallel_trials_say_how_many_branches_ran_and_how_often_they_switched() {
+    let report = run(
+        property(Counter::new(Flavor::Atomic)),
+        &RunOptions::cases(200),
+    )
+    .unwrap();
+    let counts = &report.events.counts;
+    let count = |label: &str| counts.get(label).copied().unwrap_or(0);
+    let branches: u64 = (0..=3)
+        .map(|n| count(&format!("stateful: parallel branches {n}")))
+        .sum();
+    assert_eq!(branches, report.events.trials, "{counts:?}");
+    assert!(count("stateful: parallel branches 2") > 50, "{counts:?}");
+    for switches in ["0", "1-2", "3+"] {
+        let label = format!("stateful: parallel switches {switches}");
+        assert!(count(&label) > 0, "{label}: {counts:?}");
+    }
+}

@@ -180,6 +180,14 @@ pub const MAX_BRANCH_STEPS: usize = 5;
 /// `-> panicked`. A run that stalls (below) fails as `parallel: a branch held the token past
 /// the stall timeout`.
 ///
+/// # Events
+///
+/// Each trial labels itself ([`TestCase::event`]) with how many branches had commands
+/// (`stateful: parallel branches 0` to `3`) and, when the branches ran, how often the
+/// token changed branch between two of their invocations and returns
+/// (`stateful: parallel switches 0`, `1-2` or `3+`): a run whose trials all show
+/// `switches 0` never interleaved its branches.
+///
 /// # Limits
 ///
 /// * The schedule is cooperative: branches interleave only at pause points. A race between two
@@ -197,7 +205,9 @@ pub const MAX_BRANCH_STEPS: usize = 5;
 ///   and the trial fails as a stall. A branch that never returns by itself (a deadlock of the
 ///   system's own, an endless loop) hangs the trial as it would a sequential one (the run's
 ///   trial timeout handles that). A command running longer than the stall timeout without a
-///   yield point is taken for a stall.
+///   yield point is taken for a stall: the timeout runs on the wall clock from the run's last
+///   change, so the stall verdict, alone of a parallel run's verdicts, depends on the
+///   machine's load and not on the choices alone.
 /// * Each trial starts a thread per non-empty branch and passes the token between them, so a
 ///   parallel trial costs far more than a sequential one of the same machine (starting the
 ///   threads dominates).
@@ -213,7 +223,9 @@ pub trait ParallelMachine:
 /// The shape of a parallel run: how long its prefix and its branches may be, how many
 /// branches, how the schedule is drawn. [`Parallel::default`]: a prefix of at most 5, 2
 /// branches of at most 4, 3 yield points per command that can switch, a stall timeout of 1 s.
-/// Out-of-range values are clamped (branches to `2..=`[`MAX_BRANCHES`], branch length to
+/// The prefix ends at [`Parallel::prefix_steps`] or when the trial has made
+/// [`STEP_CHOICES`](crate::stateful::STEP_CHOICES) choices, as a sequence does. Out-of-range
+/// values are clamped (branches to `2..=`[`MAX_BRANCHES`], branch length to
 /// `1..=`[`MAX_BRANCH_STEPS`], yield points to at most 8, the timeout to at least 1 ms).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Parallel {
@@ -316,6 +328,7 @@ fn run_drawn<M: ParallelMachine>(
     drawn: Drawn<M::Command>,
     initial: M::Model,
 ) -> PropResult {
+    tell_branches(tc, &drawn.branches);
     let model = run_prefix(machine, tc, system, &drawn.prefix, initial)?;
     if drawn.branches.iter().all(Vec::is_empty) {
         return Ok(());
@@ -334,6 +347,7 @@ fn run_drawn<M: ParallelMachine>(
     let mut observed = run_branches(&planned, config.stall_timeout, |command: &&M::Command| {
         machine.run_shared(system, command)
     });
+    tell_switches(tc, &observed.events);
     if observed.stalled {
         // A branch's panic after a stall stopped the run (a lock its paused owner poisoned
         // as it unwound, say) is a consequence of the stall, not the failure.
@@ -355,6 +369,32 @@ fn run_drawn<M: ParallelMachine>(
         resume_unwind(panic.payload);
     }
     check_history(machine, tc, &model, system, drawn, observed)
+}
+
+/// The trial's event for how many branches have commands.
+fn tell_branches<C>(tc: &mut TestCase, branches: &[Vec<C>]) {
+    tc.event(match branches.iter().filter(|b| !b.is_empty()).count() {
+        0 => "stateful: parallel branches 0",
+        1 => "stateful: parallel branches 1",
+        2 => "stateful: parallel branches 2",
+        _ => "stateful: parallel branches 3",
+    });
+}
+
+/// The trial's event for how often the branches' events changed branch (a switch, or a
+/// branch's end handing the token on).
+fn tell_switches(tc: &mut TestCase, events: &[Event]) {
+    let branch = |event: &Event| match *event {
+        Event::Start { branch, .. } | Event::End { branch, .. } => branch,
+    };
+    let switches = (events.windows(2))
+        .filter(|pair| branch(&pair[0]) != branch(&pair[1]))
+        .count();
+    tc.event(match switches {
+        0 => "stateful: parallel switches 0",
+        1 | 2 => "stateful: parallel switches 1-2",
+        _ => "stateful: parallel switches 3+",
+    });
 }
 
 /// The commands of a run: the prefix, each branch's, and each branch command's switch
