@@ -478,9 +478,27 @@ fn a_branch_waiting_for_a_lock_a_paused_branch_holds_stalls_the_run_and_fails() 
     );
 }
 
-/// A stack behind a lock: `Pop` only on a non-empty model; the system panics when it pops
-/// an empty stack.
-struct Stack;
+/// A stack behind a lock, of pushes of `1..=top`: `Pop` only on a non-empty model (the system
+/// panics when it pops an empty stack), or with `pop_empty` anywhere (a pop of an empty
+/// stack answers `None`). Counts the model steps (`next`) of each trial: the work of the
+/// drawing's checks and of the linearizability search.
+struct Stack {
+    top: u8,
+    pop_empty: bool,
+    steps: AtomicU64,
+    most_steps: AtomicU64,
+}
+
+impl Default for Stack {
+    fn default() -> Stack {
+        Stack {
+            top: 2,
+            pop_empty: false,
+            steps: AtomicU64::new(0),
+            most_steps: AtomicU64::new(0),
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 enum StackOp {
@@ -495,6 +513,8 @@ impl StateMachine for Stack {
     type Response = Option<u8>;
 
     fn init_model(&self, _tc: &mut TestCase) -> Vec<u8> {
+        let steps = self.steps.swap(0, SeqCst);
+        self.most_steps.fetch_max(steps, SeqCst);
         Vec::new()
     }
 
@@ -503,14 +523,14 @@ impl StateMachine for Stack {
     }
 
     fn command(&self, _model: &Vec<u8>, tc: &mut TestCase) -> Option<StackOp> {
-        Some(match tc.draw(&int(0..=2u8)) {
+        Some(match tc.draw(&int(0..=self.top)) {
             0 => StackOp::Pop,
             x => StackOp::Push(x),
         })
     }
 
     fn precondition(&self, model: &Vec<u8>, command: &StackOp) -> bool {
-        !matches!(command, StackOp::Pop) || !model.is_empty()
+        self.pop_empty || !matches!(command, StackOp::Pop) || !model.is_empty()
     }
 
     fn run(&self, system: &mut Mutex<Vec<u8>>, command: &StackOp) -> Option<u8> {
@@ -530,6 +550,7 @@ impl StateMachine for Stack {
     }
 
     fn next(&self, model: &mut Vec<u8>, command: &StackOp) {
+        self.steps.fetch_add(1, SeqCst);
         match command {
             StackOp::Push(x) => model.push(*x),
             StackOp::Pop => {
@@ -548,6 +569,7 @@ impl ParallelMachine for Stack {
                 stack.push(*x);
                 None
             }
+            StackOp::Pop if self.pop_empty => stack.pop(),
             StackOp::Pop => Some(stack.pop().expect("a pop of an empty stack")),
         }
     }
@@ -555,7 +577,7 @@ impl ParallelMachine for Stack {
 
 #[test]
 fn a_branch_command_meets_its_precondition_in_every_interleaving() {
-    let property = stateful::parallel_property("stack", Stack, Parallel::default());
+    let property = stateful::parallel_property("stack", Stack::default(), Parallel::default());
     assert_passes(&property, 1000);
     // Pops do run in branches (after a push in the prefix or earlier in their own branch).
     let branch_pops = seeds_showing(&property, 100, |l| {
@@ -869,83 +891,13 @@ fn a_huge_prefix_length_is_no_overflow() {
     assert!(matches!(outcome, Outcome::Overrun), "{outcome:?}");
 }
 
-/// A stack whose pop of an empty stack answers `None` (no precondition): its model remembers
-/// the order of the pushes, so the interleavings of three branches of five reach many states.
-/// Counts the model steps (`next`) of each trial: the work of the drawing's checks and of the
-/// linearizability search.
-#[derive(Default)]
-struct OrderedStack {
-    steps: AtomicU64,
-    most_steps: AtomicU64,
-}
-
-impl StateMachine for OrderedStack {
-    type Model = Vec<u8>;
-    type System = Mutex<Vec<u8>>;
-    type Command = StackOp;
-    type Response = Option<u8>;
-
-    fn init_model(&self, _tc: &mut TestCase) -> Vec<u8> {
-        let steps = self.steps.swap(0, SeqCst);
-        self.most_steps.fetch_max(steps, SeqCst);
-        Vec::new()
-    }
-
-    fn init_system(&self, _model: &Vec<u8>) -> Mutex<Vec<u8>> {
-        Mutex::new(Vec::new())
-    }
-
-    fn command(&self, _model: &Vec<u8>, tc: &mut TestCase) -> Option<StackOp> {
-        Some(match tc.draw(&int(0..=4u8)) {
-            0 => StackOp::Pop,
-            x => StackOp::Push(x),
-        })
-    }
-
-    fn run(&self, system: &mut Mutex<Vec<u8>>, command: &StackOp) -> Option<u8> {
-        self.run_shared(system, command)
-    }
-
-    fn postcondition(
-        &self,
-        model: &Vec<u8>,
-        command: &StackOp,
-        response: &Option<u8>,
-    ) -> PropResult {
-        if let StackOp::Pop = command {
-            prop_assert_eq!(*response, model.last().copied());
-        }
-        Ok(())
-    }
-
-    fn next(&self, model: &mut Vec<u8>, command: &StackOp) {
-        self.steps.fetch_add(1, SeqCst);
-        match command {
-            StackOp::Push(x) => model.push(*x),
-            StackOp::Pop => {
-                model.pop();
-            }
-        }
-    }
-}
-
-impl ParallelMachine for OrderedStack {
-    fn run_shared(&self, system: &Mutex<Vec<u8>>, command: &StackOp) -> Option<u8> {
-        yield_point();
-        let mut stack = system.lock().unwrap();
-        match command {
-            StackOp::Push(x) => {
-                stack.push(*x);
-                None
-            }
-            StackOp::Pop => stack.pop(),
-        }
-    }
-}
-
 #[test]
 fn the_states_a_run_explores_are_bounded_for_a_model_that_remembers_order() {
-    let machine = Arc::new(OrderedStack::default());
+    let machine = Arc::new(Stack {
+        top: 4,
+        pop_empty: true,
+        ..Stack::default()
+    });
     let config = Parallel {
         branches: 3,
         branch_steps: 5,
