@@ -183,6 +183,8 @@ pub(crate) struct Trialled {
     pub(crate) seen: Option<Box<Seen>>,
     /// The labels the trial carried (`TestCase::event`), counted when it is committed.
     pub(crate) events: crate::events::TrialEvents,
+    /// The scores the trial reported (`TestCase::target`), kept when it is committed.
+    pub(crate) targets: Vec<(String, f64)>,
 }
 
 /// What an observed trial recorded.
@@ -458,23 +460,29 @@ impl RunControl {
         if self.observer.is_some() {
             return self.trial_observed(property, fixture, seed, rng);
         }
-        let (outcome, events) = match &self.executor {
+        let (outcome, events, targets) = match &self.executor {
             None => {
                 let mut tc = TestCase::random_with(rng, seed);
                 let outcome = execute(property, &mut tc, fixture);
-                (outcome, tc.take_events())
+                (outcome, tc.take_events(), tc.take_targets())
             }
             Some(executor) => {
                 let evaluation = executor
                     .run_trial(property, fixture, &TrialInput::Random { seed, rng })
                     .map_err(|message| executor_error(property, seed, message))?;
-                (evaluation.outcome, owned_events(evaluation.record.events))
+                let record = evaluation.record;
+                (
+                    evaluation.outcome,
+                    owned_events(record.events),
+                    record.targets,
+                )
             }
         };
         Ok(Trialled {
             outcome,
             seen: None,
             events,
+            targets,
         })
     }
 
@@ -500,6 +508,7 @@ impl RunControl {
         Ok(Trialled {
             outcome: evaluation.outcome,
             events: owned_events(evaluation.record.events.clone()),
+            targets: evaluation.record.targets.clone(),
             seen: Some(Box::new(Seen {
                 seed,
                 rng,

@@ -35,7 +35,7 @@ use seedledger_format::{
     RECEIPT_SCHEMA_VERSION, Receipt, Runner, ShrinkRecord, SpecFile, WitnessRow,
     fixture_hash_from_pin, fixture_pin, property_digest,
 };
-pub(crate) use shrink_seed::shrink_seed;
+pub(crate) use shrink_seed::{shrink_input, shrink_seed};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -122,6 +122,9 @@ pub struct RunSummary {
     /// ([`TestCase::event`](crate::TestCase::event)): a view of the run for people, never
     /// in the receipt (empty when the run's end was learnt from its receipt alone).
     pub events: crate::events::EventCounts,
+    /// The best score per label the run's trials reported
+    /// ([`TestCase::target`](crate::TestCase::target)): a view for people, as `events`.
+    pub targets: crate::targets::TargetScores,
 }
 
 impl RunSummary {
@@ -434,6 +437,7 @@ pub(crate) fn run_property_tallied(
         witness_path,
         receipt,
         events: tally.events.clone(),
+        targets: tally.targets.clone(),
     };
     Ok((summary, tally, trials_time, fixture))
 }

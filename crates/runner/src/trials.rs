@@ -82,6 +82,8 @@ pub(crate) struct Tally {
     pub stopped: bool,
     /// How many committed trials carried each event label (`TestCase::event`).
     pub events: crate::events::EventCounts,
+    /// The best score per label the committed trials reported (`TestCase::target`).
+    pub targets: crate::targets::TargetScores,
 }
 
 /// Where the trials write, and what they run.
@@ -369,6 +371,7 @@ impl<'a> TrialRun<'a> {
         s.tally
             .events
             .add_trial(trialled.events.iter().map(|label| &**label));
+        s.tally.targets.add_trial(seed, &trialled.targets);
         if let Err(e) = self.commit_one(s, seed, trialled.outcome) {
             s.error = Some(e);
         }

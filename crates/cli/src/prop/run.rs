@@ -680,6 +680,7 @@ fn print_no_failure(result: &super::report::PropertyResult, summary: &RunSummary
     print_draft_note(r);
     print_freeze_notes(result);
     print_events(summary);
+    print_targets(summary);
 }
 
 /// The human summary of a run with failing seeds: failed or frozen, the first five seeds,
@@ -746,6 +747,7 @@ fn print_failure(result: &super::report::PropertyResult, summary: &RunSummary, h
         );
     }
     print_events(summary);
+    print_targets(summary);
     outln!("    receipt: {}", summary.receipt_path.display());
 }
 
@@ -757,6 +759,18 @@ fn print_events(summary: &RunSummary) {
     }
     outln!("    events (of {} trials):", summary.events.trials);
     for line in summary.events.lines() {
+        outln!("      {line}");
+    }
+}
+
+/// The run's best scores (`TestCase::target`), when its trials reported any: the highest
+/// per label and the seed that reported it, sorted by label.
+fn print_targets(summary: &RunSummary) {
+    if summary.targets.is_empty() {
+        return;
+    }
+    outln!("    targets (best score, its seed, label):");
+    for line in summary.targets.lines() {
         outln!("      {line}");
     }
 }

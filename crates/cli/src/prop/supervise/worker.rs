@@ -196,6 +196,12 @@ fn run_event(id: &str, result: &Result<RunSummary, RunError>) -> serde_json::Val
                     "counts": summary.events.counts,
                 });
             }
+            // The best score per `TestCase::target` label: in no receipt either.
+            if !summary.targets.is_empty() {
+                let best = (summary.targets.best.iter())
+                    .map(|(label, b)| (label.clone(), json!([b.score, b.seed])));
+                done["targets"] = serde_json::Value::Object(best.collect());
+            }
             done
         }
         Err(e @ RunError::Stopped { .. }) => {
