@@ -27,6 +27,8 @@ impl TestCase {
         if score.is_nan() {
             return;
         }
+        // `-0.0` is kept as `0.0`: the same score, shown as `0`.
+        let score = score + 0.0;
         match self.targets.iter_mut().find(|(l, _)| l == label) {
             Some((_, best)) => *best = best.max(score),
             None => self.targets.push((label.to_string(), score)),
