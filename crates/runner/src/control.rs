@@ -246,6 +246,7 @@ pub struct RunControl {
     seed_jobs: usize,
     pending_rows: Option<Arc<crate::pending::PendingRows>>,
     observer: Option<Arc<dyn TrialObserver>>,
+    target_budget: usize,
 }
 
 impl std::fmt::Debug for RunControl {
@@ -259,6 +260,7 @@ impl std::fmt::Debug for RunControl {
             .field("seed_jobs", &self.seed_jobs)
             .field("pending_rows", &self.pending_rows.is_some())
             .field("observer", &self.observer.is_some())
+            .field("target_budget", &self.target_budget)
             .finish()
     }
 }
@@ -345,6 +347,20 @@ impl RunControl {
 
     pub(crate) fn seed_jobs_of(&self) -> usize {
         self.seed_jobs.max(1)
+    }
+
+    /// Gives each run with evidence ([`crate::engine::run_property_with`]; `prop run
+    /// --target-budget N`) a targeted phase of `budget` trials after its planned seeds (see
+    /// [`RunOptions::target_budget`](crate::RunOptions::target_budget)): their seeds are
+    /// planned with the others, before the first trial, and the receipt's `targeted` keeps
+    /// the choices each one made. 0 (the default): none. Refused with a partition.
+    pub fn target_budget(mut self, budget: usize) -> Self {
+        self.target_budget = budget;
+        self
+    }
+
+    pub(crate) fn target_budget_of(&self) -> usize {
+        self.target_budget
     }
 
     /// Tells `observer` of every trial: each planned seed's, in plan order as it is

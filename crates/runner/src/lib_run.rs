@@ -409,11 +409,6 @@ pub fn run_with(
     let started = Instant::now();
     let seeds = options.seed_list()?;
     if let Some(evidence) = &options.evidence {
-        if options.target_budget > 0 {
-            return Err(RunError::Unsupported(
-                "a target budget with evidence: the receipt does not record targeted trials yet (run without evidence)".to_string(),
-            ));
-        }
         return run_with_evidence(&property, seeds, options, evidence, control, started);
     }
     let fixture = Fixture::new(options.fixture.clone());
@@ -586,22 +581,27 @@ fn run_with_evidence(
         partition: None,
     };
     let (summary, mut tally, trials_time, fixture) =
-        crate::run::run_property_tallied(property, &config, control)?;
+        crate::run::run_property_tallied(property, &config, control, options.target_budget)?;
     let receipt = &summary.receipt;
     tally.verdicts = receipt.verdicts.clone().unwrap_or_default();
+    // The report's verdicts are the planned seeds'; the targeted trials are its `targeted`.
+    tally.verdicts.truncate(config.seeds.len());
     tally.failing_seeds = receipt.failing_seeds.clone();
     tally.failure_modes = receipt.failure_modes.clone();
     let minimal = receipt.shrink.clone();
     // The run's own fixture (pinned when the run read it), never a re-read of the path.
     let input = first_input(property, &fixture, &tally, config.rng, &minimal, control)?;
-    Ok(report(
+    let targeted = std::mem::take(&mut tally.targeted);
+    let mut report = report(
         property,
         config.seeds,
         tally,
         (minimal, input),
         (trials_time, started),
         Some(summary),
-    ))
+    );
+    report.targeted = targeted;
+    Ok(report)
 }
 
 /// The `Debug` rendering of the first failing seed's input: the shrink record's
@@ -622,7 +622,14 @@ fn first_input(
     }
     // Only renders the input: not a trial of the run's, so not told to an observer.
     let watch = control.watch_shrinking(None);
-    let input = crate::control::TrialInput::Recording { seed: *seed, rng };
+    // A targeted trial's input is the choices it made.
+    let input = match tally.targeted.iter().find(|t| t.seed == *seed) {
+        Some(t) => crate::control::TrialInput::Replay {
+            choices: t.choices.clone(),
+            capture: true,
+        },
+        None => crate::control::TrialInput::Recording { seed: *seed, rng },
+    };
     let evaluation = crate::control::evaluate_watched(property, fixture, input);
     if let Some(message) = watch.take_error() {
         return Err(executor_error(property, *seed, &message));

@@ -316,7 +316,8 @@ pub fn run_property_with(
     config: &RunConfig,
     control: &RunControl,
 ) -> Result<RunSummary, RunError> {
-    run_property_tallied(property, config, control).map(|(summary, ..)| summary)
+    let budget = control.target_budget_of();
+    run_property_tallied(property, config, control, budget).map(|(summary, ..)| summary)
 }
 
 /// [`run_property_with`], also returning the trials' tally (the first failure with its
@@ -327,6 +328,7 @@ pub(crate) fn run_property_tallied(
     property: &Property,
     config: &RunConfig,
     control: &RunControl,
+    target_budget: usize,
 ) -> Result<
     (
         RunSummary,
@@ -341,7 +343,19 @@ pub(crate) fn run_property_tallied(
             property: property.id.to_string(),
         });
     }
+    if target_budget > 0 && config.partition.is_some() {
+        return Err(RunError::Unsupported(
+            "a target budget with a partition: each part would plan the same targeted seeds (run the targeted phase without --partition)".to_string(),
+        ));
+    }
     let started = Instant::now();
+    // The targeted phase's seeds (`targets.rs`), planned with the others.
+    let targeted = crate::targets::targeted_seeds(&config.seeds, target_budget);
+    let planned: std::borrow::Cow<'_, [u64]> = if targeted.is_empty() {
+        std::borrow::Cow::Borrowed(&config.seeds)
+    } else {
+        std::borrow::Cow::Owned([config.seeds.as_slice(), &targeted].concat())
+    };
     let spec = load_spec(&config.root, property.id)?;
     let (fixture_bytes, pin) = load_fixture(&config.root, &spec)?;
     let fixture = Fixture::new(fixture_bytes);
@@ -362,7 +376,7 @@ pub(crate) fn run_property_tallied(
         ),
     )?;
     crate::lock::archive_previous(&receipt_path, property.id)?;
-    let mut ledger = OpenReceipt::create(&receipt_path, &fields, &config.seeds, config.durable)
+    let mut ledger = OpenReceipt::create(&receipt_path, &fields, &planned, config.durable)
         .map_err(write_err(&receipt_path))?;
     let sink = std::sync::Arc::new(
         RowSink::open(
@@ -399,6 +413,7 @@ pub(crate) fn run_property_tallied(
             watch: config.trial_timeout.map(|t| (t, replay.clone())),
         }),
         stop_at_first_failure: false,
+        targeted: &targeted,
     }
     .run(&fixture, Some(&mut ledger), control.seed_jobs_of())?;
     let trials_time = trials_started.elapsed();
@@ -409,6 +424,10 @@ pub(crate) fn run_property_tallied(
         .map(|t| crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink)));
     tally_into_receipt(&mut tally, &mut receipt);
     let shrinking = close_receipt(&mut receipt, config, &spec, &pin, started);
+    if !targeted.is_empty() {
+        receipt.planned_seeds = planned.to_vec();
+        receipt.attempted_seeds = planned.into_owned();
+    }
     ledger
         .finish(&mut receipt)
         .map_err(write_err(&receipt_path))?;
@@ -419,7 +438,7 @@ pub(crate) fn run_property_tallied(
         let records = shrink_modes(
             property,
             &fixture,
-            &tally.to_shrink,
+            (&tally.to_shrink, &tally.targeted),
             shrink,
             (control, &run_id),
             config.rng,
@@ -450,6 +469,13 @@ fn tally_into_receipt(tally: &mut crate::trials::Tally, receipt: &mut Receipt) {
     receipt.failures = std::mem::take(&mut tally.failures);
     receipt.verdicts = Some(std::mem::take(&mut tally.verdicts));
     receipt.failing_seed = tally.first_failure.as_ref().map(|(s, _)| *s);
+    receipt.targeted = (tally.targeted.iter())
+        .map(|t| seedledger_format::TargetedRecord {
+            seed: t.seed,
+            label: t.label.clone(),
+            choices: t.choices.clone(),
+        })
+        .collect();
 }
 
 /// The error of a failed write to `path`.
@@ -513,6 +539,7 @@ fn first_receipt(
         shrink: None,
         partition: config.partition.clone(),
         merge: None,
+        targeted: Vec::new(),
         started_at: Some(now_rfc3339()),
         finished_at: None,
         elapsed_ms: None,
@@ -640,7 +667,7 @@ fn record_shrinks(
 fn shrink_modes(
     property: &Property,
     fixture: &Fixture,
-    to_shrink: &[(u64, Failure)],
+    (to_shrink, targeted): (&[(u64, Failure)], &[crate::targets::TargetedTrial]),
     config: &ShrinkConfig,
     (control, run_id): (&RunControl, &str),
     rng: Scheme,
@@ -652,7 +679,17 @@ fn shrink_modes(
             break;
         }
         crate::watchdog::set_seed(*seed, true);
-        records.push(shrink_seed(property, fixture, *seed, rng, failure, config));
+        // A targeted trial's input is the choices it made, not its seed's.
+        records.push(match targeted.iter().find(|t| t.seed == *seed) {
+            Some(t) => {
+                let input = crate::control::TrialInput::Replay {
+                    choices: t.choices.clone(),
+                    capture: true,
+                };
+                shrink_input(property, fixture, (*seed, input), failure, config)
+            }
+            None => shrink_seed(property, fixture, *seed, rng, failure, config),
+        });
         if let Some(message) = watch.take_error() {
             return Err(RunError::Executor {
                 property: property.id.to_string(),

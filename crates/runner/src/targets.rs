@@ -183,6 +183,97 @@ struct Base {
     score: f64,
 }
 
+/// The state of a targeted phase: each label's base, and which label is climbed next.
+pub(crate) struct Climber {
+    labels: Vec<String>,
+    bases: BTreeMap<String, Base>,
+    rng: Scheme,
+    done: usize,
+}
+
+/// One targeted trial as it ran: how it ended, and what it recorded.
+pub(crate) struct Climbed {
+    pub outcome: Outcome,
+    pub record: crate::case::Record,
+    pub label: String,
+    pub kept: bool,
+}
+
+impl Climber {
+    /// The phase after planned trials whose best scores are `best`: each label's base is
+    /// its best seed's input, re-run recording its choices (not a trial of the run).
+    pub(crate) fn start(
+        property: &Property,
+        fixture: &Fixture,
+        rng: Scheme,
+        best: &TargetScores,
+    ) -> Climber {
+        let labels: Vec<String> = best.best.keys().cloned().collect();
+        let mut bases = BTreeMap::new();
+        for label in &labels {
+            let seed = best.best[label].seed;
+            let input = crate::control::TrialInput::Recording { seed, rng };
+            let record = crate::control::evaluate_watched(property, fixture, input).record;
+            let score = score_of(&record.targets, label).unwrap_or(f64::NEG_INFINITY);
+            let (choices, maxes) = (record.choices, record.maxes);
+            bases.insert(
+                label.clone(),
+                Base {
+                    choices,
+                    maxes,
+                    score,
+                },
+            );
+        }
+        Climber {
+            labels,
+            bases,
+            rng,
+            done: 0,
+        }
+    }
+
+    /// The next targeted trial, on `seed`: the next label's base mutated by a stream keyed
+    /// by `seed`, run as a prefix; a score above a label's base makes it that label's base.
+    /// Without a label, the trial is `seed`'s own input.
+    pub(crate) fn trial(&mut self, property: &Property, fixture: &Fixture, seed: u64) -> Climbed {
+        let label = match self.labels.len() {
+            0 => String::new(),
+            n => self.labels[self.done % n].clone(),
+        };
+        self.done += 1;
+        let prefix = match self.bases.get(&label) {
+            Some(base) => {
+                let mut mutation = SeedRng::new(seed ^ MUTATION_KEY);
+                mutate(&base.choices, &base.maxes, &mut mutation)
+            }
+            None => Vec::new(),
+        };
+        let tc = crate::TestCase::guided(self.rng, seed, prefix);
+        let evaluation = evaluate(property, tc, fixture);
+        let record = evaluation.record;
+        let mut kept = false;
+        for (l, score) in &record.targets {
+            if let Some(base) = self.bases.get_mut(l)
+                && *score > base.score
+            {
+                *base = Base {
+                    choices: record.choices.clone(),
+                    maxes: record.maxes.clone(),
+                    score: *score,
+                };
+                kept = true;
+            }
+        }
+        Climbed {
+            outcome: evaluation.outcome,
+            record,
+            label,
+            kept,
+        }
+    }
+}
+
 /// What the targeted phase did: its trials in order, and the scores and events they added.
 pub(crate) struct Phase {
     pub trials: Vec<TargetedTrial>,
@@ -190,8 +281,9 @@ pub(crate) struct Phase {
     pub first_failure: Option<(u64, crate::exec::Failure, Vec<u64>)>,
 }
 
-/// Runs the targeted phase (see the module docs) after the planned trials whose best scores
-/// are `best`, adding each targeted trial's scores and events to `best` and `events`.
+/// Runs the targeted phase of a run without evidence (see the module docs) after the
+/// planned trials whose best scores are `best`, adding each targeted trial's scores and
+/// events to `best` and `events`.
 pub(crate) fn climb(
     property: &Property,
     fixture: &Fixture,
@@ -204,74 +296,42 @@ pub(crate) fn climb(
         trials: Vec::new(),
         first_failure: None,
     };
-    let labels: Vec<String> = best.best.keys().cloned().collect();
-    let mut bases: BTreeMap<String, Base> = BTreeMap::new();
-    for label in &labels {
-        let seed = best.best[label].seed;
-        let input = crate::control::TrialInput::Recording { seed, rng };
-        let record = crate::control::evaluate_watched(property, fixture, input).record;
-        let score = score_of(&record.targets, label).unwrap_or(f64::NEG_INFINITY);
-        let (choices, maxes) = (record.choices, record.maxes);
-        bases.insert(
-            label.clone(),
-            Base {
-                choices,
-                maxes,
-                score,
-            },
-        );
-    }
-    for (i, &seed) in seeds.iter().enumerate() {
-        if labels.is_empty() || stop() {
+    let mut climber = Climber::start(property, fixture, rng, best);
+    for &seed in seeds {
+        if stop() {
             break;
         }
-        let label = &labels[i % labels.len()];
-        let base = &bases[label];
-        let mut mutation = SeedRng::new(seed ^ MUTATION_KEY);
-        let prefix = mutate(&base.choices, &base.maxes, &mut mutation);
-        let evaluation = evaluate(
-            property,
-            crate::TestCase::guided(rng, seed, prefix),
-            fixture,
-        );
-        let record = evaluation.record;
-        best.add_trial(seed, &record.targets);
-        events.add_trial(record.events.iter().map(String::as_str));
-        let mut kept = false;
-        for (l, score) in &record.targets {
-            if let Some(base) = bases.get_mut(l)
-                && *score > base.score
-            {
-                *base = Base {
-                    choices: record.choices.clone(),
-                    maxes: record.maxes.clone(),
-                    score: *score,
-                };
-                kept = true;
-            }
+        let climbed = climber.trial(property, fixture, seed);
+        best.add_trial(seed, &climbed.record.targets);
+        events.add_trial(climbed.record.events.iter().map(String::as_str));
+        if let Outcome::Fail(failure) = &climbed.outcome
+            && phase.first_failure.is_none()
+        {
+            let choices = climbed.record.choices.clone();
+            phase.first_failure = Some((seed, failure.clone(), choices));
         }
-        let verdict = match &evaluation.outcome {
-            Outcome::Pass => Verdict::Pass,
-            Outcome::Discard => Verdict::Discard,
-            Outcome::Fail(failure) => {
-                if phase.first_failure.is_none() {
-                    phase.first_failure = Some((seed, failure.clone(), record.choices.clone()));
-                }
-                Verdict::Fail
-            }
-            // A guided case never runs out of choices nor reads one above its bound.
-            Outcome::Overrun | Outcome::Invalid => Verdict::Discard,
-        };
-        phase.trials.push(TargetedTrial {
-            seed,
-            label: label.clone(),
-            choices: record.choices,
-            verdict,
-            scores: record.targets,
-            kept,
-        });
+        phase.trials.push(climbed.into_trial(seed));
     }
     phase
+}
+
+impl Climbed {
+    /// The trial's record in a report.
+    pub(crate) fn into_trial(self, seed: u64) -> TargetedTrial {
+        TargetedTrial {
+            seed,
+            label: self.label,
+            choices: self.record.choices,
+            verdict: match self.outcome {
+                Outcome::Pass => Verdict::Pass,
+                Outcome::Fail(_) => Verdict::Fail,
+                // A guided case never runs out of choices nor reads one above its bound.
+                Outcome::Discard | Outcome::Overrun | Outcome::Invalid => Verdict::Discard,
+            },
+            scores: self.record.targets,
+            kept: self.kept,
+        }
+    }
 }
 
 /// What the mutation stream of a targeted trial is keyed by, with its seed: not the seed's

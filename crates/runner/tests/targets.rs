@@ -153,12 +153,90 @@ fn observed_trials_carry_their_scores_as_target_features() {
     }
 }
 
-#[test]
-fn a_target_budget_is_refused_with_evidence_for_now() {
+const ID: &str = "near_the_middle";
+
+fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("props")).unwrap();
+    std::fs::write(
+        dir.path().join(format!("props/{ID}.md")),
+        format!(
+            "---\nproperty_id: {ID}\nbound: b\nfixture: none\noracle_source: human_reviewed\n---\n"
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn with_evidence_the_targeted_trials_are_planned_recorded_and_replay() {
+    let root = workspace();
+    let property = Property::new(ID, |tc, _| near_the_middle(tc));
+    let budget = 300;
     let options = RunOptions::default()
-        .target_budget(10)
-        .evidence(Evidence::in_workspace(dir.path()));
-    let err = run(near_the_middle, &options).unwrap_err();
-    assert!(err.to_string().contains("target budget"), "{err}");
+        .target_budget(budget)
+        .evidence(Evidence::in_workspace(root.path()));
+    let report = run(&property, &options).unwrap();
+    let receipt = &report.evidence.as_ref().unwrap().receipt;
+    // The targeted seeds are planned with the others and every one was attempted.
+    let planned: Vec<u64> = (1..=256 + budget as u64).collect();
+    assert_eq!(receipt.planned_seeds, planned);
+    assert_eq!(receipt.attempted_seeds, planned);
+    assert!(!receipt.stopped_early);
+    let verdicts = receipt.verdicts.as_deref().unwrap();
+    assert_eq!(verdicts.len(), planned.len());
+    assert_eq!(&verdicts[..256], ".".repeat(256));
+    // The same targeted trials as a run without evidence.
+    let plain = run(&property, &RunOptions::default().target_budget(budget)).unwrap();
+    assert_eq!(report.targeted, plain.targeted);
+    assert_eq!(report.verdicts(), plain.verdicts());
+    // The receipt keeps each one's seed, label and choices, in order.
+    assert_eq!(receipt.targeted.len(), budget);
+    for (record, trial) in receipt.targeted.iter().zip(&report.targeted) {
+        assert_eq!(
+            (record.seed, &record.label, &record.choices),
+            (trial.seed, &trial.label, &trial.choices)
+        );
+        assert_eq!(record.label, "closeness");
+    }
+    // Its failing seed is a targeted one, its verdict in place, shrunk from its choices.
+    let failing = receipt.failing_seed.expect("found within the budget");
+    assert!(failing > 256, "{failing}");
+    assert_eq!(verdicts.as_bytes()[(failing - 1) as usize], b'F');
+    let shrink = receipt.shrink.as_ref().unwrap();
+    assert_eq!(shrink.minimal_input, "x = 499991");
+    assert!(receipt.shrink_stable);
+    // Every targeted trial replays from its recorded choices to its recorded verdict.
+    for record in &receipt.targeted {
+        let mut tc = TestCase::replay(record.choices.clone(), false);
+        let failed = near_the_middle(&mut tc).is_err();
+        let verdict = verdicts.as_bytes()[(record.seed - 1) as usize];
+        assert_eq!(failed, verdict == b'F', "seed {}", record.seed);
+    }
+    // One witness row per attempted seed (nothing is discarded here).
+    let rows = std::fs::read_to_string(&report.evidence.as_ref().unwrap().witness_path).unwrap();
+    assert_eq!(rows.lines().count(), planned.len());
+}
+
+#[test]
+fn with_evidence_and_no_score_the_targeted_seeds_are_ordinary_trials() {
+    let root = workspace();
+    let property = Property::new(ID, |tc, _| {
+        let x = tc.draw(&int(0..=9u8));
+        prop_assert!(x < 200);
+        Ok(())
+    });
+    let options = RunOptions::cases(10)
+        .target_budget(5)
+        .evidence(Evidence::in_workspace(root.path()));
+    let report = run(&property, &options).unwrap();
+    let receipt = &report.evidence.as_ref().unwrap().receipt;
+    assert_eq!(receipt.attempted_seeds, (1..=15).collect::<Vec<u64>>());
+    assert_eq!(receipt.verdicts.as_deref(), Some("..............."));
+    for record in &receipt.targeted {
+        assert_eq!(record.label, "");
+        // The seed's own input: its first choice is what the seed draws.
+        let x = TestCase::random(record.seed).draw(&int(0..=9u8));
+        assert_eq!(record.choices, [u64::from(x)]);
+    }
 }
