@@ -12,7 +12,13 @@ use seedledger_format::CiShard;
 use seedledger_runner::{engine::CodeIdentity, engine::RunSummary, engine::TrialExecutor};
 use std::sync::Arc;
 
+/// `--target-budget`: the targeted phase of every run of this process (the supervisor's and
+/// its worker's: the worker gets the same arguments), read by the worker's run control.
+pub(super) static TARGET_BUDGET: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
+    TARGET_BUDGET.store(args.target_budget, std::sync::atomic::Ordering::Relaxed);
     // Bazel's premature-exit file, created first by the process Bazel started and removed
     // only at a clean end (see `bazel.rs`).
     let premature = match args.supervised_worker {

@@ -142,6 +142,7 @@ fn worker_control(
     let mut control = RunControl::new()
         .row_per_trial(true)
         .seed_jobs(seed_jobs)
+        .target_budget(crate::prop::run::TARGET_BUDGET.load(std::sync::atomic::Ordering::Relaxed))
         .on_start(|run| {
             emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
         });
