@@ -207,7 +207,7 @@ pub struct RunArgs {
     /// are the N after the plan's last, planned with the others before the first trial; the
     /// receipt's `targeted` keeps the choices each one made, so `prop replay --seed` replays
     /// it, and a failure among them is shrunk and reported like any other. Without a score
-    /// they are ordinary trials of their seeds. Not with --partition [default: 0, none].
+    /// they are ordinary trials of their seeds. 0: no targeted phase. Not with --partition.
     #[arg(long, value_name = "N", default_value_t = 0)]
     target_budget: usize,
     /// Stop the run when one trial (or shrink evaluation) takes longer than this many

@@ -45,9 +45,10 @@ pub const RECEIPT_SCHEMA_VERSION: u32 = 1;
 /// `code_base` (the base as a commit id) and `code_paths` (the paths the diff names),
 /// `partition` (the part of a split plan the run ran, see [`crate::PartitionRecord`]),
 /// `merge` (the parts `gate merge` combined, see [`crate::MergeRecord`]),
-/// `targeted` (the trials of a targeted phase, see [`TargetedRecord`]: each one's seed, the
-/// label it climbed and the choices it made, in the order they ran; their seeds are the
-/// last of `planned_seeds`, planned before the first trial like every other),
+/// `target_budget` (the size of the run's targeted phase, written before the first trial:
+/// the last `target_budget` of `planned_seeds` are targeted trials) and `targeted` (those
+/// trials, see [`TargetedRecord`]: each one's seed, the label it climbed and the choices it
+/// made, in the order they ran; written when the run ends, so an open receipt has none),
 /// `shrink_status` (`not_needed`, `skipped`, `in_progress` — the run was stopped
 /// while shrinking — or `done`), `shrink` (see [`ShrinkRecord`]), `started_at` / `finished_at` (RFC 3339 UTC) and
 /// `elapsed_ms`.
@@ -155,6 +156,9 @@ pub struct Receipt {
     /// The parts this receipt was combined from (`gate merge`), see [`crate::MergeRecord`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<crate::MergeRecord>,
+    /// How many of the last `planned_seeds` are targeted trials (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_budget: Option<u64>,
     /// The trials of the run's targeted phase, in the order they ran (absent: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targeted: Vec<TargetedRecord>,

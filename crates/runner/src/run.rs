@@ -365,6 +365,7 @@ pub(crate) fn run_property_tallied(
     let spec_state = crate::committed::spec_committed(&config.root, &spec.rel_path, &spec.bytes);
     let run_id = run_id(config.runner.as_str());
     let mut receipt = first_receipt(property, config, &spec, &pin, &run_id, spec_state);
+    receipt.target_budget = (!targeted.is_empty()).then_some(targeted.len() as u64);
     let fields = open_fields(&receipt)?;
     let _lock = crate::lock::lock(
         &receipt_path,
@@ -540,6 +541,7 @@ fn first_receipt(
         partition: config.partition.clone(),
         merge: None,
         targeted: Vec::new(),
+        target_budget: None,
         started_at: Some(now_rfc3339()),
         finished_at: None,
         elapsed_ms: None,

@@ -368,6 +368,11 @@ fn replay_input(
                 choices: t.choices.clone(),
             })
         }
+        // One whose run did not end: its input is not its seed's, and was not recorded.
+        Some((path, r)) if is_unrecorded_targeted(r, seed) => Err(format!(
+            "seed {seed} of receipt `{}` was a targeted trial (--target-budget) of a run that did not end: the choices it ran on are not recorded, and its seed alone is not its input",
+            path.display()
+        )),
         Some((path, r)) => receipt_scheme(path, r).map(|rng| ReplayInput::Seed { seed, rng }),
         None => Ok(ReplayInput::Seed {
             seed,
@@ -411,6 +416,16 @@ fn replay_input(
         }
         (None, false, None) => return Err(error("--seed N is required without --receipt")),
     })
+}
+
+/// `seed` is one of the receipt's last `target_budget` planned seeds (a targeted trial)
+/// with no `targeted` record.
+fn is_unrecorded_targeted(r: &Receipt, seed: u64) -> bool {
+    let budget = r.target_budget.unwrap_or(0) as usize;
+    let first = r.planned_seeds.len().saturating_sub(budget);
+    budget > 0
+        && r.planned_seeds[first..].contains(&seed)
+        && !r.targeted.iter().any(|t| t.seed == seed)
 }
 
 /// `receipt `FILE` holds no minimal input [for seed N] (minimal inputs are stored for seeds

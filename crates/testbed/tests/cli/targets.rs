@@ -85,6 +85,32 @@ fn a_targeted_phase_finds_the_failure_and_its_receipt_replays_it() {
         replay.stdout
     );
     assert!(replay.stdout.contains("result: FAIL"), "{}", replay.stdout);
+    // A receipt whose targeted trials are not recorded (as an open one's): refused, never
+    // replayed as the seed's own input.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["target_budget"], 300);
+    v.as_object_mut().unwrap().remove("targeted");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let refused = semantics_run(
+        dir.path(),
+        &[
+            "prop",
+            "replay",
+            "--receipt",
+            path.to_str().unwrap(),
+            "--seed",
+            &seed,
+        ],
+    );
+    assert_eq!(refused.code, 2, "{}{}", refused.stdout, refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("was a targeted trial (--target-budget)"),
+        "{}",
+        refused.stderr
+    );
     // The same run again: the same targeted trials.
     let again = semantics_root(&[ID]);
     assert_eq!(semantics_run(again.path(), &args).code, 1);
