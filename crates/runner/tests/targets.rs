@@ -4,6 +4,8 @@
 //! planned seeds: it reaches a failing region the default plan does not, deterministically,
 //! and its failing trial replays from the choices it made.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use seedledger_runner::engine::{Observations, RunControl, TrialObserver};
 use seedledger_runner::prelude::*;
 use std::sync::Arc;

@@ -831,6 +831,7 @@ mod tests {
                 }],
                 drawn: vec!["4".to_string()],
                 events: vec!["big".to_string(), "stateful: steps 1-4".to_string()],
+                targets: vec![("x".to_string(), 4.5), ("-x".to_string(), -4.0)],
             },
         };
         let back = parse_reply(&reply_of(&evaluation).to_string()).unwrap();
