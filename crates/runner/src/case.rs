@@ -611,20 +611,6 @@ impl TestCase {
         }
     }
 
-    /// A targeted trial's case (see `targets.rs`): `prefix` replayed (a value above the bound
-    /// asked for taken as the bound), then `seed`'s stream under `scheme` once it runs out,
-    /// recording every choice. The same `(scheme, seed, prefix)` is the same input forever;
-    /// an empty prefix is `seed`'s own input ([`TestCase::recording_with`]).
-    pub(crate) fn guided(scheme: Scheme, seed: u64, prefix: Vec<u64>) -> TestCase {
-        if prefix.is_empty() {
-            return TestCase::recording_with(scheme, seed);
-        }
-        let mut tc = TestCase::new(RandomState::new(scheme, seed), Some(prefix));
-        tc.record = true;
-        tc.guided = true;
-        tc
-    }
-
     /// Draws a value from `gen`, inside a span labelled with the generator's label. A
     /// top-level draw shows in the readable input (the receipt's `minimal_input`, `prop
     /// replay`) as its `Debug` text; [`TestCase::draw_named`] shows it as `name = value`.

@@ -320,6 +320,14 @@ pub fn run_property_with(
     run_property_tallied(property, config, control, budget).map(|(summary, ..)| summary)
 }
 
+/// What [`run_property_tallied`] returns: the summary, the tally, the trials' time, the fixture.
+pub(crate) type Tallied = (
+    RunSummary,
+    crate::trials::Tally,
+    std::time::Duration,
+    Fixture,
+);
+
 /// [`run_property_with`], also returning the trials' tally (the first failure with its
 /// message, the discard count; its verdicts, failing seeds and failure modes are moved into
 /// the receipt), the trials' wall time and the fixture the run read (pinned once): what the library-level
@@ -329,33 +337,15 @@ pub(crate) fn run_property_tallied(
     config: &RunConfig,
     control: &RunControl,
     target_budget: usize,
-) -> Result<
-    (
-        RunSummary,
-        crate::trials::Tally,
-        std::time::Duration,
-        Fixture,
-    ),
-    RunError,
-> {
+) -> Result<Tallied, RunError> {
     if control.stop_requested() {
         return Err(RunError::NotStarted {
             property: property.id.to_string(),
         });
     }
-    if target_budget > 0 && config.partition.is_some() {
-        return Err(RunError::Unsupported(
-            "a target budget with a partition: each part would plan the same targeted seeds (run the targeted phase without --partition)".to_string(),
-        ));
-    }
     let started = Instant::now();
     // The targeted phase's seeds (`targets.rs`), planned with the others.
-    let targeted = crate::targets::targeted_seeds(&config.seeds, target_budget);
-    let planned: std::borrow::Cow<'_, [u64]> = if targeted.is_empty() {
-        std::borrow::Cow::Borrowed(&config.seeds)
-    } else {
-        std::borrow::Cow::Owned([config.seeds.as_slice(), &targeted].concat())
-    };
+    let (targeted, planned) = crate::targets::evidence_plan(config, target_budget)?;
     let spec = load_spec(&config.root, property.id)?;
     let (fixture_bytes, pin) = load_fixture(&config.root, &spec)?;
     let fixture = Fixture::new(fixture_bytes);
@@ -365,7 +355,7 @@ pub(crate) fn run_property_tallied(
     let spec_state = crate::committed::spec_committed(&config.root, &spec.rel_path, &spec.bytes);
     let run_id = run_id(config.runner.as_str());
     let mut receipt = first_receipt(property, config, &spec, &pin, &run_id, spec_state);
-    receipt.target_budget = (!targeted.is_empty()).then_some(targeted.len() as u64);
+    receipt.target_budget = targeted.len().try_into().ok().filter(|&n: &u64| n > 0);
     let fields = open_fields(&receipt)?;
     let _lock = crate::lock::lock(
         &receipt_path,
@@ -425,10 +415,7 @@ pub(crate) fn run_property_tallied(
         .map(|t| crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink)));
     tally_into_receipt(&mut tally, &mut receipt);
     let shrinking = close_receipt(&mut receipt, config, &spec, &pin, started);
-    if !targeted.is_empty() {
-        receipt.planned_seeds = planned.to_vec();
-        receipt.attempted_seeds = planned.into_owned();
-    }
+    crate::targets::close_plan(&mut receipt, planned, &targeted);
     ledger
         .finish(&mut receipt)
         .map_err(write_err(&receipt_path))?;

@@ -33,6 +33,7 @@ use crate::exec::{Outcome, evaluate};
 use crate::lib_run::Verdict;
 use crate::property::{Fixture, Property};
 use crate::rng::{Scheme, SeedRng};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 /// Most distinct labels a run keeps a best score for: scores for labels first told after
@@ -139,6 +140,39 @@ pub fn targeted_seeds(plan: &[u64], budget: usize) -> Vec<u64> {
         next = next.wrapping_add(1);
     }
     out
+}
+
+/// The targeted seeds of a run with evidence and `budget` targeted trials, and its whole
+/// plan (the plan's seeds, then the targeted ones): refused with a partition, whose parts
+/// would each plan the same targeted seeds.
+pub(crate) fn evidence_plan(
+    config: &crate::run::RunConfig,
+    budget: usize,
+) -> Result<(Vec<u64>, Cow<'_, [u64]>), crate::errors::RunError> {
+    if budget > 0 && config.partition.is_some() {
+        return Err(crate::errors::RunError::Unsupported(
+            "a target budget with a partition: each part would plan the same targeted seeds (run the targeted phase without --partition)".to_string(),
+        ));
+    }
+    let targeted = targeted_seeds(&config.seeds, budget);
+    if targeted.is_empty() {
+        return Ok((targeted, Cow::Borrowed(&config.seeds)));
+    }
+    let planned = [config.seeds.as_slice(), &targeted].concat();
+    Ok((targeted, Cow::Owned(planned)))
+}
+
+/// The closed receipt of a run whose whole plan is `planned`: its targeted seeds planned and
+/// attempted after the plan's (a run without them keeps what `close_receipt` wrote).
+pub(crate) fn close_plan(
+    receipt: &mut seedledger_format::Receipt,
+    planned: Cow<'_, [u64]>,
+    targeted: &[u64],
+) {
+    if !targeted.is_empty() {
+        receipt.planned_seeds = planned.to_vec();
+        receipt.attempted_seeds = planned.into_owned();
+    }
 }
 
 /// The mutation of `choices` (each drawn under the bound in `maxes`) a targeted trial runs,

@@ -1,6 +1,7 @@
 //! [`TestCase::target`]: scores a trial reports, kept per label (see `targets.rs`).
 
-use super::TestCase;
+use super::{RandomState, TestCase};
+use crate::rng::Scheme;
 
 impl TestCase {
     /// Reports `score` for `label`, like Hypothesis' `target(observation, label=)`: the run
@@ -39,6 +40,20 @@ impl TestCase {
     /// order the labels were first told.
     pub fn targets(&self) -> impl Iterator<Item = (&str, f64)> {
         self.targets.iter().map(|(l, s)| (l.as_str(), *s))
+    }
+
+    /// A targeted trial's case (see `targets.rs`): `prefix` replayed (a value above the bound
+    /// asked for taken as the bound), then `seed`'s stream under `scheme` once it runs out,
+    /// recording every choice. The same `(scheme, seed, prefix)` is the same input forever;
+    /// an empty prefix is `seed`'s own input ([`TestCase::recording_with`]).
+    pub(crate) fn guided(scheme: Scheme, seed: u64, prefix: Vec<u64>) -> TestCase {
+        if prefix.is_empty() {
+            return TestCase::recording_with(scheme, seed);
+        }
+        let mut tc = TestCase::new(RandomState::new(scheme, seed), Some(prefix));
+        tc.record = true;
+        tc.guided = true;
+        tc
     }
 
     /// Takes the scores this trial reported, for the run to keep.
