@@ -271,15 +271,7 @@ impl<'a> TrialRun<'a> {
         if self.targeted.is_empty() || !planned_done || s.error.is_some() || s.halted {
             return 0;
         }
-        let _watched = self.evidence.as_ref().and_then(|ev| {
-            let (timeout, replay) = ev.watch.as_ref()?;
-            Some(crate::watchdog::arm(
-                self.property.id,
-                replay.clone(),
-                *timeout,
-                Arc::clone(ev.sink),
-            ))
-        });
+        let _watched = self.watch();
         let mut climber =
             crate::targets::Climber::start(self.property, fixture, self.rng, &s.tally.targets);
         for (started, &seed) in self.targeted.iter().enumerate() {
@@ -313,6 +305,18 @@ impl<'a> TrialRun<'a> {
         self.targeted.len()
     }
 
+    /// This thread's trials watched for the trial timeout, when the run has one.
+    fn watch(&self) -> Option<crate::watchdog::Armed> {
+        let ev = self.evidence.as_ref()?;
+        let (timeout, replay) = ev.watch.as_ref()?;
+        Some(crate::watchdog::arm(
+            self.property.id,
+            replay.clone(),
+            *timeout,
+            Arc::clone(ev.sink),
+        ))
+    }
+
     fn lock<'s, 'r>(&self, shared: &'s Mutex<Shared<'r>>) -> MutexGuard<'s, Shared<'r>> {
         shared
             .lock()
@@ -320,15 +324,7 @@ impl<'a> TrialRun<'a> {
     }
 
     fn worker(&self, fixture: &Fixture, shared: &Mutex<Shared<'_>>, advanced: &Condvar) {
-        let _watched = self.evidence.as_ref().and_then(|ev| {
-            let (timeout, replay) = ev.watch.as_ref()?;
-            Some(crate::watchdog::arm(
-                self.property.id,
-                replay.clone(),
-                *timeout,
-                Arc::clone(ev.sink),
-            ))
-        });
+        let _watched = self.watch();
         // The lock is taken once per trial: held from committing a trial's outcome through
         // taking the next seed.
         let mut s = self.lock(shared);
