@@ -252,7 +252,8 @@ pub struct RunReport {
     seeds: Vec<u64>,
     /// One verdict per seed that ran, in the same order.
     verdicts: String,
-    /// How many trials were discarded.
+    /// How many trials of the planned seeds were discarded (a targeted trial's verdict is
+    /// in [`RunReport::targeted`]).
     pub discards: usize,
     /// A stop was requested ([`RunControl::request_stop`]): the trials after
     /// [`RunReport::tests_run`] did not run, nothing was shrunk. (A run with evidence that
@@ -586,6 +587,7 @@ fn run_with_evidence(
     tally.verdicts = receipt.verdicts.clone().unwrap_or_default();
     // The report's verdicts are the planned seeds'; the targeted trials are its `targeted`.
     tally.verdicts.truncate(config.seeds.len());
+    tally.discards = tally.verdicts.matches('d').count();
     tally.failing_seeds = receipt.failing_seeds.clone();
     tally.failure_modes = receipt.failure_modes.clone();
     let minimal = receipt.shrink.clone();
