@@ -65,17 +65,18 @@ fn a_targeted_phase_finds_the_failure_and_its_receipt_replays_it() {
     assert_eq!(close.code, 0, "{}{}", close.stdout, close.stderr);
     // The failing targeted trial replays from the choices the receipt recorded.
     let seed = failing.to_string();
-    let replay = semantics_run(
-        dir.path(),
-        &[
+    let replay_seed = || {
+        let args = [
             "prop",
             "replay",
             "--receipt",
             path.to_str().unwrap(),
             "--seed",
             &seed,
-        ],
-    );
+        ];
+        semantics_run(dir.path(), &args)
+    };
+    let replay = replay_seed();
     assert_eq!(replay.code, 1, "{}{}", replay.stdout, replay.stderr);
     assert!(
         replay
@@ -92,17 +93,7 @@ fn a_targeted_phase_finds_the_failure_and_its_receipt_replays_it() {
     assert_eq!(v["target_budget"], 300);
     v.as_object_mut().unwrap().remove("targeted");
     std::fs::write(&path, v.to_string()).unwrap();
-    let refused = semantics_run(
-        dir.path(),
-        &[
-            "prop",
-            "replay",
-            "--receipt",
-            path.to_str().unwrap(),
-            "--seed",
-            &seed,
-        ],
-    );
+    let refused = replay_seed();
     assert_eq!(refused.code, 2, "{}{}", refused.stdout, refused.stderr);
     assert!(
         refused
