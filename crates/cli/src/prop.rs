@@ -201,6 +201,15 @@ pub struct RunArgs {
     /// use it only for properties without shared global state. Up to JOBS x N threads run.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed_jobs: usize,
+    /// After the planned seeds, run N more trials that hill-climb toward higher
+    /// `tc.target(score, label)` scores: each mutates the choices of the trial with its
+    /// label's best score (labels round-robin) and is kept when it scores higher. Their seeds
+    /// are the N after the plan's last, planned with the others before the first trial; the
+    /// receipt's `targeted` keeps the choices each one made, so `prop replay --seed` replays
+    /// it, and a failure among them is shrunk and reported like any other. Without a score
+    /// they are ordinary trials of their seeds. 0: no targeted phase. Not with --partition.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    target_budget: usize,
     /// Stop the run when one trial (or shrink evaluation) takes longer than this many
     /// seconds: the property, seed and a replay command are printed on stderr and the exit
     /// status is 1 (a hung trial cannot be interrupted, so the run process stops; what

@@ -63,7 +63,7 @@ pub use partition::{
 pub use pretty::{to_json_readable, write_seed_list};
 pub use receipt::{
     Compared, FailureMode, FailureRecord, LedgerView, RECEIPT_SCHEMA_VERSION, Receipt,
-    ShrinkJudging, ShrinkPassRecord, ShrinkRecord, receipt_run_id,
+    ShrinkJudging, ShrinkPassRecord, ShrinkRecord, TargetedRecord, receipt_run_id,
 };
 pub use seed::{Decimal, seed_from_json, seeds_from_json};
 pub use spec::{NO_FIXTURE, OracleSource, SpecFile};

@@ -45,6 +45,10 @@ pub const RECEIPT_SCHEMA_VERSION: u32 = 1;
 /// `code_base` (the base as a commit id) and `code_paths` (the paths the diff names),
 /// `partition` (the part of a split plan the run ran, see [`crate::PartitionRecord`]),
 /// `merge` (the parts `gate merge` combined, see [`crate::MergeRecord`]),
+/// `target_budget` (the size of the run's targeted phase, written before the first trial:
+/// the last `target_budget` of `planned_seeds` are targeted trials) and `targeted` (those
+/// trials, see [`TargetedRecord`]: each one's seed, the label it climbed and the choices it
+/// made, in the order they ran; written when the run ends, so an open receipt has none),
 /// `shrink_status` (`not_needed`, `skipped`, `in_progress` — the run was stopped
 /// while shrinking — or `done`), `shrink` (see [`ShrinkRecord`]), `started_at` / `finished_at` (RFC 3339 UTC) and
 /// `elapsed_ms`.
@@ -152,6 +156,12 @@ pub struct Receipt {
     /// The parts this receipt was combined from (`gate merge`), see [`crate::MergeRecord`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<crate::MergeRecord>,
+    /// How many of the last `planned_seeds` are targeted trials (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_budget: Option<u64>,
+    /// The trials of the run's targeted phase, in the order they ran (absent: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targeted: Vec<TargetedRecord>,
     /// When the run started (RFC 3339 UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
@@ -161,6 +171,21 @@ pub struct Receipt {
     /// How long the run took, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_ms: Option<u64>,
+}
+
+/// One trial of a run's targeted phase (`prop run --target-budget`): its input is not its
+/// seed's alone but a mutation of an earlier trial's choices, so the receipt keeps the
+/// choices it made; replaying them (`prop replay --receipt FILE --seed SEED`) runs the same
+/// input. Its seed is planned, attempted and has its witness row like any other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetedRecord {
+    /// The trial's seed (one of `planned_seeds`).
+    pub seed: u64,
+    /// The `TestCase::target` label it climbed (empty when no trial reported a score: the
+    /// trial was then its seed's ordinary input).
+    pub label: String,
+    /// The choices it made, in order.
+    pub choices: Vec<u64>,
 }
 
 /// One failing seed of a run.

@@ -528,6 +528,10 @@ fn assemble(
         verdicts: walked.verdicts,
         failures,
         failure_modes,
+        // A targeted phase is refused with a partition: parts carry none, but any a part
+        // does carry is kept.
+        targeted: present.iter().flat_map(|r| r.targeted.clone()).collect(),
+        target_budget: None,
         shrink_status: match failing_part {
             Some(p) => p.shrink_status.clone(),
             None if present

@@ -84,6 +84,7 @@ use std::borrow::Cow;
 
 mod event;
 mod journal;
+mod target;
 use journal::journal;
 pub use journal::{JournalEntry, set_journal};
 
@@ -523,10 +524,16 @@ pub struct TestCase {
     notes: Vec<String>,
     /// The labels [`TestCase::event`] was told, each once (in every mode).
     events: TrialEvents,
+    /// The scores [`TestCase::target`] was told, the highest per label (in every mode).
+    targets: Vec<(String, f64)>,
+    /// A targeted trial (`targets.rs`): `replay` is a prefix, not a whole input. A recorded
+    /// value above the bound asked for is taken as the bound, and past the prefix the
+    /// choices come from the seed's stream, so every prefix is an input.
+    guided: bool,
 }
 
 /// What a recording test case consumed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Record {
     /// Every choice, in order.
     pub choices: Vec<u64>,
@@ -540,6 +547,9 @@ pub struct Record {
     /// The trial's event labels ([`TestCase::event`]), each once, in label order: kept in
     /// every mode, the fast path's included.
     pub events: Vec<String>,
+    /// The trial's scores ([`TestCase::target`]), the highest per label, in the order the
+    /// labels were first told: kept in every mode.
+    pub targets: Vec<(String, f64)>,
 }
 
 impl TestCase {
@@ -596,6 +606,8 @@ impl TestCase {
             drawn: Vec::new(),
             notes: Vec::new(),
             events: TrialEvents::new(),
+            targets: Vec::new(),
+            guided: false,
         }
     }
 
@@ -808,6 +820,11 @@ impl TestCase {
                 }
                 pick(&mut self.random)
             }
+            Some(prefix) if self.guided => match prefix.get(self.n_choices) {
+                _ if self.n_choices >= MAX_CHOICES => stop(Stop::Overrun),
+                None => pick(&mut self.random),
+                Some(&v) => v.min(max),
+            },
             Some(prefix) => match prefix.get(self.n_choices) {
                 None => stop(Stop::Overrun),
                 Some(&v) if v > max => stop(Stop::Invalid),
@@ -933,7 +950,7 @@ impl TestCase {
 
     /// True when this case is replaying recorded choices.
     pub fn is_replay(&self) -> bool {
-        self.replay.is_some()
+        self.replay.is_some() && !self.guided
     }
 
     /// What the case consumed (empty unless recording).
@@ -946,6 +963,7 @@ impl TestCase {
             spans: self.spans,
             drawn,
             events: self.events.into_iter().map(Cow::into_owned).collect(),
+            targets: self.targets,
         }
     }
 

@@ -183,6 +183,8 @@ pub(crate) struct Trialled {
     pub(crate) seen: Option<Box<Seen>>,
     /// The labels the trial carried (`TestCase::event`), counted when it is committed.
     pub(crate) events: crate::events::TrialEvents,
+    /// The scores the trial reported (`TestCase::target`), kept when it is committed.
+    pub(crate) targets: Vec<(String, f64)>,
 }
 
 /// What an observed trial recorded.
@@ -244,6 +246,7 @@ pub struct RunControl {
     seed_jobs: usize,
     pending_rows: Option<Arc<crate::pending::PendingRows>>,
     observer: Option<Arc<dyn TrialObserver>>,
+    target_budget: usize,
 }
 
 impl std::fmt::Debug for RunControl {
@@ -257,6 +260,7 @@ impl std::fmt::Debug for RunControl {
             .field("seed_jobs", &self.seed_jobs)
             .field("pending_rows", &self.pending_rows.is_some())
             .field("observer", &self.observer.is_some())
+            .field("target_budget", &self.target_budget)
             .finish()
     }
 }
@@ -343,6 +347,20 @@ impl RunControl {
 
     pub(crate) fn seed_jobs_of(&self) -> usize {
         self.seed_jobs.max(1)
+    }
+
+    /// Gives each run with evidence ([`crate::engine::run_property_with`]; `prop run
+    /// --target-budget N`) a targeted phase of `budget` trials after its planned seeds (see
+    /// [`RunOptions::target_budget`](crate::RunOptions::target_budget)): their seeds are
+    /// planned with the others, before the first trial, and the receipt's `targeted` keeps
+    /// the choices each one made. 0 (the default): none. Refused with a partition.
+    pub fn target_budget(mut self, budget: usize) -> Self {
+        self.target_budget = budget;
+        self
+    }
+
+    pub(crate) fn target_budget_of(&self) -> usize {
+        self.target_budget
     }
 
     /// Tells `observer` of every trial: each planned seed's, in plan order as it is
@@ -458,23 +476,29 @@ impl RunControl {
         if self.observer.is_some() {
             return self.trial_observed(property, fixture, seed, rng);
         }
-        let (outcome, events) = match &self.executor {
+        let (outcome, events, targets) = match &self.executor {
             None => {
                 let mut tc = TestCase::random_with(rng, seed);
                 let outcome = execute(property, &mut tc, fixture);
-                (outcome, tc.take_events())
+                (outcome, tc.take_events(), tc.take_targets())
             }
             Some(executor) => {
                 let evaluation = executor
                     .run_trial(property, fixture, &TrialInput::Random { seed, rng })
                     .map_err(|message| executor_error(property, seed, message))?;
-                (evaluation.outcome, owned_events(evaluation.record.events))
+                let record = evaluation.record;
+                (
+                    evaluation.outcome,
+                    owned_events(record.events),
+                    record.targets,
+                )
             }
         };
         Ok(Trialled {
             outcome,
             seen: None,
             events,
+            targets,
         })
     }
 
@@ -500,6 +524,7 @@ impl RunControl {
         Ok(Trialled {
             outcome: evaluation.outcome,
             events: owned_events(evaluation.record.events.clone()),
+            targets: evaluation.record.targets.clone(),
             seen: Some(Box::new(Seen {
                 seed,
                 rng,

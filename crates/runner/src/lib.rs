@@ -45,6 +45,7 @@ mod run;
 mod shrink;
 mod signature;
 pub mod stateful;
+mod targets;
 mod trials;
 mod watchdog;
 
@@ -83,6 +84,10 @@ pub mod prelude {
     };
     // How many trials of a run carried each `TestCase::event` label.
     pub use crate::events::{EventCounts, MAX_EVENT_LABELS, OTHER_LABELS};
+    // The best score per `TestCase::target` label, and the targeted phase's trials.
+    pub use crate::targets::{
+        BestScore, MAX_TARGET_LABELS, TargetScores, TargetedTrial, mutate, targeted_seeds,
+    };
 
     // Running a property from `cargo test`.
     pub use crate::check::{check, check_registered, try_check, try_check_in};

@@ -16,6 +16,7 @@ use crate::property::{Fixture, PropResult, Property};
 use crate::rng::Scheme;
 use crate::run::{RunConfig, RunSummary, too_many_discards};
 use crate::shrink::ShrinkConfig;
+use crate::targets::{TargetScores, TargetedTrial};
 use crate::trials::Tally;
 use seedledger_format::{FailureMode, Runner, ShrinkRecord};
 use std::path::PathBuf;
@@ -88,6 +89,9 @@ pub struct RunOptions {
     pub fixture: Vec<u8>,
     /// `Some`: write the receipt and witness rows as `prop run` does.
     pub evidence: Option<Evidence>,
+    /// Trials of the targeted phase after the plan (0: none, the default): see
+    /// [`RunOptions::target_budget`].
+    pub target_budget: usize,
 }
 
 impl Default for RunOptions {
@@ -109,6 +113,7 @@ impl RunOptions {
             shrink: Some(ShrinkConfig::default()),
             fixture: Vec::new(),
             evidence: None,
+            target_budget: 0,
         }
     }
 
@@ -149,6 +154,36 @@ impl RunOptions {
     /// The fixture bytes the property receives.
     pub fn fixture(mut self, bytes: impl Into<Vec<u8>>) -> RunOptions {
         self.fixture = bytes.into();
+        self
+    }
+
+    /// After the planned seeds, if any trial reported a score
+    /// ([`TestCase::target`](crate::TestCase::target)), run `budget` more trials that
+    /// hill-climb toward higher scores (the targeted phase: see [`TargetedTrial`] and
+    /// [`RunReport::targeted`]). Not with a run that stops at its first failure once one
+    /// failed, nor yet with evidence ([`run`] refuses it with [`RunError::Unsupported`]).
+    ///
+    /// ```
+    /// use seedledger_runner::prelude::*;
+    ///
+    /// let report = run(
+    ///     |tc: &mut TestCase| {
+    ///         let x = tc.draw(&int(0..=1_000_000u64));
+    ///         let distance = x.abs_diff(500_000);
+    ///         tc.target(-(distance as f64), "closeness");
+    ///         prop_assert!(distance >= 10, "x = {x}");
+    ///         Ok(())
+    ///     },
+    ///     &RunOptions::default().target_budget(1000),
+    /// )
+    /// .unwrap();
+    /// // The 256 planned seeds pass; a targeted trial reaches the failing region.
+    /// assert!(report.verdicts().chars().all(|v| v == '.'));
+    /// let failure = report.first_failure.as_ref().unwrap();
+    /// assert!(report.targeted.iter().any(|t| t.seed == failure.seed));
+    /// ```
+    pub fn target_budget(mut self, budget: usize) -> RunOptions {
+        self.target_budget = budget;
         self
     }
 
@@ -217,7 +252,8 @@ pub struct RunReport {
     seeds: Vec<u64>,
     /// One verdict per seed that ran, in the same order.
     verdicts: String,
-    /// How many trials were discarded.
+    /// How many trials of the planned seeds were discarded (a targeted trial's verdict is
+    /// in [`RunReport::targeted`]).
     pub discards: usize,
     /// A stop was requested ([`RunControl::request_stop`]): the trials after
     /// [`RunReport::tests_run`] did not run, nothing was shrunk. (A run with evidence that
@@ -233,6 +269,14 @@ pub struct RunReport {
     /// ([`TestCase::event`](crate::TestCase::event)), counted in plan order as each trial
     /// was committed: the same with any number of `seed_jobs` workers.
     pub events: crate::events::EventCounts,
+    /// The best score per label ([`TestCase::target`](crate::TestCase::target)) of every
+    /// trial, planned and targeted.
+    pub targets: TargetScores,
+    /// The trials of the targeted phase, in order ([`RunOptions::target_budget`]; empty
+    /// without one, or when no planned trial reported a score). A failing one is in
+    /// [`RunReport::failing_seeds`] after the planned seeds (and is the first failure when no
+    /// planned seed failed); they are not in [`RunReport::seeds_run`].
+    pub targeted: Vec<TargetedTrial>,
     /// The trials' wall time (shrinking not included).
     pub trials_time: Duration,
     /// The whole run's wall time, shrinking (and evidence) included.
@@ -379,7 +423,19 @@ pub fn run_with(
         options.stop_at_first_failure,
     )
     .run(&fixture, None, control.seed_jobs_of())?;
+    let mut tally = tally;
+    let targeted = targeted_phase(&property, &fixture, &seeds, options, control, &mut tally);
     let trials_time = started.elapsed();
+    if let Some(found) = targeted.first_failure {
+        return targeted_failure(&property, &fixture, (seeds, tally), found, options, control).map(
+            |mut report| {
+                report.targeted = targeted.trials;
+                report.trials_time = trials_time;
+                report.elapsed = started.elapsed();
+                report
+            },
+        );
+    }
     let minimal = match (&tally.first_failure, &options.shrink) {
         (Some((seed, failure)), Some(shrink)) if !control.stop_requested() => {
             let watch = control.watch_shrinking(Some(&run_id));
@@ -394,12 +450,104 @@ pub fn run_with(
         _ => None,
     };
     let input = first_input(&property, &fixture, &tally, options.rng, &minimal, control)?;
-    Ok(report(
+    let mut report = report(
         &property,
         seeds,
         tally,
         (minimal, input),
         (trials_time, started),
+        None,
+    );
+    report.targeted = targeted.trials;
+    Ok(report)
+}
+
+/// The targeted phase of a run without evidence (`targets.rs`), when it has a budget, its
+/// planned trials reported a score, and it neither stopped nor ended at a first failure. Its
+/// failing trials are added to `tally`'s failing seeds and modes; the first one is returned
+/// in the phase when no planned seed failed.
+fn targeted_phase(
+    property: &Property,
+    fixture: &Fixture,
+    seeds: &[u64],
+    options: &RunOptions,
+    control: &RunControl,
+    tally: &mut Tally,
+) -> crate::targets::Phase {
+    let ended = tally.stopped || (options.stop_at_first_failure && tally.first_failure.is_some());
+    if options.target_budget == 0 || tally.targets.is_empty() || ended {
+        return crate::targets::Phase {
+            trials: Vec::new(),
+            first_failure: None,
+        };
+    }
+    let targeted_seeds = crate::targets::targeted_seeds(seeds, options.target_budget);
+    let _watch = control.watch_shrinking(None);
+    let stop = || control.stop_requested();
+    let mut phase = crate::targets::climb(
+        property,
+        fixture,
+        options.rng,
+        (&targeted_seeds, &stop),
+        &mut tally.targets,
+        &mut tally.events,
+    );
+    for trial in &phase.trials {
+        if trial.verdict == Verdict::Fail {
+            tally.failing_seeds.push(trial.seed);
+        }
+    }
+    if tally.first_failure.is_some() {
+        phase.first_failure = None;
+    }
+    phase
+}
+
+/// The report of a run whose first failure is the targeted trial `found` (seed, failure,
+/// the choices it made): shrunk from those choices.
+fn targeted_failure(
+    property: &Property,
+    fixture: &Fixture,
+    (seeds, mut tally): (Vec<u64>, Tally),
+    (seed, failure, choices): (u64, Failure, Vec<u64>),
+    options: &RunOptions,
+    control: &RunControl,
+) -> Result<RunReport, RunError> {
+    let input = crate::control::TrialInput::Replay {
+        choices,
+        capture: true,
+    };
+    let watch = control.watch_shrinking(None);
+    let (minimal, shown) = match &options.shrink {
+        Some(shrink) if !control.stop_requested() => {
+            let record =
+                crate::run::shrink_input(property, fixture, (seed, input), &failure, shrink);
+            let shown = record.original_input.clone();
+            (Some(record), shown)
+        }
+        _ => {
+            let evaluation = crate::control::evaluate_watched(property, fixture, input);
+            (None, evaluation.record.drawn.join(", "))
+        }
+    };
+    if let Some(message) = watch.take_error() {
+        return Err(executor_error(property, seed, &message));
+    }
+    tally.failure_modes.push(FailureMode {
+        signature: failure.signature.clone(),
+        count: 1,
+        first_seed: seed,
+        replay: None,
+        shrink: None,
+    });
+    tally.first_failure = Some((seed, failure));
+    let now = Instant::now();
+    Ok(report(
+        property,
+        seeds,
+        tally,
+        (minimal, shown),
+        (Duration::ZERO, now),
         None,
     ))
 }
@@ -434,22 +582,28 @@ fn run_with_evidence(
         partition: None,
     };
     let (summary, mut tally, trials_time, fixture) =
-        crate::run::run_property_tallied(property, &config, control)?;
+        crate::run::run_property_tallied(property, &config, control, options.target_budget)?;
     let receipt = &summary.receipt;
     tally.verdicts = receipt.verdicts.clone().unwrap_or_default();
+    // The report's verdicts are the planned seeds'; the targeted trials are its `targeted`.
+    tally.verdicts.truncate(config.seeds.len());
+    tally.discards = tally.verdicts.matches('d').count();
     tally.failing_seeds = receipt.failing_seeds.clone();
     tally.failure_modes = receipt.failure_modes.clone();
     let minimal = receipt.shrink.clone();
     // The run's own fixture (pinned when the run read it), never a re-read of the path.
     let input = first_input(property, &fixture, &tally, config.rng, &minimal, control)?;
-    Ok(report(
+    let targeted = std::mem::take(&mut tally.targeted);
+    let mut report = report(
         property,
         config.seeds,
         tally,
         (minimal, input),
         (trials_time, started),
         Some(summary),
-    ))
+    );
+    report.targeted = targeted;
+    Ok(report)
 }
 
 /// The `Debug` rendering of the first failing seed's input: the shrink record's
@@ -470,7 +624,14 @@ fn first_input(
     }
     // Only renders the input: not a trial of the run's, so not told to an observer.
     let watch = control.watch_shrinking(None);
-    let input = crate::control::TrialInput::Recording { seed: *seed, rng };
+    // A targeted trial's input is the choices it made.
+    let input = match tally.targeted.iter().find(|t| t.seed == *seed) {
+        Some(t) => crate::control::TrialInput::Replay {
+            choices: t.choices.clone(),
+            capture: true,
+        },
+        None => crate::control::TrialInput::Recording { seed: *seed, rng },
+    };
     let evaluation = crate::control::evaluate_watched(property, fixture, input);
     if let Some(message) = watch.take_error() {
         return Err(executor_error(property, *seed, &message));
@@ -512,6 +673,8 @@ fn report(
         }),
         verdicts: tally.verdicts,
         events: tally.events,
+        targets: tally.targets,
+        targeted: Vec::new(),
         trials_time,
         elapsed: started.elapsed(),
         evidence,

@@ -14,7 +14,7 @@
 //! | `representation` | `ID(a = 1, b = [2])`: the `Debug` text of the top-level draws, as a receipt's `minimal_input` |
 //! | `arguments` | named draws (`draw_named`) by name, others as `Draw 1`, `Draw 2`, ...: integers, `true`/`false` and finite floats as JSON values (an integer beyond ±2^53 as a string, which a JSON reader in JavaScript cannot otherwise keep exact), anything else as its `Debug` text |
 //! | `how_generated` | `planned seed N`, `re-run of failing seed N (shrink phase)`, `during shrink phase (failing seed N)` |
-//! | `features` | `choices` (how many the input took: its size); `signature` of a failure; each event label the trial carried ([`TestCase::event`](crate::TestCase::event)) with the value `""`, as Hypothesis writes an event without a payload (a label named `choices` or `signature` is written `event:choices`, `event:signature`) |
+//! | `features` | `choices` (how many the input took: its size); `signature` of a failure; each event label the trial carried ([`TestCase::event`](crate::TestCase::event)) with the value `""`, as Hypothesis writes an event without a payload (a label named `choices` or `signature` is written `event:choices`, `event:signature`); each score the trial reported ([`TestCase::target`](crate::TestCase::target)) as `target:<label>` with the score, as Hypothesis writes it (an infinite score as `null`) |
 //! | `coverage` | `null` |
 //! | `timing` | `execute:test`: the trial's seconds, its draws included (a property draws as it runs) |
 //! | `metadata` | `seed`, `rng`, `run_id`, `phase`, `choices`, the `replay` command (planned seeds), `data_status`, `traceback` (the failure message), `status_reason_location`, `notes`, `discarded`, `predicates` (`{}`) |
@@ -262,6 +262,7 @@ fn write_test_case(out: &mut Vec<u8>, trial: &ObservedTrial<'_>) {
             choices: record.choices.len(),
             signature: failure.map(|f| f.signature.as_str()),
             events: &record.events,
+            targets: &record.targets,
         },
         coverage: None,
         timing: Timing {
@@ -319,6 +320,7 @@ struct Features<'a> {
     choices: usize,
     signature: Option<&'a str>,
     events: &'a [String],
+    targets: &'a [(String, f64)],
 }
 
 impl serde::Serialize for Features<'_> {
@@ -336,6 +338,9 @@ impl serde::Serialize for Features<'_> {
                 }
                 _ => map.serialize_entry(label, "")?,
             }
+        }
+        for (label, score) in self.targets {
+            map.serialize_entry(&format_args!("target:{label}"), score)?;
         }
         map.end()
     }

@@ -35,7 +35,7 @@ use seedledger_format::{
     RECEIPT_SCHEMA_VERSION, Receipt, Runner, ShrinkRecord, SpecFile, WitnessRow,
     fixture_hash_from_pin, fixture_pin, property_digest,
 };
-pub(crate) use shrink_seed::shrink_seed;
+pub(crate) use shrink_seed::{shrink_input, shrink_seed};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -122,6 +122,9 @@ pub struct RunSummary {
     /// ([`TestCase::event`](crate::TestCase::event)): a view of the run for people, never
     /// in the receipt (empty when the run's end was learnt from its receipt alone).
     pub events: crate::events::EventCounts,
+    /// The best score per label the run's trials reported
+    /// ([`TestCase::target`](crate::TestCase::target)): a view for people, as `events`.
+    pub targets: crate::targets::TargetScores,
 }
 
 impl RunSummary {
@@ -313,8 +316,17 @@ pub fn run_property_with(
     config: &RunConfig,
     control: &RunControl,
 ) -> Result<RunSummary, RunError> {
-    run_property_tallied(property, config, control).map(|(summary, ..)| summary)
+    let budget = control.target_budget_of();
+    run_property_tallied(property, config, control, budget).map(|(summary, ..)| summary)
 }
+
+/// What [`run_property_tallied`] returns: the summary, the tally, the trials' time, the fixture.
+pub(crate) type Tallied = (
+    RunSummary,
+    crate::trials::Tally,
+    std::time::Duration,
+    Fixture,
+);
 
 /// [`run_property_with`], also returning the trials' tally (the first failure with its
 /// message, the discard count; its verdicts, failing seeds and failure modes are moved into
@@ -324,21 +336,16 @@ pub(crate) fn run_property_tallied(
     property: &Property,
     config: &RunConfig,
     control: &RunControl,
-) -> Result<
-    (
-        RunSummary,
-        crate::trials::Tally,
-        std::time::Duration,
-        Fixture,
-    ),
-    RunError,
-> {
+    target_budget: usize,
+) -> Result<Tallied, RunError> {
     if control.stop_requested() {
         return Err(RunError::NotStarted {
             property: property.id.to_string(),
         });
     }
     let started = Instant::now();
+    // The targeted phase's seeds (`targets.rs`), planned with the others.
+    let (targeted, planned) = crate::targets::evidence_plan(config, target_budget)?;
     let spec = load_spec(&config.root, property.id)?;
     let (fixture_bytes, pin) = load_fixture(&config.root, &spec)?;
     let fixture = Fixture::new(fixture_bytes);
@@ -348,6 +355,7 @@ pub(crate) fn run_property_tallied(
     let spec_state = crate::committed::spec_committed(&config.root, &spec.rel_path, &spec.bytes);
     let run_id = run_id(config.runner.as_str());
     let mut receipt = first_receipt(property, config, &spec, &pin, &run_id, spec_state);
+    receipt.target_budget = targeted.len().try_into().ok().filter(|&n: &u64| n > 0);
     let fields = open_fields(&receipt)?;
     let _lock = crate::lock::lock(
         &receipt_path,
@@ -359,7 +367,7 @@ pub(crate) fn run_property_tallied(
         ),
     )?;
     crate::lock::archive_previous(&receipt_path, property.id)?;
-    let mut ledger = OpenReceipt::create(&receipt_path, &fields, &config.seeds, config.durable)
+    let mut ledger = OpenReceipt::create(&receipt_path, &fields, &planned, config.durable)
         .map_err(write_err(&receipt_path))?;
     let sink = std::sync::Arc::new(
         RowSink::open(
@@ -396,6 +404,7 @@ pub(crate) fn run_property_tallied(
             watch: config.trial_timeout.map(|t| (t, replay.clone())),
         }),
         stop_at_first_failure: false,
+        targeted: &targeted,
     }
     .run(&fixture, Some(&mut ledger), control.seed_jobs_of())?;
     let trials_time = trials_started.elapsed();
@@ -406,6 +415,7 @@ pub(crate) fn run_property_tallied(
         .map(|t| crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink)));
     tally_into_receipt(&mut tally, &mut receipt);
     let shrinking = close_receipt(&mut receipt, config, &spec, &pin, started);
+    crate::targets::close_plan(&mut receipt, planned, &targeted);
     ledger
         .finish(&mut receipt)
         .map_err(write_err(&receipt_path))?;
@@ -416,7 +426,7 @@ pub(crate) fn run_property_tallied(
         let records = shrink_modes(
             property,
             &fixture,
-            &tally.to_shrink,
+            (&tally.to_shrink, &tally.targeted),
             shrink,
             (control, &run_id),
             config.rng,
@@ -434,6 +444,7 @@ pub(crate) fn run_property_tallied(
         witness_path,
         receipt,
         events: tally.events.clone(),
+        targets: tally.targets.clone(),
     };
     Ok((summary, tally, trials_time, fixture))
 }
@@ -446,6 +457,13 @@ fn tally_into_receipt(tally: &mut crate::trials::Tally, receipt: &mut Receipt) {
     receipt.failures = std::mem::take(&mut tally.failures);
     receipt.verdicts = Some(std::mem::take(&mut tally.verdicts));
     receipt.failing_seed = tally.first_failure.as_ref().map(|(s, _)| *s);
+    receipt.targeted = (tally.targeted.iter())
+        .map(|t| seedledger_format::TargetedRecord {
+            seed: t.seed,
+            label: t.label.clone(),
+            choices: t.choices.clone(),
+        })
+        .collect();
 }
 
 /// The error of a failed write to `path`.
@@ -509,6 +527,8 @@ fn first_receipt(
         shrink: None,
         partition: config.partition.clone(),
         merge: None,
+        targeted: Vec::new(),
+        target_budget: None,
         started_at: Some(now_rfc3339()),
         finished_at: None,
         elapsed_ms: None,
@@ -636,7 +656,7 @@ fn record_shrinks(
 fn shrink_modes(
     property: &Property,
     fixture: &Fixture,
-    to_shrink: &[(u64, Failure)],
+    (to_shrink, targeted): (&[(u64, Failure)], &[crate::targets::TargetedTrial]),
     config: &ShrinkConfig,
     (control, run_id): (&RunControl, &str),
     rng: Scheme,
@@ -648,7 +668,17 @@ fn shrink_modes(
             break;
         }
         crate::watchdog::set_seed(*seed, true);
-        records.push(shrink_seed(property, fixture, *seed, rng, failure, config));
+        // A targeted trial's input is the choices it made, not its seed's.
+        records.push(match targeted.iter().find(|t| t.seed == *seed) {
+            Some(t) => {
+                let input = crate::control::TrialInput::Replay {
+                    choices: t.choices.clone(),
+                    capture: true,
+                };
+                shrink_input(property, fixture, (*seed, input), failure, config)
+            }
+            None => shrink_seed(property, fixture, *seed, rng, failure, config),
+        });
         if let Some(message) = watch.take_error() {
             return Err(RunError::Executor {
                 property: property.id.to_string(),

@@ -82,6 +82,10 @@ pub(crate) struct Tally {
     pub stopped: bool,
     /// How many committed trials carried each event label (`TestCase::event`).
     pub events: crate::events::EventCounts,
+    /// The best score per label the committed trials reported (`TestCase::target`).
+    pub targets: crate::targets::TargetScores,
+    /// The trials of the targeted phase (`targets.rs`), in the order they ran.
+    pub targeted: Vec<crate::targets::TargetedTrial>,
 }
 
 /// Where the trials write, and what they run.
@@ -98,6 +102,9 @@ pub(crate) struct TrialRun<'a> {
     pub evidence: Option<Written<'a>>,
     /// End the trials at the first committed failure.
     pub stop_at_first_failure: bool,
+    /// The seeds of the targeted phase, run after `seeds` (`targets.rs`; empty: none). A
+    /// run with evidence planned them with `seeds`.
+    pub targeted: &'a [u64],
 }
 
 /// Where a run with evidence writes.
@@ -164,6 +171,7 @@ impl<'a> TrialRun<'a> {
             control,
             evidence: None,
             stop_at_first_failure,
+            targeted: &[],
         }
     }
 
@@ -220,6 +228,7 @@ impl<'a> TrialRun<'a> {
         let mut shared = shared
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let targeted_next = self.climb(fixture, &mut shared);
         // Every trial that started has finished and its committed row is buffered: write
         // them all before returning, whatever happened.
         let finished = match &self.evidence {
@@ -243,12 +252,69 @@ impl<'a> TrialRun<'a> {
                 property: self.property.id.to_string(),
                 receipt: (self.evidence.as_ref())
                     .map_or_else(Default::default, |ev| ev.receipt_path.to_path_buf()),
-                attempted: shared.next,
-                planned: self.seeds.len(),
-                next_seed: self.seeds[shared.next],
+                attempted: shared.next + targeted_next,
+                planned: self.seeds.len() + self.targeted.len(),
+                next_seed: (self.seeds.iter().chain(self.targeted))
+                    .nth(shared.next + targeted_next)
+                    .copied()
+                    .unwrap_or_default(),
             });
         }
         Ok(shared.tally)
+    }
+
+    /// The targeted phase (`targets.rs`), on this thread once every planned trial is
+    /// committed: each targeted seed is recorded as started, run, and committed like a
+    /// planned one (verdict, row, failure tally, events, scores). Returns how many started.
+    fn climb(&self, fixture: &Fixture, s: &mut Shared<'_>) -> usize {
+        let planned_done = s.committed == self.seeds.len();
+        if self.targeted.is_empty() || !planned_done || s.error.is_some() || s.halted {
+            return 0;
+        }
+        let _watched = self.watch();
+        let mut climber =
+            crate::targets::Climber::start(self.property, fixture, self.rng, &s.tally.targets);
+        for (started, &seed) in self.targeted.iter().enumerate() {
+            if self.control.stop_requested() {
+                s.stopped = true;
+                return started;
+            }
+            if let (Some(ledger), Some(ev)) = (s.ledger.as_mut(), &self.evidence)
+                && let Err(e) = ledger.attempt(seed)
+            {
+                s.error = Some(self.write_err(ev.receipt_path)(e));
+                return started;
+            }
+            crate::watchdog::set_seed(seed, false);
+            let climbed = climber.trial(self.property, fixture, seed);
+            let record = &climbed.record;
+            s.tally
+                .events
+                .add_trial(record.events.iter().map(String::as_str));
+            s.tally.targets.add_trial(seed, &record.targets);
+            let outcome = climbed.outcome.clone();
+            s.tally.targeted.push(climbed.into_trial(seed));
+            if let Err(e) = self.commit_one(s, seed, outcome) {
+                s.error = Some(e);
+                return started + 1;
+            }
+            if s.halted {
+                return started + 1;
+            }
+        }
+        self.targeted.len()
+    }
+
+    /// This thread's trials watched for the trial timeout, when the run has one.
+    fn watch(&self) -> Option<crate::watchdog::Armed> {
+        let ev = self.evidence.as_ref()?;
+        let (timeout, replay) = ev.watch.as_ref()?;
+        Some(crate::watchdog::arm(
+            self.property.id,
+            replay.clone(),
+            *timeout,
+            Arc::clone(ev.sink),
+        ))
     }
 
     fn lock<'s, 'r>(&self, shared: &'s Mutex<Shared<'r>>) -> MutexGuard<'s, Shared<'r>> {
@@ -258,15 +324,7 @@ impl<'a> TrialRun<'a> {
     }
 
     fn worker(&self, fixture: &Fixture, shared: &Mutex<Shared<'_>>, advanced: &Condvar) {
-        let _watched = self.evidence.as_ref().and_then(|ev| {
-            let (timeout, replay) = ev.watch.as_ref()?;
-            Some(crate::watchdog::arm(
-                self.property.id,
-                replay.clone(),
-                *timeout,
-                Arc::clone(ev.sink),
-            ))
-        });
+        let _watched = self.watch();
         // The lock is taken once per trial: held from committing a trial's outcome through
         // taking the next seed.
         let mut s = self.lock(shared);
@@ -369,6 +427,7 @@ impl<'a> TrialRun<'a> {
         s.tally
             .events
             .add_trial(trialled.events.iter().map(|label| &**label));
+        s.tally.targets.add_trial(seed, &trialled.targets);
         if let Err(e) = self.commit_one(s, seed, trialled.outcome) {
             s.error = Some(e);
         }

@@ -617,6 +617,7 @@ fn parse_reply(reply: &str) -> Result<Evaluation, String> {
             spans,
             drawn: strings("drawn"),
             events: strings("events"),
+            targets: targets_of(&v["targets"]),
         },
     })
 }
@@ -765,7 +766,20 @@ fn reply_of(evaluation: &Evaluation) -> Value {
     if !record.events.is_empty() {
         reply["events"] = json!(record.events);
     }
+    if !record.targets.is_empty() {
+        reply["targets"] = json!(record.targets);
+    }
     reply
+}
+
+/// A reply's `targets` (`[[label, score], ...]`, the trial's `TestCase::target` scores):
+/// pairs that are not a label and a number are left out.
+fn targets_of(v: &serde_json::Value) -> Vec<(String, f64)> {
+    let pairs = v.as_array().map(Vec::as_slice).unwrap_or_default();
+    pairs
+        .iter()
+        .filter_map(|p| Some((p.get(0)?.as_str()?.to_string(), p.get(1)?.as_f64()?)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -817,6 +831,7 @@ mod tests {
                 }],
                 drawn: vec!["4".to_string()],
                 events: vec!["big".to_string(), "stateful: steps 1-4".to_string()],
+                targets: vec![("x".to_string(), 4.5), ("-x".to_string(), -4.0)],
             },
         };
         let back = parse_reply(&reply_of(&evaluation).to_string()).unwrap();

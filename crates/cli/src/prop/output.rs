@@ -311,6 +311,7 @@ mod tests {
             witness_path: PathBuf::from("out/agent-7/p.witness.jsonl"),
             receipt,
             events: Default::default(),
+            targets: Default::default(),
         })
     }
 

@@ -136,6 +136,13 @@ impl<'a> Replay<'a> {
 
     /// Shows the input and the outcome: one JSON line, or lines for people (with the
     /// receipt's minimal input and the witness row appended).
+    /// The receipt recorded `choices` as the targeted trial of `seed` (`--target-budget`).
+    fn is_targeted(&self, seed: u64, choices: &[u64]) -> bool {
+        self.receipt.as_ref().is_some_and(|(_, r)| {
+            (r.targeted.iter()).any(|t| t.seed == seed && t.choices == choices)
+        })
+    }
+
     fn print(&self, args: &ReplayArgs, result: &ReplayResult, verdict: &Verdict) {
         let Verdict {
             verdict,
@@ -145,6 +152,9 @@ impl<'a> Replay<'a> {
         } = verdict;
         let what = match &self.input {
             ReplayInput::Seed { seed, .. } => format!("seed {seed}"),
+            ReplayInput::Choices { seed, choices } if self.is_targeted(*seed, choices) => {
+                format!("targeted trial of seed {seed} ({} choices)", choices.len())
+            }
             ReplayInput::Choices { seed, choices } => {
                 format!("minimal input of seed {seed} ({} choices)", choices.len())
             }
@@ -351,6 +361,18 @@ fn replay_input(
     receipt: Option<&ReadReceipt>,
 ) -> Result<ReplayInput, ExitStatus> {
     let seed_input = |seed: u64| match receipt {
+        // A targeted trial's input is the choices the receipt recorded, not its seed's.
+        Some((_, r)) if let Some(t) = r.targeted.iter().find(|t| t.seed == seed) => {
+            Ok(ReplayInput::Choices {
+                seed,
+                choices: t.choices.clone(),
+            })
+        }
+        // One whose run did not end: its input is not its seed's, and was not recorded.
+        Some((path, r)) if is_unrecorded_targeted(r, seed) => Err(format!(
+            "seed {seed} of receipt `{}` was a targeted trial (--target-budget) of a run that did not end: the choices it ran on are not recorded, and its seed alone is not its input",
+            path.display()
+        )),
         Some((path, r)) => receipt_scheme(path, r).map(|rng| ReplayInput::Seed { seed, rng }),
         None => Ok(ReplayInput::Seed {
             seed,
@@ -394,6 +416,16 @@ fn replay_input(
         }
         (None, false, None) => return Err(error("--seed N is required without --receipt")),
     })
+}
+
+/// `seed` is one of the receipt's last `target_budget` planned seeds (a targeted trial)
+/// with no `targeted` record.
+fn is_unrecorded_targeted(r: &Receipt, seed: u64) -> bool {
+    let budget = r.target_budget.unwrap_or(0) as usize;
+    let first = r.planned_seeds.len().saturating_sub(budget);
+    budget > 0
+        && r.planned_seeds[first..].contains(&seed)
+        && !r.targeted.iter().any(|t| t.seed == seed)
 }
 
 /// `receipt `FILE` holds no minimal input [for seed N] (minimal inputs are stored for seeds

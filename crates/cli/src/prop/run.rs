@@ -12,7 +12,13 @@ use seedledger_format::CiShard;
 use seedledger_runner::{engine::CodeIdentity, engine::RunSummary, engine::TrialExecutor};
 use std::sync::Arc;
 
+/// `--target-budget`: the targeted phase of every run of this process (the supervisor's and
+/// its worker's: the worker gets the same arguments), read by the worker's run control.
+pub(super) static TARGET_BUDGET: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
+    TARGET_BUDGET.store(args.target_budget, std::sync::atomic::Ordering::Relaxed);
     // Bazel's premature-exit file, created first by the process Bazel started and removed
     // only at a clean end (see `bazel.rs`).
     let premature = match args.supervised_worker {
@@ -680,6 +686,7 @@ fn print_no_failure(result: &super::report::PropertyResult, summary: &RunSummary
     print_draft_note(r);
     print_freeze_notes(result);
     print_events(summary);
+    print_targets(summary);
 }
 
 /// The human summary of a run with failing seeds: failed or frozen, the first five seeds,
@@ -746,6 +753,7 @@ fn print_failure(result: &super::report::PropertyResult, summary: &RunSummary, h
         );
     }
     print_events(summary);
+    print_targets(summary);
     outln!("    receipt: {}", summary.receipt_path.display());
 }
 
@@ -757,6 +765,18 @@ fn print_events(summary: &RunSummary) {
     }
     outln!("    events (of {} trials):", summary.events.trials);
     for line in summary.events.lines() {
+        outln!("      {line}");
+    }
+}
+
+/// The run's best scores (`TestCase::target`), when its trials reported any: the highest
+/// per label and the seed that reported it, sorted by label.
+fn print_targets(summary: &RunSummary) {
+    if summary.targets.is_empty() {
+        return;
+    }
+    outln!("    targets (best score, its seed, label):");
+    for line in summary.targets.lines() {
         outln!("      {line}");
     }
 }

@@ -22,11 +22,20 @@ pub(crate) fn shrink_seed(
     failure: &Failure,
     config: &ShrinkConfig,
 ) -> ShrinkRecord {
-    let original = crate::control::evaluate_watched(
-        property,
-        fixture,
-        crate::control::TrialInput::Recording { seed, rng },
-    );
+    let input = crate::control::TrialInput::Recording { seed, rng };
+    shrink_input(property, fixture, (seed, input), failure, config)
+}
+
+/// [`shrink_seed`] from `input`, the recording (re-)run of `seed`'s trial: a targeted trial's
+/// is the replay of the choices it recorded (`targets.rs`).
+pub(crate) fn shrink_input(
+    property: &Property,
+    fixture: &Fixture,
+    (seed, input): (u64, crate::control::TrialInput),
+    failure: &Failure,
+    config: &ShrinkConfig,
+) -> ShrinkRecord {
+    let original = crate::control::evaluate_watched(property, fixture, input);
     let original_input = original.record.drawn.join(", ");
     let reproduced = original
         .outcome

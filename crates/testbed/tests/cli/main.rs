@@ -27,4 +27,5 @@ mod shards;
 mod stateful;
 mod supervise;
 mod support;
+mod targets;
 mod trust;

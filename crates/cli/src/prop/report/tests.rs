@@ -30,6 +30,7 @@ fn summary(receipt: Receipt) -> RunSummary {
         witness_path: dir.join(format!("{}.witness.jsonl", receipt.property_id)),
         receipt,
         events: Default::default(),
+        targets: Default::default(),
     }
 }
 

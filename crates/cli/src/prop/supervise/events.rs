@@ -61,6 +61,7 @@ pub(super) fn finished_in_flight<'a>(
                     receipt,
                     // Its `done` never came: what its trials were labelled with is unknown.
                     events: Default::default(),
+                    targets: Default::default(),
                 },
             ));
         }
@@ -205,6 +206,7 @@ fn on_done(
                         witness_path,
                         receipt,
                         events: events_of(e),
+                        targets: targets_of(e),
                     }),
                 );
             }
@@ -232,6 +234,19 @@ fn events_of(e: &Value) -> seedledger_runner::EventCounts {
     let fits = Some(events.trials) == e["attempted"].as_u64()
         && events.counts.values().all(|&c| c <= events.trials);
     if fits { events } else { Default::default() }
+}
+
+/// A `done` event's `targets` (`{label: [score, seed]}`, the best score per
+/// `TestCase::target` label): entries that are not a number and a seed are left out.
+fn targets_of(e: &Value) -> seedledger_runner::TargetScores {
+    let mut targets = seedledger_runner::TargetScores::default();
+    for (label, best) in e["targets"].as_object().into_iter().flatten() {
+        if let (Some(score), Some(seed)) = (best[0].as_f64(), best[1].as_u64()) {
+            let best = seedledger_runner::BestScore { score, seed };
+            targets.best.insert(label.clone(), best);
+        }
+    }
+    targets
 }
 
 /// A `lingering` event: a process a trial of `p` left behind was killed; a note says so.

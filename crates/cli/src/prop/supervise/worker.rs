@@ -142,6 +142,7 @@ fn worker_control(
     let mut control = RunControl::new()
         .row_per_trial(true)
         .seed_jobs(seed_jobs)
+        .target_budget(crate::prop::run::TARGET_BUDGET.load(std::sync::atomic::Ordering::Relaxed))
         .on_start(|run| {
             emit(&json!({"event": "start", "property_id": run.property_id, "run_id": run.run_id}));
         });
@@ -195,6 +196,12 @@ fn run_event(id: &str, result: &Result<RunSummary, RunError>) -> serde_json::Val
                     "trials": summary.events.trials,
                     "counts": summary.events.counts,
                 });
+            }
+            // The best score per `TestCase::target` label: in no receipt either.
+            if !summary.targets.is_empty() {
+                let best = (summary.targets.best.iter())
+                    .map(|(label, b)| (label.clone(), json!([b.score, b.seed])));
+                done["targets"] = serde_json::Value::Object(best.collect());
             }
             done
         }
