@@ -77,41 +77,28 @@ pub enum CodeError {
 
 /// Computes the code identity of the work tree at `root`: against `base` when given, else
 /// the `HEAD` commit (see the module docs).
+///
+/// The git commands that do not need each other's answers run at once (a git process is
+/// most of a short run's fixed cost): with a base, its two diffs once it is resolved; without
+/// one, `rev-list` and `diff`. Outside any repository git is not started at all
+/// ([`CodeError::NotRepository`], as git would say).
 pub fn code_identity(root: &Path, base: Option<&str>) -> Result<CodeIdentity, CodeError> {
     let dir = if root.as_os_str().is_empty() {
         Path::new(".")
     } else {
         root
     };
-    let shown = dir.display().to_string();
-    let git = |args: &[&str]| -> Result<Vec<u8>, CodeError> {
-        let out = crate::anchor::git_command(dir)
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| CodeError::NoGit {
-                dir: shown.clone(),
-                message: e.to_string(),
-            })?;
-        if out.status.success() {
-            Ok(out.stdout)
-        } else {
-            let message = String::from_utf8_lossy(&out.stderr).trim().to_string();
-            if message.contains("not a git repository") {
-                return Err(CodeError::NotRepository { dir: shown.clone() });
-            }
-            Err(CodeError::Git {
-                args: args.join(" "),
-                dir: shown.clone(),
-                message,
-            })
-        }
+    let git = Git {
+        dir,
+        shown: dir.display().to_string(),
     };
+    if crate::committed::outside_git(dir) {
+        return Err(CodeError::NotRepository { dir: git.shown });
+    }
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).trim().to_string();
-    git(&["rev-parse", "--is-inside-work-tree"])?;
     let exclude = format!(":(exclude){FREEZE_STORE}");
-    let diff = |rev: &str| {
-        git(&[
+    let diff_args = |rev| {
+        [
             "diff",
             "--no-ext-diff",
             "--no-textconv",
@@ -122,28 +109,26 @@ pub fn code_identity(root: &Path, base: Option<&str>) -> Result<CodeIdentity, Co
             "--",
             ".",
             &exclude,
-        ])
+        ]
     };
     match base {
         Some(base) => {
             let spec = format!("{base}^{{commit}}");
-            let resolved = git(&["rev-parse", "--verify", "--quiet", &spec]).map_err(|e| {
-                CodeError::BadBase {
-                    base: base.to_string(),
-                    message: match e {
-                        CodeError::Git { message, .. } if !message.is_empty() => message,
-                        CodeError::Git { .. } => "unknown revision".to_string(),
-                        other => other.to_string(),
+            let resolved = git
+                .run(&["rev-parse", "--verify", "--quiet", &spec])
+                .map_err(|e| match e {
+                    CodeError::Git { message, .. } => CodeError::BadBase {
+                        base: base.to_string(),
+                        message: if message.is_empty() {
+                            "unknown revision".to_string()
+                        } else {
+                            message
+                        },
                     },
-                }
-            })?;
+                    other => other,
+                })?;
             let resolved = text(resolved);
-            // The base is part of what the identity names: the same diff on another base is
-            // other code (a rebase changes it even when the patch's own lines do not).
-            let mut named = format!("seedledger-code-v1\n{resolved}\n").into_bytes();
-            named.extend_from_slice(&diff(&resolved)?);
-            let digest = sha256_hex(&named);
-            let names = git(&[
+            let names = [
                 "diff",
                 "--no-ext-diff",
                 "--name-only",
@@ -152,7 +137,14 @@ pub fn code_identity(root: &Path, base: Option<&str>) -> Result<CodeIdentity, Co
                 "--",
                 ".",
                 &exclude,
-            ])?;
+            ];
+            let [diff, names] = git.run_together(&diff_args(&resolved), &names);
+            let (diff, names) = (diff?, names?);
+            // The base is part of what the identity names: the same diff on another base is
+            // other code (a rebase changes it even when the patch's own lines do not).
+            let mut named = format!("seedledger-code-v1\n{resolved}\n").into_bytes();
+            named.extend_from_slice(&diff);
+            let digest = sha256_hex(&named);
             let paths = names
                 .split(|&b| b == 0)
                 .filter(|p| !p.is_empty())
@@ -167,13 +159,15 @@ pub fn code_identity(root: &Path, base: Option<&str>) -> Result<CodeIdentity, Co
         None => {
             // The HEAD commit of the code: the last commit that changed anything outside the
             // freeze store, so that committing a citation does not retire it.
-            let head = text(git(&["rev-list", "-1", "HEAD", "--", ".", &exclude])?);
+            let rev_list = ["rev-list", "-1", "HEAD", "--", ".", &exclude];
+            let [head, changes] = git.run_together(&rev_list, &diff_args("HEAD"));
+            let head = text(head?);
+            let changes = changes?;
             let head = if head.is_empty() {
-                text(git(&["rev-parse", "--verify", "HEAD"])?)
+                text(git.run(&["rev-parse", "--verify", "HEAD"])?)
             } else {
                 head
             };
-            let changes = diff("HEAD")?;
             let code = if changes.is_empty() {
                 format!("commit:{head}")
             } else {
@@ -184,6 +178,180 @@ pub fn code_identity(root: &Path, base: Option<&str>) -> Result<CodeIdentity, Co
                 base: None,
                 paths: Vec::new(),
             })
+        }
+    }
+}
+
+/// git in one directory, with the environment the process started with.
+struct Git<'a> {
+    dir: &'a Path,
+    /// The directory as errors show it.
+    shown: String,
+}
+
+impl Git<'_> {
+    fn spawn(&self, args: &[&str]) -> Result<std::process::Child, CodeError> {
+        crate::anchor::git_command(self.dir)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| CodeError::NoGit {
+                dir: self.shown.clone(),
+                message: e.to_string(),
+            })
+    }
+
+    /// What `child` (started with `args`) printed, or the error its failure is.
+    fn finish(&self, child: std::process::Child, args: &[&str]) -> Result<Vec<u8>, CodeError> {
+        let out = child.wait_with_output().map_err(|e| CodeError::NoGit {
+            dir: self.shown.clone(),
+            message: e.to_string(),
+        })?;
+        if out.status.success() {
+            return Ok(out.stdout);
+        }
+        let message = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        if message.contains("not a git repository") {
+            return Err(CodeError::NotRepository {
+                dir: self.shown.clone(),
+            });
+        }
+        Err(CodeError::Git {
+            args: args.join(" "),
+            dir: self.shown.clone(),
+            message,
+        })
+    }
+
+    fn run(&self, args: &[&str]) -> Result<Vec<u8>, CodeError> {
+        self.finish(self.spawn(args)?, args)
+    }
+
+    /// Two commands at once: each one's output or error (both waited for, whatever the
+    /// other did).
+    fn run_together(&self, a: &[&str], b: &[&str]) -> [Result<Vec<u8>, CodeError>; 2] {
+        let children = [self.spawn(a), self.spawn(b)];
+        let [child_a, child_b] = children;
+        let a = child_a.and_then(|child| self.finish(child, a));
+        let b = child_b.and_then(|child| self.finish(child, b));
+        // Outside a repository both fail; that is the error, whichever failed first.
+        if matches!(a, Err(CodeError::NotRepository { .. }))
+            || matches!(b, Err(CodeError::NotRepository { .. }))
+        {
+            let not = || {
+                Err(CodeError::NotRepository {
+                    dir: self.shown.clone(),
+                })
+            };
+            return [not(), not()];
+        }
+        [a, b]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.invalid",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// The identity the commands give one at a time (the module docs), asked of git here
+    /// command by command, is what `code_identity` computes with its commands at once: the
+    /// last commit outside the freeze store, `+dirty` with the digest of the diff, and against
+    /// a base the digest of base and diff with the changed paths.
+    #[test]
+    fn the_identity_is_the_one_git_gives_command_by_command() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("props/freezes")).unwrap();
+        std::fs::write(root.join("a.rs"), "fn a() {}\n").unwrap();
+        git(root, &["init", "-q"]);
+        git(root, &["add", "."]);
+        git(root, &["commit", "-q", "-m", "a"]);
+        let a = git(root, &["rev-parse", "HEAD"]);
+        // A commit of the freeze store alone leaves the identity on `a`.
+        std::fs::write(root.join("props/freezes/c.json"), "{}\n").unwrap();
+        git(root, &["add", "."]);
+        git(root, &["commit", "-q", "-m", "cite"]);
+        let clean = code_identity(root, None).unwrap();
+        assert_eq!(clean.code, format!("commit:{a}"));
+        assert_eq!((clean.base, clean.paths.len()), (None, 0));
+        std::fs::write(root.join("a.rs"), "fn a() { 1; }\n").unwrap();
+        let diff = Command::new("git")
+            .args([
+                "diff",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--binary",
+                "--full-index",
+                "--no-color",
+                "HEAD",
+                "--",
+                ".",
+                ":(exclude)props/freezes",
+            ])
+            .current_dir(root)
+            .output()
+            .unwrap()
+            .stdout;
+        let dirty = code_identity(root, None).unwrap();
+        assert_eq!(
+            dirty.code,
+            format!("commit:{a}+dirty:{}", sha256_hex(&diff))
+        );
+        let mut named = format!("seedledger-code-v1\n{a}\n").into_bytes();
+        named.extend_from_slice(&diff);
+        let based = code_identity(root, Some("HEAD~1")).unwrap();
+        assert_eq!(based.code, format!("diff:{}", sha256_hex(&named)));
+        assert_eq!(based.base.as_deref(), Some(a.as_str()));
+        assert_eq!(based.paths, ["a.rs"]);
+        assert!(matches!(
+            code_identity(root, Some("no-such-rev")),
+            Err(CodeError::BadBase { .. })
+        ));
+    }
+
+    /// Outside any repository the answer is `NotRepository`, whether git is asked or not
+    /// (a directory that may be inside one is asked).
+    #[test]
+    fn outside_a_repository_there_is_no_identity() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("plain");
+        std::fs::create_dir_all(&dir).unwrap();
+        let inside_some_repository = Command::new("git")
+            .args(["rev-parse", "--git-dir"])
+            .current_dir(&dir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !inside_some_repository {
+            assert!(matches!(
+                code_identity(&dir, None),
+                Err(CodeError::NotRepository { .. })
+            ));
+            assert!(matches!(
+                code_identity(&dir, Some("HEAD")),
+                Err(CodeError::NotRepository { .. })
+            ));
         }
     }
 }

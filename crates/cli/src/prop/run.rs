@@ -85,6 +85,13 @@ impl Inputs {
                 ));
             }
         };
+        if worker.is_some() {
+            // The first runs' questions whether their specs are committed go to git now,
+            // beside the code identity's (a git process is most of a short run's fixed cost).
+            for property in selected.iter().take(jobs_of(args).min(4)) {
+                seedledger_runner::engine::prefetch_spec(&root, property.id);
+            }
+        }
         let code = code_identity(args, &root)?;
         let freezes = Freezes::read(args, &root)?;
         // The worker writes the rows, so it alone reads the signing key (a remote run's
@@ -142,9 +149,7 @@ impl Inputs {
         {
             return Err(error(format_args!("--observe: {e}")));
         }
-        let jobs = args
-            .jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+        let jobs = jobs_of(args);
         let progress = match worker {
             Some(_) => args.progress_events,
             None => super::progress::wanted(args.common.format),
@@ -160,6 +165,12 @@ impl Inputs {
             ci,
         })
     }
+}
+
+/// Properties run at once: `--jobs`, else one per core.
+fn jobs_of(args: &RunArgs) -> usize {
+    args.jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 /// The seed plan (`--seeds`, or `--cases` from `--base-seed`), and the part of it this run
