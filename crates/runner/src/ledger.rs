@@ -75,7 +75,8 @@ pub(crate) mod rows;
 
 use memmap2::MmapMut;
 use seedledger_format::{
-    DecimalRun, Receipt, decimal_len, write_atomic_file_with, write_atomic_with, write_seed_list,
+    DecimalRun, Receipt, decimal_len, write_atomic_file_with, write_atomic_with_before_rename,
+    write_seed_list,
 };
 use std::fs::File;
 use std::io;
@@ -335,9 +336,43 @@ impl OpenReceipt {
     /// is let go by another thread: unmapping it and freeing its pages (the file has no name
     /// left then) cost about a millisecond per 3 MB of receipt — 43 MB for 10^6 seeds near
     /// 2^64 — which the run need not wait for.
-    pub(crate) fn finish(mut self, receipt: &mut Receipt) -> io::Result<()> {
+    #[cfg(test)]
+    pub(crate) fn finish(self, receipt: &mut Receipt) -> io::Result<()> {
+        self.finish_after(receipt, || Ok(()))
+    }
+
+    /// [`OpenReceipt::finish`] once `rows_synced` has made the run's witness rows durable:
+    /// it runs on another thread while the final text is written and synced, and the final
+    /// receipt replaces the open one only if it succeeds (its error is returned, the open
+    /// receipt left in place). A receipt never names rows a power loss could take back, and
+    /// the run waits for one sync's time, not two.
+    pub(crate) fn finish_after(
+        mut self,
+        receipt: &mut Receipt,
+        rows_synced: impl FnOnce() -> io::Result<()> + Send,
+    ) -> io::Result<()> {
         let open = (self.map.take(), self.file.take());
-        write_atomic_with(&self.path, |w| receipt.write_json_pretty(w))?;
+        // (Where no thread can be started, the rows are synced on this one, before the rename.)
+        let job = std::sync::Mutex::new(Some(rows_synced));
+        let sync_rows = || {
+            let job = job.lock().ok().and_then(|mut job| job.take());
+            job.map_or(Ok(()), |sync| sync())
+        };
+        std::thread::scope(|scope| {
+            let thread = std::thread::Builder::new()
+                .name("seedledger-sync".into())
+                .spawn_scoped(scope, sync_rows);
+            write_atomic_with_before_rename(
+                &self.path,
+                |w| receipt.write_json_pretty(w),
+                || match thread {
+                    Ok(thread) => thread
+                        .join()
+                        .unwrap_or_else(|_| Err(io::Error::other("syncing the rows panicked"))),
+                    Err(_) => sync_rows(),
+                },
+            )
+        })?;
         if open.0.is_some() || open.1.is_some() {
             // (Where no thread can be started, it is let go here.)
             let _ = std::thread::Builder::new()

@@ -361,10 +361,17 @@ pub(crate) fn run_property_tallied(
         RowSink::open(
             &witness_path,
             row_formatter(property, config, &spec, &pin, &run_id),
-            control.row_mode(&run_id, &witness_path),
+            control.row_mode(&run_id, &witness_path).or_own_ring(
+                &run_id,
+                &witness_path,
+                config.seeds.len(),
+                config.trial_timeout.is_some(),
+            ),
         )
         .map_err(write_err(&witness_path))?,
     );
+    // The rows are synced at the end beside the final receipt's own write (`finish_after`).
+    sink.defer_sync();
     control.started(&RunStarted {
         property_id: property.id,
         run_id: &run_id,
@@ -393,7 +400,11 @@ pub(crate) fn run_property_tallied(
         }),
         stop_at_first_failure: false,
     }
-    .run(&fixture, Some(&mut ledger), control.seed_jobs_of())?;
+    .run(&fixture, Some(&mut ledger), control.seed_jobs_of())
+    .inspect_err(|_| {
+        // The run ends here, its receipt open: its rows are made durable first, as always.
+        let _ = sink.sync();
+    })?;
     let trials_time = trials_started.elapsed();
     // Shrinking runs on this thread: watched from here on (each trial worker is watched on
     // its own).
@@ -402,9 +413,21 @@ pub(crate) fn run_property_tallied(
         .map(|t| crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink)));
     tally_into_receipt(&mut tally, &mut receipt);
     let shrinking = close_receipt(&mut receipt, config, &spec, &pin, started);
+    // The final receipt is put in place once the rows it counts are synced.
+    let rows_failed = std::sync::atomic::AtomicBool::new(false);
     ledger
-        .finish(&mut receipt)
-        .map_err(write_err(&receipt_path))?;
+        .finish_after(&mut receipt, || {
+            sink.sync().inspect_err(|_| {
+                rows_failed.store(true, std::sync::atomic::Ordering::Relaxed);
+            })
+        })
+        .map_err(|e| {
+            let path = match rows_failed.load(std::sync::atomic::Ordering::Relaxed) {
+                true => &witness_path,
+                false => &receipt_path,
+            };
+            write_err(path)(e)
+        })?;
 
     if let Some(shrink) = shrinking
         && !control.stop_requested()

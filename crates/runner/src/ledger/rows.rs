@@ -220,6 +220,36 @@ pub(crate) enum RowMode {
     EachRow,
 }
 
+/// A run of at least this many seeds without a supervisor hands its rows to a ring of its
+/// own ([`RowMode::or_own_ring`]); a shorter one formats and writes them itself (the ring and
+/// its thread cost more to set up than such a run's rows).
+pub(crate) const OWN_RING_FROM: usize = 4096;
+
+impl RowMode {
+    /// A long run's rows that would be [`RowMode::Batched`] (no supervisor's ring, no
+    /// per-row appends asked for) are handed, as `prop run`'s are, to a ring of the
+    /// process's own drained by a thread of its own (`PendingRows::own_slot`): the trials
+    /// copy 9 bytes a pass instead of formatting and writing each row. Not when `watched`
+    /// (a trial timeout that ends the process must find every row it writes appended by
+    /// this process), nor below [`OWN_RING_FROM`] seeds; where the ring cannot be made,
+    /// batches as before.
+    pub(crate) fn or_own_ring(
+        self,
+        run_id: &str,
+        witness_path: &Path,
+        planned: usize,
+        watched: bool,
+    ) -> RowMode {
+        match self {
+            RowMode::Batched if planned >= OWN_RING_FROM && !watched => {
+                crate::pending::PendingRows::own_slot(run_id, witness_path)
+                    .map_or(RowMode::Batched, RowMode::Shared)
+            }
+            other => other,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct SinkState {
     buf: Vec<u8>,
@@ -234,6 +264,8 @@ pub(crate) struct SinkState {
     verdicts: bool,
     /// This process appended rows to the file itself (not only the supervisor's thread).
     appended_here: bool,
+    /// [`RowSink::finish`] leaves the sync to [`RowSink::sync`] (see [`RowSink::defer_sync`]).
+    defer_sync: bool,
 }
 
 /// Writeback of the witness file is started every this many bytes appended (see
@@ -349,6 +381,7 @@ impl RowSink {
                 retry_at: None,
                 verdicts,
                 appended_here: false,
+                defer_sync: false,
             }),
         })
     }
@@ -377,11 +410,36 @@ impl RowSink {
         state.pushed(start)
     }
 
-    /// Appends what is buffered and syncs the file; a shared slot is given back (its rows
-    /// are all in the file).
+    /// From now on [`RowSink::finish`] appends what is buffered but does not sync: the run
+    /// calls [`RowSink::sync`] itself, beside its other end-of-run writes (the final
+    /// receipt's temporary file is written and synced meanwhile, and put in place only once
+    /// the rows are synced).
+    pub(crate) fn defer_sync(&self) {
+        self.state().defer_sync = true;
+    }
+
+    /// Appends what is buffered and syncs the file (unless [`RowSink::defer_sync`] was
+    /// called: then [`RowSink::sync`] does); a shared slot is given back (its rows are all in
+    /// the file).
     pub(crate) fn finish(&self) -> io::Result<()> {
         let mut state = self.state();
         state.append()?;
+        if state.defer_sync {
+            return Ok(());
+        }
+        Self::sync_state(&mut state)
+    }
+
+    /// Makes every row appended so far durable: through the supervisor's drainer for rows
+    /// handed to it (which then has them all: the shared slot is given back), and with a
+    /// sync of the file for rows this process appended. Call it after [`RowSink::finish`].
+    pub(crate) fn sync(&self) -> io::Result<()> {
+        let mut state = self.state();
+        state.append()?;
+        Self::sync_state(&mut state)
+    }
+
+    fn sync_state(state: &mut SinkState) -> io::Result<()> {
         if let RowMode::Shared(slot) = &state.mode {
             // The supervisor appends and syncs the ring's rows; this waits for it. The file
             // needs no second sync unless this process appended rows too.
