@@ -83,115 +83,210 @@ pub enum CodeError {
 /// one, `rev-list` and `diff`. Outside any repository git is not started at all
 /// ([`CodeError::NotRepository`], as git would say).
 pub fn code_identity(root: &Path, base: Option<&str>) -> Result<CodeIdentity, CodeError> {
+    start_code_identity(root, base).finish()
+}
+
+/// [`code_identity`] in two steps: the git processes are started now and run while the
+/// caller does something else (`prop run`'s supervisor starts its run process meanwhile);
+/// [`CodeIdentityJob::finish`] waits for them.
+pub fn start_code_identity(root: &Path, base: Option<&str>) -> CodeIdentityJob {
     let dir = if root.as_os_str().is_empty() {
         Path::new(".")
     } else {
         root
     };
     let git = Git {
-        dir,
+        dir: dir.to_path_buf(),
         shown: dir.display().to_string(),
     };
-    if crate::committed::outside_git(dir) {
-        return Err(CodeError::NotRepository { dir: git.shown });
-    }
-    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).trim().to_string();
-    let exclude = format!(":(exclude){FREEZE_STORE}");
-    let diff_args = |rev| {
-        [
-            "diff",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--binary",
-            "--full-index",
-            "--no-color",
-            rev,
-            "--",
-            ".",
-            &exclude,
-        ]
-    };
-    match base {
-        Some(base) => {
-            let spec = format!("{base}^{{commit}}");
-            let resolved = git
-                .run(&["rev-parse", "--verify", "--quiet", &spec])
-                .map_err(|e| match e {
-                    CodeError::Git { message, .. } => CodeError::BadBase {
-                        base: base.to_string(),
-                        message: if message.is_empty() {
-                            "unknown revision".to_string()
-                        } else {
-                            message
-                        },
-                    },
-                    other => other,
-                })?;
-            let resolved = text(resolved);
-            let names = [
-                "diff",
-                "--no-ext-diff",
-                "--name-only",
-                "-z",
-                &resolved,
-                "--",
-                ".",
-                &exclude,
-            ];
-            let [diff, names] = git.run_together(&diff_args(&resolved), &names);
-            let (diff, names) = (diff?, names?);
-            // The base is part of what the identity names: the same diff on another base is
-            // other code (a rebase changes it even when the patch's own lines do not).
-            let mut named = format!("seedledger-code-v1\n{resolved}\n").into_bytes();
-            named.extend_from_slice(&diff);
-            let digest = sha256_hex(&named);
-            let paths = names
-                .split(|&b| b == 0)
-                .filter(|p| !p.is_empty())
-                .map(|p| String::from_utf8_lossy(p).into_owned())
-                .collect();
-            Ok(CodeIdentity {
-                code: format!("diff:{digest}"),
-                base: Some(resolved),
-                paths,
-            })
+    let state = if crate::committed::outside_git(dir) {
+        Job::Done(Err(CodeError::NotRepository {
+            dir: git.shown.clone(),
+        }))
+    } else {
+        match base {
+            Some(base) => Job::Base {
+                base: base.to_string(),
+                resolve: git.spawn(&[
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    &format!("{base}^{{commit}}"),
+                ]),
+            },
+            None => {
+                let exclude = exclude();
+                let [rev_list, diff] = [
+                    git.spawn(&["rev-list", "-1", "HEAD", "--", ".", &exclude]),
+                    git.spawn(&diff_args("HEAD", &exclude)),
+                ];
+                Job::Head { rev_list, diff }
+            }
         }
-        None => {
-            // The HEAD commit of the code: the last commit that changed anything outside the
-            // freeze store, so that committing a citation does not retire it.
-            let rev_list = ["rev-list", "-1", "HEAD", "--", ".", &exclude];
-            let [head, changes] = git.run_together(&rev_list, &diff_args("HEAD"));
-            let head = text(head?);
-            let changes = changes?;
-            let head = if head.is_empty() {
-                text(git.run(&["rev-parse", "--verify", "HEAD"])?)
-            } else {
-                head
-            };
-            let code = if changes.is_empty() {
-                format!("commit:{head}")
-            } else {
-                format!("commit:{head}+dirty:{}", sha256_hex(&changes))
-            };
-            Ok(CodeIdentity {
-                code,
-                base: None,
-                paths: Vec::new(),
-            })
+    };
+    CodeIdentityJob { git, state }
+}
+
+/// A code identity being computed ([`start_code_identity`]). Its git processes are waited
+/// for by [`CodeIdentityJob::finish`], or when it is dropped.
+#[derive(Debug)]
+pub struct CodeIdentityJob {
+    git: Git,
+    state: Job,
+}
+
+#[derive(Debug)]
+enum Job {
+    Done(Result<CodeIdentity, CodeError>),
+    /// No base: `rev-list` and `diff` started.
+    Head {
+        rev_list: Result<std::process::Child, CodeError>,
+        diff: Result<std::process::Child, CodeError>,
+    },
+    /// A base: its resolution to a commit started.
+    Base {
+        base: String,
+        resolve: Result<std::process::Child, CodeError>,
+    },
+}
+
+impl CodeIdentityJob {
+    /// Waits for the git processes (starting those that needed an answer first) and makes
+    /// the identity.
+    pub fn finish(mut self) -> Result<CodeIdentity, CodeError> {
+        let state = std::mem::replace(
+            &mut self.state,
+            Job::Done(Err(CodeError::NotRepository { dir: String::new() })),
+        );
+        let git = &self.git;
+        let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).trim().to_string();
+        let exclude = exclude();
+        match state {
+            Job::Done(result) => result,
+            Job::Base { base, resolve } => {
+                let spec = format!("{base}^{{commit}}");
+                let resolve_args = ["rev-parse", "--verify", "--quiet", &spec];
+                let resolved = git
+                    .finish_spawned(resolve, &resolve_args)
+                    .map_err(|e| match e {
+                        CodeError::Git { message, .. } => CodeError::BadBase {
+                            base: base.clone(),
+                            message: if message.is_empty() {
+                                "unknown revision".to_string()
+                            } else {
+                                message
+                            },
+                        },
+                        other => other,
+                    })?;
+                let resolved = text(resolved);
+                let names = [
+                    "diff",
+                    "--no-ext-diff",
+                    "--name-only",
+                    "-z",
+                    &resolved,
+                    "--",
+                    ".",
+                    &exclude,
+                ];
+                let diff_args = diff_args(&resolved, &exclude);
+                let [diff, names] = git.together(
+                    [git.spawn(&diff_args), git.spawn(&names)],
+                    [&diff_args, &names],
+                );
+                let (diff, names) = (diff?, names?);
+                // The base is part of what the identity names: the same diff on another base
+                // is other code (a rebase changes it even when the patch's own lines do not).
+                let mut named = format!("seedledger-code-v1\n{resolved}\n").into_bytes();
+                named.extend_from_slice(&diff);
+                let digest = sha256_hex(&named);
+                let paths = names
+                    .split(|&b| b == 0)
+                    .filter(|p| !p.is_empty())
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .collect();
+                Ok(CodeIdentity {
+                    code: format!("diff:{digest}"),
+                    base: Some(resolved),
+                    paths,
+                })
+            }
+            Job::Head { rev_list, diff } => {
+                // The HEAD commit of the code: the last commit that changed anything outside
+                // the freeze store, so that committing a citation does not retire it.
+                let rev_list_args = ["rev-list", "-1", "HEAD", "--", ".", &exclude];
+                let diff_head = diff_args("HEAD", &exclude);
+                let [head, changes] = git.together([rev_list, diff], [&rev_list_args, &diff_head]);
+                let head = text(head?);
+                let changes = changes?;
+                let head = if head.is_empty() {
+                    let args = ["rev-parse", "--verify", "HEAD"];
+                    text(git.finish_spawned(git.spawn(&args), &args)?)
+                } else {
+                    head
+                };
+                let code = if changes.is_empty() {
+                    format!("commit:{head}")
+                } else {
+                    format!("commit:{head}+dirty:{}", sha256_hex(&changes))
+                };
+                Ok(CodeIdentity {
+                    code,
+                    base: None,
+                    paths: Vec::new(),
+                })
+            }
         }
     }
 }
 
+impl Drop for CodeIdentityJob {
+    fn drop(&mut self) {
+        // Never finished: its processes are waited for, not left behind.
+        let children = match &mut self.state {
+            Job::Head { rev_list, diff } => vec![rev_list.as_mut().ok(), diff.as_mut().ok()],
+            Job::Base { resolve, .. } => vec![resolve.as_mut().ok()],
+            Job::Done(_) => Vec::new(),
+        };
+        for child in children.into_iter().flatten() {
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The pathspec that leaves the freeze store out.
+fn exclude() -> String {
+    format!(":(exclude){FREEZE_STORE}")
+}
+
+/// `git diff` of the work tree against `rev`, as the identity digests it.
+fn diff_args<'a>(rev: &'a str, exclude: &'a str) -> [&'a str; 10] {
+    [
+        "diff",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--binary",
+        "--full-index",
+        "--no-color",
+        rev,
+        "--",
+        ".",
+        exclude,
+    ]
+}
+
 /// git in one directory, with the environment the process started with.
-struct Git<'a> {
-    dir: &'a Path,
+#[derive(Debug)]
+struct Git {
+    dir: std::path::PathBuf,
     /// The directory as errors show it.
     shown: String,
 }
 
-impl Git<'_> {
+impl Git {
     fn spawn(&self, args: &[&str]) -> Result<std::process::Child, CodeError> {
-        crate::anchor::git_command(self.dir)
+        crate::anchor::git_command(&self.dir)
             .args(args)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
@@ -225,18 +320,25 @@ impl Git<'_> {
         })
     }
 
-    fn run(&self, args: &[&str]) -> Result<Vec<u8>, CodeError> {
-        self.finish(self.spawn(args)?, args)
+    /// [`Git::finish`] of a process [`Git::spawn`] may have failed to start.
+    fn finish_spawned(
+        &self,
+        child: Result<std::process::Child, CodeError>,
+        args: &[&str],
+    ) -> Result<Vec<u8>, CodeError> {
+        child.and_then(|child| self.finish(child, args))
     }
 
-    /// Two commands at once: each one's output or error (both waited for, whatever the
-    /// other did).
-    fn run_together(&self, a: &[&str], b: &[&str]) -> [Result<Vec<u8>, CodeError>; 2] {
-        let children = [self.spawn(a), self.spawn(b)];
-        let [child_a, child_b] = children;
-        let a = child_a.and_then(|child| self.finish(child, a));
-        let b = child_b.and_then(|child| self.finish(child, b));
-        // Outside a repository both fail; that is the error, whichever failed first.
+    /// Two processes started together, each waited for whatever the other did: their
+    /// outputs or errors (`args` name them in errors). Outside a repository both fail; that
+    /// is then the error of both, whichever said it.
+    fn together(
+        &self,
+        [a, b]: [Result<std::process::Child, CodeError>; 2],
+        [a_args, b_args]: [&[&str]; 2],
+    ) -> [Result<Vec<u8>, CodeError>; 2] {
+        let a = self.finish_spawned(a, a_args);
+        let b = self.finish_spawned(b, b_args);
         if matches!(a, Err(CodeError::NotRepository { .. }))
             || matches!(b, Err(CodeError::NotRepository { .. }))
         {

@@ -162,7 +162,9 @@ pub mod engine {
 
     // The code a run tested, and where its paths are anchored.
     pub use crate::anchor::{anchored, start_dir};
-    pub use crate::code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
+    pub use crate::code::{
+        CodeError, CodeIdentity, CodeIdentityJob, FREEZE_STORE, code_identity, start_code_identity,
+    };
     pub use crate::committed::prefetch_spec;
     pub use crate::lock::{EvidenceLock, lock_evidence};
 

@@ -30,6 +30,7 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         &inputs.config,
         (inputs.jobs, args.seed_jobs),
         (inputs.executor, inputs.observe.as_deref()),
+        inputs.code_job,
         |property, result| reporter.report(property, result),
     );
     finish(&args, &inputs.ci, supervision, reporter)
@@ -49,6 +50,9 @@ struct Inputs {
     progress: bool,
     freezes: Freezes,
     ci: CiFiles,
+    /// The supervisor's: the code identity being computed while the worker starts, handed to
+    /// it (`supervise/handoff.rs`).
+    code_job: Option<seedledger_runner::engine::CodeIdentityJob>,
 }
 
 impl Inputs {
@@ -85,9 +89,15 @@ impl Inputs {
                 ));
             }
         };
+        // The code identity's git processes start in the supervisor, which hands the
+        // identity to its worker: they run while the worker starts (a git process is most of
+        // a short run's fixed cost). The worker asks git ahead whether its first runs' specs
+        // are committed, beside them.
+        let code_job = worker.is_none().then(|| {
+            let anchored = seedledger_runner::engine::anchored(&root);
+            seedledger_runner::engine::start_code_identity(&anchored, args.base.as_deref())
+        });
         if worker.is_some() {
-            // The first runs' questions whether their specs are committed go to git now,
-            // beside the code identity's (a git process is most of a short run's fixed cost).
             for property in selected.iter().take(jobs_of(args).min(4)) {
                 seedledger_runner::engine::prefetch_spec(&root, property.id);
             }
@@ -163,6 +173,7 @@ impl Inputs {
             progress,
             freezes,
             ci,
+            code_job,
         })
     }
 }
@@ -252,10 +263,16 @@ fn selection(args: &RunArgs, suite: &[Property]) -> Result<Vec<Property>, ExitSt
 /// runs the properties, so it alone computes it (and refuses a bad --base); the supervisor
 /// alone judges the freezes.
 fn code_identity(args: &RunArgs, root: &Path) -> Result<Option<CodeIdentity>, ExitStatus> {
-    match args
-        .supervised_worker
-        .map(|_| seedledger_runner::engine::code_identity(root, args.base.as_deref()))
-    {
+    // Computed by the supervisor meanwhile (`--code-fd`), else here.
+    let computed = |_| {
+        args.code_fd
+            .and_then(super::supervise::received_code)
+            .unwrap_or_else(|| {
+                seedledger_runner::engine::code_identity(root, args.base.as_deref())
+                    .map_err(|e| e.to_string())
+            })
+    };
+    match args.supervised_worker.map(computed) {
         None => Ok(None),
         Some(Ok(code)) => Ok(Some(code)),
         Some(Err(e)) if args.base.is_some() => Err(error(format_args!("--base: {e}"))),
