@@ -342,37 +342,18 @@ impl OpenReceipt {
     }
 
     /// [`OpenReceipt::finish`] once `rows_synced` has made the run's witness rows durable:
-    /// it runs on another thread while the final text is written and synced, and the final
-    /// receipt replaces the open one only if it succeeds (its error is returned, the open
-    /// receipt left in place). A receipt never names rows a power loss could take back, and
-    /// the run waits for one sync's time, not two.
+    /// the final text is written and synced first, `rows_synced` is called before it is put
+    /// in place, and it replaces the open receipt only if that succeeds (its error is
+    /// returned, the open receipt left in place). A receipt never names rows a power loss
+    /// could take back. (A caller that started the rows' sync before, without waiting —
+    /// `RowSink::start_sync` — has both syncs under way at once.)
     pub(crate) fn finish_after(
         mut self,
         receipt: &mut Receipt,
-        rows_synced: impl FnOnce() -> io::Result<()> + Send,
+        rows_synced: impl FnOnce() -> io::Result<()>,
     ) -> io::Result<()> {
         let open = (self.map.take(), self.file.take());
-        // (Where no thread can be started, the rows are synced on this one, before the rename.)
-        let job = std::sync::Mutex::new(Some(rows_synced));
-        let sync_rows = || {
-            let job = job.lock().ok().and_then(|mut job| job.take());
-            job.map_or(Ok(()), |sync| sync())
-        };
-        std::thread::scope(|scope| {
-            let thread = std::thread::Builder::new()
-                .name("seedledger-sync".into())
-                .spawn_scoped(scope, sync_rows);
-            write_atomic_with_before_rename(
-                &self.path,
-                |w| receipt.write_json_pretty(w),
-                || match thread {
-                    Ok(thread) => thread
-                        .join()
-                        .unwrap_or_else(|_| Err(io::Error::other("syncing the rows panicked"))),
-                    Err(_) => sync_rows(),
-                },
-            )
-        })?;
+        write_atomic_with_before_rename(&self.path, |w| receipt.write_json_pretty(w), rows_synced)?;
         if open.0.is_some() || open.1.is_some() {
             // (Where no thread can be started, it is let go here.)
             let _ = std::thread::Builder::new()

@@ -413,20 +413,20 @@ pub(crate) fn run_property_tallied(
         .map(|t| crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink)));
     tally_into_receipt(&mut tally, &mut receipt);
     let shrinking = close_receipt(&mut receipt, config, &spec, &pin, started);
-    // The final receipt is put in place once the rows it counts are synced.
-    let rows_failed = std::sync::atomic::AtomicBool::new(false);
+    // The rows' sync is started, the final receipt written and synced meanwhile, and put in
+    // place once the rows it counts are synced.
+    sink.start_sync().map_err(write_err(&witness_path))?;
+    let rows_failed = std::cell::Cell::new(false);
     ledger
         .finish_after(&mut receipt, || {
-            sink.sync().inspect_err(|_| {
-                rows_failed.store(true, std::sync::atomic::Ordering::Relaxed);
-            })
+            sink.sync().inspect_err(|_| rows_failed.set(true))
         })
         .map_err(|e| {
-            let path = match rows_failed.load(std::sync::atomic::Ordering::Relaxed) {
-                true => &witness_path,
-                false => &receipt_path,
-            };
-            write_err(path)(e)
+            write_err(if rows_failed.get() {
+                &witness_path
+            } else {
+                &receipt_path
+            })(e)
         })?;
 
     if let Some(shrink) = shrinking

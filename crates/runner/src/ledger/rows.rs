@@ -411,9 +411,9 @@ impl RowSink {
     }
 
     /// From now on [`RowSink::finish`] appends what is buffered but does not sync: the run
-    /// calls [`RowSink::sync`] itself, beside its other end-of-run writes (the final
-    /// receipt's temporary file is written and synced meanwhile, and put in place only once
-    /// the rows are synced).
+    /// starts the sync itself ([`RowSink::start_sync`]), writes and syncs the final
+    /// receipt's temporary file meanwhile, and puts it in place once [`RowSink::sync`] is
+    /// done.
     pub(crate) fn defer_sync(&self) {
         self.state().defer_sync = true;
     }
@@ -428,6 +428,20 @@ impl RowSink {
             return Ok(());
         }
         Self::sync_state(&mut state)
+    }
+
+    /// Starts making every row appended so far durable without waiting: the supervisor's
+    /// drainer is asked to append and sync the rows handed to it, the disk to write this
+    /// process's appends ([`JsonLinesWriter::start_writeback`]). [`RowSink::sync`] then waits
+    /// for less. Call it after [`RowSink::finish`].
+    pub(crate) fn start_sync(&self) -> io::Result<()> {
+        let mut state = self.state();
+        state.append()?;
+        match &state.mode {
+            RowMode::Shared(slot) => slot.ask_flush(),
+            RowMode::Batched | RowMode::EachRow => state.writer.start_writeback(),
+        }
+        Ok(())
     }
 
     /// Makes every row appended so far durable: through the supervisor's drainer for rows

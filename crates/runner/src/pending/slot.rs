@@ -262,6 +262,13 @@ impl Slot {
         self.wait(|s| s.word(CONSUMED).load(Ordering::Acquire) >= written)
     }
 
+    /// Asks for every row copied into the ring to be appended and synced, without waiting
+    /// ([`Slot::flush`] waits).
+    pub(crate) fn ask_flush(&self) {
+        self.word(FLUSH).fetch_max(self.written, Ordering::AcqRel);
+        self.rows.ring_doorbell();
+    }
+
     /// Asks for every row copied into the ring to be appended and synced, and waits for it.
     pub(crate) fn flush(&self) -> io::Result<()> {
         let written = self.written;

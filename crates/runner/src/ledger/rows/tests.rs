@@ -248,8 +248,8 @@ fn cut_append_in_this_process(dir: &Path) {
 
 /// A long run without a supervisor hands its rows to a ring of its own
 /// ([`RowMode::or_own_ring`]): the witness file holds exactly the bytes a batched run
-/// writes for the same verdicts (passes, failures, in order), and `finish` then `sync`
-/// (deferred, as a run ends) leave every row in it. A short run, a watched run, and a run
+/// writes for the same verdicts (passes, failures, in order), and `finish`, `start_sync`
+/// and `sync` (deferred, as a run ends) leave every row in it. A short run, a watched run, and a run
 /// whose rows go elsewhere already keep their mode.
 #[cfg(target_os = "linux")]
 #[test]
@@ -272,6 +272,7 @@ fn a_long_run_s_own_ring_writes_the_rows_a_batched_run_writes() {
             sink.push(seed, signature).unwrap();
         }
         sink.finish().unwrap();
+        sink.start_sync().unwrap();
         sink.sync().unwrap();
     }
     let ring = std::fs::read(&ring_path).unwrap();
