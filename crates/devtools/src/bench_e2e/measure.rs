@@ -343,8 +343,49 @@ pub(crate) fn render(times: &Times, sizes: &[u64], rounds: usize, machine: &str)
             }
             let _ = writeln!(s);
         }
+        slopes(&mut s, times, sizes, &group);
     }
     s
+}
+
+/// The cost of a case beyond the fixed cost: the slope between the two largest sizes, in µs
+/// per case, for each contender of `group`, with its ratio to its proptest's slope (both
+/// per round, median [min–max]).
+fn slopes(s: &mut String, times: &Times, sizes: &[u64], group: &[Contender; 3]) {
+    let [.., small, large] = sizes else {
+        return;
+    };
+    let (a, b) = (sizes.len() - 2, sizes.len() - 1);
+    if large <= small {
+        return;
+    }
+    let per_case = |c: Contender| -> Vec<f64> {
+        times[a][c.index()]
+            .iter()
+            .zip(&times[b][c.index()])
+            .map(|(t_small, t_large)| {
+                (t_large.as_secs_f64() - t_small.as_secs_f64()) * 1e6 / (large - small) as f64
+            })
+            .collect()
+    };
+    let _ = write!(s, "{:>8}", "per case");
+    for (i, &c) in group.iter().enumerate() {
+        let mine = per_case(c);
+        let _ = write!(s, "  {:>21} µs", spread(Spread::of(mine.clone()), 3));
+        if i > 0 {
+            let base = per_case(c.baseline());
+            let ratio = mine
+                .iter()
+                .zip(&base)
+                .map(|(m, b)| m / b.max(f64::MIN_POSITIVE))
+                .collect();
+            let _ = write!(s, " {:>20}", spread(Spread::of(ratio), 2));
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\n          (per case: the slope between {small} and {large} cases, the fixed cost left out)"
+    );
 }
 
 fn spread(x: Spread, digits: usize) -> String {

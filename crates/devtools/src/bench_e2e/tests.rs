@@ -76,3 +76,26 @@ fn the_table_shows_every_size_and_each_seedledger_time_over_its_own_proptest_bas
     assert!(lines[1].contains("1.00 [1.00"), "{table}");
     assert!(table.lines().any(|l| l.trim_start().starts_with("1000 ")));
 }
+
+#[test]
+fn the_cost_per_case_is_the_slope_between_the_two_largest_sizes() {
+    let us = |x: u64| Duration::from_micros(x);
+    // proptest spawned: 1000 µs at 1,000 cases, 2000 µs at 2,000: 1 µs a case; prop run:
+    // 3000 then 3500: 0.5 µs a case, half proptest's.
+    let mut small = vec![vec![us(1000)]; Contender::ALL.len()];
+    let mut large = vec![vec![us(2000)]; Contender::ALL.len()];
+    small[1] = vec![us(3000)];
+    large[1] = vec![us(3500)];
+    let table = render(&vec![small, large], &[1000, 2000], 1, "m");
+    let line = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("per case"))
+        .unwrap();
+    assert!(line.contains("1.000 [1.000"), "{table}");
+    assert!(line.contains("0.500 [0.500"), "{table}");
+    assert!(line.contains("0.50 [0.50"), "{table}");
+    assert!(
+        table.contains("slope between 1000 and 2000 cases"),
+        "{table}"
+    );
+}
