@@ -17,7 +17,9 @@
 //!   proptest's `proptest!` in the same test binary (`PROPTEST_CASES=N`);
 //! * in this process (no process start): `check`'s run (code identity, then the library
 //!   `run` with evidence), proptest's `TestRunner::run`, and the library `run` without
-//!   evidence.
+//!   evidence;
+//! * and, for the smallest size, where `check`'s fixed cost goes (`breakdown.rs`): its git
+//!   processes, its evidence outside git, with no open receipt, and the trials alone.
 //!
 //! Both binaries are built in release by `cargo build` first (`--suite` and `--tests` take
 //! prebuilt ones). The scratch workspace is a git repository with the spec committed, as a
@@ -32,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod breakdown;
 mod measure;
 
 /// The longest input vector (lengths are `0..=MAX_LEN`), as in the runner bench.
@@ -174,8 +177,14 @@ fn bench(args: &E2eBenchArgs) -> Result<String, String> {
     let times = bench.rounds(&sizes, rounds, &mut |what| {
         errln!("bench e2e: {what}");
     })?;
+    // Where the smallest run's fixed cost goes, its parts timed apart.
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir_all(&plain).map_err(|e| format!("cannot create {plain:?}: {e}"))?;
+    scratch_workspace(&plain, false)?;
+    errln!("bench e2e: where the fixed cost goes");
+    let parts = breakdown::breakdown(&bench, &plain, sizes[0], rounds)?;
     let load_after = load_average();
-    Ok(measure::render(
+    let table = measure::render(
         &times,
         &sizes,
         rounds,
@@ -188,7 +197,8 @@ fn bench(args: &E2eBenchArgs) -> Result<String, String> {
                 "a git repository, spec committed"
             }
         ),
-    ))
+    );
+    Ok(table + &parts)
 }
 
 /// The first field of `/proc/loadavg`, or `?`.

@@ -373,6 +373,17 @@ impl JsonLinesWriter {
         }
     }
 
+    /// Starts [`JsonLinesWriter::sync`] on another thread, so that the caller can sync
+    /// another file meanwhile (two syncs under way at once wait for the disk about once, not
+    /// twice); join the handle for its result. `Err` when no thread (or descriptor) can be
+    /// had: then sync here.
+    pub fn sync_in_background(&self) -> io::Result<std::thread::JoinHandle<io::Result<()>>> {
+        let file = self.file.try_clone()?;
+        std::thread::Builder::new()
+            .name("seedledger-sync".into())
+            .spawn(move || file.sync_data())
+    }
+
     /// Flushes the file to stable storage.
     pub fn sync(&self) -> io::Result<()> {
         self.file.sync_data()

@@ -1,9 +1,8 @@
 //! The contenders of `bench e2e`, the interleaved rounds and the table.
 
-use super::{CHEAP, CHEAP_ID, MAX_LEN, holds, run_without_evidence, timed_process};
+use super::{CHEAP_ID, MAX_LEN, holds, run_without_evidence, timed_process};
 use proptest::arbitrary::any;
 use proptest::test_runner::{Config, TestRunner};
-use seedledger_runner::{Evidence, RunOptions, ShrinkConfig};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -162,27 +161,12 @@ impl Bench {
         cmd
     }
 
-    /// What `check` does in its test's process, `n` seeds from 1: the code identity of the
-    /// workspace, then the library run writing `prop run`'s evidence.
+    /// What `check` does in its test's process, `n` seeds from 1: the spec's question to
+    /// git started ahead, the code identity of the workspace, then the library run writing
+    /// `prop run`'s evidence.
     fn check_here(&self, n: u64) -> Result<(), String> {
         let root = seedledger_runner::engine::anchored(&self.root);
-        let code = seedledger_runner::engine::code_identity(&root, None).ok();
-        let evidence = Evidence {
-            out_dir: root.join("target").join("seedledger"),
-            patch_id: "local".to_string(),
-            code,
-            durable: true,
-            root,
-        };
-        let options = RunOptions::cases(n)
-            .shrink(Some(ShrinkConfig::default()))
-            .evidence(evidence);
-        let report = seedledger_runner::run(&CHEAP, &options).map_err(|e| e.to_string())?;
-        if report.passed() {
-            Ok(())
-        } else {
-            Err("check's run: the cheap property failed".to_string())
-        }
+        super::breakdown::run_with_evidence(&root, n, true, true)
     }
 }
 

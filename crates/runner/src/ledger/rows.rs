@@ -266,6 +266,18 @@ pub(crate) struct SinkState {
     appended_here: bool,
     /// [`RowSink::finish`] leaves the sync to [`RowSink::sync`] (see [`RowSink::defer_sync`]).
     defer_sync: bool,
+    /// The file's sync [`RowSink::start_sync`] started on another thread.
+    syncing: Option<std::thread::JoinHandle<io::Result<()>>>,
+}
+
+impl Drop for SinkState {
+    fn drop(&mut self) {
+        // A run that ended before waiting for the sync it started (an error on the way)
+        // still returns only once its rows are as durable as the sync makes them.
+        if let Some(syncing) = self.syncing.take() {
+            let _ = syncing.join();
+        }
+    }
 }
 
 /// Writeback of the witness file is started every this many bytes appended (see
@@ -382,6 +394,7 @@ impl RowSink {
                 verdicts,
                 appended_here: false,
                 defer_sync: false,
+                syncing: None,
             }),
         })
     }
@@ -431,15 +444,20 @@ impl RowSink {
     }
 
     /// Starts making every row appended so far durable without waiting: the supervisor's
-    /// drainer is asked to append and sync the rows handed to it, the disk to write this
-    /// process's appends ([`JsonLinesWriter::start_writeback`]). [`RowSink::sync`] then waits
-    /// for less. Call it after [`RowSink::finish`].
+    /// drainer is asked to append and sync the rows handed to it; the file this process
+    /// appended to is synced on a thread of its own (where none can be started, its
+    /// writeback is started: [`JsonLinesWriter::start_writeback`]). [`RowSink::sync`] then
+    /// waits for it: the caller syncs another file meanwhile. Call it after
+    /// [`RowSink::finish`].
     pub(crate) fn start_sync(&self) -> io::Result<()> {
         let mut state = self.state();
         state.append()?;
         match &state.mode {
             RowMode::Shared(slot) => slot.ask_flush(),
-            RowMode::Batched | RowMode::EachRow => state.writer.start_writeback(),
+            RowMode::Batched | RowMode::EachRow => match state.writer.sync_in_background() {
+                Ok(syncing) => state.syncing = Some(syncing),
+                Err(_) => state.writer.start_writeback(),
+            },
         }
         Ok(())
     }
@@ -449,6 +467,17 @@ impl RowSink {
     /// sync of the file for rows this process appended. Call it after [`RowSink::finish`].
     pub(crate) fn sync(&self) -> io::Result<()> {
         let mut state = self.state();
+        // A sync already under way covers every row appended before it started.
+        let synced = match state.syncing.take() {
+            Some(syncing) => {
+                (syncing.join()).unwrap_or_else(|_| Err(io::Error::other("a sync panicked")))?;
+                true
+            }
+            None => false,
+        };
+        if synced && state.buf.is_empty() && !matches!(state.mode, RowMode::Shared(_)) {
+            return Ok(());
+        }
         state.append()?;
         Self::sync_state(&mut state)
     }
