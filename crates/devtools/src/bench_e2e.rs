@@ -182,7 +182,7 @@ fn bench(args: &E2eBenchArgs) -> Result<String, String> {
     std::fs::create_dir_all(&plain).map_err(|e| format!("cannot create {plain:?}: {e}"))?;
     scratch_workspace(&plain, false)?;
     errln!("bench e2e: where the fixed cost goes");
-    let parts = breakdown::breakdown(&bench, &plain, sizes[0], rounds)?;
+    let parts = breakdown::breakdown(&bench, (&plain, !args.no_git), sizes[0], rounds)?;
     let load_after = load_average();
     let table = measure::render(
         &times,
