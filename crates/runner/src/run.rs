@@ -357,21 +357,12 @@ pub(crate) fn run_property_tallied(
     crate::lock::archive_previous(&receipt_path, property.id)?;
     let mut ledger = OpenReceipt::create(&receipt_path, &fields, &config.seeds, config.durable)
         .map_err(write_err(&receipt_path))?;
-    let sink = std::sync::Arc::new(
-        RowSink::open(
-            &witness_path,
-            row_formatter(property, config, &spec, &pin, &run_id),
-            control.row_mode(&run_id, &witness_path).or_own_ring(
-                &run_id,
-                &witness_path,
-                config.seeds.len(),
-                config.trial_timeout.is_some(),
-            ),
-        )
-        .map_err(write_err(&witness_path))?,
-    );
-    // The rows are synced at the end beside the final receipt's own write (`finish_after`).
-    sink.defer_sync();
+    let sink = open_sink(
+        property,
+        (config, control),
+        (&spec, &pin, &run_id),
+        &witness_path,
+    )?;
     control.started(&RunStarted {
         property_id: property.id,
         run_id: &run_id,
@@ -413,21 +404,7 @@ pub(crate) fn run_property_tallied(
         .map(|t| crate::watchdog::arm(property.id, replay, t, std::sync::Arc::clone(&sink)));
     tally_into_receipt(&mut tally, &mut receipt);
     let shrinking = close_receipt(&mut receipt, config, &spec, &pin, started);
-    // The rows' sync is started, the final receipt written and synced meanwhile, and put in
-    // place once the rows it counts are synced.
-    sink.start_sync().map_err(write_err(&witness_path))?;
-    let rows_failed = std::cell::Cell::new(false);
-    ledger
-        .finish_after(&mut receipt, || {
-            sink.sync().inspect_err(|_| rows_failed.set(true))
-        })
-        .map_err(|e| {
-            write_err(if rows_failed.get() {
-                &witness_path
-            } else {
-                &receipt_path
-            })(e)
-        })?;
+    finish_receipt(ledger, &mut receipt, &sink, (&receipt_path, &witness_path))?;
 
     if let Some(shrink) = shrinking
         && !control.stop_requested()
@@ -454,6 +431,50 @@ pub(crate) fn run_property_tallied(
         receipt,
     };
     Ok((summary, tally, trials_time, fixture))
+}
+
+/// The run's witness rows: where they go (`control`'s mode, or a ring of the run's own for a
+/// long run without a supervisor: `RowMode::or_own_ring`), synced at the end beside the final
+/// receipt's own write ([`finish_receipt`]).
+fn open_sink(
+    property: &Property,
+    (config, control): (&RunConfig, &RunControl),
+    (spec, pin, run_id): (&LoadedSpec, &str, &str),
+    witness_path: &Path,
+) -> Result<std::sync::Arc<RowSink>, RunError> {
+    let mode = control.row_mode(run_id, witness_path).or_own_ring(
+        run_id,
+        witness_path,
+        config.seeds.len(),
+        config.trial_timeout.is_some(),
+    );
+    let rows = row_formatter(property, config, spec, pin, run_id);
+    let sink = RowSink::open(witness_path, rows, mode).map_err(write_err(witness_path))?;
+    sink.defer_sync();
+    Ok(std::sync::Arc::new(sink))
+}
+
+/// Puts the final receipt in place: the rows' sync started, the final receipt written and
+/// synced meanwhile, and put in place once the rows it counts are synced.
+fn finish_receipt(
+    ledger: OpenReceipt,
+    receipt: &mut Receipt,
+    sink: &RowSink,
+    (receipt_path, witness_path): (&Path, &Path),
+) -> Result<(), RunError> {
+    sink.start_sync().map_err(write_err(witness_path))?;
+    let rows_failed = std::cell::Cell::new(false);
+    ledger
+        .finish_after(receipt, || {
+            sink.sync().inspect_err(|_| rows_failed.set(true))
+        })
+        .map_err(|e| {
+            write_err(if rows_failed.get() {
+                witness_path
+            } else {
+                receipt_path
+            })(e)
+        })
 }
 
 /// What the trials found, moved into the receipt (the tally keeps the first failure, the
