@@ -356,26 +356,8 @@ impl Git {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::{Command, Stdio};
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@example.invalid",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
+    use crate::committed::tests::git;
+    use std::process::Command;
 
     /// The identity the commands give one at a time (the module docs), asked of git here
     /// command by command, is what `code_identity` computes with its commands at once: the
@@ -400,18 +382,7 @@ mod tests {
         assert_eq!((clean.base, clean.paths.len()), (None, 0));
         std::fs::write(root.join("a.rs"), "fn a() { 1; }\n").unwrap();
         let diff = Command::new("git")
-            .args([
-                "diff",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--binary",
-                "--full-index",
-                "--no-color",
-                "HEAD",
-                "--",
-                ".",
-                ":(exclude)props/freezes",
-            ])
+            .args(diff_args("HEAD", &exclude()))
             .current_dir(root)
             .output()
             .unwrap()

@@ -256,12 +256,14 @@ pub(crate) fn effective_oracle(declared: OracleSource, committed: Option<bool>) 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::process::Command;
 
-    fn git(dir: &Path, args: &[&str]) {
-        let status = Command::new("git")
+    /// `git ARGS` in `dir` (as a test's author, never signing), which must succeed: what it
+    /// printed, trimmed.
+    pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
             .args([
                 "-c",
                 "user.name=t",
@@ -272,11 +274,25 @@ mod tests {
             ])
             .args(args)
             .current_dir(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
+            .stdin(Stdio::null())
+            .output()
             .unwrap();
-        assert!(status.success(), "git {args:?}");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// A workspace with `props/p.md` (`spec\n`) in a new repository, committed when `commit`.
+    fn spec_repository(commit: bool) -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("props")).unwrap();
+        std::fs::write(root.join("props/p.md"), "spec\n").unwrap();
+        git(root, &["init", "-q"]);
+        if commit {
+            git(root, &["add", "props"]);
+            git(root, &["commit", "-q", "-m", "spec"]);
+        }
+        tmp
     }
 
     /// Whether git itself finds a repository from `dir`.
@@ -331,12 +347,9 @@ mod tests {
 
     #[test]
     fn committed_edited_and_absent_specs_are_told_apart_with_their_reasons() {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = spec_repository(false);
         let root = tmp.path();
-        std::fs::create_dir_all(root.join("props")).unwrap();
         let rel = Path::new("props/p.md");
-        std::fs::write(root.join(rel), "spec\n").unwrap();
-        git(root, &["init", "-q"]);
         // A repository without a commit: the path is not in HEAD.
         let state = spec_committed(root, rel, b"spec\n");
         assert_eq!(state.committed, Some(false));
@@ -376,14 +389,9 @@ mod tests {
     /// about another path or directory is not answered with it.
     #[test]
     fn a_prefetched_answer_is_the_answer_for_its_own_path_once() {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = spec_repository(true);
         let root = tmp.path();
-        std::fs::create_dir_all(root.join("props")).unwrap();
         let rel = Path::new("props/p.md");
-        std::fs::write(root.join(rel), "spec\n").unwrap();
-        git(root, &["init", "-q"]);
-        git(root, &["add", "props"]);
-        git(root, &["commit", "-q", "-m", "spec"]);
         prefetch_spec(root, "p");
         assert!(prefetched(root, Path::new("props/q.md")).is_none());
         let edited = spec_committed(root, rel, b"spee\n");
