@@ -274,6 +274,10 @@ pub struct RunArgs {
     /// `supervise.rs`).
     #[arg(long, hide = true, value_name = "FD")]
     events_fd: Option<i32>,
+    /// Internal: the descriptor the supervised worker reads the code identity from, which
+    /// the supervisor computes while the worker starts (see `supervise/handoff.rs`).
+    #[arg(long, hide = true, value_name = "FD")]
+    code_fd: Option<i32>,
 }
 
 #[derive(Debug, Args)]

@@ -62,6 +62,13 @@ pub enum BenchCommand {
     /// the reported failure, and the median time of a run with the ratio of the two tools.
     /// Build with `--release`: `cargo run --release -p xtask -- bench stateful`.
     Stateful(crate::bench_stateful::StatefulBenchArgs),
+    /// A small run end to end beside proptest: `prop run` of a suite binary, `check` and
+    /// `proptest!` in a `cargo test` binary (each a fresh process), and both in this process,
+    /// on the runner bench's cheap property at 100, 1,000, 10,000 and 100,000 cases, in
+    /// interleaved rounds; seedledger's evidence is written and read back. Builds the
+    /// binaries it spawns in release first. Build with `--release`:
+    /// `cargo run --release -p xtask -- bench e2e`.
+    E2e(crate::bench_e2e::E2eBenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -109,6 +116,7 @@ pub fn run(cmd: BenchCommand, suite: &[Property]) -> ExitStatus {
         BenchCommand::Observe(args) => crate::bench_observe::run(&args, suite),
         BenchCommand::Find(args) => crate::bench_find::run(&args),
         BenchCommand::Stateful(args) => crate::bench_stateful::run(&args),
+        BenchCommand::E2e(args) => crate::bench_e2e::run(&args),
     }
 }
 
@@ -236,7 +244,7 @@ fn time<T>(repeat: usize, mut f: impl FnMut() -> T) -> Duration {
 
 /// The manifest of the seedledger-devtools sources this binary was built from: `bench runner`
 /// measures those sources (their bench target), wherever the command is run.
-fn devtools_manifest() -> PathBuf {
+pub(crate) fn devtools_manifest() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")
 }
 

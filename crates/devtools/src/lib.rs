@@ -1,5 +1,6 @@
 //! seedledger's own dev tooling, kept out of the command line users ship: the benchmarks
-//! (`cargo xtask bench shrink|runner|scale|isolate|store|etna|observe|find|stateful`) and the kill campaign
+//! (`cargo xtask bench shrink|runner|scale|isolate|store|etna|observe|find|stateful|e2e`) and the
+//! kill campaign
 //! (`cargo xtask campaign kill`). This repository's `xtask` adds [`DevCommand`] to the
 //! command line through [`seedledger_cli::Extension`]; a workspace that adopts seedledger
 //! never links this crate.
@@ -9,6 +10,7 @@
 extern crate seedledger_cli;
 
 mod bench;
+pub mod bench_e2e;
 mod bench_etna;
 mod bench_find;
 mod bench_observe;
@@ -29,6 +31,7 @@ pub enum DevCommand {
     /// Benchmarks that print figures: `bench shrink`, `bench runner`, `bench scale`,
     /// `bench isolate`, `bench store`, `bench etna`, `bench observe`, `bench find`,
     /// `bench stateful`.
+    /// `bench e2e`.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
     /// Campaigns that attack the evidence: `campaign kill` kills running suites at random

@@ -56,6 +56,23 @@ pub fn write_atomic_with(
     write_atomic_file_with(path, fill).map(drop)
 }
 
+/// [`write_atomic_with`] that calls `before_rename` once the temporary file is written and
+/// synced, and puts the file in place only if it succeeds (its error is returned, the path
+/// left as it was): for a file that may name only what another write made durable first,
+/// such as a receipt and the witness rows it counts. `before_rename` may have been working
+/// all along on another thread (see the runner's `ledger.rs`): the two syncs then overlap.
+pub fn write_atomic_with_before_rename(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    before_rename: impl FnOnce() -> io::Result<()>,
+) -> io::Result<()> {
+    let (dir, tmp) = temp_filled(path, fill)?;
+    before_rename()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    sync_dir(&dir);
+    Ok(())
+}
+
 /// [`write_atomic_file`] of the bytes `fill` writes (through a buffer).
 pub fn write_atomic_file_with(
     path: &Path,
@@ -354,6 +371,17 @@ impl JsonLinesWriter {
             let _ = path;
             true
         }
+    }
+
+    /// Starts [`JsonLinesWriter::sync`] on another thread, so that the caller can sync
+    /// another file meanwhile (two syncs under way at once wait for the disk about once, not
+    /// twice); join the handle for its result. `Err` when no thread (or descriptor) can be
+    /// had: then sync here.
+    pub fn sync_in_background(&self) -> io::Result<std::thread::JoinHandle<io::Result<()>>> {
+        let file = self.file.try_clone()?;
+        std::thread::Builder::new()
+            .name("seedledger-sync".into())
+            .spawn(move || file.sync_data())
     }
 
     /// Flushes the file to stable storage.

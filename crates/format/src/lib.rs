@@ -39,6 +39,7 @@ pub use digits::{DecimalRun, decimal_len, write_decimal};
 pub use durable::{
     DIR_MODE, FILE_MODE, JsonLinesWriter, append_lines_at, complete_lines, create_dirs,
     write_atomic, write_atomic_file, write_atomic_file_with, write_atomic_new, write_atomic_with,
+    write_atomic_with_before_rename,
 };
 pub use errors::{FieldError, FieldProblem, ParseError, SpecError};
 pub use exit::ExitStatus;

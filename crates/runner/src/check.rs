@@ -83,8 +83,12 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
             .map_err(|_| format!("SEEDLEDGER_CASES=`{text}` is not a number of seeds"))?,
         None => DEFAULT_CASES,
     };
-    let seeds = cases(count, DEFAULT_BASE_SEED).map_err(|e| e.to_string())?;
+    // (The plan checked here, for the error's wording; the run makes it again.)
+    cases(count, DEFAULT_BASE_SEED).map_err(|e| e.to_string())?;
     let base = env.base.clone().filter(|b| !b.is_empty());
+    // The run's question whether its spec is committed goes to git now, beside the code
+    // identity's (a git process is most of a short run's fixed cost).
+    crate::committed::prefetch_spec(&root, property.id);
     let code = match crate::code::code_identity(&root, base.as_deref()) {
         Ok(code) => Some(code),
         Err(e) if base.is_some() => return Err(format!("SEEDLEDGER_BASE: {e}")),
@@ -99,7 +103,8 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
     };
     // The library-level run (the crate's one trial loop), writing `prop run`'s evidence;
     // observed when $SEEDLEDGER_OBSERVE names a file (`observe.rs`).
-    let options = crate::lib_run::RunOptions::seeds(seeds)
+    let options = crate::lib_run::RunOptions::cases(count)
+        .base_seed(DEFAULT_BASE_SEED)
         .shrink(Some(ShrinkConfig::default()))
         .evidence(evidence);
     let summary = crate::observe::run_checked(property, &options)?;

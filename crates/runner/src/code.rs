@@ -77,113 +77,354 @@ pub enum CodeError {
 
 /// Computes the code identity of the work tree at `root`: against `base` when given, else
 /// the `HEAD` commit (see the module docs).
+///
+/// The git commands that do not need each other's answers run at once (a git process is
+/// most of a short run's fixed cost): with a base, its two diffs once it is resolved; without
+/// one, `rev-list` and `diff`. Outside any repository git is not started at all
+/// ([`CodeError::NotRepository`], as git would say).
 pub fn code_identity(root: &Path, base: Option<&str>) -> Result<CodeIdentity, CodeError> {
+    start_code_identity(root, base).finish()
+}
+
+/// [`code_identity`] in two steps: the git processes are started now and run while the
+/// caller does something else (`prop run`'s supervisor starts its run process meanwhile);
+/// [`CodeIdentityJob::finish`] waits for them.
+pub fn start_code_identity(root: &Path, base: Option<&str>) -> CodeIdentityJob {
     let dir = if root.as_os_str().is_empty() {
         Path::new(".")
     } else {
         root
     };
-    let shown = dir.display().to_string();
-    let git = |args: &[&str]| -> Result<Vec<u8>, CodeError> {
-        let out = crate::anchor::git_command(dir)
+    let git = Git {
+        dir: dir.to_path_buf(),
+        shown: dir.display().to_string(),
+    };
+    let state = if crate::committed::outside_git(dir) {
+        Job::Done(Err(CodeError::NotRepository {
+            dir: git.shown.clone(),
+        }))
+    } else {
+        match base {
+            Some(base) => Job::Base {
+                base: base.to_string(),
+                resolve: git.spawn(&[
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    &format!("{base}^{{commit}}"),
+                ]),
+            },
+            None => {
+                let exclude = exclude();
+                let [rev_list, diff] = [
+                    git.spawn(&["rev-list", "-1", "HEAD", "--", ".", &exclude]),
+                    git.spawn(&diff_args("HEAD", &exclude)),
+                ];
+                Job::Head { rev_list, diff }
+            }
+        }
+    };
+    CodeIdentityJob { git, state }
+}
+
+/// A code identity being computed ([`start_code_identity`]). Its git processes are waited
+/// for by [`CodeIdentityJob::finish`], or when it is dropped.
+#[derive(Debug)]
+pub struct CodeIdentityJob {
+    git: Git,
+    state: Job,
+}
+
+#[derive(Debug)]
+enum Job {
+    Done(Result<CodeIdentity, CodeError>),
+    /// No base: `rev-list` and `diff` started.
+    Head {
+        rev_list: Result<std::process::Child, CodeError>,
+        diff: Result<std::process::Child, CodeError>,
+    },
+    /// A base: its resolution to a commit started.
+    Base {
+        base: String,
+        resolve: Result<std::process::Child, CodeError>,
+    },
+}
+
+impl CodeIdentityJob {
+    /// Waits for the git processes (starting those that needed an answer first) and makes
+    /// the identity.
+    pub fn finish(mut self) -> Result<CodeIdentity, CodeError> {
+        let state = std::mem::replace(
+            &mut self.state,
+            Job::Done(Err(CodeError::NotRepository { dir: String::new() })),
+        );
+        let git = &self.git;
+        let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).trim().to_string();
+        let exclude = exclude();
+        match state {
+            Job::Done(result) => result,
+            Job::Base { base, resolve } => {
+                let spec = format!("{base}^{{commit}}");
+                let resolve_args = ["rev-parse", "--verify", "--quiet", &spec];
+                let resolved = git
+                    .finish_spawned(resolve, &resolve_args)
+                    .map_err(|e| match e {
+                        CodeError::Git { message, .. } => CodeError::BadBase {
+                            base: base.clone(),
+                            message: if message.is_empty() {
+                                "unknown revision".to_string()
+                            } else {
+                                message
+                            },
+                        },
+                        other => other,
+                    })?;
+                let resolved = text(resolved);
+                let names = [
+                    "diff",
+                    "--no-ext-diff",
+                    "--name-only",
+                    "-z",
+                    &resolved,
+                    "--",
+                    ".",
+                    &exclude,
+                ];
+                let diff_args = diff_args(&resolved, &exclude);
+                let [diff, names] = git.together(
+                    [git.spawn(&diff_args), git.spawn(&names)],
+                    [&diff_args, &names],
+                );
+                let (diff, names) = (diff?, names?);
+                // The base is part of what the identity names: the same diff on another base
+                // is other code (a rebase changes it even when the patch's own lines do not).
+                let mut named = format!("seedledger-code-v1\n{resolved}\n").into_bytes();
+                named.extend_from_slice(&diff);
+                let digest = sha256_hex(&named);
+                let paths = names
+                    .split(|&b| b == 0)
+                    .filter(|p| !p.is_empty())
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .collect();
+                Ok(CodeIdentity {
+                    code: format!("diff:{digest}"),
+                    base: Some(resolved),
+                    paths,
+                })
+            }
+            Job::Head { rev_list, diff } => {
+                // The HEAD commit of the code: the last commit that changed anything outside
+                // the freeze store, so that committing a citation does not retire it.
+                let rev_list_args = ["rev-list", "-1", "HEAD", "--", ".", &exclude];
+                let diff_head = diff_args("HEAD", &exclude);
+                let [head, changes] = git.together([rev_list, diff], [&rev_list_args, &diff_head]);
+                let head = text(head?);
+                let changes = changes?;
+                let head = if head.is_empty() {
+                    let args = ["rev-parse", "--verify", "HEAD"];
+                    text(git.finish_spawned(git.spawn(&args), &args)?)
+                } else {
+                    head
+                };
+                let code = if changes.is_empty() {
+                    format!("commit:{head}")
+                } else {
+                    format!("commit:{head}+dirty:{}", sha256_hex(&changes))
+                };
+                Ok(CodeIdentity {
+                    code,
+                    base: None,
+                    paths: Vec::new(),
+                })
+            }
+        }
+    }
+}
+
+impl Drop for CodeIdentityJob {
+    fn drop(&mut self) {
+        // Never finished: its processes are waited for, not left behind.
+        let children = match &mut self.state {
+            Job::Head { rev_list, diff } => vec![rev_list.as_mut().ok(), diff.as_mut().ok()],
+            Job::Base { resolve, .. } => vec![resolve.as_mut().ok()],
+            Job::Done(_) => Vec::new(),
+        };
+        for child in children.into_iter().flatten() {
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The pathspec that leaves the freeze store out.
+fn exclude() -> String {
+    format!(":(exclude){FREEZE_STORE}")
+}
+
+/// `git diff` of the work tree against `rev`, as the identity digests it.
+fn diff_args<'a>(rev: &'a str, exclude: &'a str) -> [&'a str; 10] {
+    [
+        "diff",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--binary",
+        "--full-index",
+        "--no-color",
+        rev,
+        "--",
+        ".",
+        exclude,
+    ]
+}
+
+/// git in one directory, with the environment the process started with.
+#[derive(Debug)]
+struct Git {
+    dir: std::path::PathBuf,
+    /// The directory as errors show it.
+    shown: String,
+}
+
+impl Git {
+    fn spawn(&self, args: &[&str]) -> Result<std::process::Child, CodeError> {
+        crate::anchor::git_command(&self.dir)
             .args(args)
             .stdin(std::process::Stdio::null())
-            .output()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .map_err(|e| CodeError::NoGit {
-                dir: shown.clone(),
+                dir: self.shown.clone(),
                 message: e.to_string(),
-            })?;
+            })
+    }
+
+    /// What `child` (started with `args`) printed, or the error its failure is.
+    fn finish(&self, child: std::process::Child, args: &[&str]) -> Result<Vec<u8>, CodeError> {
+        let out = child.wait_with_output().map_err(|e| CodeError::NoGit {
+            dir: self.shown.clone(),
+            message: e.to_string(),
+        })?;
         if out.status.success() {
-            Ok(out.stdout)
-        } else {
-            let message = String::from_utf8_lossy(&out.stderr).trim().to_string();
-            if message.contains("not a git repository") {
-                return Err(CodeError::NotRepository { dir: shown.clone() });
-            }
-            Err(CodeError::Git {
-                args: args.join(" "),
-                dir: shown.clone(),
-                message,
-            })
+            return Ok(out.stdout);
         }
-    };
-    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).trim().to_string();
-    git(&["rev-parse", "--is-inside-work-tree"])?;
-    let exclude = format!(":(exclude){FREEZE_STORE}");
-    let diff = |rev: &str| {
-        git(&[
-            "diff",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--binary",
-            "--full-index",
-            "--no-color",
-            rev,
-            "--",
-            ".",
-            &exclude,
-        ])
-    };
-    match base {
-        Some(base) => {
-            let spec = format!("{base}^{{commit}}");
-            let resolved = git(&["rev-parse", "--verify", "--quiet", &spec]).map_err(|e| {
-                CodeError::BadBase {
-                    base: base.to_string(),
-                    message: match e {
-                        CodeError::Git { message, .. } if !message.is_empty() => message,
-                        CodeError::Git { .. } => "unknown revision".to_string(),
-                        other => other.to_string(),
-                    },
-                }
-            })?;
-            let resolved = text(resolved);
-            // The base is part of what the identity names: the same diff on another base is
-            // other code (a rebase changes it even when the patch's own lines do not).
-            let mut named = format!("seedledger-code-v1\n{resolved}\n").into_bytes();
-            named.extend_from_slice(&diff(&resolved)?);
-            let digest = sha256_hex(&named);
-            let names = git(&[
-                "diff",
-                "--no-ext-diff",
-                "--name-only",
-                "-z",
-                &resolved,
-                "--",
-                ".",
-                &exclude,
-            ])?;
-            let paths = names
-                .split(|&b| b == 0)
-                .filter(|p| !p.is_empty())
-                .map(|p| String::from_utf8_lossy(p).into_owned())
-                .collect();
-            Ok(CodeIdentity {
-                code: format!("diff:{digest}"),
-                base: Some(resolved),
-                paths,
-            })
+        let message = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        if message.contains("not a git repository") {
+            return Err(CodeError::NotRepository {
+                dir: self.shown.clone(),
+            });
         }
-        None => {
-            // The HEAD commit of the code: the last commit that changed anything outside the
-            // freeze store, so that committing a citation does not retire it.
-            let head = text(git(&["rev-list", "-1", "HEAD", "--", ".", &exclude])?);
-            let head = if head.is_empty() {
-                text(git(&["rev-parse", "--verify", "HEAD"])?)
-            } else {
-                head
+        Err(CodeError::Git {
+            args: args.join(" "),
+            dir: self.shown.clone(),
+            message,
+        })
+    }
+
+    /// [`Git::finish`] of a process [`Git::spawn`] may have failed to start.
+    fn finish_spawned(
+        &self,
+        child: Result<std::process::Child, CodeError>,
+        args: &[&str],
+    ) -> Result<Vec<u8>, CodeError> {
+        child.and_then(|child| self.finish(child, args))
+    }
+
+    /// Two processes started together, each waited for whatever the other did: their
+    /// outputs or errors (`args` name them in errors). Outside a repository both fail; that
+    /// is then the error of both, whichever said it.
+    fn together(
+        &self,
+        [a, b]: [Result<std::process::Child, CodeError>; 2],
+        [a_args, b_args]: [&[&str]; 2],
+    ) -> [Result<Vec<u8>, CodeError>; 2] {
+        let a = self.finish_spawned(a, a_args);
+        let b = self.finish_spawned(b, b_args);
+        if matches!(a, Err(CodeError::NotRepository { .. }))
+            || matches!(b, Err(CodeError::NotRepository { .. }))
+        {
+            let not = || {
+                Err(CodeError::NotRepository {
+                    dir: self.shown.clone(),
+                })
             };
-            let changes = diff("HEAD")?;
-            let code = if changes.is_empty() {
-                format!("commit:{head}")
-            } else {
-                format!("commit:{head}+dirty:{}", sha256_hex(&changes))
-            };
-            Ok(CodeIdentity {
-                code,
-                base: None,
-                paths: Vec::new(),
-            })
+            return [not(), not()];
+        }
+        [a, b]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::committed::tests::git;
+    use std::process::Command;
+
+    /// The identity the commands give one at a time (the module docs), asked of git here
+    /// command by command, is what `code_identity` computes with its commands at once: the
+    /// last commit outside the freeze store, `+dirty` with the digest of the diff, and against
+    /// a base the digest of base and diff with the changed paths.
+    #[test]
+    fn the_identity_is_the_one_git_gives_command_by_command() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("props/freezes")).unwrap();
+        std::fs::write(root.join("a.rs"), "fn a() {}\n").unwrap();
+        git(root, &["init", "-q"]);
+        git(root, &["add", "."]);
+        git(root, &["commit", "-q", "-m", "a"]);
+        let a = git(root, &["rev-parse", "HEAD"]);
+        // A commit of the freeze store alone leaves the identity on `a`.
+        std::fs::write(root.join("props/freezes/c.json"), "{}\n").unwrap();
+        git(root, &["add", "."]);
+        git(root, &["commit", "-q", "-m", "cite"]);
+        let clean = code_identity(root, None).unwrap();
+        assert_eq!(clean.code, format!("commit:{a}"));
+        assert_eq!((clean.base, clean.paths.len()), (None, 0));
+        std::fs::write(root.join("a.rs"), "fn a() { 1; }\n").unwrap();
+        let diff = Command::new("git")
+            .args(diff_args("HEAD", &exclude()))
+            .current_dir(root)
+            .output()
+            .unwrap()
+            .stdout;
+        let dirty = code_identity(root, None).unwrap();
+        assert_eq!(
+            dirty.code,
+            format!("commit:{a}+dirty:{}", sha256_hex(&diff))
+        );
+        let mut named = format!("seedledger-code-v1\n{a}\n").into_bytes();
+        named.extend_from_slice(&diff);
+        let based = code_identity(root, Some("HEAD~1")).unwrap();
+        assert_eq!(based.code, format!("diff:{}", sha256_hex(&named)));
+        assert_eq!(based.base.as_deref(), Some(a.as_str()));
+        assert_eq!(based.paths, ["a.rs"]);
+        assert!(matches!(
+            code_identity(root, Some("no-such-rev")),
+            Err(CodeError::BadBase { .. })
+        ));
+    }
+
+    /// Outside any repository the answer is `NotRepository`, whether git is asked or not
+    /// (a directory that may be inside one is asked).
+    #[test]
+    fn outside_a_repository_there_is_no_identity() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("plain");
+        std::fs::create_dir_all(&dir).unwrap();
+        let inside_some_repository = Command::new("git")
+            .args(["rev-parse", "--git-dir"])
+            .current_dir(&dir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !inside_some_repository {
+            assert!(matches!(
+                code_identity(&dir, None),
+                Err(CodeError::NotRepository { .. })
+            ));
+            assert!(matches!(
+                code_identity(&dir, Some("HEAD")),
+                Err(CodeError::NotRepository { .. })
+            ));
         }
     }
 }

@@ -11,8 +11,9 @@
 
 use seedledger_format::OracleSource;
 use std::io::Write;
-use std::path::Path;
-use std::process::{Output, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+use std::sync::Mutex;
 
 /// Whether a spec file is committed unchanged, and if not, why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +23,68 @@ pub(crate) struct SpecState {
     pub committed: Option<bool>,
     /// For `Some(false)` (and for `None`): what git said, for the receipt and the summary.
     pub why: Option<String>,
+}
+
+/// The git processes [`prefetch`] started, by directory and spec path, until
+/// [`spec_committed`] takes their answer.
+static STARTED: Mutex<Vec<(PathBuf, PathBuf, Child)>> = Mutex::new(Vec::new());
+
+/// At most this many questions are asked ahead at once.
+const MAX_STARTED: usize = 8;
+
+/// Starts the git process that [`spec_committed`] will ask first (`HEAD`'s blob at
+/// `rel_path`), so that it runs beside the run's other start-up work (the code identity's
+/// git processes, reading the spec) instead of after it. Nothing is started outside a
+/// repository, nor when [`MAX_STARTED`] answers are waiting already. The answer is still
+/// compared with the bytes the run digests, whenever they were read.
+fn prefetch(root: &Path, rel_path: &Path) {
+    let dir = if root.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        root
+    };
+    let Some(rel) = rel_path.to_str() else {
+        return;
+    };
+    let mut started = STARTED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if started.len() >= MAX_STARTED || surely_outside_git(dir, git_environment()) {
+        return;
+    }
+    let child = crate::anchor::git_command(dir)
+        .args(["cat-file", "blob", &format!("HEAD:./{rel}")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    if let Ok(child) = child {
+        started.push((dir.to_path_buf(), rel_path.to_path_buf(), child));
+    }
+}
+
+/// [`prefetch`] of the spec file of `property_id` (`props/<id>.md`, as `load_spec` names
+/// it) in the workspace at `root`: for a caller that knows which property runs next before
+/// it computes the code identity (`check`, `prop run`'s worker).
+pub fn prefetch_spec(root: &Path, property_id: &str) {
+    prefetch(root, &Path::new("props").join(format!("{property_id}.md")));
+}
+
+/// The git process [`prefetch`] started for `rel_path` in `dir`, if any (taken).
+fn prefetched(dir: &Path, rel_path: &Path) -> Option<Child> {
+    let mut started = STARTED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let at = started
+        .iter()
+        .position(|(d, r, _)| d == dir && r == rel_path)?;
+    Some(started.swap_remove(at).2)
+}
+
+/// Whether git, started in `dir`, is certain to find no repository (see
+/// [`surely_outside_git`]): then there is nothing to ask it.
+pub(crate) fn outside_git(dir: &Path) -> bool {
+    surely_outside_git(dir, git_environment())
 }
 
 /// Asks git whether `HEAD` holds exactly `bytes` at `rel_path` (see the module docs).
@@ -59,10 +122,17 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
     if surely_outside_git(dir, git_environment()) {
         return state(None, "not inside a git work tree");
     }
-    // The usual case in one git process: `HEAD`'s blob at the path, compared byte for byte
-    // with the bytes digested (the same bytes exactly when the blob ids are the same).
+    // The usual case in one git process (started ahead by `prefetch`, or now): `HEAD`'s blob
+    // at the path, compared byte for byte with the bytes digested (the same bytes exactly
+    // when the blob ids are the same).
+    let head = |rel: &str| match prefetched(dir, rel_path) {
+        Some(child) => child
+            .wait_with_output()
+            .map_err(|e| format!("git did not finish: {e}")),
+        None => git(&["cat-file", "blob", &format!("HEAD:./{rel}")], None),
+    };
     if let Some(rel) = rel_path.to_str()
-        && let Ok(head) = git(&["cat-file", "blob", &format!("HEAD:./{rel}")], None)
+        && let Ok(head) = head(rel)
         && head.status.success()
     {
         return if head.stdout == bytes {
@@ -186,12 +256,14 @@ pub(crate) fn effective_oracle(declared: OracleSource, committed: Option<bool>) 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::process::Command;
 
-    fn git(dir: &Path, args: &[&str]) {
-        let status = Command::new("git")
+    /// `git ARGS` in `dir` (as a test's author, never signing), which must succeed: what it
+    /// printed, trimmed.
+    pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
             .args([
                 "-c",
                 "user.name=t",
@@ -202,11 +274,25 @@ mod tests {
             ])
             .args(args)
             .current_dir(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
+            .stdin(Stdio::null())
+            .output()
             .unwrap();
-        assert!(status.success(), "git {args:?}");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// A workspace with `props/p.md` (`spec\n`) in a new repository, committed when `commit`.
+    fn spec_repository(commit: bool) -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("props")).unwrap();
+        std::fs::write(root.join("props/p.md"), "spec\n").unwrap();
+        git(root, &["init", "-q"]);
+        if commit {
+            git(root, &["add", "props"]);
+            git(root, &["commit", "-q", "-m", "spec"]);
+        }
+        tmp
     }
 
     /// Whether git itself finds a repository from `dir`.
@@ -261,12 +347,9 @@ mod tests {
 
     #[test]
     fn committed_edited_and_absent_specs_are_told_apart_with_their_reasons() {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = spec_repository(false);
         let root = tmp.path();
-        std::fs::create_dir_all(root.join("props")).unwrap();
         let rel = Path::new("props/p.md");
-        std::fs::write(root.join(rel), "spec\n").unwrap();
-        git(root, &["init", "-q"]);
         // A repository without a commit: the path is not in HEAD.
         let state = spec_committed(root, rel, b"spec\n");
         assert_eq!(state.committed, Some(false));
@@ -297,6 +380,29 @@ mod tests {
         assert_eq!(state.committed, Some(false));
         assert_eq!(
             state.why.as_deref(),
+            Some("props/q.md is not in the HEAD commit")
+        );
+    }
+
+    /// A question asked ahead (`prefetch_spec`) is answered as the question asked then: the
+    /// answer is still compared with the bytes digested, it is taken once, and a question
+    /// about another path or directory is not answered with it.
+    #[test]
+    fn a_prefetched_answer_is_the_answer_for_its_own_path_once() {
+        let tmp = spec_repository(true);
+        let root = tmp.path();
+        let rel = Path::new("props/p.md");
+        prefetch_spec(root, "p");
+        assert!(prefetched(root, Path::new("props/q.md")).is_none());
+        let edited = spec_committed(root, rel, b"spee\n");
+        assert_eq!(edited.committed, Some(false));
+        assert!(prefetched(root, rel).is_none(), "taken once");
+        prefetch_spec(root, "p");
+        assert_eq!(spec_committed(root, rel, b"spec\n").committed, Some(true));
+        prefetch_spec(root, "q");
+        let absent = spec_committed(root, Path::new("props/q.md"), b"spec\n");
+        assert_eq!(
+            absent.why.as_deref(),
             Some("props/q.md is not in the HEAD commit")
         );
     }

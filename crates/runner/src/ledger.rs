@@ -75,7 +75,8 @@ pub(crate) mod rows;
 
 use memmap2::MmapMut;
 use seedledger_format::{
-    DecimalRun, Receipt, decimal_len, write_atomic_file_with, write_atomic_with, write_seed_list,
+    DecimalRun, Receipt, decimal_len, write_atomic_file_with, write_atomic_with_before_rename,
+    write_seed_list,
 };
 use std::fs::File;
 use std::io;
@@ -335,9 +336,24 @@ impl OpenReceipt {
     /// is let go by another thread: unmapping it and freeing its pages (the file has no name
     /// left then) cost about a millisecond per 3 MB of receipt — 43 MB for 10^6 seeds near
     /// 2^64 — which the run need not wait for.
-    pub(crate) fn finish(mut self, receipt: &mut Receipt) -> io::Result<()> {
+    #[cfg(test)]
+    pub(crate) fn finish(self, receipt: &mut Receipt) -> io::Result<()> {
+        self.finish_after(receipt, || Ok(()))
+    }
+
+    /// [`OpenReceipt::finish`] once `rows_synced` has made the run's witness rows durable:
+    /// the final text is written and synced first, `rows_synced` is called before it is put
+    /// in place, and it replaces the open receipt only if that succeeds (its error is
+    /// returned, the open receipt left in place). A receipt never names rows a power loss
+    /// could take back. (A caller that started the rows' sync before, without waiting —
+    /// `RowSink::start_sync` — has both syncs under way at once.)
+    pub(crate) fn finish_after(
+        mut self,
+        receipt: &mut Receipt,
+        rows_synced: impl FnOnce() -> io::Result<()>,
+    ) -> io::Result<()> {
         let open = (self.map.take(), self.file.take());
-        write_atomic_with(&self.path, |w| receipt.write_json_pretty(w))?;
+        write_atomic_with_before_rename(&self.path, |w| receipt.write_json_pretty(w), rows_synced)?;
         if open.0.is_some() || open.1.is_some() {
             // (Where no thread can be started, it is let go here.)
             let _ = std::thread::Builder::new()

@@ -170,7 +170,10 @@ pub mod engine {
 
     // The code a run tested, and where its paths are anchored.
     pub use crate::anchor::{anchored, start_dir};
-    pub use crate::code::{CodeError, CodeIdentity, FREEZE_STORE, code_identity};
+    pub use crate::code::{
+        CodeError, CodeIdentity, CodeIdentityJob, FREEZE_STORE, code_identity, start_code_identity,
+    };
+    pub use crate::committed::prefetch_spec;
     pub use crate::lock::{EvidenceLock, lock_evidence};
 
     // Registration (what `register!` expands to) and scheme names.

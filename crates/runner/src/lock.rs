@@ -136,6 +136,11 @@ pub fn lock_evidence(
 /// Moves the receipt at `receipt_path` (an earlier run's) to `ID.<its run_id>.receipt.json`,
 /// never replacing a file; returns the new path, or `None` when there was no receipt. Call
 /// it holding the evidence lock.
+///
+/// The directory is not synced here: the run's next step puts its open receipt in the same
+/// directory and syncs it (`write_atomic_file_with`), which makes both changes durable with
+/// one sync. A power loss before that leaves the earlier receipt under one of its names (or
+/// both: finished by the next run), never neither.
 pub(crate) fn archive_previous(
     receipt_path: &Path,
     property_id: &str,
@@ -176,15 +181,6 @@ pub(crate) fn archive_previous(
             Err(e) => return Err(failed(e)),
         }
         std::fs::remove_file(receipt_path).map_err(failed)?;
-        if let Some(dir) = receipt_path.parent()
-            && let Ok(d) = File::open(if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            })
-        {
-            let _ = d.sync_all();
-        }
         return Ok(Some(archived));
     }
     Err(failed(io::Error::other(

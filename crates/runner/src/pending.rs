@@ -42,6 +42,13 @@
 //! the first rows in order. A failed append (a full disk) is reported to the run, which
 //! fails with the error; its later rows are dropped.
 //!
+//! A long run with no supervisor (`check` from `cargo test`, the library `run` with
+//! evidence, 4096 seeds and more: `ledger/rows.rs`'s `RowMode::or_own_ring`) uses the same
+//! machinery in one process: a mapping of its own, its own drainer thread
+//! (`PendingRows::own_slot`), stopped once the run's rows are synced. Its trials then
+//! cost what `prop run`'s worker's do; a process that dies loses what the ring held, as when
+//! a supervisor and its worker die together.
+//!
 //! What the drainer trusts is the worker's own memory: a property that scribbles on the
 //! mapping could forge rows, as it could write the witness file itself. The reading is
 //! bounds-checked and never panics; records that make no sense fail the run as corrupt.

@@ -369,14 +369,12 @@ pub(crate) fn run_property_tallied(
     crate::lock::archive_previous(&receipt_path, property.id)?;
     let mut ledger = OpenReceipt::create(&receipt_path, &fields, &planned, config.durable)
         .map_err(write_err(&receipt_path))?;
-    let sink = std::sync::Arc::new(
-        RowSink::open(
-            &witness_path,
-            row_formatter(property, config, &spec, &pin, &run_id),
-            control.row_mode(&run_id, &witness_path),
-        )
-        .map_err(write_err(&witness_path))?,
-    );
+    let sink = open_sink(
+        property,
+        (config, control),
+        (&spec, &pin, &run_id),
+        &witness_path,
+    )?;
     control.started(&RunStarted {
         property_id: property.id,
         run_id: &run_id,
@@ -406,7 +404,11 @@ pub(crate) fn run_property_tallied(
         stop_at_first_failure: false,
         targeted: &targeted,
     }
-    .run(&fixture, Some(&mut ledger), control.seed_jobs_of())?;
+    .run(&fixture, Some(&mut ledger), control.seed_jobs_of())
+    .inspect_err(|_| {
+        // The run ends here, its receipt open: its rows are made durable first, as always.
+        let _ = sink.sync();
+    })?;
     let trials_time = trials_started.elapsed();
     // Shrinking runs on this thread: watched from here on (each trial worker is watched on
     // its own).
@@ -416,9 +418,7 @@ pub(crate) fn run_property_tallied(
     tally_into_receipt(&mut tally, &mut receipt);
     let shrinking = close_receipt(&mut receipt, config, &spec, &pin, started);
     crate::targets::close_plan(&mut receipt, planned, &targeted);
-    ledger
-        .finish(&mut receipt)
-        .map_err(write_err(&receipt_path))?;
+    finish_receipt(ledger, &mut receipt, &sink, (&receipt_path, &witness_path))?;
 
     if let Some(shrink) = shrinking
         && !control.stop_requested()
@@ -447,6 +447,50 @@ pub(crate) fn run_property_tallied(
         targets: tally.targets.clone(),
     };
     Ok((summary, tally, trials_time, fixture))
+}
+
+/// The run's witness rows: where they go (`control`'s mode, or a ring of the run's own for a
+/// long run without a supervisor: `RowMode::or_own_ring`), synced at the end beside the final
+/// receipt's own write ([`finish_receipt`]).
+fn open_sink(
+    property: &Property,
+    (config, control): (&RunConfig, &RunControl),
+    (spec, pin, run_id): (&LoadedSpec, &str, &str),
+    witness_path: &Path,
+) -> Result<std::sync::Arc<RowSink>, RunError> {
+    let mode = control.row_mode(run_id, witness_path).or_own_ring(
+        run_id,
+        witness_path,
+        config.seeds.len(),
+        config.trial_timeout.is_some(),
+    );
+    let rows = row_formatter(property, config, spec, pin, run_id);
+    let sink = RowSink::open(witness_path, rows, mode).map_err(write_err(witness_path))?;
+    sink.defer_sync();
+    Ok(std::sync::Arc::new(sink))
+}
+
+/// Puts the final receipt in place: the rows' sync started, the final receipt written and
+/// synced meanwhile, and put in place once the rows it counts are synced.
+fn finish_receipt(
+    ledger: OpenReceipt,
+    receipt: &mut Receipt,
+    sink: &RowSink,
+    (receipt_path, witness_path): (&Path, &Path),
+) -> Result<(), RunError> {
+    sink.start_sync().map_err(write_err(witness_path))?;
+    let rows_failed = std::cell::Cell::new(false);
+    ledger
+        .finish_after(receipt, || {
+            sink.sync().inspect_err(|_| rows_failed.set(true))
+        })
+        .map_err(|e| {
+            write_err(if rows_failed.get() {
+                witness_path
+            } else {
+                receipt_path
+            })(e)
+        })
 }
 
 /// What the trials found, moved into the receipt (the tally keeps the first failure, the

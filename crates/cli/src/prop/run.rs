@@ -61,6 +61,7 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         &inputs.config,
         (inputs.jobs, args.seed_jobs),
         (inputs.executor, inputs.observe.as_deref()),
+        inputs.code_job,
         |property, result| reporter.report(property, result),
     );
     // A clean end: the run process ran every property it started to its end, and no signal
@@ -90,6 +91,9 @@ struct Inputs {
     /// The CI's shard variables that named the part of the plan this run plans (none with an
     /// explicit `--partition` part).
     shard: Option<CiShard>,
+    /// The supervisor's: the code identity being computed while the worker starts, handed to
+    /// it (`supervise/handoff.rs`).
+    code_job: Option<seedledger_runner::engine::CodeIdentityJob>,
 }
 
 impl Inputs {
@@ -127,6 +131,19 @@ impl Inputs {
                 ));
             }
         };
+        // The code identity's git processes start in the supervisor, which hands the
+        // identity to its worker: they run while the worker starts (a git process is most of
+        // a short run's fixed cost). The worker asks git ahead whether its first runs' specs
+        // are committed, beside them.
+        let code_job = worker.is_none().then(|| {
+            let anchored = seedledger_runner::engine::anchored(&root);
+            seedledger_runner::engine::start_code_identity(&anchored, args.base.as_deref())
+        });
+        if worker.is_some() {
+            for property in selected.iter().take(jobs_of(args).min(4)) {
+                seedledger_runner::engine::prefetch_spec(&root, property.id);
+            }
+        }
         let code = code_identity(args, &root)?;
         let freezes = Freezes::read(args, &root)?;
         // The worker writes the rows, so it alone reads the signing key (a remote run's
@@ -186,9 +203,7 @@ impl Inputs {
         {
             return Err(error(format_args!("--observe: {e}")));
         }
-        let jobs = args
-            .jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+        let jobs = jobs_of(args);
         let progress = match worker {
             Some(_) => args.progress_events,
             None => super::progress::wanted(args.common.format),
@@ -204,6 +219,7 @@ impl Inputs {
             ci,
             bazel,
             shard,
+            code_job,
         })
     }
 
@@ -265,6 +281,12 @@ impl Inputs {
         }
         Ok(())
     }
+}
+
+/// Properties run at once: `--jobs`, else one per core.
+fn jobs_of(args: &RunArgs) -> usize {
+    args.jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 /// The seed plan (`--seeds`, or `--cases` from `--base-seed`), and the part of it this run
@@ -355,10 +377,16 @@ fn selection(args: &RunArgs, suite: &[Property]) -> Result<Vec<Property>, ExitSt
 /// runs the properties, so it alone computes it (and refuses a bad --base); the supervisor
 /// alone judges the freezes.
 fn code_identity(args: &RunArgs, root: &Path) -> Result<Option<CodeIdentity>, ExitStatus> {
-    match args
-        .supervised_worker
-        .map(|_| seedledger_runner::engine::code_identity(root, args.base.as_deref()))
-    {
+    // Computed by the supervisor meanwhile (`--code-fd`), else here.
+    let computed = |_| {
+        args.code_fd
+            .and_then(super::supervise::received_code)
+            .unwrap_or_else(|| {
+                seedledger_runner::engine::code_identity(root, args.base.as_deref())
+                    .map_err(|e| e.to_string())
+            })
+    };
+    match args.supervised_worker.map(computed) {
         None => Ok(None),
         Some(Ok(code)) => Ok(Some(code)),
         Some(Err(e)) if args.base.is_some() => Err(error(format_args!("--base: {e}"))),

@@ -61,14 +61,18 @@
 //! starts the worker, forwards signals and says what became of every property; [`pipes`]
 //! reads the worker's stdout and event pipe; [`events`] acts on each event; [`crash`] blames
 //! the runs the worker died in, with [`alone`] replaying their trials when several were under
-//! way.
+//! way. [`handoff`] hands the worker the code identity the supervisor computes while the
+//! worker starts.
 
 mod alone;
 mod crash;
 mod events;
+mod handoff;
 mod pipes;
 mod supervisor;
 mod worker;
+
+pub(crate) use handoff::received_code;
 
 use super::procs::{self, Leftover};
 use crate::common::Format;
@@ -132,6 +136,8 @@ pub fn run(
     jobs: (usize, usize),
     // (where trials run, the `--observe` file)
     (executor, observe): (Option<Arc<dyn TrialExecutor>>, Option<&Path>),
+    // (the supervisor's: the code identity being computed, for the worker)
+    code: Option<seedledger_runner::engine::CodeIdentityJob>,
     report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     match worker {
@@ -143,7 +149,7 @@ pub fn run(
             (executor, observe),
             progress,
         ),
-        None => supervisor::supervise(format, progress, selected, config, jobs, report),
+        None => supervisor::supervise(format, progress, selected, config, jobs, code, report),
     }
 }
 

@@ -220,6 +220,36 @@ pub(crate) enum RowMode {
     EachRow,
 }
 
+/// A run of at least this many seeds without a supervisor hands its rows to a ring of its
+/// own ([`RowMode::or_own_ring`]); a shorter one formats and writes them itself (the ring and
+/// its thread cost more to set up than such a run's rows).
+pub(crate) const OWN_RING_FROM: usize = 4096;
+
+impl RowMode {
+    /// A long run's rows that would be [`RowMode::Batched`] (no supervisor's ring, no
+    /// per-row appends asked for) are handed, as `prop run`'s are, to a ring of the
+    /// process's own drained by a thread of its own (`PendingRows::own_slot`): the trials
+    /// copy 9 bytes a pass instead of formatting and writing each row. Not when `watched`
+    /// (a trial timeout that ends the process must find every row it writes appended by
+    /// this process), nor below [`OWN_RING_FROM`] seeds; where the ring cannot be made,
+    /// batches as before.
+    pub(crate) fn or_own_ring(
+        self,
+        run_id: &str,
+        witness_path: &Path,
+        planned: usize,
+        watched: bool,
+    ) -> RowMode {
+        match self {
+            RowMode::Batched if planned >= OWN_RING_FROM && !watched => {
+                crate::pending::PendingRows::own_slot(run_id, witness_path)
+                    .map_or(RowMode::Batched, RowMode::Shared)
+            }
+            other => other,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct SinkState {
     buf: Vec<u8>,
@@ -234,6 +264,20 @@ pub(crate) struct SinkState {
     verdicts: bool,
     /// This process appended rows to the file itself (not only the supervisor's thread).
     appended_here: bool,
+    /// [`RowSink::finish`] leaves the sync to [`RowSink::sync`] (see [`RowSink::defer_sync`]).
+    defer_sync: bool,
+    /// The file's sync [`RowSink::start_sync`] started on another thread.
+    syncing: Option<std::thread::JoinHandle<io::Result<()>>>,
+}
+
+impl Drop for SinkState {
+    fn drop(&mut self) {
+        // A run that ended before waiting for the sync it started (an error on the way)
+        // still returns only once its rows are as durable as the sync makes them.
+        if let Some(syncing) = self.syncing.take() {
+            let _ = syncing.join();
+        }
+    }
 }
 
 /// Writeback of the witness file is started every this many bytes appended (see
@@ -349,6 +393,8 @@ impl RowSink {
                 retry_at: None,
                 verdicts,
                 appended_here: false,
+                defer_sync: false,
+                syncing: None,
             }),
         })
     }
@@ -377,11 +423,66 @@ impl RowSink {
         state.pushed(start)
     }
 
-    /// Appends what is buffered and syncs the file; a shared slot is given back (its rows
-    /// are all in the file).
+    /// From now on [`RowSink::finish`] appends what is buffered but does not sync: the run
+    /// starts the sync itself ([`RowSink::start_sync`]), writes and syncs the final
+    /// receipt's temporary file meanwhile, and puts it in place once [`RowSink::sync`] is
+    /// done.
+    pub(crate) fn defer_sync(&self) {
+        self.state().defer_sync = true;
+    }
+
+    /// Appends what is buffered and syncs the file (unless [`RowSink::defer_sync`] was
+    /// called: then [`RowSink::sync`] does); a shared slot is given back (its rows are all in
+    /// the file).
     pub(crate) fn finish(&self) -> io::Result<()> {
         let mut state = self.state();
         state.append()?;
+        if state.defer_sync {
+            return Ok(());
+        }
+        Self::sync_state(&mut state)
+    }
+
+    /// Starts making every row appended so far durable without waiting: the supervisor's
+    /// drainer is asked to append and sync the rows handed to it; the file this process
+    /// appended to is synced on a thread of its own (where none can be started, its
+    /// writeback is started: [`JsonLinesWriter::start_writeback`]). [`RowSink::sync`] then
+    /// waits for it: the caller syncs another file meanwhile. Call it after
+    /// [`RowSink::finish`].
+    pub(crate) fn start_sync(&self) -> io::Result<()> {
+        let mut state = self.state();
+        state.append()?;
+        match &state.mode {
+            RowMode::Shared(slot) => slot.ask_flush(),
+            RowMode::Batched | RowMode::EachRow => match state.writer.sync_in_background() {
+                Ok(syncing) => state.syncing = Some(syncing),
+                Err(_) => state.writer.start_writeback(),
+            },
+        }
+        Ok(())
+    }
+
+    /// Makes every row appended so far durable: through the supervisor's drainer for rows
+    /// handed to it (which then has them all: the shared slot is given back), and with a
+    /// sync of the file for rows this process appended. Call it after [`RowSink::finish`].
+    pub(crate) fn sync(&self) -> io::Result<()> {
+        let mut state = self.state();
+        // A sync already under way covers every row appended before it started.
+        let synced = match state.syncing.take() {
+            Some(syncing) => {
+                (syncing.join()).unwrap_or_else(|_| Err(io::Error::other("a sync panicked")))?;
+                true
+            }
+            None => false,
+        };
+        if synced && state.buf.is_empty() && !matches!(state.mode, RowMode::Shared(_)) {
+            return Ok(());
+        }
+        state.append()?;
+        Self::sync_state(&mut state)
+    }
+
+    fn sync_state(state: &mut SinkState) -> io::Result<()> {
         if let RowMode::Shared(slot) = &state.mode {
             // The supervisor appends and syncs the ring's rows; this waits for it. The file
             // needs no second sync unless this process appended rows too.

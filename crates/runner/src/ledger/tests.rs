@@ -200,3 +200,45 @@ fn an_empty_plan_and_no_other_fields_still_make_json() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(v["planned_seeds"], serde_json::json!([]));
 }
+
+/// The final receipt replaces the open one only once the rows it counts are durable:
+/// `finish_after` runs the rows' sync beside the final write and, when it fails, leaves the
+/// open receipt in place (still `stopped_early: true`, every attempted seed listed) and no
+/// temporary file behind; when it succeeds, the final text is in place.
+#[test]
+fn the_final_receipt_waits_for_the_rows_and_is_not_put_in_place_without_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.json");
+    let mut receipt: seedledger_format::Receipt = serde_json::from_value(serde_json::json!({
+        "patch_id": "p", "property_id": "x", "planned_seeds": [1, 2], "attempted_seeds": [1, 2],
+        "shrink_stable": false, "fixture_hash": "h", "stopped_early": false,
+        "oracle_source": "human_reviewed"
+    }))
+    .unwrap();
+    let mut open = OpenReceipt::create(&path, &fields(), &[1, 2], true).unwrap();
+    open.attempt(1).unwrap();
+    open.attempt(2).unwrap();
+    let failed = open.finish_after(&mut receipt, || Err(io::Error::other("disk full")));
+    assert_eq!(failed.unwrap_err().to_string(), "disk full");
+    let left: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(left["stopped_early"], true);
+    assert_eq!(left["attempted_seeds"], serde_json::json!([1, 2]));
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["r.json"]);
+
+    let open = OpenReceipt::create(&path, &fields(), &[1, 2], true).unwrap();
+    let synced = std::sync::atomic::AtomicBool::new(false);
+    open.finish_after(&mut receipt, || {
+        synced.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    })
+    .unwrap();
+    assert!(synced.load(std::sync::atomic::Ordering::SeqCst));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        receipt.to_json_pretty()
+    );
+}

@@ -55,7 +55,24 @@ impl PendingRows {
             rows: Arc::clone(self),
             slot,
             written,
+            own: None,
         })
+    }
+}
+
+impl PendingRows {
+    /// A slot in a mapping of this process's own, served by a drainer thread of this process
+    /// that lives as long as the slot (stopped, once every row is appended and synced, when
+    /// the slot is dropped): for a run without a supervisor, whose trials then neither format
+    /// nor write a row. A process that dies loses what its ring held (the drainer appends
+    /// once a batch waits: in practice the last milliseconds of trials). `None` when the
+    /// mapping or the thread cannot be made.
+    pub(crate) fn own_slot(run_id: &str, witness_path: &Path) -> Option<Slot> {
+        let rows = Arc::new(PendingRows::create(1).ok()?);
+        let drainer = rows.drainer().ok()?;
+        let mut slot = rows.claim(run_id, witness_path)?;
+        slot.own = Some(drainer);
+        Some(slot)
     }
 }
 
@@ -65,6 +82,9 @@ pub(crate) struct Slot {
     pub(super) slot: usize,
     /// Bytes ever copied into the ring (what the slot's `WRITTEN` says).
     written: u64,
+    /// The drainer of a mapping of the run's own ([`PendingRows::own_slot`]): stopped when
+    /// the slot is dropped, after it was given back.
+    own: Option<super::drainer::Drainer>,
 }
 
 impl std::fmt::Debug for Slot {
@@ -242,6 +262,13 @@ impl Slot {
         self.wait(|s| s.word(CONSUMED).load(Ordering::Acquire) >= written)
     }
 
+    /// Asks for every row copied into the ring to be appended and synced, without waiting
+    /// ([`Slot::flush`] waits).
+    pub(crate) fn ask_flush(&self) {
+        self.word(FLUSH).fetch_max(self.written, Ordering::AcqRel);
+        self.rows.ring_doorbell();
+    }
+
     /// Asks for every row copied into the ring to be appended and synced, and waits for it.
     pub(crate) fn flush(&self) -> io::Result<()> {
         let written = self.written;
@@ -258,5 +285,6 @@ impl Drop for Slot {
         // passes it over from then on.)
         let _ = self.flush();
         self.word(STATE).store(FREE, Ordering::Release);
+        // (A drainer of the slot's own mapping stops here, joined: `Drainer`'s drop.)
     }
 }

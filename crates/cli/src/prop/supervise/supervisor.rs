@@ -18,6 +18,7 @@ pub(super) fn supervise(
     selected: &[Property],
     config: &RunConfig,
     (jobs, seed_jobs): (usize, usize),
+    code: Option<seedledger_runner::engine::CodeIdentityJob>,
     mut report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     let fail = |message: String| {
@@ -49,7 +50,11 @@ pub(super) fn supervise(
     // the worker is gone.
     procs::adopt_orphans();
     let pending_fd = pending.as_ref().map(|(_, rows)| rows.fd());
-    let process = match RunProcess::spawn(&exe, progress, pending_fd) {
+    // The code identity, computed meanwhile and sent when ready (`handoff.rs`); without a
+    // pipe the worker computes it itself.
+    let code_pipe = code.as_ref().and_then(|_| procs::pipe().ok());
+    let code_fd = code_pipe.as_ref().map(|(theirs, _)| theirs.as_raw_fd());
+    let process = match RunProcess::spawn(&exe, progress, (pending_fd, code_fd)) {
         Ok(process) => process,
         Err(message) => {
             handle.close();
@@ -57,6 +62,16 @@ pub(super) fn supervise(
         }
     };
     let forwarder = Forwarder::start(signals, &process.child);
+    // The worker starts meanwhile; it waits for the identity before its first run. Sent
+    // before the reading below starts reaping this process's ended children (git's among
+    // them). A job with no pipe is waited for here (dropped) all the same.
+    match (code, code_pipe) {
+        (Some(job), Some((theirs, ours))) => {
+            drop(theirs);
+            super::handoff::send(job, ours);
+        }
+        (job, _) => drop(job),
+    }
     let (mut seen, ending) = process.watch(progress, selected, config, &forwarder, &mut report);
     handle.close();
     let first_signal = forwarder.join();
@@ -131,7 +146,11 @@ impl RunProcess {
     /// Starts `exe` with this process's arguments, the hidden `--supervised-worker PID`, the
     /// event pipe's descriptor and (when there is one) the pending rows' mapping's; the
     /// message of what failed.
-    fn spawn(exe: &Path, progress: bool, pending_fd: Option<i32>) -> Result<RunProcess, String> {
+    fn spawn(
+        exe: &Path,
+        progress: bool,
+        (pending_fd, code_fd): (Option<i32>, Option<i32>),
+    ) -> Result<RunProcess, String> {
         // The event pipe, and one that closes when the worker has ended.
         let ((events, events_theirs), ended) = procs::pipe()
             .and_then(|a| Ok((a, procs::pipe()?)))
@@ -152,6 +171,10 @@ impl RunProcess {
         if let Some(fd) = pending_fd {
             // The mapping's descriptor (close-on-exec here) is kept open across the exec.
             command.arg("--pending-rows-fd").arg(fd.to_string());
+            procs::pass_fd(&mut command, fd);
+        }
+        if let Some(fd) = code_fd {
+            command.arg("--code-fd").arg(fd.to_string());
             procs::pass_fd(&mut command, fd);
         }
         let spawned = command.spawn();

@@ -245,3 +245,47 @@ fn cut_append_in_this_process(dir: &Path) {
     sink.finish().unwrap();
     std::fs::write(dir.join("expected"), &all).unwrap();
 }
+
+/// A long run without a supervisor hands its rows to a ring of its own
+/// ([`RowMode::or_own_ring`]): the witness file holds exactly the bytes a batched run
+/// writes for the same verdicts (passes, failures, in order), and `finish`, `start_sync`
+/// and `sync` (deferred, as a run ends) leave every row in it. A short run, a watched run, and a run
+/// whose rows go elsewhere already keep their mode.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_long_run_s_own_ring_writes_the_rows_a_batched_run_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cx = run_1_rows();
+    let n = OWN_RING_FROM + 20_000;
+    let ring_path = dir.path().join("ring.jsonl");
+    let mode = RowMode::Batched.or_own_ring("run-1", &ring_path, n, false);
+    assert!(matches!(mode, RowMode::Shared(_)));
+    let batched_path = dir.path().join("batched.jsonl");
+    let sinks = [
+        RowSink::open(&ring_path, WitnessFormatter::new(&cx), mode).unwrap(),
+        RowSink::open(&batched_path, WitnessFormatter::new(&cx), RowMode::Batched).unwrap(),
+    ];
+    for sink in &sinks {
+        sink.defer_sync();
+        for seed in 1..=n as u64 {
+            let signature = (seed % 997 == 0).then_some("assert:x == \"y\"");
+            sink.push(seed, signature).unwrap();
+        }
+        sink.finish().unwrap();
+        sink.start_sync().unwrap();
+        sink.sync().unwrap();
+    }
+    let ring = std::fs::read(&ring_path).unwrap();
+    let batched = std::fs::read(&batched_path).unwrap();
+    assert_eq!(ring.iter().filter(|&&b| b == b'\n').count(), n);
+    assert!(
+        ring == batched,
+        "the ring's rows differ from the batched rows"
+    );
+    for (planned, watched) in [(OWN_RING_FROM - 1, false), (n, true)] {
+        let mode = RowMode::Batched.or_own_ring("run-2", &ring_path, planned, watched);
+        assert!(matches!(mode, RowMode::Batched));
+    }
+    let mode = RowMode::EachRow.or_own_ring("run-3", &ring_path, n, false);
+    assert!(matches!(mode, RowMode::EachRow));
+}

@@ -1,0 +1,109 @@
+//! Where the fixed cost of a short `check` goes (`bench e2e`'s last table): its parts timed
+//! apart in this process, in interleaved rounds.
+
+use super::measure::{Bench, Spread};
+use super::{CHEAP, CHEAP_ID};
+use seedledger_runner::{Evidence, RunOptions, ShrinkConfig};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// The parts, in the order they are printed.
+const PARTS: [&str; 6] = [
+    "check's run, all of it (the bench's workspace)",
+    "  git: the code identity (rev-list and diff at once)",
+    "  git: is the spec committed (one cat-file)",
+    "check's run in a workspace outside git (no git process)",
+    "  the same with no open receipt (durable: false)",
+    "the library run, no evidence (the trials alone)",
+];
+
+/// Each part of a `check` of `n` cases, `rounds` times (the order rotating), as lines of
+/// median [min–max] ms. `plain` is a workspace outside git holding the same spec; `git`:
+/// the bench's workspace is a repository (else its git parts say what git costs to say so).
+pub(crate) fn breakdown(
+    bench: &Bench,
+    (plain, git): (&Path, bool),
+    n: u64,
+    rounds: usize,
+) -> Result<String, String> {
+    let mut times = vec![Vec::with_capacity(rounds); PARTS.len()];
+    let root = seedledger_runner::engine::anchored(&bench.root);
+    for round in 0..rounds {
+        for k in 0..PARTS.len() {
+            let part = (k + round) % PARTS.len();
+            let started = Instant::now();
+            match part {
+                0 => run_with_evidence(&root, n, true, true)?,
+                1 => drop(seedledger_runner::engine::code_identity(&root, None)),
+                2 => cat_file(&root, git)?,
+                3 => run_with_evidence(plain, n, false, true)?,
+                4 => run_with_evidence(plain, n, false, false)?,
+                _ => super::run_without_evidence(n)?,
+            }
+            times[part].push(started.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    let mut s = format!(
+        "\nwhere a check of {n} cases spends its time, in this process ({rounds} interleaved rounds, ms, median [min–max]):\n"
+    );
+    for (name, t) in PARTS.iter().zip(times) {
+        let x = Spread::of(t);
+        let _ = writeln!(
+            s,
+            "  {name:<58} {:>8.2} [{:.2}–{:.2}]",
+            x.median, x.min, x.max
+        );
+    }
+    Ok(s)
+}
+
+/// What `check` does in its test's process (as `measure.rs`'s in-process contender), in the
+/// workspace at `root`: with `git`, the spec's question started ahead and the code identity
+/// computed; `durable: false` writes no open receipt.
+pub(super) fn run_with_evidence(
+    root: &Path,
+    n: u64,
+    git: bool,
+    durable: bool,
+) -> Result<(), String> {
+    let code = if git {
+        seedledger_runner::engine::prefetch_spec(root, CHEAP_ID);
+        seedledger_runner::engine::code_identity(root, None).ok()
+    } else {
+        None
+    };
+    let evidence = Evidence {
+        out_dir: root.join("target").join("seedledger"),
+        patch_id: "local".to_string(),
+        code,
+        durable,
+        root: root.to_path_buf(),
+    };
+    let options = RunOptions::cases(n)
+        .shrink(Some(ShrinkConfig::default()))
+        .evidence(evidence);
+    let report = seedledger_runner::run(&CHEAP, &options).map_err(|e| e.to_string())?;
+    if report.passed() {
+        Ok(())
+    } else {
+        Err("the cheap property failed".to_string())
+    }
+}
+
+/// One `git cat-file blob HEAD:./props/bench_cheap.md`, as a run asks it (which fails
+/// outside a repository: an error only when `git`).
+fn cat_file(root: &Path, git: bool) -> Result<(), String> {
+    let out = Command::new("git")
+        .args(["cat-file", "blob", &format!("HEAD:./props/{CHEAP_ID}.md")])
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if out.status.success() || !git {
+        Ok(())
+    } else {
+        Err("git cat-file failed in the scratch workspace".to_string())
+    }
+}
