@@ -131,19 +131,7 @@ impl Inputs {
                 ));
             }
         };
-        // The code identity's git processes start in the supervisor, which hands the
-        // identity to its worker: they run while the worker starts (a git process is most of
-        // a short run's fixed cost). The worker asks git ahead whether its first runs' specs
-        // are committed, beside them.
-        let code_job = worker.is_none().then(|| {
-            let anchored = seedledger_runner::engine::anchored(&root);
-            seedledger_runner::engine::start_code_identity(&anchored, args.base.as_deref())
-        });
-        if worker.is_some() {
-            for property in selected.iter().take(jobs_of(args).min(4)) {
-                seedledger_runner::engine::prefetch_spec(&root, property.id);
-            }
-        }
+        let code_job = start_git_early(args, worker.is_some(), &root, &selected);
         let code = code_identity(args, &root)?;
         let freezes = Freezes::read(args, &root)?;
         // The worker writes the rows, so it alone reads the signing key (a remote run's
@@ -281,6 +269,28 @@ impl Inputs {
         }
         Ok(())
     }
+}
+
+/// The code identity's git processes start in the supervisor, which hands the identity to
+/// its worker: they run while the worker starts (a git process is most of a short run's fixed
+/// cost). The worker asks git ahead whether its first runs' specs are committed, beside them.
+fn start_git_early(
+    args: &RunArgs,
+    is_worker: bool,
+    root: &std::path::Path,
+    selected: &[Property],
+) -> Option<seedledger_runner::engine::CodeIdentityJob> {
+    if is_worker {
+        for property in selected.iter().take(jobs_of(args).min(4)) {
+            seedledger_runner::engine::prefetch_spec(root, property.id);
+        }
+        return None;
+    }
+    let anchored = seedledger_runner::engine::anchored(root);
+    Some(seedledger_runner::engine::start_code_identity(
+        &anchored,
+        args.base.as_deref(),
+    ))
 }
 
 /// Properties run at once: `--jobs`, else one per core.
