@@ -146,8 +146,9 @@ impl Drop for Pump {
     }
 }
 
-/// A descriptor that becomes readable when child `pid` ends (Linux 5.3 and later).
-fn pidfd(pid: i32) -> Option<OwnedFd> {
+/// A descriptor that becomes readable when child `pid` ends (Linux 5.3 and later), without
+/// reaping it.
+pub(crate) fn pidfd(pid: i32) -> Option<OwnedFd> {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
