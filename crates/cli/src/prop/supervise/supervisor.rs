@@ -157,17 +157,18 @@ impl RunProcess {
             .envs(crate::prop::bazel::Protocol::from_env().worker_env())
             .stdin(Stdio::null())
             .stdout(Stdio::piped());
-        procs::pass_fd(&mut command, events_theirs.as_raw_fd());
         if let Some(fd) = pending_fd {
-            // The mapping's descriptor (close-on-exec here) is kept open across the exec.
             command.arg("--pending-rows-fd").arg(fd.to_string());
-            procs::pass_fd(&mut command, fd);
         }
         if let Some(fd) = code_fd {
             command.arg("--code-fd").arg(fd.to_string());
-            procs::pass_fd(&mut command, fd);
         }
-        let spawned = command.spawn();
+        // The descriptors passed (close-on-exec here: the mapping's too) are inheritable for
+        // the spawn alone, which then needs no code of its own between fork and exec: the
+        // system spawns the worker without copying this process (posix_spawn, vfork).
+        let passed = [Some(events_theirs.as_raw_fd()), pending_fd, code_fd];
+        let spawned = procs::Inheritable::during(passed.into_iter().flatten())
+            .and_then(|_inheritable| command.spawn());
         drop(events_theirs);
         let child = spawned
             .map_err(|e| format!("cannot start the run process `{}`: {e}", exe.display()))?;
