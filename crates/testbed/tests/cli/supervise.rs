@@ -759,7 +759,13 @@ fn a_second_signal_to_the_supervisor_kills_a_run_process_stuck_in_a_trial() {
     signal(pid, libc::SIGINT);
     signal(pid, libc::SIGTERM);
     let run = finish(child);
-    assert_eq!(run.code, 128 + libc::SIGINT, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code,
+        128 + libc::SIGINT,
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
     assert!(
         run.stderr
             .contains("seedledger: SIGTERM again: killing the run process"),

@@ -45,10 +45,9 @@ pub(super) fn read_worker(
             true => (0, -1, -1),
             false => (1000, ended.as_raw_fd(), signals),
         };
-        let Ok([out_ready, event_ready, end_ready, signalled]) = procs::poll_ready(
-            [raw(&output), raw(&events), ended_fd, signals_fd],
-            timeout,
-        ) else {
+        let Ok([out_ready, event_ready, end_ready, signalled]) =
+            procs::poll_ready([raw(&output), raw(&events), ended_fd, signals_fd], timeout)
+        else {
             break;
         };
         if signalled {
