@@ -766,17 +766,12 @@ fn a_second_signal_to_the_supervisor_kills_a_run_process_stuck_in_a_trial() {
         run.stdout,
         run.stderr
     );
-    assert!(
-        run.stderr
-            .contains("seedledger: SIGTERM again: killing the run process"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("was killed by SIGKILL (signal 9)"),
-        "{}",
-        run.stderr
-    );
+    for said in [
+        "seedledger: SIGTERM again: killing the run process",
+        "was killed by SIGKILL (signal 9)",
+    ] {
+        assert!(run.stderr.contains(said), "{said}\n{}", run.stderr);
+    }
     // Stopped from outside: the trial under way gets no crash row.
     let evidence = scratch.evidence("hangs");
     assert_eq!(evidence.receipt["stopped_early"], true);
