@@ -3,7 +3,8 @@
 //! file that a process left behind holds back, and those processes found, named and killed.
 //!
 //! A protocol channel is a pipe or a socket pair created close-on-exec and kept open only
-//! across the one `exec` of the worker it is meant for ([`pass_fd`]); the worker makes its
+//! across the one `exec` of the worker it is meant for ([`pass_fd`]; [`Inheritable`] for
+//! the supervisor's one spawn of its run process); the worker makes its
 //! end close-on-exec again at once ([`take_inherited`]), so no program a property starts
 //! inherits it, and no other worker does either. What a property prints, on stdout or
 //! stderr, however crafted, therefore never reaches a channel. A property runs in the
@@ -90,6 +91,36 @@ pub(crate) fn pass_fd(command: &mut Command, fd: RawFd) {
     }
 }
 
+/// Descriptors made inheritable (close-on-exec cleared) for as long as it lives, then
+/// close-on-exec again: a [`pass_fd`] for a spawn with no code of its own between fork and
+/// exec, which the system can then make without copying this process (posix_spawn). Only
+/// where no other thread of this process starts a process meanwhile: that one would inherit
+/// them too (the supervisor's spawn of its run process; not the trial workers, which several
+/// threads may start at once).
+pub(crate) struct Inheritable(Vec<RawFd>);
+
+impl Inheritable {
+    pub(crate) fn during(fds: impl IntoIterator<Item = RawFd>) -> io::Result<Inheritable> {
+        let mut made = Inheritable(Vec::new());
+        for fd in fds {
+            // SAFETY: fcntl on a descriptor number touches no memory.
+            if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            made.0.push(fd);
+        }
+        Ok(made)
+    }
+}
+
+impl Drop for Inheritable {
+    fn drop(&mut self) {
+        for &fd in &self.0 {
+            let _ = set_cloexec(fd);
+        }
+    }
+}
+
 /// The worker's side of [`pass_fd`]: takes the inherited descriptor `fd` and makes it
 /// close-on-exec, so that nothing this process starts inherits it.
 pub(crate) fn take_inherited(fd: RawFd) -> io::Result<OwnedFd> {
@@ -146,8 +177,9 @@ impl Drop for Pump {
     }
 }
 
-/// A descriptor that becomes readable when child `pid` ends (Linux 5.3 and later).
-fn pidfd(pid: i32) -> Option<OwnedFd> {
+/// A descriptor that becomes readable when child `pid` ends (Linux 5.3 and later), without
+/// reaping it.
+pub(crate) fn pidfd(pid: i32) -> Option<OwnedFd> {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.

@@ -191,7 +191,7 @@ impl Inputs {
         {
             return Err(error(format_args!("--observe: {e}")));
         }
-        let jobs = jobs_of(args);
+        let jobs = jobs_of(args, selected.len());
         let progress = match worker {
             Some(_) => args.progress_events,
             None => super::progress::wanted(args.common.format),
@@ -281,7 +281,7 @@ fn start_git_early(
     selected: &[Property],
 ) -> Option<seedledger_runner::engine::CodeIdentityJob> {
     if is_worker {
-        for property in selected.iter().take(jobs_of(args).min(4)) {
+        for property in selected.iter().take(jobs_of(args, selected.len()).min(4)) {
             seedledger_runner::engine::prefetch_spec(root, property.id);
         }
         return None;
@@ -293,10 +293,16 @@ fn start_git_early(
     ))
 }
 
-/// Properties run at once: `--jobs`, else one per core.
-fn jobs_of(args: &RunArgs) -> usize {
-    args.jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+/// Properties run at once: `--jobs`, else one per core; never more than the `selected`
+/// properties (at least one). (The cores are not counted for one property: finding out
+/// reads several files of /proc and /sys.)
+fn jobs_of(args: &RunArgs, selected: usize) -> usize {
+    let jobs = match args.jobs {
+        Some(jobs) => jobs,
+        None if selected <= 1 => 1,
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
+    jobs.clamp(1, selected.max(1))
 }
 
 /// The seed plan (`--seeds`, or `--cases` from `--base-seed`), and the part of it this run

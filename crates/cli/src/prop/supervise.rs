@@ -20,9 +20,11 @@
 //! the supervisor's. A property runs in the worker's process and could write to the event
 //! pipe's descriptor directly: a `done` counts only if the receipt on disk says the same.
 //!
-//! The supervisor reads until the worker has ended (a thread waits for it without reaping
-//! it), then only what the pipes already hold: a process a property left behind that still
-//! holds the worker's stdout never holds up the run. On Linux the supervisor adopts orphaned
+//! The supervisor reads until the worker has ended (its pidfd is readable; where there is
+//! none, a thread waits for it; it is not reaped yet), then only what the pipes already hold:
+//! a process a property left behind that still holds the worker's stdout never holds up the
+//! run. The same poll catches SIGINT and SIGTERM, passed on to the worker (no thread of their
+//! own: a short run starts no thread it need not). On Linux the supervisor adopts orphaned
 //! descendants (`PR_SET_CHILD_SUBREAPER`); once the worker is gone, every process still
 //! below it is named (pid, command, the property or properties that ran) and killed.
 //!
@@ -87,7 +89,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// What the supervision of a run came to, for `prop run` to finish its report with.

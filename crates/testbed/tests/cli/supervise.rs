@@ -739,6 +739,46 @@ fn sigint_to_the_process_group_stops_between_trials_and_exits_130() {
     );
 }
 
+/// A second signal to the supervisor (here SIGINT, then SIGTERM) while the run process is
+/// in a trial that never ends (`hangs`, its third): the first is passed on and stops nothing
+/// (the trial goes on), the second kills the run process, said on stderr; the run ends with
+/// the first signal's status, the receipt left open. (Two different signals: the
+/// same one twice may be read as one.)
+#[test]
+fn a_second_signal_to_the_supervisor_kills_a_run_process_stuck_in_a_trial() {
+    let scratch = Scratch::new();
+    let mut child = scratch
+        .command(&["prop", "run", "--seeds", PLAN, "--property", "hangs"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The third seed is attempted: its trial hangs.
+    scratch.wait_for_attempts("hangs", 3, &mut child);
+    let pid = i32::try_from(child.id()).unwrap();
+    signal(pid, libc::SIGINT);
+    signal(pid, libc::SIGTERM);
+    let run = finish(child);
+    assert_eq!(
+        run.code,
+        128 + libc::SIGINT,
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    for said in [
+        "seedledger: SIGTERM again: killing the run process",
+        "was killed by SIGKILL (signal 9)",
+    ] {
+        assert!(run.stderr.contains(said), "{said}\n{}", run.stderr);
+    }
+    // Stopped from outside: the trial under way gets no crash row.
+    let evidence = scratch.evidence("hangs");
+    assert_eq!(evidence.receipt["stopped_early"], true);
+    assert_eq!(evidence.attempted(), vec![101, 102, 103]);
+    assert_eq!(evidence.row_seeds(), vec![101, 102]);
+}
+
 #[test]
 fn sigterm_to_the_supervisor_stops_between_trials_and_exits_143() {
     let (_, run) = interrupted(libc::SIGTERM, false);

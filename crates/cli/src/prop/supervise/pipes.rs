@@ -3,21 +3,24 @@
 
 use super::*;
 
-/// What the worker sent: output of its stdout to pass through, or one event line.
+/// What the worker sent: output of its stdout to pass through, or one event line; or that
+/// `signals` is readable (a signal to pass on to the worker came).
 pub(super) enum Chunk<'a> {
     Output(&'a [u8]),
     Event(&'a [u8]),
+    Signals,
 }
 
 /// Reads the worker's stdout and its event pipe, in the order written (output that came
-/// before an event is passed on before it), until `ended` closes (the worker has ended);
-/// then only what the two pipes already hold. Meanwhile, at least once a second, it reaps
-/// the orphans this process adopted that have ended (never `worker`): a property that starts
-/// a short-lived background process per trial leaves no zombies behind.
+/// before an event is passed on before it), until `ended` is readable (the worker has ended:
+/// its pidfd, or a pipe closed then); then only what the two pipes already hold. Until then,
+/// a readable `signals` is said too. Meanwhile, at least once a second, it reaps the orphans
+/// this process adopted that have ended (never `worker`): a property that starts a
+/// short-lived background process per trial leaves no zombies behind.
 pub(super) fn read_worker(
     stdout: Option<OwnedFd>,
     events: OwnedFd,
-    (ended, worker): (&OwnedFd, i32),
+    (ended, worker, signals): (&OwnedFd, i32, i32),
     mut on: impl FnMut(Chunk<'_>),
 ) {
     let mut output = stdout.map(File::from);
@@ -38,15 +41,18 @@ pub(super) fn read_worker(
     let mut rounds_left = 256;
     loop {
         procs::reap_ended_except(worker);
-        let (timeout, ended_fd) = match worker_ended {
-            true => (0, -1),
-            false => (1000, ended.as_raw_fd()),
+        let (timeout, ended_fd, signals_fd) = match worker_ended {
+            true => (0, -1, -1),
+            false => (1000, ended.as_raw_fd(), signals),
         };
-        let Ok([out_ready, event_ready, end_ready]) =
-            procs::poll_ready([raw(&output), raw(&events), ended_fd], timeout)
+        let Ok([out_ready, event_ready, end_ready, signalled]) =
+            procs::poll_ready([raw(&output), raw(&events), ended_fd, signals_fd], timeout)
         else {
             break;
         };
+        if signalled {
+            on(Chunk::Signals);
+        }
         if out_ready {
             read_into(&mut output, &mut out_buf);
             if let Some(end) = out_buf.iter().rposition(|&b| b == b'\n') {
@@ -69,9 +75,17 @@ pub(super) fn read_worker(
         }
         worker_ended |= end_ready;
         if output.is_none() && events.is_none() {
-            if !worker_ended {
-                // Both pipes are closed: the worker is ending; wait for it alone.
-                let _ = procs::poll_ready([ended.as_raw_fd()], -1);
+            // Both pipes are closed: the worker is ending; wait for it alone.
+            while !worker_ended {
+                match procs::poll_ready([ended.as_raw_fd(), signals], -1) {
+                    Ok([end_ready, signalled]) => {
+                        if signalled {
+                            on(Chunk::Signals);
+                        }
+                        worker_ended = end_ready;
+                    }
+                    Err(_) => break,
+                }
             }
             break;
         }

@@ -6,8 +6,9 @@ use super::crash::{ProcessEnd, blame};
 use super::events::{Seen, finished_in_flight, hidden, on_line};
 use super::pipes::{Chunk, read_worker};
 use super::*;
+use signal_hook::iterator::backend::SignalDelivery;
+use signal_hook::iterator::exfiltrator::SignalOnly;
 use std::process::Child;
-use std::thread::JoinHandle;
 
 /// Starts the run process, watches it to its end and reports every property: those that
 /// finished through `report` (as their events, or their receipts, say), those it died in as
@@ -34,11 +35,10 @@ pub(super) fn supervise(
     };
     // Handle SIGINT / SIGTERM before the worker exists: from then on they stop the run
     // instead of ending this process.
-    let signals = match signal_hook::iterator::Signals::new([libc::SIGINT, libc::SIGTERM]) {
-        Ok(signals) => signals,
+    let mut forwarder = match Forwarder::new() {
+        Ok(forwarder) => forwarder,
         Err(e) => return fail(format!("cannot handle SIGINT and SIGTERM: {e}")),
     };
-    let handle = signals.handle();
     // One slot per run that may be under way at once (see the runner's `PendingRows`).
     // Without it (it cannot be created) the worker appends each row as its trial finishes.
     // Its drainer thread appends the rows the worker copies into it.
@@ -56,12 +56,8 @@ pub(super) fn supervise(
     let code_fd = code_pipe.as_ref().map(|(theirs, _)| theirs.as_raw_fd());
     let process = match RunProcess::spawn(&exe, progress, (pending_fd, code_fd)) {
         Ok(process) => process,
-        Err(message) => {
-            handle.close();
-            return fail(message);
-        }
+        Err(message) => return fail(message),
     };
-    let forwarder = Forwarder::start(signals, &process.child);
     // The worker starts meanwhile; it waits for the identity before its first run. Sent
     // before the reading below starts reaping this process's ended children (git's among
     // them). A job with no pipe is waited for here (dropped) all the same.
@@ -72,9 +68,8 @@ pub(super) fn supervise(
         }
         (job, _) => drop(job),
     }
-    let (mut seen, ending) = process.watch(progress, selected, config, &forwarder, &mut report);
-    handle.close();
-    let first_signal = forwarder.join();
+    let (mut seen, ending) = process.watch(progress, selected, config, &mut forwarder, &mut report);
+    let first_signal = forwarder.finish();
     kill_leftovers(&seen);
 
     let mut signal = first_signal;
@@ -137,9 +132,6 @@ struct RunProcess {
     child: Child,
     /// The read end of the event pipe.
     events: OwnedFd,
-    /// The read end of a pipe that closes when the worker has ended, and its write end, for
-    /// the thread that waits for that.
-    ended: (OwnedFd, OwnedFd),
 }
 
 impl RunProcess {
@@ -151,10 +143,8 @@ impl RunProcess {
         progress: bool,
         (pending_fd, code_fd): (Option<i32>, Option<i32>),
     ) -> Result<RunProcess, String> {
-        // The event pipe, and one that closes when the worker has ended.
-        let ((events, events_theirs), ended) = procs::pipe()
-            .and_then(|a| Ok((a, procs::pipe()?)))
-            .map_err(|e| format!("cannot create the run process's pipes: {e}"))?;
+        let (events, events_theirs) =
+            procs::pipe().map_err(|e| format!("cannot create the run process's pipes: {e}"))?;
         let mut command = Command::new(exe);
         command
             .args(std::env::args_os().skip(1))
@@ -167,25 +157,22 @@ impl RunProcess {
             .envs(crate::prop::bazel::Protocol::from_env().worker_env())
             .stdin(Stdio::null())
             .stdout(Stdio::piped());
-        procs::pass_fd(&mut command, events_theirs.as_raw_fd());
         if let Some(fd) = pending_fd {
-            // The mapping's descriptor (close-on-exec here) is kept open across the exec.
             command.arg("--pending-rows-fd").arg(fd.to_string());
-            procs::pass_fd(&mut command, fd);
         }
         if let Some(fd) = code_fd {
             command.arg("--code-fd").arg(fd.to_string());
-            procs::pass_fd(&mut command, fd);
         }
-        let spawned = command.spawn();
+        // The descriptors passed (close-on-exec here: the mapping's too) are inheritable for
+        // the spawn alone, which then needs no code of its own between fork and exec: the
+        // system spawns the worker without copying this process (posix_spawn, vfork).
+        let passed = [Some(events_theirs.as_raw_fd()), pending_fd, code_fd];
+        let spawned = procs::Inheritable::during(passed.into_iter().flatten())
+            .and_then(|_inheritable| command.spawn());
         drop(events_theirs);
         let child = spawned
             .map_err(|e| format!("cannot start the run process `{}`: {e}", exe.display()))?;
-        Ok(RunProcess {
-            child,
-            events,
-            ended,
-        })
+        Ok(RunProcess { child, events })
     }
 
     /// Reads the worker's output (passed through) and its events (acted on) until it has
@@ -195,28 +182,37 @@ impl RunProcess {
         progress: bool,
         selected: &[Property],
         config: &RunConfig,
-        forwarder: &Forwarder,
+        forwarder: &mut Forwarder,
         report: &mut impl FnMut(&Property, Result<RunSummary, String>),
     ) -> (Seen, Ending) {
-        let RunProcess {
-            mut child,
-            events,
-            ended: (ended, ended_theirs),
-        } = self;
+        let RunProcess { mut child, events } = self;
+        let pid = child.id() as i32;
         let mut seen = Seen::default();
         let mut bars = progress.then(crate::prop::progress::Bars::new);
-        // A thread waits for the worker to end (without reaping it): then the reading stops.
-        let waiter = {
-            let pid = child.id() as i32;
-            std::thread::spawn(move || {
-                procs::wait_ended(pid);
-                drop(ended_theirs);
-            })
+        // What becomes readable when the worker has ended (it is not reaped): its pidfd, else
+        // a pipe that a thread waiting for it closes. Then the reading stops.
+        let (ended, waiter) = match procs::pidfd(pid) {
+            Some(pidfd) => (pidfd, None),
+            None => match procs::pipe() {
+                Ok((ended, ended_theirs)) => {
+                    let waiter = std::thread::spawn(move || {
+                        procs::wait_ended(pid);
+                        drop(ended_theirs);
+                    });
+                    (ended, Some(waiter))
+                }
+                Err(e) => {
+                    errln!("error: cannot watch the run process: {e}");
+                    let _ = child.kill();
+                    let ending = child.wait().map_or(Ending::Exit(-1), Ending::of);
+                    return (seen, ending);
+                }
+            },
         };
         read_worker(
             child.stdout.take().map(OwnedFd::from),
             events,
-            (&ended, child.id() as i32),
+            (&ended, pid, forwarder.fd()),
             |read| match read {
                 Chunk::Output(bytes) => hidden(&bars, || {
                     let mut out = std::io::stdout().lock();
@@ -224,12 +220,15 @@ impl RunProcess {
                     let _ = out.flush();
                 }),
                 Chunk::Event(line) => on_line(line, &mut seen, &mut bars, selected, config, report),
+                // (Never after the worker has ended: no signal reaches a reaped pid.)
+                Chunk::Signals => forwarder.forward(pid),
             },
         );
-        let _ = waiter.join();
+        if let Some(waiter) = waiter {
+            let _ = waiter.join();
+        }
         // The worker is gone: no bar outlives it (what it died in is reported below).
         drop(bars);
-        forwarder.forget_worker();
         let ending = match child.wait() {
             Ok(status) => Ending::of(status),
             Err(e) => {
@@ -241,72 +240,68 @@ impl RunProcess {
     }
 }
 
-/// The thread that passes SIGINT and SIGTERM on to the worker: the first one as it is (the
-/// worker may have had it already from the terminal: stopping twice is stopping once), a
-/// second one as SIGKILL.
+/// SIGINT and SIGTERM, caught and passed on to the worker by the thread that reads it (in
+/// its poll, [`read_worker`]): the first one as it is (the worker may have had it already
+/// from the terminal: stopping twice is stopping once), a second one as SIGKILL. Caught from
+/// before the worker starts until it has ended; no thread of its own.
 struct Forwarder {
-    /// The worker's pid while it may be signalled (cleared before it is reaped, so that a
-    /// late signal never reaches a recycled pid).
-    alive: Arc<Mutex<Option<i32>>>,
-    first_signal: Arc<AtomicI32>,
-    thread: JoinHandle<()>,
+    delivery: SignalDelivery<std::os::unix::net::UnixStream, SignalOnly>,
+    count: usize,
+    first_signal: Option<i32>,
 }
 
 impl Forwarder {
-    fn start(signals: signal_hook::iterator::Signals, child: &Child) -> Forwarder {
-        let alive = Arc::new(Mutex::new(i32::try_from(child.id()).ok()));
-        let first_signal = Arc::new(AtomicI32::new(0));
-        let thread = {
-            let (alive, first_signal) = (Arc::clone(&alive), Arc::clone(&first_signal));
-            let mut signals = signals;
-            std::thread::spawn(move || {
-                let mut count = 0;
-                for sig in signals.forever() {
-                    count += 1;
-                    let _ =
-                        first_signal.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
-                    // The first signal is passed on (the worker may have had it already from the
-                    // terminal: stopping twice is stopping once); a second one kills the worker.
-                    let send = if count == 1 { sig } else { libc::SIGKILL };
-                    if count == 2 {
-                        errln!(
-                            "seedledger: {} again: killing the run process",
-                            signal_name(sig)
-                        );
-                    }
-                    if let Ok(pid) = alive.lock()
-                        && let Some(pid) = *pid
-                    {
-                        // SAFETY: kill(2) touches no memory; `pid` is our child, not yet reaped.
-                        unsafe {
-                            libc::kill(pid, send);
-                        }
-                    }
-                }
-            })
-        };
-        Forwarder {
-            alive,
-            first_signal,
-            thread,
+    fn new() -> std::io::Result<Forwarder> {
+        let (read, write) = std::os::unix::net::UnixStream::pair()?;
+        let delivery =
+            SignalDelivery::with_pipe(read, write, SignalOnly, [libc::SIGINT, libc::SIGTERM])?;
+        Ok(Forwarder {
+            delivery,
+            count: 0,
+            first_signal: None,
+        })
+    }
+
+    /// The descriptor that is readable when a signal came.
+    fn fd(&self) -> i32 {
+        self.delivery.get_read().as_raw_fd()
+    }
+
+    /// The signals that came, noted (the first) and passed on to the worker `pid` (alive,
+    /// or ended and not reaped).
+    fn forward(&mut self, pid: i32) {
+        for sig in self.noted() {
+            // The first signal is passed on (the worker may have had it already from the
+            // terminal: stopping twice is stopping once); a second one kills the worker.
+            let send = if self.count == 1 { sig } else { libc::SIGKILL };
+            if self.count == 2 {
+                errln!(
+                    "seedledger: {} again: killing the run process",
+                    signal_name(sig)
+                );
+            }
+            // SAFETY: kill(2) touches no memory; `pid` is our child, not yet reaped.
+            unsafe {
+                libc::kill(pid, send);
+            }
         }
     }
 
-    /// From now on no signal reaches the worker: it is about to be reaped.
-    fn forget_worker(&self) {
-        if let Ok(mut pid) = self.alive.lock() {
-            *pid = None;
+    /// The signals that came since the last look, counted, the first one kept.
+    fn noted(&mut self) -> Vec<i32> {
+        let came: Vec<i32> = self.delivery.pending().collect();
+        for &sig in &came {
+            self.count += 1;
+            self.first_signal.get_or_insert(sig);
         }
+        came
     }
 
-    /// Waits for the thread to end (once the signals' handle is closed); the first signal
-    /// this process received, if any.
-    fn join(self) -> Option<i32> {
-        let _ = self.thread.join();
-        match self.first_signal.load(Ordering::SeqCst) {
-            0 => None,
-            sig => Some(sig),
-        }
+    /// Stops catching (the worker is gone and reaped: what came last is noted, never sent);
+    /// the first signal this process received, if any.
+    fn finish(mut self) -> Option<i32> {
+        self.noted();
+        self.first_signal
     }
 }
 
