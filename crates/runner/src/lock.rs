@@ -137,10 +137,11 @@ pub fn lock_evidence(
 /// never replacing a file; returns the new path, or `None` when there was no receipt. Call
 /// it holding the evidence lock.
 ///
-/// The directory is not synced here: the run's next step puts its open receipt in the same
-/// directory and syncs it (`write_atomic_file_with`), which makes both changes durable with
-/// one sync. A power loss before that leaves the earlier receipt under one of its names (or
-/// both: finished by the next run), never neither.
+/// Nothing is synced here (nor, by default, anywhere in a run: `durability.rs`): a link and
+/// an unlink are done or not, for any process that comes after this one. A power loss
+/// before the directory reaches the disk (the run's final sync with `SEEDLEDGER_SYNC=1`, or
+/// `gate cite` syncing the directory of what it cites) leaves the earlier receipt under one
+/// of its names (or both: finished by the next run), never neither.
 pub(crate) fn archive_previous(
     receipt_path: &Path,
     property_id: &str,

@@ -78,7 +78,11 @@ pub(super) fn run_with_evidence(
         out_dir: root.join("target").join("seedledger"),
         patch_id: "local".to_string(),
         code,
-        durable,
+        durability: if durable {
+            seedledger_runner::Durability::CrashSafe
+        } else {
+            seedledger_runner::Durability::NoOpenReceipt
+        },
         root: root.to_path_buf(),
     };
     let options = RunOptions::cases(n)
