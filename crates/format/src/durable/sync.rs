@@ -40,23 +40,25 @@ impl Fsync {
 
 /// `fsync` of `file` (named `path` in the record), data and metadata.
 pub(crate) fn sync_file(file: &File, path: &Path) -> io::Result<()> {
+    file.sync_all()?;
     sync_log::note("file", path);
-    file.sync_all()
+    Ok(())
 }
 
 /// `fdatasync` of `file` (named `path` in the record): for an append-only file, whose
 /// length is what matters of its metadata (and `fdatasync` writes it).
 pub(crate) fn sync_data(file: &File, path: &Path) -> io::Result<()> {
+    file.sync_data()?;
     sync_log::note("file", path);
-    file.sync_data()
+    Ok(())
 }
 
 /// `fsync` of the directory `dir`, best effort (not every file system supports it).
 pub(crate) fn sync_dir(dir: &Path) {
-    sync_log::note("dir", dir);
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
+    sync_log::note("dir", dir);
 }
 
 /// Makes the evidence at `paths` durable before something is granted on its strength: each
@@ -98,7 +100,7 @@ fn named(path: &Path, e: io::Error) -> io::Error {
 /// here when recording is on — in this process once [`sync_log::record`] was called, and in
 /// the file `SEEDLEDGER_TEST_SYNC_LOG` names, when set as the process starts (a test of a
 /// command line sets it for the process it starts). An entry is `file <path>` or
-/// `dir <path>`, in the order the syncs were asked for.
+/// `dir <path>`, noted once its sync returned, in that order.
 #[doc(hidden)]
 pub mod sync_log {
     use std::io::Write as _;

@@ -1590,3 +1590,64 @@ fn cite_records_the_flake_rate_and_refuses_a_seed_failing_on_every_replay() {
         "{last}"
     );
 }
+
+/// A run's evidence is written without waiting for the disk; `gate cite` makes what it
+/// cites durable before it writes the citation: every receipt it read, the witness file
+/// beside each, the batch and their directory are synced, and only then the citation's
+/// temporary file and the store's directory. A refused cite syncs nothing.
+#[test]
+fn cite_syncs_the_evidence_it_cites_before_the_citation() {
+    let p = Patch::new();
+    p.receipt("r.json", json!({}));
+    p.dir.write_rows(
+        "w.jsonl",
+        &[
+            p.own("r.json", FAILING),
+            p.own("r.json", 1101),
+            p.row("w-remote-9", FAILING, "pass", "remote"),
+        ],
+    );
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("synced.log");
+    let log_env = [("SEEDLEDGER_TEST_SYNC_LOG", log.to_str().unwrap())];
+    let mut args = vec![
+        "gate",
+        "cite",
+        "--property",
+        "order_total_nonneg",
+        "--witnesses",
+        "w.jsonl",
+        "--receipts",
+        "r.json",
+    ];
+    // Refused (no expiry): nothing is synced, nothing written.
+    let refused = p.dir.run_env(&args, &log_env);
+    assert_ne!(refused.code, 0, "{}", refused.stdout);
+    assert!(p.store().is_empty());
+    assert_eq!(std::fs::read_to_string(&log).unwrap_or_default(), "");
+
+    args.extend(["--expires-at", FUTURE]);
+    let run = p.dir.run_env(&args, &log_env);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let names = p.store();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let synced = std::fs::read_to_string(&log).unwrap();
+    let synced: Vec<&str> = synced.lines().collect();
+    let store = p.dir.path().join(STORE);
+    let (evidence, citation) = synced.split_at(synced.len() - 2);
+    assert_eq!(
+        evidence,
+        [
+            "file order_total_nonneg.witness.jsonl",
+            "file r.json",
+            "file w.jsonl",
+            "dir .",
+        ],
+        "{synced:?}"
+    );
+    let tmp = citation[0]
+        .strip_prefix(&format!("file {}/.seedledger-", store.display()))
+        .unwrap_or_else(|| panic!("{synced:?}"));
+    assert!(tmp.ends_with(".tmp"), "{synced:?}");
+    assert_eq!(citation[1], format!("dir {}", store.display()));
+}
