@@ -30,7 +30,8 @@ fn run_logged(root: &Root, env: &[(&str, &str)]) -> Vec<String> {
             .join("target/seedledger/local/order_total_nonneg.witness.jsonl"),
     )
     .unwrap();
-    assert_eq!(rows.lines().count(), 300);
+    let run_id = format!("\"run_id\":{}", receipt["run_id"]);
+    assert_eq!(rows.lines().filter(|r| r.contains(&run_id)).count(), 300);
     let evidence = root.path().join("target/seedledger");
     std::fs::read_to_string(&log)
         .unwrap_or_default()
