@@ -72,3 +72,50 @@ fn seedledger_sync_syncs_rows_and_receipt_then_the_directory_at_the_end_only() {
         "{synced:?}"
     );
 }
+
+/// What a power loss can leave of a run that did not sync (each file at an earlier state: an
+/// append lost whole or in part, a tail of zeros where the data never reached the disk, a
+/// file empty or gone) is read as a refusal by `gate close --verify`, never as a closed,
+/// agreeing receipt: a closed receipt whose rows were lost disagrees with its rows.
+#[test]
+fn what_a_power_loss_can_leave_of_an_unsynced_run_is_refused() {
+    let root = Root::new();
+    assert_eq!(run_logged(&root, &[]), Vec::<String>::new());
+    let receipt = root.receipt_path("local", "order_total_nonneg");
+    let rows_path = receipt.with_file_name("order_total_nonneg.witness.jsonl");
+    let rows = std::fs::read(&rows_path).unwrap();
+    let receipt_text = std::fs::read(&receipt).unwrap();
+    let verify = || root.run(&["gate", "close", "--verify", receipt.to_str().unwrap()]);
+    // (A run that passed closes `budget_pass_no_freeze`, exit 1; its rows agree.)
+    let whole = verify();
+    assert!(whole.stdout.contains(": rows agree"), "{}{}", whole.stdout, whole.stderr);
+    let last_rows = rows[..rows.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    let mut zeroed = rows.clone();
+    let len = zeroed.len();
+    zeroed[len - 300..].fill(0);
+    let states: [(&str, Vec<u8>); 4] = [
+        ("the last row lost", rows[..last_rows].to_vec()),
+        ("the last row torn", rows[..rows.len() - 40].to_vec()),
+        ("a tail of zeros", zeroed),
+        ("no rows at all", Vec::new()),
+    ];
+    for (what, left) in states {
+        std::fs::write(&rows_path, &left).unwrap();
+        let run = verify();
+        assert_eq!(run.code, 1, "{what}: {}{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains(": rows disagree"), "{what}: {}", run.stdout);
+        assert!(!run.stdout.contains(": rows agree"), "{what}: {}", run.stdout);
+    }
+    std::fs::write(&rows_path, &rows).unwrap();
+    // The receipt's data lost (an empty file) or the receipt gone: an error, exit 2.
+    std::fs::write(&receipt, b"").unwrap();
+    assert_eq!(verify().code, 2);
+    std::fs::remove_file(&receipt).unwrap();
+    assert_eq!(verify().code, 2);
+    std::fs::write(&receipt, &receipt_text).unwrap();
+    assert!(verify().stdout.contains(": rows agree"));
+}
