@@ -15,7 +15,7 @@
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 mod sync;
@@ -247,10 +247,13 @@ impl JsonLinesWriter {
             options.open(path)
         };
         // Created here: its mode is set on the new file; an existing file keeps its own.
+        let mut created = false;
         let opened = match open(true) {
-            Ok(file) => file
-                .set_permissions(Permissions::from_mode(FILE_MODE))
-                .map(|()| file),
+            Ok(file) => {
+                created = true;
+                file.set_permissions(Permissions::from_mode(FILE_MODE))
+                    .map(|()| file)
+            }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => open(false),
             Err(e) => Err(e),
         };
@@ -267,9 +270,16 @@ impl JsonLinesWriter {
                 e
             }
         })?;
-        let locked = lock(&file)?;
-        let torn = repair_tail(&mut file);
-        unlock(&file, locked)?;
+        // A file this call created is empty: no tail to repair (an append repairs what another
+        // appender may leave meanwhile, as it does for any file).
+        let torn = if created {
+            Ok(0)
+        } else {
+            let locked = lock(&file)?;
+            let torn = repair_tail(&mut file);
+            unlock(&file, locked)?;
+            torn
+        };
         Ok(JsonLinesWriter {
             file,
             path: path.to_path_buf(),
@@ -350,12 +360,10 @@ impl JsonLinesWriter {
             return Ok(());
         }
         let locked = lock(&self.file)?;
-        let res = repair_tail(&mut self.file)
-            .and_then(|_| self.file.metadata())
-            .and_then(|m| {
-                at(m.len());
-                self.file.write_all(lines)
-            });
+        let res = repair_tail_to(&mut self.file).and_then(|(_, len)| {
+            at(len);
+            self.file.write_all(lines)
+        });
         let unlocked = unlock(&self.file, locked);
         res.and(unlocked)
     }
@@ -479,7 +487,6 @@ fn unlock(file: &File, locked: bool) -> io::Result<()> {
 
 /// [`JsonLinesWriter::complete_append`], under the lock.
 fn complete_append(file: &mut File, at: Option<u64>, lines: &[u8]) -> io::Result<u64> {
-    use std::os::unix::fs::FileExt;
     let len = file.metadata()?.len();
     // How much of `lines` is in the file at `at`.
     let present = match at {
@@ -527,15 +534,19 @@ fn complete_append(file: &mut File, at: Option<u64>, lines: &[u8]) -> io::Result
 /// Makes `file` end with a newline: a last line that is a whole JSON value gets its newline,
 /// a fragment is cut off. Returns the number of bytes cut.
 fn repair_tail(file: &mut File) -> io::Result<u64> {
+    repair_tail_to(file).map(|(cut, _)| cut)
+}
+
+/// [`repair_tail`], also returning the file's length after it.
+fn repair_tail_to(file: &mut File) -> io::Result<(u64, u64)> {
     let len = file.metadata()?.len();
     if len == 0 {
-        return Ok(0);
+        return Ok((0, 0));
     }
     let mut last = [0u8; 1];
-    file.seek(SeekFrom::Start(len - 1))?;
-    file.read_exact(&mut last)?;
+    file.read_exact_at(&mut last, len - 1)?;
     if last[0] == b'\n' {
-        return Ok(0);
+        return Ok((0, len));
     }
     // Scan backwards in blocks for the start of the last line.
     let mut start_of_line = 0;
@@ -557,10 +568,10 @@ fn repair_tail(file: &mut File) -> io::Result<u64> {
     file.read_to_end(&mut tail)?;
     if serde_json::from_slice::<serde_json::Value>(&tail).is_ok() {
         file.write_all(b"\n")?;
-        return Ok(0);
+        return Ok((0, len + 1));
     }
     file.set_len(start_of_line)?;
-    Ok(len - start_of_line)
+    Ok((len - start_of_line, start_of_line))
 }
 
 /// The lines of an append-only JSON Lines file's `bytes` that a reader should take as written:

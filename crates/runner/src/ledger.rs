@@ -86,6 +86,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const PAGE: u64 = 4096;
+
+/// An open receipt mapped over more than this many bytes is unmapped and closed by a thread
+/// of its own once the final receipt has its name (see [`OpenReceipt::finish_after`]); a
+/// smaller one (a plan of fewer than about 50,000 seeds) by the run itself.
+const UNMAP_ON_A_THREAD: usize = 1 << 20;
 const FAILING_NULL: &str = "null                ";
 
 /// How an entry of the attempted seeds is stored (see the module docs).
@@ -335,9 +340,9 @@ impl OpenReceipt {
     /// ([`Receipt::write_json_pretty`]): a 10^7-seed receipt is never in memory whole.
     ///
     /// The open receipt stays mapped and open until its name is taken by the final one, and
-    /// is let go by another thread: unmapping it and freeing its pages (the file has no name
-    /// left then) cost about a millisecond per 3 MB of receipt — 43 MB for 10^6 seeds near
-    /// 2^64 — which the run need not wait for.
+    /// a large one is let go by another thread: unmapping it and freeing its pages (the file
+    /// has no name left then) cost about a millisecond per 3 MB of receipt — 43 MB for 10^6
+    /// seeds near 2^64 — which the run need not wait for.
     #[cfg(test)]
     pub(crate) fn finish(self, receipt: &mut Receipt) -> io::Result<()> {
         self.finish_after(receipt, || Ok(()), Fsync::Skip)
@@ -363,7 +368,10 @@ impl OpenReceipt {
             rows_done,
             fsync,
         )?;
-        if open.0.is_some() || open.1.is_some() {
+        // A small receipt is let go here: unmapping a few pages costs less than starting a
+        // thread (tens of microseconds, a short run's largest part after its trials).
+        let mapped = open.0.as_ref().map_or(0, |m| m.len());
+        if mapped > UNMAP_ON_A_THREAD {
             // (Where no thread can be started, it is let go here.)
             let _ = std::thread::Builder::new()
                 .name("seedledger-unmap".into())
