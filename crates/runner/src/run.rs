@@ -367,8 +367,13 @@ pub(crate) fn run_property_tallied(
         ),
     )?;
     crate::lock::archive_previous(&receipt_path, property.id)?;
-    let mut ledger = OpenReceipt::create(&receipt_path, &fields, &planned, config.durability.open_receipt())
-        .map_err(write_err(&receipt_path))?;
+    let mut ledger = OpenReceipt::create(
+        &receipt_path,
+        &fields,
+        &planned,
+        config.durability.open_receipt(),
+    )
+    .map_err(write_err(&receipt_path))?;
     let sink = open_sink(
         property,
         (config, control),

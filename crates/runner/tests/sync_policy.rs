@@ -53,8 +53,14 @@ fn run_in(root: &Path, cases: u64, durability: Durability) -> (Vec<String>, Vec<
     let summary = report.evidence.as_ref().unwrap();
     assert!(!summary.receipt.stopped_early);
     let rows = std::fs::read_to_string(&summary.witness_path).unwrap();
-    let run_id = format!("\"run_id\":\"{}\"", summary.receipt.run_id.as_deref().unwrap());
-    assert_eq!(rows.lines().filter(|r| r.contains(&run_id)).count() as u64, cases);
+    let run_id = format!(
+        "\"run_id\":\"{}\"",
+        summary.receipt.run_id.as_deref().unwrap()
+    );
+    assert_eq!(
+        rows.lines().filter(|r| r.contains(&run_id)).count() as u64,
+        cases
+    );
     let first = at_first.lock().unwrap().take().unwrap();
     (first, sync_log::under(root))
 }
@@ -81,7 +87,11 @@ fn a_synced_run_syncs_rows_and_receipt_then_the_directory_at_its_end_only() {
     for cases in [100, 5000] {
         let root = workspace();
         let (first, all) = run_in(root.path(), cases, Durability::Synced);
-        assert_eq!(first, Vec::<String>::new(), "{cases} seeds: synced before the first trial");
+        assert_eq!(
+            first,
+            Vec::<String>::new(),
+            "{cases} seeds: synced before the first trial"
+        );
         let dir = evidence_dir(root.path());
         assert_eq!(all.len(), 3, "{cases} seeds: {all:?}");
         assert_eq!(all[2], format!("dir {}", dir.display()), "{all:?}");
@@ -93,7 +103,10 @@ fn a_synced_run_syncs_rows_and_receipt_then_the_directory_at_its_end_only() {
             "{all:?}"
         );
         let tmp = format!("file {}/.seedledger-", dir.display());
-        assert!(files[0].starts_with(&tmp) && files[0].ends_with(".tmp"), "{all:?}");
+        assert!(
+            files[0].starts_with(&tmp) && files[0].ends_with(".tmp"),
+            "{all:?}"
+        );
     }
 }
 

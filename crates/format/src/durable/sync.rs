@@ -120,7 +120,9 @@ pub mod sync_log {
     /// The entries recorded in this process so far whose path lies under `dir` (others'
     /// are left: tests running at once each read their own directory's).
     pub fn under(dir: &Path) -> Vec<String> {
-        let log = LOG.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let log = LOG
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         log.iter()
             .filter(|e| {
                 e.split_once(' ')

@@ -49,7 +49,10 @@ fn a_run_syncs_nothing_by_default() {
     let root = Root::new();
     assert_eq!(run_logged(&root, &[]), Vec::<String>::new());
     // A second run (archiving the first receipt) syncs nothing either.
-    assert_eq!(run_logged(&root, &[("SEEDLEDGER_SYNC", "0")]), Vec::<String>::new());
+    assert_eq!(
+        run_logged(&root, &[("SEEDLEDGER_SYNC", "0")]),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -57,7 +60,10 @@ fn seedledger_sync_syncs_rows_and_receipt_then_the_directory_at_the_end_only() {
     let root = Root::new();
     let synced = run_logged(&root, &[("SEEDLEDGER_SYNC", "1")]);
     let dir = root.path().join("target/seedledger/local");
-    let rows = format!("file {}", dir.join("order_total_nonneg.witness.jsonl").display());
+    let rows = format!(
+        "file {}",
+        dir.join("order_total_nonneg.witness.jsonl").display()
+    );
     let tmp = format!("file {}/.seedledger-", dir.display());
     // Exactly three syncs: the rows (by the supervisor's drainer), the final receipt's
     // temporary file (never an open receipt's: nothing is synced before the first trial),
@@ -88,7 +94,12 @@ fn what_a_power_loss_can_leave_of_an_unsynced_run_is_refused() {
     let verify = || root.run(&["gate", "close", "--verify", receipt.to_str().unwrap()]);
     // (A run that passed closes `budget_pass_no_freeze`, exit 1; its rows agree.)
     let whole = verify();
-    assert!(whole.stdout.contains(": rows agree"), "{}{}", whole.stdout, whole.stderr);
+    assert!(
+        whole.stdout.contains(": rows agree"),
+        "{}{}",
+        whole.stdout,
+        whole.stderr
+    );
     let last_rows = rows[..rows.len() - 1]
         .iter()
         .rposition(|&b| b == b'\n')
@@ -107,8 +118,16 @@ fn what_a_power_loss_can_leave_of_an_unsynced_run_is_refused() {
         std::fs::write(&rows_path, &left).unwrap();
         let run = verify();
         assert_eq!(run.code, 1, "{what}: {}{}", run.stdout, run.stderr);
-        assert!(run.stdout.contains(": rows disagree"), "{what}: {}", run.stdout);
-        assert!(!run.stdout.contains(": rows agree"), "{what}: {}", run.stdout);
+        assert!(
+            run.stdout.contains(": rows disagree"),
+            "{what}: {}",
+            run.stdout
+        );
+        assert!(
+            !run.stdout.contains(": rows agree"),
+            "{what}: {}",
+            run.stdout
+        );
     }
     std::fs::write(&rows_path, &rows).unwrap();
     // The receipt's data lost (an empty file) or the receipt gone: an error, exit 2.
