@@ -356,24 +356,7 @@ pub(crate) fn run_property_tallied(
     let run_id = run_id(config.runner.as_str());
     let mut receipt = first_receipt(property, config, &spec, &pin, &run_id, spec_state);
     receipt.target_budget = targeted.len().try_into().ok().filter(|&n: &u64| n > 0);
-    let fields = open_fields(&receipt)?;
-    let _lock = crate::lock::lock(
-        &receipt_path,
-        property.id,
-        &format!(
-            "pid {}, run {run_id}, started {}",
-            std::process::id(),
-            receipt.started_at.as_deref().unwrap_or("?")
-        ),
-    )?;
-    crate::lock::archive_previous(&receipt_path, property.id)?;
-    let mut ledger = OpenReceipt::create(
-        &receipt_path,
-        &fields,
-        &planned,
-        config.durability.open_receipt(),
-    )
-    .map_err(write_err(&receipt_path))?;
+    let (_lock, mut ledger) = open_receipt(property.id, config, &receipt, &receipt_path, &planned)?;
     let sink = open_sink(
         property,
         (config, control),
@@ -458,6 +441,30 @@ pub(crate) fn run_property_tallied(
         targets: tally.targets.clone(),
     };
     Ok((summary, tally, trials_time, fixture))
+}
+
+/// Takes the property's evidence lock, archives an earlier receipt and puts the open receipt
+/// in place (the lock is held until the returned lock is dropped).
+fn open_receipt(
+    id: &str,
+    config: &RunConfig,
+    receipt: &Receipt,
+    receipt_path: &Path,
+    planned: &[u64],
+) -> Result<(crate::lock::EvidenceLock, OpenReceipt), RunError> {
+    let fields = open_fields(receipt)?;
+    let holder = format!(
+        "pid {}, run {}, started {}",
+        std::process::id(),
+        receipt.run_id.as_deref().unwrap_or("?"),
+        receipt.started_at.as_deref().unwrap_or("?")
+    );
+    let lock = crate::lock::lock(receipt_path, id, &holder)?;
+    crate::lock::archive_previous(receipt_path, id)?;
+    let open = config.durability.open_receipt();
+    let ledger = OpenReceipt::create(receipt_path, &fields, planned, open)
+        .map_err(write_err(receipt_path))?;
+    Ok((lock, ledger))
 }
 
 /// The run's witness rows: where they go (`control`'s mode, or a ring of the run's own for a
