@@ -104,6 +104,7 @@ fn named(path: &Path, e: io::Error) -> io::Error {
 #[doc(hidden)]
 pub mod sync_log {
     use std::io::Write as _;
+
     use std::path::Path;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Mutex, OnceLock};
@@ -151,7 +152,9 @@ pub mod sync_log {
             let mut file = file
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let _ = writeln!(file, "{entry}");
+            // One `write` (the file is opened to append): the processes of one command (a
+            // supervisor and its run process) note into the same file at once.
+            let _ = file.write_all(format!("{entry}\n").as_bytes());
         }
         if on {
             LOG.lock()
