@@ -104,7 +104,6 @@ fn named(path: &Path, e: io::Error) -> io::Error {
 #[doc(hidden)]
 pub mod sync_log {
     use std::io::Write as _;
-
     use std::path::Path;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Mutex, OnceLock};
