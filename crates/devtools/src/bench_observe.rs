@@ -164,7 +164,7 @@ fn one_run(
         seeds: (1..=n).collect(),
         rng: Scheme::DEFAULT,
         shrink: None,
-        durable: true,
+        durability: seedledger_runner::Durability::CrashSafe,
         trial_timeout: None,
         code: None,
         signer: None,

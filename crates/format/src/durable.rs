@@ -2,14 +2,25 @@
 //! fsync, rename, fsync of the directory); journals are appended under an advisory lock, and
 //! a torn last line left by a crash is cut off before the next append.
 //!
+//! Whether a write waits for the disk is the caller's to say ([`Fsync`], see `durable/sync.rs`
+//! for the policy): a run's evidence is written in crash-consistent order with no `fsync`
+//! ([`Fsync::Skip`]: a process dying at any instant leaves a consistent state, the page cache
+//! keeping what was written); what is granted or published on the strength of evidence syncs
+//! that evidence first ([`sync_evidence`]) and its own output always ([`Fsync::Wait`], what
+//! the functions without an `Fsync` argument do).
+//!
 //! Modes are explicit: a file these functions create gets [`FILE_MODE`] and a directory
 //! [`DIR_MODE`], set on the new file or directory itself, so the process's umask — which a
 //! property under test may change in the middle of a run — never takes part.
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+mod sync;
+pub use sync::{Fsync, sync_evidence, sync_log};
+use sync::{sync_data, sync_dir, sync_file};
 
 /// The mode of every file created here: read by everyone, written by its owner.
 pub const FILE_MODE: u32 = 0o644;
@@ -56,20 +67,35 @@ pub fn write_atomic_with(
     write_atomic_file_with(path, fill).map(drop)
 }
 
-/// [`write_atomic_with`] that calls `before_rename` once the temporary file is written and
-/// synced, and puts the file in place only if it succeeds (its error is returned, the path
-/// left as it was): for a file that may name only what another write made durable first,
-/// such as a receipt and the witness rows it counts. `before_rename` may have been working
-/// all along on another thread (see the runner's `ledger.rs`): the two syncs then overlap.
+/// [`write_atomic_with`] under `fsync`, where the variant without it syncs.
+pub fn write_atomic_with_fsync(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    fsync: Fsync,
+) -> io::Result<()> {
+    write_atomic_with_before_rename(path, fill, || Ok(()), fsync)
+}
+
+/// [`write_atomic_with`] that calls `before_rename` once the temporary file is written (and,
+/// with [`Fsync::Wait`], synced), and puts the file in place only if it succeeds (its error
+/// is returned, the path left as it was): for a file that may name only what another write
+/// made durable first, such as a receipt and the witness rows it counts — appended before
+/// (enough against a crash of the process), synced before with [`Fsync::Wait`] (against a
+/// power loss). `before_rename` may have been working all along on another thread (see the
+/// runner's `ledger.rs`): the two syncs then overlap. With [`Fsync::Wait`] the directory is
+/// synced after the rename.
 pub fn write_atomic_with_before_rename(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
     before_rename: impl FnOnce() -> io::Result<()>,
+    fsync: Fsync,
 ) -> io::Result<()> {
-    let (dir, tmp) = temp_filled(path, fill)?;
+    let (dir, tmp) = temp_filled(path, fill, fsync)?;
     before_rename()?;
     tmp.persist(path).map_err(|e| e.error)?;
-    sync_dir(&dir);
+    if fsync == Fsync::Wait {
+        sync_dir(&dir);
+    }
     Ok(())
 }
 
@@ -78,9 +104,21 @@ pub fn write_atomic_file_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<File> {
-    let (dir, tmp) = temp_filled(path, fill)?;
+    write_atomic_file_with_fsync(path, fill, Fsync::Wait)
+}
+
+/// [`write_atomic_file_with`] under `fsync` (with [`Fsync::Skip`], neither the file nor its
+/// directory is synced: the rename alone makes it appear whole or not at all).
+pub fn write_atomic_file_with_fsync(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    fsync: Fsync,
+) -> io::Result<File> {
+    let (dir, tmp) = temp_filled(path, fill, fsync)?;
     let mut file = tmp.persist(path).map_err(|e| e.error)?;
-    sync_dir(&dir);
+    if fsync == Fsync::Wait {
+        sync_dir(&dir);
+    }
     file.rewind()?;
     Ok(file)
 }
@@ -89,7 +127,7 @@ pub fn write_atomic_file_with(
 /// [`io::ErrorKind::AlreadyExists`] if `path` exists, even when another process creates it
 /// between a check and this call (for files that must never be rewritten, like citations).
 pub fn write_atomic_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let (dir, tmp) = temp_filled(path, |w| w.write_all(bytes))?;
+    let (dir, tmp) = temp_filled(path, |w| w.write_all(bytes), Fsync::Wait)?;
     tmp.persist_noclobber(path).map_err(|e| e.error)?;
     sync_dir(&dir);
     Ok(())
@@ -151,7 +189,8 @@ impl Write for WritebackAsItGoes<'_> {
 fn temp_filled(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> io::Result<(std::path::PathBuf, tempfile::NamedTempFile)> {
+    fsync: Fsync,
+) -> io::Result<(PathBuf, tempfile::NamedTempFile)> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => Path::new(".").to_path_buf(),
@@ -168,7 +207,9 @@ fn temp_filled(
     }
     tmp.as_file()
         .set_permissions(Permissions::from_mode(FILE_MODE))?;
-    tmp.as_file().sync_all()?;
+    if fsync == Fsync::Wait {
+        sync_file(tmp.as_file(), tmp.path())?;
+    }
     Ok((dir, tmp))
 }
 
@@ -181,6 +222,7 @@ fn temp_filled(
 #[derive(Debug)]
 pub struct JsonLinesWriter {
     file: File,
+    path: PathBuf,
     buf: Vec<u8>,
     torn: u64,
 }
@@ -205,10 +247,13 @@ impl JsonLinesWriter {
             options.open(path)
         };
         // Created here: its mode is set on the new file; an existing file keeps its own.
+        let mut created = false;
         let opened = match open(true) {
-            Ok(file) => file
-                .set_permissions(Permissions::from_mode(FILE_MODE))
-                .map(|()| file),
+            Ok(file) => {
+                created = true;
+                file.set_permissions(Permissions::from_mode(FILE_MODE))
+                    .map(|()| file)
+            }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => open(false),
             Err(e) => Err(e),
         };
@@ -225,11 +270,19 @@ impl JsonLinesWriter {
                 e
             }
         })?;
-        let locked = lock(&file)?;
-        let torn = repair_tail(&mut file);
-        unlock(&file, locked)?;
+        // A file this call created is empty: no tail to repair (an append repairs what another
+        // appender may leave meanwhile, as it does for any file).
+        let torn = if created {
+            Ok(0)
+        } else {
+            let locked = lock(&file)?;
+            let torn = repair_tail(&mut file);
+            unlock(&file, locked)?;
+            torn
+        };
         Ok(JsonLinesWriter {
             file,
+            path: path.to_path_buf(),
             buf: Vec::new(),
             torn: torn?,
         })
@@ -307,12 +360,10 @@ impl JsonLinesWriter {
             return Ok(());
         }
         let locked = lock(&self.file)?;
-        let res = repair_tail(&mut self.file)
-            .and_then(|_| self.file.metadata())
-            .and_then(|m| {
-                at(m.len());
-                self.file.write_all(lines)
-            });
+        let res = repair_tail_to(&mut self.file).and_then(|(_, len)| {
+            at(len);
+            self.file.write_all(lines)
+        });
         let unlocked = unlock(&self.file, locked);
         res.and(unlocked)
     }
@@ -379,14 +430,15 @@ impl JsonLinesWriter {
     /// had: then sync here.
     pub fn sync_in_background(&self) -> io::Result<std::thread::JoinHandle<io::Result<()>>> {
         let file = self.file.try_clone()?;
+        let path = self.path.clone();
         std::thread::Builder::new()
             .name("seedledger-sync".into())
-            .spawn(move || file.sync_data())
+            .spawn(move || sync_data(&file, &path))
     }
 
     /// Flushes the file to stable storage.
     pub fn sync(&self) -> io::Result<()> {
-        self.file.sync_data()
+        sync_data(&self.file, &self.path)
     }
 }
 
@@ -435,7 +487,6 @@ fn unlock(file: &File, locked: bool) -> io::Result<()> {
 
 /// [`JsonLinesWriter::complete_append`], under the lock.
 fn complete_append(file: &mut File, at: Option<u64>, lines: &[u8]) -> io::Result<u64> {
-    use std::os::unix::fs::FileExt;
     let len = file.metadata()?.len();
     // How much of `lines` is in the file at `at`.
     let present = match at {
@@ -483,15 +534,19 @@ fn complete_append(file: &mut File, at: Option<u64>, lines: &[u8]) -> io::Result
 /// Makes `file` end with a newline: a last line that is a whole JSON value gets its newline,
 /// a fragment is cut off. Returns the number of bytes cut.
 fn repair_tail(file: &mut File) -> io::Result<u64> {
+    repair_tail_to(file).map(|(cut, _)| cut)
+}
+
+/// [`repair_tail`], also returning the file's length after it.
+fn repair_tail_to(file: &mut File) -> io::Result<(u64, u64)> {
     let len = file.metadata()?.len();
     if len == 0 {
-        return Ok(0);
+        return Ok((0, 0));
     }
     let mut last = [0u8; 1];
-    file.seek(SeekFrom::Start(len - 1))?;
-    file.read_exact(&mut last)?;
+    file.read_exact_at(&mut last, len - 1)?;
     if last[0] == b'\n' {
-        return Ok(0);
+        return Ok((0, len));
     }
     // Scan backwards in blocks for the start of the last line.
     let mut start_of_line = 0;
@@ -513,10 +568,10 @@ fn repair_tail(file: &mut File) -> io::Result<u64> {
     file.read_to_end(&mut tail)?;
     if serde_json::from_slice::<serde_json::Value>(&tail).is_ok() {
         file.write_all(b"\n")?;
-        return Ok(0);
+        return Ok((0, len + 1));
     }
     file.set_len(start_of_line)?;
-    Ok(len - start_of_line)
+    Ok((len - start_of_line, start_of_line))
 }
 
 /// The lines of an append-only JSON Lines file's `bytes` that a reader should take as written:
@@ -532,13 +587,6 @@ pub fn complete_lines(bytes: &[u8]) -> &[u8] {
         bytes
     } else {
         &bytes[..start]
-    }
-}
-
-fn sync_dir(dir: &Path) {
-    // Best effort: directory fsync is not supported everywhere.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
     }
 }
 

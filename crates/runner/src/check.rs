@@ -12,7 +12,8 @@
 //! first one with `props/`, runs the default plan (256 seeds from 1; `SEEDLEDGER_CASES`
 //! changes the count), writes the receipt and witness rows under
 //! `ROOT/target/seedledger/<patch>/` as `prop run` does (patch `$SEEDLEDGER_PATCH_ID`, else
-//! `local`; code identity against `$SEEDLEDGER_BASE`, else HEAD), and panics on failure with
+//! `local`; code identity against `$SEEDLEDGER_BASE`, else HEAD; crash safe without waiting
+//! for the disk, synced at the end with `SEEDLEDGER_SYNC=1`), and panics on failure with
 //! the summary: failing seeds, signature, minimal input and the replay command. A failing
 //! `cargo test` is therefore replayable with `cargo xtask prop replay`. The root is absolute
 //! before the run's first trial (the runner's `anchor.rs`), and the environment variables are
@@ -98,7 +99,7 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
         out_dir: root.join("target").join("seedledger"),
         patch_id: env.patch_id.clone().unwrap_or_else(|| "local".to_string()),
         code,
-        durable: true,
+        durability: env.durability,
         root,
     };
     // The library-level run (the crate's one trial loop), writing `prop run`'s evidence;
@@ -145,6 +146,8 @@ struct CheckEnv {
     base: Option<String>,
     patch_id: Option<String>,
     manifest_dir: Option<PathBuf>,
+    /// `SEEDLEDGER_SYNC`.
+    durability: crate::durability::Durability,
 }
 
 fn check_env() -> &'static CheckEnv {
@@ -154,6 +157,7 @@ fn check_env() -> &'static CheckEnv {
         base: std::env::var("SEEDLEDGER_BASE").ok(),
         patch_id: std::env::var("SEEDLEDGER_PATCH_ID").ok(),
         manifest_dir: std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from),
+        durability: crate::durability::Durability::from_env(),
     })
 }
 

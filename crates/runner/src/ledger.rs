@@ -23,8 +23,9 @@
 //!
 //! JSON allows whitespace between tokens, so the reserved spaces keep the file valid. As a
 //! trial starts, its entry `1103` (or `,1103`) goes into the reserved room in one step that
-//! lands whole or not at all, even under `kill -9` (the page cache keeps it; power loss
-//! needs the final fsync). The file is mapped into memory, and the step is **one store
+//! lands whole or not at all, even under `kill -9` (the page cache keeps it; a power loss is
+//! guarded against where the evidence is used, or by the final fsync of a run asked to sync:
+//! `durability.rs`). The file is mapped into memory, and the step is **one store
 //! instruction** into the mapping, whose bytes all lie inside one page:
 //!
 //! * an entry of at most 8 bytes (seeds below 10^7) goes inside one 8-byte-aligned word,
@@ -57,7 +58,7 @@
 //!
 //! Packing the longer entries (rather than one per aligned 16- or 32-byte slot) keeps the
 //! room at the entries' own length: for 10^6 seeds near 2^64, 21 MB rather than 32 MB to
-//! create, sync and fault in.
+//! create and fault in.
 //!
 //! The room reserved is exact: the receipt is created knowing every planned seed and that
 //! entries go in plan order, so it lays the entries out once (the same placement the
@@ -75,8 +76,8 @@ pub(crate) mod rows;
 
 use memmap2::MmapMut;
 use seedledger_format::{
-    DecimalRun, Receipt, decimal_len, write_atomic_file_with, write_atomic_with_before_rename,
-    write_seed_list,
+    DecimalRun, Fsync, Receipt, decimal_len, write_atomic_file_with_fsync,
+    write_atomic_with_before_rename, write_seed_list,
 };
 use std::fs::File;
 use std::io;
@@ -85,6 +86,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const PAGE: u64 = 4096;
+
+/// An open receipt mapped over more than this many bytes is unmapped and closed by a thread
+/// of its own once the final receipt has its name (see [`OpenReceipt::finish_after`]); a
+/// smaller one (a plan of fewer than about 50,000 seeds) by the run itself.
+const UNMAP_ON_A_THREAD: usize = 1 << 20;
 const FAILING_NULL: &str = "null                ";
 
 /// How an entry of the attempted seeds is stored (see the module docs).
@@ -179,9 +185,10 @@ pub(crate) struct OpenReceipt {
 impl OpenReceipt {
     /// Writes the receipt `fields` (a JSON object without `failing_seed`,
     /// `attempted_seeds` and `planned_seeds`) with `planned_seeds: planned` and room for
-    /// every planned seed as an attempted one, atomically, and opens it for the in-place
-    /// updates. With `durable: false` nothing is written until the end (benchmarks measure
-    /// what durability costs).
+    /// every planned seed as an attempted one, atomically (no `fsync`: it is in place, whole,
+    /// for any process that outlives this one; see `durability.rs`), and opens it for the
+    /// in-place updates. With `durable: false` nothing is written until the end (benchmarks
+    /// measure what crash safety costs).
     pub(crate) fn create(
         path: &Path,
         fields: &serde_json::Map<String, serde_json::Value>,
@@ -234,7 +241,7 @@ impl OpenReceipt {
         // The file just put in place, not a re-open by path: another run replacing the
         // path meanwhile must not receive this run's seeds.
         let file = if durable {
-            Some(write_atomic_file_with(path, fill)?)
+            Some(write_atomic_file_with_fsync(path, fill, Fsync::Skip)?)
         } else {
             None
         };
@@ -333,28 +340,38 @@ impl OpenReceipt {
     /// ([`Receipt::write_json_pretty`]): a 10^7-seed receipt is never in memory whole.
     ///
     /// The open receipt stays mapped and open until its name is taken by the final one, and
-    /// is let go by another thread: unmapping it and freeing its pages (the file has no name
-    /// left then) cost about a millisecond per 3 MB of receipt — 43 MB for 10^6 seeds near
-    /// 2^64 — which the run need not wait for.
+    /// a large one is let go by another thread: unmapping it and freeing its pages (the file
+    /// has no name left then) cost about a millisecond per 3 MB of receipt — 43 MB for 10^6
+    /// seeds near 2^64 — which the run need not wait for.
     #[cfg(test)]
     pub(crate) fn finish(self, receipt: &mut Receipt) -> io::Result<()> {
-        self.finish_after(receipt, || Ok(()))
+        self.finish_after(receipt, || Ok(()), Fsync::Skip)
     }
 
-    /// [`OpenReceipt::finish`] once `rows_synced` has made the run's witness rows durable:
-    /// the final text is written and synced first, `rows_synced` is called before it is put
-    /// in place, and it replaces the open receipt only if that succeeds (its error is
-    /// returned, the open receipt left in place). A receipt never names rows a power loss
-    /// could take back. (A caller that started the rows' sync before, without waiting —
+    /// [`OpenReceipt::finish`] once `rows_done` has put the run's witness rows in the file
+    /// (and, with [`Fsync::Wait`], synced them): the final text is written (and synced)
+    /// first, `rows_done` is called before it is put in place, and it replaces the open
+    /// receipt only if that succeeds (its error is returned, the open receipt left in place).
+    /// A receipt never names rows a crash could take back, nor, with [`Fsync::Wait`], rows a
+    /// power loss could. (A caller that started the rows' sync before, without waiting —
     /// `RowSink::start_sync` — has both syncs under way at once.)
     pub(crate) fn finish_after(
         mut self,
         receipt: &mut Receipt,
-        rows_synced: impl FnOnce() -> io::Result<()>,
+        rows_done: impl FnOnce() -> io::Result<()>,
+        fsync: Fsync,
     ) -> io::Result<()> {
         let open = (self.map.take(), self.file.take());
-        write_atomic_with_before_rename(&self.path, |w| receipt.write_json_pretty(w), rows_synced)?;
-        if open.0.is_some() || open.1.is_some() {
+        write_atomic_with_before_rename(
+            &self.path,
+            |w| receipt.write_json_pretty(w),
+            rows_done,
+            fsync,
+        )?;
+        // A small receipt is let go here: unmapping a few pages costs less than starting a
+        // thread (tens of microseconds, a short run's largest part after its trials).
+        let mapped = open.0.as_ref().map_or(0, |m| m.len());
+        if mapped > UNMAP_ON_A_THREAD {
             // (Where no thread can be started, it is let go here.)
             let _ = std::thread::Builder::new()
                 .name("seedledger-unmap".into())

@@ -27,6 +27,7 @@ mod clock;
 mod code;
 mod committed;
 mod control;
+mod durability;
 mod errors;
 mod events;
 mod exec;
@@ -78,6 +79,7 @@ pub mod prelude {
 
     // Running a property from code (a harness, a benchmark, another tool): the one trial
     // loop, evidence optional.
+    pub use crate::durability::Durability;
     pub use crate::lib_run::{
         Evidence, FirstFailure, IntoProperty, RunOptions, RunReport, SeedPlan, Verdict, run,
         run_with,

@@ -49,14 +49,16 @@ pub struct Evidence {
     pub patch_id: String,
     /// The code identity the receipt and rows record (`None`: unknown).
     pub code: Option<crate::code::CodeIdentity>,
-    /// Write the receipt's attempted seeds as each trial starts (crash safety; on by
-    /// default).
-    pub durable: bool,
+    /// How the evidence reaches the disk: crash safe without waiting for it (the default),
+    /// synced at the run's end (`SEEDLEDGER_SYNC=1`), or, for benchmarks, no open receipt.
+    pub durability: crate::durability::Durability,
 }
 
 impl Evidence {
     /// The evidence of a local run in the workspace at `root`: into
-    /// `<root>/target/seedledger/local/`, crash safe, no code identity.
+    /// `<root>/target/seedledger/local/`, crash safe, synced at the end only when
+    /// `SEEDLEDGER_SYNC=1` ([`Durability::from_env`](crate::Durability::from_env)), no code
+    /// identity.
     pub fn in_workspace(root: impl Into<PathBuf>) -> Evidence {
         let root = root.into();
         Evidence {
@@ -64,7 +66,7 @@ impl Evidence {
             root,
             patch_id: "local".to_string(),
             code: None,
-            durable: true,
+            durability: crate::durability::Durability::from_env(),
         }
     }
 }
@@ -575,7 +577,7 @@ fn run_with_evidence(
         seeds,
         rng: options.rng,
         shrink: options.shrink.clone(),
-        durable: evidence.durable,
+        durability: evidence.durability,
         trial_timeout: None,
         code: evidence.code.clone(),
         signer: None,

@@ -113,8 +113,15 @@ pub(crate) fn lock(
     let _ = file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
         seedledger_format::FILE_MODE,
     ));
-    let _ = file.set_len(0);
-    let _ = std::os::unix::fs::FileExt::write_all_at(&file, format!("{holder}\n").as_bytes(), 0);
+    let record = format!("{holder}\n");
+    let _ = std::os::unix::fs::FileExt::write_all_at(&file, record.as_bytes(), 0);
+    // Cut only what a longer record of an earlier holder left after it (the same bytes as
+    // truncating first): a truncation frees blocks, which on a file system that discards
+    // freed blocks waits for the disk, and the record of one run is usually as long as the
+    // last one's.
+    if file.metadata().is_ok_and(|m| m.len() > record.len() as u64) {
+        let _ = file.set_len(record.len() as u64);
+    }
     Ok(EvidenceLock { _file: file })
 }
 
@@ -137,10 +144,11 @@ pub fn lock_evidence(
 /// never replacing a file; returns the new path, or `None` when there was no receipt. Call
 /// it holding the evidence lock.
 ///
-/// The directory is not synced here: the run's next step puts its open receipt in the same
-/// directory and syncs it (`write_atomic_file_with`), which makes both changes durable with
-/// one sync. A power loss before that leaves the earlier receipt under one of its names (or
-/// both: finished by the next run), never neither.
+/// Nothing is synced here (nor, by default, anywhere in a run: `durability.rs`): a link and
+/// an unlink are done or not, for any process that comes after this one. A power loss
+/// before the directory reaches the disk (the run's final sync with `SEEDLEDGER_SYNC=1`, or
+/// `gate cite` syncing the directory of what it cites) leaves the earlier receipt under one
+/// of its names (or both: finished by the next run), never neither.
 pub(crate) fn archive_previous(
     receipt_path: &Path,
     property_id: &str,
@@ -227,6 +235,13 @@ mod tests {
             std::fs::read_to_string(dir.path().join("p/x.lock")).unwrap(),
             "pid 2, run r2\n"
         );
+        // A shorter holder after a longer one, then a longer one: the file holds exactly the
+        // last holder's line.
+        drop(lock(&receipt, "x", "pid 3").unwrap());
+        let path = dir.path().join("p/x.lock");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "pid 3\n");
+        drop(lock(&receipt, "x", "pid 44, run r44").unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "pid 44, run r44\n");
     }
 
     #[test]

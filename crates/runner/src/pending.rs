@@ -26,13 +26,16 @@
 //!   consumed enough.
 //! * The drainer loads `written` (acquire), formats the rows of the records from `consumed`
 //!   to it and appends them under the witness file's lock, then publishes `consumed`. When
-//!   a run asks for its rows to be durable (`flush`: the end of the run, before its receipt
-//!   is finished), the drainer syncs the file and publishes `synced`; the run waits for it.
+//!   a run asks for its rows (`flush`: the end of the run, before its receipt is
+//!   finished), the drainer appends them, syncs the file if the run syncs its evidence (the
+//!   slot's `WANT_SYNC`, set by `SEEDLEDGER_SYNC=1`: by default no run waits for the disk,
+//!   `durability.rs`), and publishes `synced`; the run waits for it.
 //! * The counters only grow, across the runs that use a slot one after another: a run gives
 //!   its slot back only once everything it copied is consumed, so the bytes between
 //!   `consumed` and `written` always belong to the run that holds the slot.
 //! * When the worker process is gone (whatever ended it), the supervisor stops the drainer
-//!   ([`Drainer::finish`]): it appends everything the rings still hold and syncs, before the
+//!   ([`Drainer::finish`]): it appends everything the rings still hold (and syncs, for a
+//!   run that syncs), before the
 //!   supervisor writes any crash row. Every finished trial's row that reached the ring is in
 //!   the file, once, in order.
 //!
@@ -105,14 +108,17 @@ const CLAIMS: usize = 8;
 const WRITTEN: usize = 16;
 /// Bytes ever appended to witness files from the ring (the drainer's).
 const CONSUMED: usize = 24;
-/// Bytes ever synced (the drainer's).
+/// Bytes ever flushed: appended, and synced when the run syncs (the drainer's).
 const SYNCED: usize = 32;
-/// Bytes the run asked to have synced (the worker's).
+/// Bytes the run asked to have flushed (the worker's).
 const FLUSH: usize = 40;
 /// 0, or why the drainer cannot append this run's rows (see [`error_code`]).
 const ERROR: usize = 48;
 const RUN_ID_LEN: usize = 56;
 const PATH_LEN: usize = 64;
+/// 1 when the run syncs its evidence (`Durability::Synced`): the drainer then syncs the
+/// witness file on a flush and when the worker is gone; 0 (the default) it only appends.
+const WANT_SYNC: usize = 72;
 const RUN_ID: usize = 128;
 const MAX_RUN_ID: usize = 256;
 const PATH: usize = RUN_ID + MAX_RUN_ID;

@@ -72,9 +72,9 @@ pub struct RunConfig {
     pub rng: Scheme,
     /// `None`: do not shrink (the receipt then says `shrink_stable: false`).
     pub shrink: Option<ShrinkConfig>,
-    /// Write the receipt's attempted seeds as each trial starts (crash safety). Only
-    /// benchmarks turn this off.
-    pub durable: bool,
+    /// How the evidence reaches the disk ([`crate::Durability`]): crash safe with no
+    /// `fsync` by default; synced at the end of the run with `SEEDLEDGER_SYNC=1`.
+    pub durability: crate::durability::Durability,
     /// A trial (or shrink evaluation) running longer than this stops the whole process
     /// with [`crate::engine::TIMEOUT_EXIT_STATUS`] after naming the property and seed on stderr: a
     /// hung thread cannot be stopped in-process. The receipt then stays open. `None`: no
@@ -356,19 +356,7 @@ pub(crate) fn run_property_tallied(
     let run_id = run_id(config.runner.as_str());
     let mut receipt = first_receipt(property, config, &spec, &pin, &run_id, spec_state);
     receipt.target_budget = targeted.len().try_into().ok().filter(|&n: &u64| n > 0);
-    let fields = open_fields(&receipt)?;
-    let _lock = crate::lock::lock(
-        &receipt_path,
-        property.id,
-        &format!(
-            "pid {}, run {run_id}, started {}",
-            std::process::id(),
-            receipt.started_at.as_deref().unwrap_or("?")
-        ),
-    )?;
-    crate::lock::archive_previous(&receipt_path, property.id)?;
-    let mut ledger = OpenReceipt::create(&receipt_path, &fields, &planned, config.durable)
-        .map_err(write_err(&receipt_path))?;
+    let (_lock, mut ledger) = open_receipt(property.id, config, &receipt, &receipt_path, &planned)?;
     let sink = open_sink(
         property,
         (config, control),
@@ -406,7 +394,8 @@ pub(crate) fn run_property_tallied(
     }
     .run(&fixture, Some(&mut ledger), control.seed_jobs_of())
     .inspect_err(|_| {
-        // The run ends here, its receipt open: its rows are made durable first, as always.
+        // The run ends here, its receipt open: its rows are in the file first (and synced, if
+        // the run syncs), as always.
         let _ = sink.sync();
     })?;
     let trials_time = trials_started.elapsed();
@@ -432,7 +421,12 @@ pub(crate) fn run_property_tallied(
             config.rng,
         )?;
         if !control.stop_requested() {
-            record_shrinks(&mut receipt, records, &receipt_path, started)?;
+            record_shrinks(
+                &mut receipt,
+                records,
+                (&receipt_path, config.durability.fsync()),
+                started,
+            )?;
         }
         // Stopped while shrinking: the records are cut short; the receipt keeps saying
         // `shrink_status: in_progress` and `shrink_stable: false`.
@@ -449,9 +443,33 @@ pub(crate) fn run_property_tallied(
     Ok((summary, tally, trials_time, fixture))
 }
 
+/// Takes the property's evidence lock, archives an earlier receipt and puts the open receipt
+/// in place (the lock is held until the returned lock is dropped).
+fn open_receipt(
+    id: &str,
+    config: &RunConfig,
+    receipt: &Receipt,
+    receipt_path: &Path,
+    planned: &[u64],
+) -> Result<(crate::lock::EvidenceLock, OpenReceipt), RunError> {
+    let fields = open_fields(receipt)?;
+    let holder = format!(
+        "pid {}, run {}, started {}",
+        std::process::id(),
+        receipt.run_id.as_deref().unwrap_or("?"),
+        receipt.started_at.as_deref().unwrap_or("?")
+    );
+    let lock = crate::lock::lock(receipt_path, id, &holder)?;
+    crate::lock::archive_previous(receipt_path, id)?;
+    let open = config.durability.open_receipt();
+    let ledger = OpenReceipt::create(receipt_path, &fields, planned, open)
+        .map_err(write_err(receipt_path))?;
+    Ok((lock, ledger))
+}
+
 /// The run's witness rows: where they go (`control`'s mode, or a ring of the run's own for a
 /// long run without a supervisor: `RowMode::or_own_ring`), synced at the end beside the final
-/// receipt's own write ([`finish_receipt`]).
+/// receipt's own write ([`finish_receipt`]) when the run syncs.
 fn open_sink(
     property: &Property,
     (config, control): (&RunConfig, &RunControl),
@@ -465,13 +483,16 @@ fn open_sink(
         config.trial_timeout.is_some(),
     );
     let rows = row_formatter(property, config, spec, pin, run_id);
-    let sink = RowSink::open(witness_path, rows, mode).map_err(write_err(witness_path))?;
+    let sink = RowSink::open(witness_path, rows, mode, config.durability.fsync())
+        .map_err(write_err(witness_path))?;
     sink.defer_sync();
     Ok(std::sync::Arc::new(sink))
 }
 
-/// Puts the final receipt in place: the rows' sync started, the final receipt written and
-/// synced meanwhile, and put in place once the rows it counts are synced.
+/// Puts the final receipt in place once the rows it counts are in the witness file. A run
+/// that syncs (`Durability::Synced`) starts the rows' sync, writes and syncs the final
+/// receipt meanwhile, puts it in place once the rows are synced, then syncs the directory;
+/// by default nothing waits for the disk (the order alone is what a crash can observe).
 fn finish_receipt(
     ledger: OpenReceipt,
     receipt: &mut Receipt,
@@ -481,9 +502,11 @@ fn finish_receipt(
     sink.start_sync().map_err(write_err(witness_path))?;
     let rows_failed = std::cell::Cell::new(false);
     ledger
-        .finish_after(receipt, || {
-            sink.sync().inspect_err(|_| rows_failed.set(true))
-        })
+        .finish_after(
+            receipt,
+            || sink.sync().inspect_err(|_| rows_failed.set(true)),
+            sink.fsync(),
+        )
         .map_err(|e| {
             write_err(if rows_failed.get() {
                 witness_path
@@ -673,7 +696,7 @@ fn close_receipt<'c>(
 fn record_shrinks(
     receipt: &mut Receipt,
     records: Vec<ShrinkRecord>,
-    receipt_path: &Path,
+    (receipt_path, fsync): (&Path, seedledger_format::Fsync),
     started: Instant,
 ) -> Result<(), RunError> {
     for record in &records {
@@ -690,8 +713,12 @@ fn record_shrinks(
     receipt.shrink_status = Some("done".to_string());
     receipt.shrink_stable = receipt.shrink.as_ref().is_some_and(|s| s.stable);
     receipt.elapsed_ms = Some(started.elapsed().as_millis() as u64);
-    seedledger_format::write_atomic_with(receipt_path, |w| receipt.write_json_pretty(w))
-        .map_err(write_err(receipt_path))
+    seedledger_format::write_atomic_with_fsync(
+        receipt_path,
+        |w| receipt.write_json_pretty(w),
+        fsync,
+    )
+    .map_err(write_err(receipt_path))
 }
 
 /// Shrinks the first failure of each mode in `to_shrink` (twice each), in order, until a stop

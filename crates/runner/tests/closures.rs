@@ -44,7 +44,7 @@ impl Scratch {
                 max_evaluations: 2_000,
                 max_time: Duration::from_secs(20),
             }),
-            durable: true,
+            durability: seedledger_runner::Durability::CrashSafe,
             trial_timeout: None,
             code: None,
             signer: None,

@@ -83,7 +83,7 @@ impl Scratch {
             seeds,
             rng: seedledger_runner::Scheme::DEFAULT,
             shrink,
-            durable: true,
+            durability: seedledger_runner::Durability::CrashSafe,
             trial_timeout: None,
             code: None,
             signer: None,

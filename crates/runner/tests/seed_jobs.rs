@@ -64,7 +64,7 @@ fn config(root: &std::path::Path, out: &str, seeds: Vec<u64>) -> RunConfig {
         seeds,
         rng: seedledger_runner::Scheme::DEFAULT,
         shrink: Some(ShrinkConfig::default()),
-        durable: true,
+        durability: seedledger_runner::Durability::CrashSafe,
         trial_timeout: None,
         code: None,
         signer: None,

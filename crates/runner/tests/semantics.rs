@@ -45,7 +45,7 @@ impl Scratch {
                 max_evaluations: 5_000,
                 max_time: Duration::from_secs(60),
             }),
-            durable: true,
+            durability: seedledger_runner::Durability::CrashSafe,
             trial_timeout: None,
             code: None,
             signer: None,

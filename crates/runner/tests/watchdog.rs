@@ -57,7 +57,7 @@ fn child_config(seeds: Vec<u64>, shrink: Option<ShrinkConfig>) -> Option<RunConf
         seeds,
         rng: seedledger_runner::Scheme::DEFAULT,
         shrink,
-        durable: true,
+        durability: seedledger_runner::Durability::CrashSafe,
         // Far above what an ordinary trial here takes (at most a few ms) even on a loaded
         // machine; the hung trials never return, so the window only sets the wait.
         trial_timeout: Some(Duration::from_secs(2)),

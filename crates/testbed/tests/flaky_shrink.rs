@@ -102,7 +102,7 @@ fn run(dir: &tempfile::TempDir, property: &Property, run: usize) -> Ran {
             max_evaluations: 5_000,
             max_time: Duration::from_secs(60),
         }),
-        durable: false,
+        durability: seedledger_runner::Durability::NoOpenReceipt,
         trial_timeout: None,
         code: None,
         signer: None,

@@ -86,6 +86,8 @@ pub(super) fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
                 seedledger_gate::sign_citation(&mut citation, key, key_id);
             }
             flake = citation.flake.clone();
+            // What the citation rests on is made durable before the citation is written.
+            sync_cited(&files, &receipts, &args.expect.witnesses)?;
             (
                 write_citation(&store, &citation, trust.keys())?,
                 Some(review),
@@ -116,6 +118,29 @@ pub(super) fn cite(args: &CiteArgs) -> anyhow::Result<ExitStatus> {
         Ok(_) => ExitStatus::Success,
         Err(_) => ExitStatus::No,
     })
+}
+
+/// Makes the evidence a citation rests on durable before the citation is written: every
+/// receipt read (the given ones and those beside them), the witness file beside each, the
+/// batch's witness files, and their directories. A run writes its evidence without waiting
+/// for the disk (crash safe, not power-loss safe: the runner's `durability.rs`); a citation
+/// is written durably, so without this a power loss after it could keep the citation and
+/// take back the evidence it cites.
+fn sync_cited(
+    files: &[PathBuf],
+    receipts: &[ReadReceipt],
+    batch: &[PathBuf],
+) -> anyhow::Result<()> {
+    let mut paths: Vec<PathBuf> = files.to_vec();
+    paths.extend(receipts.iter().filter_map(|r| {
+        let id = r.property_id.as_deref()?;
+        Some(super::reading::beside(&files[r.index], id))
+    }));
+    paths.extend(batch.iter().cloned());
+    paths.sort();
+    paths.dedup();
+    seedledger_format::sync_evidence(paths.iter().map(PathBuf::as_path))
+        .context("the cited evidence cannot be made durable; no citation written")
 }
 
 /// Each receipt against its run's rows (`seedledger_gate::CiteReading::receipt`); the rows

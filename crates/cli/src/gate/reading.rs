@@ -160,7 +160,7 @@ impl ReceiptSource for ReceiptFile<'_> {
 }
 
 /// The witness file beside the receipt at `file`, for a receipt of `property_id`.
-fn beside(file: &Path, property_id: &str) -> PathBuf {
+pub(super) fn beside(file: &Path, property_id: &str) -> PathBuf {
     file.with_file_name(format!("{property_id}.witness.jsonl"))
 }
 

@@ -162,7 +162,7 @@ impl Inputs {
                 max_evaluations: args.shrink_max_evaluations,
                 max_time: shrink_max_time,
             }),
-            durable: true,
+            durability: seedledger_runner::Durability::from_env(),
             // Isolated, a trial past the timeout is killed with its worker and fails (the run
             // goes on): the executor keeps the time, not the process-ending watchdog.
             trial_timeout: if args.isolate { None } else { trial_timeout },

@@ -484,7 +484,11 @@ impl Bench {
             seeds: seeds.collect(),
             rng: seedledger_runner::Scheme::DEFAULT,
             shrink: Some(ShrinkConfig::default()),
-            durable,
+            durability: if durable {
+                seedledger_runner::Durability::CrashSafe
+            } else {
+                seedledger_runner::Durability::NoOpenReceipt
+            },
             trial_timeout: None,
             code: None,
             signer: None,

@@ -3,19 +3,20 @@
 
 use super::measure::{Bench, Spread};
 use super::{CHEAP, CHEAP_ID};
-use seedledger_runner::{Evidence, RunOptions, ShrinkConfig};
+use seedledger_runner::{Durability, Evidence, RunOptions, ShrinkConfig};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// The parts, in the order they are printed.
-const PARTS: [&str; 6] = [
+const PARTS: [&str; 7] = [
     "check's run, all of it (the bench's workspace)",
     "  git: the code identity (rev-list and diff at once)",
     "  git: is the spec committed (one cat-file)",
     "check's run in a workspace outside git (no git process)",
-    "  the same with no open receipt (durable: false)",
+    "  the same, synced at its end (SEEDLEDGER_SYNC=1)",
+    "  the same with no open receipt (Durability::NoOpenReceipt)",
     "the library run, no evidence (the trials alone)",
 ];
 
@@ -35,11 +36,12 @@ pub(crate) fn breakdown(
             let part = (k + round) % PARTS.len();
             let started = Instant::now();
             match part {
-                0 => run_with_evidence(&root, n, true, true)?,
+                0 => run_with_evidence(&root, n, true, Durability::CrashSafe)?,
                 1 => drop(seedledger_runner::engine::code_identity(&root, None)),
                 2 => cat_file(&root, git)?,
-                3 => run_with_evidence(plain, n, false, true)?,
-                4 => run_with_evidence(plain, n, false, false)?,
+                3 => run_with_evidence(plain, n, false, Durability::CrashSafe)?,
+                4 => run_with_evidence(plain, n, false, Durability::Synced)?,
+                5 => run_with_evidence(plain, n, false, Durability::NoOpenReceipt)?,
                 _ => super::run_without_evidence(n)?,
             }
             times[part].push(started.elapsed().as_secs_f64() * 1e3);
@@ -61,12 +63,12 @@ pub(crate) fn breakdown(
 
 /// What `check` does in its test's process (as `measure.rs`'s in-process contender), in the
 /// workspace at `root`: with `git`, the spec's question started ahead and the code identity
-/// computed; `durable: false` writes no open receipt.
+/// computed; under `durability` (a user's `check` is `CrashSafe`).
 pub(super) fn run_with_evidence(
     root: &Path,
     n: u64,
     git: bool,
-    durable: bool,
+    durability: Durability,
 ) -> Result<(), String> {
     let code = if git {
         seedledger_runner::engine::prefetch_spec(root, CHEAP_ID);
@@ -78,7 +80,7 @@ pub(super) fn run_with_evidence(
         out_dir: root.join("target").join("seedledger"),
         patch_id: "local".to_string(),
         code,
-        durable,
+        durability,
         root: root.to_path_buf(),
     };
     let options = RunOptions::cases(n)

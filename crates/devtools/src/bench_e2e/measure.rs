@@ -166,7 +166,12 @@ impl Bench {
     /// `prop run`'s evidence.
     fn check_here(&self, n: u64) -> Result<(), String> {
         let root = seedledger_runner::engine::anchored(&self.root);
-        super::breakdown::run_with_evidence(&root, n, true, true)
+        super::breakdown::run_with_evidence(
+            &root,
+            n,
+            true,
+            seedledger_runner::Durability::CrashSafe,
+        )
     }
 }
 

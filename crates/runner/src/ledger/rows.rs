@@ -4,7 +4,7 @@
 
 use ed25519_dalek::Signer;
 use seedledger_format::{
-    Decimal, DecimalRun, JsonLinesWriter, Runner, RunnerKey, WitnessRow, signature_to_hex,
+    Decimal, DecimalRun, Fsync, JsonLinesWriter, Runner, RunnerKey, WitnessRow, signature_to_hex,
     witness_canonical_bytes,
 };
 use std::io;
@@ -268,6 +268,19 @@ pub(crate) struct SinkState {
     defer_sync: bool,
     /// The file's sync [`RowSink::start_sync`] started on another thread.
     syncing: Option<std::thread::JoinHandle<io::Result<()>>>,
+    /// Whether "sync" syncs: [`Fsync::Skip`] (a run's default) makes every sync of this
+    /// sink only put the rows in the file (a crash of the process cannot take them back).
+    fsync: Fsync,
+}
+
+impl SinkState {
+    /// Syncs the file this process appended to, when the run syncs.
+    fn sync_file(&self) -> io::Result<()> {
+        match self.fsync {
+            Fsync::Wait => self.writer.sync(),
+            Fsync::Skip => Ok(()),
+        }
+    }
 }
 
 impl Drop for SinkState {
@@ -373,12 +386,18 @@ const FLUSH_AT: usize = (1 << 16) - 1024;
 pub(crate) const TIMEOUT_SIGNATURE: &str = "timeout";
 
 impl RowSink {
+    /// A sink appending to `path`; `fsync` says whether its syncs wait for the disk (and
+    /// tells a shared slot's drainer whether to sync the rows it appends).
     pub(crate) fn open(
         path: &Path,
         rows: WitnessFormatter,
         mut mode: RowMode,
+        fsync: Fsync,
     ) -> io::Result<RowSink> {
         let writer = JsonLinesWriter::open(path)?;
+        if let RowMode::Shared(slot) = &mode {
+            slot.set_sync(fsync == Fsync::Wait);
+        }
         let verdicts = match (&mut mode, rows.template()) {
             (RowMode::Shared(slot), Some(template)) => slot.push_template(&template)?,
             _ => false,
@@ -395,6 +414,7 @@ impl RowSink {
                 appended_here: false,
                 defer_sync: false,
                 syncing: None,
+                fsync,
             }),
         })
     }
@@ -443,17 +463,23 @@ impl RowSink {
         Self::sync_state(&mut state)
     }
 
+    /// Whether this sink's syncs wait for the disk.
+    pub(crate) fn fsync(&self) -> Fsync {
+        self.state().fsync
+    }
+
     /// Starts making every row appended so far durable without waiting: the supervisor's
-    /// drainer is asked to append and sync the rows handed to it; the file this process
-    /// appended to is synced on a thread of its own (where none can be started, its
-    /// writeback is started: [`JsonLinesWriter::start_writeback`]). [`RowSink::sync`] then
-    /// waits for it: the caller syncs another file meanwhile. Call it after
-    /// [`RowSink::finish`].
+    /// drainer is asked to append (and, when the run syncs, sync) the rows handed to it; the
+    /// file this process appended to is synced on a thread of its own when the run syncs
+    /// (where none can be started, its writeback is started:
+    /// [`JsonLinesWriter::start_writeback`]). [`RowSink::sync`] then waits for it: the
+    /// caller syncs another file meanwhile. Call it after [`RowSink::finish`].
     pub(crate) fn start_sync(&self) -> io::Result<()> {
         let mut state = self.state();
         state.append()?;
         match &state.mode {
             RowMode::Shared(slot) => slot.ask_flush(),
+            RowMode::Batched | RowMode::EachRow if state.fsync == Fsync::Skip => {}
             RowMode::Batched | RowMode::EachRow => match state.writer.sync_in_background() {
                 Ok(syncing) => state.syncing = Some(syncing),
                 Err(_) => state.writer.start_writeback(),
@@ -464,7 +490,9 @@ impl RowSink {
 
     /// Makes every row appended so far durable: through the supervisor's drainer for rows
     /// handed to it (which then has them all: the shared slot is given back), and with a
-    /// sync of the file for rows this process appended. Call it after [`RowSink::finish`].
+    /// sync of the file for rows this process appended — a sync only when the run syncs
+    /// ([`Fsync::Wait`]); else every row is in the file when this returns, which is all a
+    /// crash of the process can observe. Call it after [`RowSink::finish`].
     pub(crate) fn sync(&self) -> io::Result<()> {
         let mut state = self.state();
         // A sync already under way covers every row appended before it started.
@@ -492,16 +520,17 @@ impl RowSink {
                 return Ok(());
             }
         }
-        state.writer.sync()
+        state.sync_file()
     }
 
     /// For the watchdog ending the process for another run's hung trial: writes every
-    /// buffered row, syncs, and keeps the lock so that nothing is half-written at the exit.
+    /// buffered row, syncs (when the run syncs), and keeps the lock so that nothing is
+    /// half-written at the exit.
     pub(crate) fn flush_and_hold(&self) -> std::sync::MutexGuard<'_, SinkState> {
         let mut state = self.state();
         let _ = state.append();
         state.buf.clear();
-        let _ = state.writer.sync();
+        let _ = state.sync_file();
         state
     }
 
@@ -545,7 +574,7 @@ impl RowSink {
         }
         let _ = state.append();
         state.buf.clear();
-        let _ = state.writer.sync();
+        let _ = state.sync_file();
         Some((seed, state))
     }
 }

@@ -218,7 +218,11 @@ fn the_final_receipt_waits_for_the_rows_and_is_not_put_in_place_without_them() {
     let mut open = OpenReceipt::create(&path, &fields(), &[1, 2], true).unwrap();
     open.attempt(1).unwrap();
     open.attempt(2).unwrap();
-    let failed = open.finish_after(&mut receipt, || Err(io::Error::other("disk full")));
+    let failed = open.finish_after(
+        &mut receipt,
+        || Err(io::Error::other("disk full")),
+        Fsync::Wait,
+    );
     assert_eq!(failed.unwrap_err().to_string(), "disk full");
     let left: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(left["stopped_early"], true);
@@ -231,10 +235,14 @@ fn the_final_receipt_waits_for_the_rows_and_is_not_put_in_place_without_them() {
 
     let open = OpenReceipt::create(&path, &fields(), &[1, 2], true).unwrap();
     let synced = std::sync::atomic::AtomicBool::new(false);
-    open.finish_after(&mut receipt, || {
-        synced.store(true, std::sync::atomic::Ordering::SeqCst);
-        Ok(())
-    })
+    open.finish_after(
+        &mut receipt,
+        || {
+            synced.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok(())
+        },
+        Fsync::Wait,
+    )
     .unwrap();
     assert!(synced.load(std::sync::atomic::Ordering::SeqCst));
     assert_eq!(

@@ -4,7 +4,7 @@
 use super::{
     BATCH, CLAIMED, CLAIMS, CONSUMED, CORRUPT, DRAINER, DRAINER_PID, ERROR, FAIL, FLUSH, HEADER,
     LostRows, MAX_NAP, MIN_NAP, PASS, PIECE, PendingRows, RING, ROWS, STATE, SYNCED, TEMPLATE,
-    WRITEBACK_EVERY, WRITTEN, corrupt, error_code, futex_wait,
+    WANT_SYNC, WRITEBACK_EVERY, WRITTEN, corrupt, error_code, futex_wait,
 };
 use std::io;
 use std::sync::Arc;
@@ -189,6 +189,7 @@ impl<'a> Draining<'a> {
                 continue;
             };
             if open.unsynced
+                && self.rows.word(slot, WANT_SYNC).load(Ordering::Acquire) == 1
                 && let Err(e) = open.writer.sync()
             {
                 self.lose(slot, &e);
@@ -251,10 +252,11 @@ impl<'a> Draining<'a> {
         let consumed = rows.word(slot, CONSUMED).load(Ordering::Relaxed);
         if flush > synced && consumed >= flush {
             busy = true;
+            let want_sync = rows.word(slot, WANT_SYNC).load(Ordering::Acquire) == 1;
             if let Some(open) = self.open[slot].as_mut().filter(|o| o.claims == claims)
                 && open.unsynced
             {
-                if let Err(e) = open.writer.sync() {
+                if want_sync && let Err(e) = open.writer.sync() {
                     self.lose(slot, &e);
                     return true;
                 }

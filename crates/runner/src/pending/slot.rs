@@ -4,7 +4,7 @@
 use super::{
     BATCH, CLAIMED, CLAIMING, CLAIMS, CONSUMED, ERROR, FAIL, FLUSH, FREE, HEADER, MAX_PATH,
     MAX_RUN_ID, PASS, PATH, PATH_LEN, PendingRows, RING, ROWS, RUN_ID, RUN_ID_LEN, STATE, SYNCED,
-    TEMPLATE, WRITTEN, error_of,
+    TEMPLATE, WANT_SYNC, WRITTEN, error_of,
 };
 use std::io;
 use std::path::Path;
@@ -49,6 +49,7 @@ impl PendingRows {
         self.word(slot, PATH_LEN)
             .store(path.len() as u64, Ordering::Relaxed);
         self.word(slot, ERROR).store(0, Ordering::Relaxed);
+        self.word(slot, WANT_SYNC).store(0, Ordering::Relaxed);
         self.word(slot, CLAIMS).fetch_add(1, Ordering::Relaxed);
         self.word(slot, STATE).store(CLAIMED, Ordering::Release);
         Some(Slot {
@@ -252,6 +253,13 @@ impl Slot {
         self.written += need;
         self.word(WRITTEN).store(self.written, Ordering::Release);
         Ok(true)
+    }
+
+    /// Whether the drainer syncs this run's witness file when it flushes (a run that syncs
+    /// its evidence) or only appends to it (the default). Set before the first flush.
+    pub(crate) fn set_sync(&self, sync: bool) {
+        self.word(WANT_SYNC)
+            .store(u64::from(sync), Ordering::Release);
     }
 
     /// Asks for every row copied into the ring to be appended (and synced), and waits until

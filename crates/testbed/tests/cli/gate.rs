@@ -118,13 +118,21 @@ impl Dir {
             .env_remove("GIT_WORK_TREE")
             .env_remove("GIT_INDEX_FILE")
             .env_remove("SEEDLEDGER_PATCH_ID")
-            .env_remove("SEEDLEDGER_BASE");
+            .env_remove("SEEDLEDGER_BASE")
+            .env_remove("SEEDLEDGER_SYNC")
+            .env_remove("SEEDLEDGER_TEST_SYNC_LOG");
     }
 
     pub(crate) fn run(&self, args: &[&str]) -> Run {
+        self.run_env(args, &[])
+    }
+
+    /// [`Dir::run`] with extra environment variables.
+    pub(crate) fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_testbed"));
         cmd.args(args);
         self.hermetic(&mut cmd);
+        cmd.envs(env.iter().copied());
         let out = cmd.output().unwrap();
         Run {
             code: out.status.code().unwrap_or(-1),

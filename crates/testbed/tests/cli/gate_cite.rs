@@ -106,8 +106,27 @@ impl Patch {
             .evidence(rel, edit(json!({"code": self.code}), changes));
     }
 
+    /// A citable receipt `r.json` of the work tree's code and, in `w.jsonl`, its run's fail on
+    /// the failing seed and pass on 1101, and a remote pass on the failing seed.
+    fn citable(&self) {
+        self.receipt("r.json", json!({}));
+        self.dir.write_rows(
+            "w.jsonl",
+            &[
+                self.own("r.json", FAILING),
+                self.own("r.json", 1101),
+                self.row("w-remote-9", FAILING, "pass", "remote"),
+            ],
+        );
+    }
+
     /// `gate cite` of `order_total_nonneg` over `w.jsonl`, with `extra` appended.
     fn cite(&self, receipts: &[&str], extra: &[&str]) -> Run {
+        self.cite_env(receipts, extra, &[])
+    }
+
+    /// [`Patch::cite`] with extra environment variables.
+    fn cite_env(&self, receipts: &[&str], extra: &[&str], env: &[(&str, &str)]) -> Run {
         let mut args = vec![
             "gate",
             "cite",
@@ -119,7 +138,7 @@ impl Patch {
         ];
         args.extend(receipts);
         args.extend(extra);
-        self.dir.run(&args)
+        self.dir.run_env(&args, env)
     }
 
     /// The file names in the default freeze store, sorted.
@@ -351,15 +370,7 @@ fn cite_writes_a_citation_into_the_store_when_every_check_passes() {
 #[test]
 fn cite_writes_a_new_file_and_never_cites_the_same_evidence_again() {
     let p = Patch::new();
-    p.receipt("r.json", json!({}));
-    p.dir.write_rows(
-        "w.jsonl",
-        &[
-            p.own("r.json", FAILING),
-            p.own("r.json", 1101),
-            p.row("w-remote-9", FAILING, "pass", "remote"),
-        ],
-    );
+    p.citable();
     p.dir.write("props/freezes/old.json", "the old citation\n");
     let before = utc_now();
     let first = p.cite(&["r.json"], &["--expires-at", FUTURE]);
@@ -1589,4 +1600,47 @@ fn cite_records_the_flake_rate_and_refuses_a_seed_failing_on_every_replay() {
             .starts_with("the failing seed fails on every replay: a bug, not a flake"),
         "{last}"
     );
+}
+
+/// A run's evidence is written without waiting for the disk; `gate cite` makes what it
+/// cites durable before it writes the citation: every receipt it read, the witness file
+/// beside each, the batch and their directory are synced, and only then the citation's
+/// temporary file and the store's directory. A refused cite syncs nothing.
+#[test]
+fn cite_syncs_the_evidence_it_cites_before_the_citation() {
+    let p = Patch::new();
+    p.citable();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("synced.log");
+    let log_env = [("SEEDLEDGER_TEST_SYNC_LOG", log.to_str().unwrap())];
+    // Refused (no expiry): nothing is synced, nothing written.
+    let refused = p.cite_env(&["r.json"], &[], &log_env);
+    assert_ne!(refused.code, 0, "{}", refused.stdout);
+    assert!(p.store().is_empty());
+    assert_eq!(std::fs::read_to_string(&log).unwrap_or_default(), "");
+
+    let run = p.cite_env(&["r.json"], &["--expires-at", FUTURE], &log_env);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let names = p.store();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let synced = std::fs::read_to_string(&log).unwrap();
+    let synced: Vec<&str> = synced.lines().collect();
+    let (evidence, citation) = synced.split_at(synced.len() - 2);
+    assert_eq!(
+        evidence,
+        [
+            "file order_total_nonneg.witness.jsonl",
+            "file r.json",
+            "file w.jsonl",
+            "dir .",
+        ],
+        "{synced:?}"
+    );
+    // The citation's temporary file, in the store (named as the temporary file says it).
+    let tmp = format!("{}/.seedledger-", p.dir.path().join(STORE).display());
+    assert!(
+        citation[0].starts_with(&format!("file {tmp}")) && citation[0].ends_with(".tmp"),
+        "{synced:?}"
+    );
+    assert_eq!(citation[1], format!("dir {STORE}"));
 }

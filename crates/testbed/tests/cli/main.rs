@@ -8,6 +8,7 @@ mod bench;
 mod campaign;
 mod citer;
 mod clean;
+mod durability;
 mod files;
 mod freeze;
 mod gate;

@@ -46,6 +46,8 @@ impl Root {
             .env_remove("SEEDLEDGER_BASE")
             .env_remove("SEEDLEDGER_CASES")
             .env_remove("SEEDLEDGER_OBSERVE")
+            .env_remove("SEEDLEDGER_SYNC")
+            .env_remove("SEEDLEDGER_TEST_SYNC_LOG")
             .env_remove("ORDERS_DEMO_BUG")
             .env_remove("ORDERS_LOCALE")
             .env_remove("ORDERS_DEMO_TRIAL_MS");

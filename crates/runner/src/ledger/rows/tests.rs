@@ -51,7 +51,13 @@ fn hand_rows_from(base: u64) {
     let pending = std::sync::Arc::new(crate::pending::PendingRows::create(1).unwrap());
     let drainer = pending.drainer().unwrap();
     let slot = pending.claim("run-1", &path).unwrap();
-    let sink = RowSink::open(&path, WitnessFormatter::new(&cx), RowMode::Shared(slot)).unwrap();
+    let sink = RowSink::open(
+        &path,
+        WitnessFormatter::new(&cx),
+        RowMode::Shared(slot),
+        Fsync::Wait,
+    )
+    .unwrap();
     let mut all = Vec::new();
     // Enough verdicts to go round the ring twice; one signature too long for the ring,
     // whose row this process appends itself, after the ring's.
@@ -214,7 +220,13 @@ fn a_batch_cut_by_a_write_error_is_completed_not_doubled() {
 fn cut_append_in_this_process(dir: &Path) {
     let path = dir.join("w.jsonl");
     let cx = run_1_rows();
-    let sink = RowSink::open(&path, WitnessFormatter::new(&cx), RowMode::Batched).unwrap();
+    let sink = RowSink::open(
+        &path,
+        WitnessFormatter::new(&cx),
+        RowMode::Batched,
+        Fsync::Wait,
+    )
+    .unwrap();
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -262,8 +274,14 @@ fn a_long_run_s_own_ring_writes_the_rows_a_batched_run_writes() {
     assert!(matches!(mode, RowMode::Shared(_)));
     let batched_path = dir.path().join("batched.jsonl");
     let sinks = [
-        RowSink::open(&ring_path, WitnessFormatter::new(&cx), mode).unwrap(),
-        RowSink::open(&batched_path, WitnessFormatter::new(&cx), RowMode::Batched).unwrap(),
+        RowSink::open(&ring_path, WitnessFormatter::new(&cx), mode, Fsync::Wait).unwrap(),
+        RowSink::open(
+            &batched_path,
+            WitnessFormatter::new(&cx),
+            RowMode::Batched,
+            Fsync::Wait,
+        )
+        .unwrap(),
     ];
     for sink in &sinks {
         sink.defer_sync();
