@@ -114,17 +114,76 @@ pub fn start_code_identity(root: &Path, base: Option<&str>) -> CodeIdentityJob {
                     &format!("{base}^{{commit}}"),
                 ]),
             },
-            None => {
-                let exclude = exclude();
-                let [rev_list, diff] = [
-                    git.spawn(&["rev-list", "-1", "HEAD", "--", ".", &exclude]),
-                    git.spawn(&diff_args("HEAD", &exclude)),
-                ];
-                Job::Head { rev_list, diff }
-            }
+            None => head_job(&git),
         }
     };
     CodeIdentityJob { git, state }
+}
+
+/// The job of an identity without a base: the cached answer when the cache has it (see
+/// `gitcache.rs`), else `rev-list` and `diff` started, with `ls-files` and `rev-parse` beside
+/// them when the answer may be kept.
+fn head_job(git: &Git) -> Job {
+    let cache = crate::gitcache::Repo::open(&git.dir);
+    if let Some(code) = cache.as_ref().and_then(crate::gitcache::Repo::identity) {
+        return Job::Done(Ok(CodeIdentity {
+            code,
+            base: None,
+            paths: Vec::new(),
+        }));
+    }
+    // The present is noted before git starts (the cache's racy-clean rule).
+    let pending = cache.and_then(crate::gitcache::Repo::begin);
+    let exclude = exclude();
+    let [rev_list, diff] = [
+        git.spawn(&["rev-list", "-1", "HEAD", "--", ".", &exclude]),
+        git.spawn(&diff_args("HEAD", &exclude)),
+    ];
+    let keep = pending.map(|pending| {
+        Box::new(Keep {
+            pending,
+            ls_files: git.spawn(&ls_files_args(&exclude)),
+            rev_parse: git.spawn(&REV_PARSE_ARGS),
+        })
+    });
+    Job::Head {
+        rev_list,
+        diff,
+        keep,
+    }
+}
+
+/// `git ls-files` of the tracked files the cache watches (those the diff covers).
+fn ls_files_args(exclude: &str) -> [&str; 6] {
+    ["ls-files", "-z", "--stage", "--", ".", exclude]
+}
+
+/// git's own reading of where the repository is and what `HEAD` is, to confirm the cache's.
+const REV_PARSE_ARGS: [&str; 5] = [
+    "rev-parse",
+    "--absolute-git-dir",
+    "--git-common-dir",
+    "--show-toplevel",
+    "HEAD",
+];
+
+/// The processes that tell the cache what to keep with an identity ([`head_job`]).
+#[derive(Debug)]
+struct Keep {
+    pending: crate::gitcache::Pending,
+    ls_files: Result<std::process::Child, CodeError>,
+    rev_parse: Result<std::process::Child, CodeError>,
+}
+
+impl Keep {
+    /// Waits for its processes and keeps `code` when they answered.
+    fn finish(self, git: &Git, code: Option<&str>) {
+        let ls_files = git.finish_spawned(self.ls_files, &ls_files_args(&exclude()));
+        let rev_parse = git.finish_spawned(self.rev_parse, &REV_PARSE_ARGS);
+        if let (Some(code), Ok(ls_files), Ok(rev_parse)) = (code, ls_files, rev_parse) {
+            self.pending.store_identity(&ls_files, &rev_parse, code);
+        }
+    }
 }
 
 /// A code identity being computed ([`start_code_identity`]). Its git processes are waited
@@ -142,6 +201,8 @@ enum Job {
     Head {
         rev_list: Result<std::process::Child, CodeError>,
         diff: Result<std::process::Child, CodeError>,
+        /// What the cache needs to keep the answer, when it may.
+        keep: Option<Box<Keep>>,
     },
     /// A base: its resolution to a commit started.
     Base {
@@ -212,40 +273,69 @@ impl CodeIdentityJob {
                     paths,
                 })
             }
-            Job::Head { rev_list, diff } => {
-                // The HEAD commit of the code: the last commit that changed anything outside
-                // the freeze store, so that committing a citation does not retire it.
-                let rev_list_args = ["rev-list", "-1", "HEAD", "--", ".", &exclude];
-                let diff_head = diff_args("HEAD", &exclude);
-                let [head, changes] = git.together([rev_list, diff], [&rev_list_args, &diff_head]);
-                let head = text(head?);
-                let changes = changes?;
-                let head = if head.is_empty() {
-                    let args = ["rev-parse", "--verify", "HEAD"];
-                    text(git.finish_spawned(git.spawn(&args), &args)?)
-                } else {
-                    head
-                };
-                let code = if changes.is_empty() {
-                    format!("commit:{head}")
-                } else {
-                    format!("commit:{head}+dirty:{}", sha256_hex(&changes))
-                };
-                Ok(CodeIdentity {
-                    code,
-                    base: None,
-                    paths: Vec::new(),
-                })
+            Job::Head {
+                rev_list,
+                diff,
+                keep,
+            } => {
+                let identity = head_identity(git, [rev_list, diff]);
+                if let Some(keep) = keep {
+                    keep.finish(git, identity.as_ref().ok().map(|i| i.code.as_str()));
+                }
+                identity
             }
         }
     }
+}
+
+/// The identity without a base from its `rev-list` and `diff` processes.
+fn head_identity(
+    git: &Git,
+    [rev_list, diff]: [Result<std::process::Child, CodeError>; 2],
+) -> Result<CodeIdentity, CodeError> {
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).trim().to_string();
+    let exclude = exclude();
+    // The HEAD commit of the code: the last commit that changed anything outside the freeze
+    // store, so that committing a citation does not retire it.
+    let rev_list_args = ["rev-list", "-1", "HEAD", "--", ".", &exclude];
+    let diff_head = diff_args("HEAD", &exclude);
+    let [head, changes] = git.together([rev_list, diff], [&rev_list_args, &diff_head]);
+    let head = text(head?);
+    let changes = changes?;
+    let head = if head.is_empty() {
+        let args = ["rev-parse", "--verify", "HEAD"];
+        text(git.finish_spawned(git.spawn(&args), &args)?)
+    } else {
+        head
+    };
+    let code = if changes.is_empty() {
+        format!("commit:{head}")
+    } else {
+        format!("commit:{head}+dirty:{}", sha256_hex(&changes))
+    };
+    Ok(CodeIdentity {
+        code,
+        base: None,
+        paths: Vec::new(),
+    })
 }
 
 impl Drop for CodeIdentityJob {
     fn drop(&mut self) {
         // Never finished: its processes are waited for, not left behind.
         let children = match &mut self.state {
-            Job::Head { rev_list, diff } => vec![rev_list.as_mut().ok(), diff.as_mut().ok()],
+            Job::Head {
+                rev_list,
+                diff,
+                keep,
+            } => {
+                let mut children = vec![rev_list.as_mut().ok(), diff.as_mut().ok()];
+                if let Some(keep) = keep {
+                    children.push(keep.ls_files.as_mut().ok());
+                    children.push(keep.rev_parse.as_mut().ok());
+                }
+                children
+            }
             Job::Base { resolve, .. } => vec![resolve.as_mut().ok()],
             Job::Done(_) => Vec::new(),
         };

@@ -9,7 +9,8 @@
 //! environment the process started with (`anchor.rs`): a trial that sets `GIT_DIR` changes
 //! nothing a later run records.
 
-use seedledger_format::OracleSource;
+use crate::gitcache::{Pending, Repo};
+use seedledger_format::{OracleSource, sha256_hex};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
@@ -27,7 +28,11 @@ pub(crate) struct SpecState {
 
 /// The git processes [`prefetch`] started, by directory and spec path, until
 /// [`spec_committed`] takes their answer.
-static STARTED: Mutex<Vec<(PathBuf, PathBuf, Child)>> = Mutex::new(Vec::new());
+static STARTED: Mutex<Vec<Started>> = Mutex::new(Vec::new());
+
+/// A question [`prefetch`] asked: its directory, spec path, process, and what the cache
+/// needs to keep the answer (`gitcache.rs`), when it may.
+type Started = (PathBuf, PathBuf, Child, Option<Pending>);
 
 /// At most this many questions are asked ahead at once.
 const MAX_STARTED: usize = 8;
@@ -52,6 +57,12 @@ fn prefetch(root: &Path, rel_path: &Path) {
     if started.len() >= MAX_STARTED || surely_outside_git(dir, git_environment()) {
         return;
     }
+    // The cache answers: nothing to start.
+    let cache = Repo::open(dir);
+    if cache.as_ref().is_some_and(|c| c.spec(rel).is_some()) {
+        return;
+    }
+    let pending = cache.and_then(Repo::begin);
     let child = crate::anchor::git_command(dir)
         .args(["cat-file", "blob", &format!("HEAD:./{rel}")])
         .stdin(Stdio::null())
@@ -59,7 +70,7 @@ fn prefetch(root: &Path, rel_path: &Path) {
         .stderr(Stdio::piped())
         .spawn();
     if let Ok(child) = child {
-        started.push((dir.to_path_buf(), rel_path.to_path_buf(), child));
+        started.push((dir.to_path_buf(), rel_path.to_path_buf(), child, pending));
     }
 }
 
@@ -71,14 +82,15 @@ pub fn prefetch_spec(root: &Path, property_id: &str) {
 }
 
 /// The git process [`prefetch`] started for `rel_path` in `dir`, if any (taken).
-fn prefetched(dir: &Path, rel_path: &Path) -> Option<Child> {
+fn prefetched(dir: &Path, rel_path: &Path) -> Option<(Child, Option<Pending>)> {
     let mut started = STARTED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let at = started
         .iter()
-        .position(|(d, r, _)| d == dir && r == rel_path)?;
-    Some(started.swap_remove(at).2)
+        .position(|(d, r, _, _)| d == dir && r == rel_path)?;
+    let (_, _, child, pending) = started.swap_remove(at);
+    Some((child, pending))
 }
 
 /// Whether git, started in `dir`, is certain to find no repository (see
@@ -122,19 +134,44 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
     if surely_outside_git(dir, git_environment()) {
         return state(None, "not inside a git work tree");
     }
+    // git's answer kept from an earlier run, when the repository is as it was then (see
+    // `gitcache.rs`): the digest of `HEAD`'s blob at the path, or that it has none.
+    let cache = Repo::open(dir);
+    if let (Some(cache), Some(rel)) = (&cache, rel_path.to_str())
+        && let Some(blob) = cache.spec(rel)
+    {
+        return match blob {
+            Some(blob) if blob == sha256_hex(bytes) => state(Some(true), ""),
+            Some(_) => state(
+                Some(false),
+                &format!("{rel} differs from the committed one"),
+            ),
+            None => state(Some(false), &format!("{rel} is not in the HEAD commit")),
+        };
+    }
     // The usual case in one git process (started ahead by `prefetch`, or now): `HEAD`'s blob
     // at the path, compared byte for byte with the bytes digested (the same bytes exactly
     // when the blob ids are the same).
+    let mut pending = None;
     let head = |rel: &str| match prefetched(dir, rel_path) {
-        Some(child) => child
-            .wait_with_output()
-            .map_err(|e| format!("git did not finish: {e}")),
-        None => git(&["cat-file", "blob", &format!("HEAD:./{rel}")], None),
+        Some((child, started)) => {
+            pending = started;
+            child
+                .wait_with_output()
+                .map_err(|e| format!("git did not finish: {e}"))
+        }
+        None => {
+            pending = cache.and_then(Repo::begin);
+            git(&["cat-file", "blob", &format!("HEAD:./{rel}")], None)
+        }
     };
     if let Some(rel) = rel_path.to_str()
         && let Ok(head) = head(rel)
         && head.status.success()
     {
+        if let Some(pending) = pending {
+            pending.store_spec(rel, Some(sha256_hex(&head.stdout)));
+        }
         return if head.stdout == bytes {
             state(Some(true), "")
         } else {
@@ -179,7 +216,16 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
                 Some(false),
                 &format!("{rel} differs from the committed one"),
             ),
-            (None, _) => state(Some(false), &format!("{rel} is not in the HEAD commit")),
+            (None, Some(_)) => {
+                // Not in `HEAD` (git said nothing else): kept, as a blob would be.
+                if head.stderr.is_empty()
+                    && let Some(pending) = pending
+                {
+                    pending.store_spec(rel, None);
+                }
+                state(Some(false), &format!("{rel} is not in the HEAD commit"))
+            }
+            (None, None) => state(Some(false), &format!("{rel} is not in the HEAD commit")),
             (_, None) => state(
                 Some(false),
                 &format!(

@@ -26,6 +26,7 @@ mod check;
 mod clock;
 mod code;
 mod committed;
+mod gitcache;
 mod control;
 mod errors;
 mod events;
