@@ -72,8 +72,13 @@ const MAX_VERIFIED: usize = 8;
 /// How much older than the moment git was started every file must be for an answer to be kept.
 const RACY: Duration = Duration::from_secs(2);
 
-/// `GIT_*` variables that change nothing this cache keeps (authors, prompts, editors, ssh).
-const HARMLESS: [&str; 12] = [
+/// `GIT_*` variables that change nothing this cache keeps (authors, prompts, editors, the
+/// network).
+const HARMLESS: [&str; 16] = [
+    "GIT_SSL_CAINFO",
+    "GIT_SSL_CAPATH",
+    "GIT_SSL_NO_VERIFY",
+    "GIT_HTTP_USER_AGENT",
     "GIT_AUTHOR_NAME",
     "GIT_AUTHOR_EMAIL",
     "GIT_AUTHOR_DATE",
@@ -194,10 +199,7 @@ fn youngest_time(m: &Metadata) -> SystemTime {
 }
 
 /// Appends the status of each path to `key` (one line each); the youngest time seen.
-fn statuses<'a>(
-    key: &mut String,
-    paths: impl IntoIterator<Item = &'a Path>,
-) -> Option<SystemTime> {
+fn statuses<'a>(key: &mut String, paths: impl IntoIterator<Item = &'a Path>) -> Option<SystemTime> {
     let mut youngest = SystemTime::UNIX_EPOCH;
     for path in paths {
         let (text, time) = status(path)?;
@@ -248,7 +250,9 @@ fn git_binary(path: &OsStr) -> Option<PathBuf> {
 fn object_id(text: &str) -> Option<String> {
     let id = text.trim_end_matches('\n');
     ((id.len() == 40 || id.len() == 64)
-        && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
     .then(|| id.to_string())
 }
 
@@ -313,7 +317,9 @@ fn resolve_head(gitdir: &Path, common: &Path) -> Option<(String, Vec<PathBuf>)> 
     };
     let name = name.trim_end_matches('\n');
     if !name.starts_with("refs/heads/")
-        || name.split('/').any(|c| c.is_empty() || c == "." || c == "..")
+        || name
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..")
     {
         return None;
     }
@@ -420,7 +426,10 @@ impl Repo {
         let index = gitdir.join("index");
         let head_youngest = statuses(
             &mut files,
-            ref_files.iter().map(PathBuf::as_path).chain([index.as_path()]),
+            ref_files
+                .iter()
+                .map(PathBuf::as_path)
+                .chain([index.as_path()]),
         )?;
         Some(Repo {
             root,
@@ -498,10 +507,7 @@ impl Repo {
         let mut text = String::new();
         let files: Vec<PathBuf> = paths.iter().map(|p| self.root.join(p)).collect();
         let probes: Vec<PathBuf> = dirs.iter().map(|d| d.join(".gitattributes")).collect();
-        let youngest = statuses(
-            &mut text,
-            files.iter().chain(&probes).map(PathBuf::as_path),
-        )?;
+        let youngest = statuses(&mut text, files.iter().chain(&probes).map(PathBuf::as_path))?;
         Some((sha256_hex(text.as_bytes()), youngest))
     }
 
@@ -520,8 +526,8 @@ impl Repo {
     /// The cache file as it is, or empty (see the module docs).
     fn load(&self) -> Answers {
         let path = self.gitdir.join("seedledger").join("git-answers");
-        let dir_is_plain = std::fs::symlink_metadata(path.parent().unwrap_or(&path))
-            .is_ok_and(|m| m.is_dir());
+        let dir_is_plain =
+            std::fs::symlink_metadata(path.parent().unwrap_or(&path)).is_ok_and(|m| m.is_dir());
         dir_is_plain
             .then(|| read_plain(&path))
             .flatten()
