@@ -125,13 +125,17 @@ pub fn start_code_identity(root: &Path, base: Option<&str>) -> CodeIdentityJob {
 /// them when the answer may be kept.
 fn head_job(git: &Git) -> Job {
     let cache = crate::gitcache::Repo::open(&git.dir);
-    if let Some(code) = cache.as_ref().and_then(crate::gitcache::Repo::identity) {
-        return Job::Done(Ok(CodeIdentity {
-            code,
-            base: None,
-            paths: Vec::new(),
-        }));
-    }
+    let known = match cache.as_ref().map(crate::gitcache::Repo::identity) {
+        Some(Ok(code)) => {
+            return Job::Done(Ok(CodeIdentity {
+                code,
+                base: None,
+                paths: Vec::new(),
+            }));
+        }
+        Some(Err(known)) => known,
+        None => crate::gitcache::Known::default(),
+    };
     // The present is noted before git starts (the cache's racy-clean rule).
     let pending = cache.and_then(crate::gitcache::Repo::begin);
     let exclude = exclude();
@@ -139,11 +143,18 @@ fn head_job(git: &Git) -> Job {
         git.spawn(&["rev-list", "-1", "HEAD", "--", ".", &exclude]),
         git.spawn(&diff_args("HEAD", &exclude)),
     ];
+    // What the cache does not know yet is asked beside them: the tracked files (unless an
+    // answer kept with the same index listed them) and git's reading of `HEAD` (unless
+    // confirmed before).
     let keep = pending.map(|pending| {
         Box::new(Keep {
             pending,
-            ls_files: git.spawn(&ls_files_args(&exclude)),
-            rev_parse: git.spawn(&REV_PARSE_ARGS),
+            ls_files: known
+                .paths
+                .is_none()
+                .then(|| git.spawn(&ls_files_args(&exclude))),
+            rev_parse: (!known.verified).then(|| git.spawn(&REV_PARSE_ARGS)),
+            known,
         })
     });
     Job::Head {
@@ -171,18 +182,30 @@ const REV_PARSE_ARGS: [&str; 5] = [
 #[derive(Debug)]
 struct Keep {
     pending: crate::gitcache::Pending,
-    ls_files: Result<std::process::Child, CodeError>,
-    rev_parse: Result<std::process::Child, CodeError>,
+    known: crate::gitcache::Known,
+    ls_files: Option<Result<std::process::Child, CodeError>>,
+    rev_parse: Option<Result<std::process::Child, CodeError>>,
 }
 
 impl Keep {
     /// Waits for its processes and keeps `code` when they answered.
     fn finish(self, git: &Git, code: Option<&str>) {
-        let ls_files = git.finish_spawned(self.ls_files, &ls_files_args(&exclude()));
-        let rev_parse = git.finish_spawned(self.rev_parse, &REV_PARSE_ARGS);
-        if let (Some(code), Ok(ls_files), Ok(rev_parse)) = (code, ls_files, rev_parse) {
-            self.pending.store_identity(&ls_files, &rev_parse, code);
-        }
+        let ls_files = self
+            .ls_files
+            .map(|c| git.finish_spawned(c, &ls_files_args(&exclude())));
+        let rev_parse = self
+            .rev_parse
+            .map(|c| git.finish_spawned(c, &REV_PARSE_ARGS));
+        let (Some(code), Ok(ls_files), Ok(rev_parse)) =
+            (code, ls_files.transpose(), rev_parse.transpose())
+        else {
+            return;
+        };
+        self.pending.store_identity(
+            (ls_files.as_deref(), rev_parse.as_deref()),
+            self.known,
+            code,
+        );
     }
 }
 
@@ -331,8 +354,12 @@ impl Drop for CodeIdentityJob {
             } => {
                 let mut children = vec![rev_list.as_mut().ok(), diff.as_mut().ok()];
                 if let Some(keep) = keep {
-                    children.push(keep.ls_files.as_mut().ok());
-                    children.push(keep.rev_parse.as_mut().ok());
+                    for child in [&mut keep.ls_files, &mut keep.rev_parse]
+                        .into_iter()
+                        .flatten()
+                    {
+                        children.push(child.as_mut().ok());
+                    }
                 }
                 children
             }

@@ -430,6 +430,43 @@ pub(crate) mod tests {
         );
     }
 
+    /// An answer about a spec is kept once git has confirmed `HEAD` (a code identity was
+    /// computed, `gitcache.rs`), for a path `HEAD` has and for one it has not; a kept answer
+    /// is told as git told it, and after a commit git is asked again.
+    #[test]
+    fn a_kept_spec_answer_is_the_one_git_gives() {
+        let tmp = spec_repository(true);
+        let root = tmp.path();
+        std::thread::sleep(std::time::Duration::from_millis(2300));
+        let (rel, absent) = (Path::new("props/p.md"), Path::new("props/q.md"));
+        assert_eq!(spec_committed(root, rel, b"spec\n").committed, Some(true));
+        assert_eq!(Repo::open(root).unwrap().spec("props/p.md"), None);
+        crate::code::code_identity(root, None).unwrap();
+        let ask = || {
+            [
+                spec_committed(root, rel, b"spec\n"),
+                spec_committed(root, rel, b"spee\n"),
+                spec_committed(root, absent, b"spec\n"),
+            ]
+        };
+        let asked = ask();
+        let repo = Repo::open(root).unwrap();
+        assert_eq!(repo.spec("props/p.md"), Some(Some(sha256_hex(b"spec\n"))));
+        assert_eq!(repo.spec("props/q.md"), Some(None));
+        assert_eq!(ask(), asked);
+        assert_eq!(
+            asked.map(|s| s.committed),
+            [Some(true), Some(false), Some(false)]
+        );
+        std::fs::write(root.join("props/q.md"), "spec\n").unwrap();
+        git(root, &["add", "props"]);
+        git(root, &["commit", "-q", "-m", "q"]);
+        assert_eq!(
+            spec_committed(root, absent, b"spec\n").committed,
+            Some(true)
+        );
+    }
+
     /// A question asked ahead (`prefetch_spec`) is answered as the question asked then: the
     /// answer is still compared with the bytes digested, it is taken once, and a question
     /// about another path or directory is not answered with it.

@@ -121,6 +121,9 @@ struct IdentityEntry {
     /// The digest of their status (and of the `.gitattributes` probes).
     stats: String,
     code: String,
+    /// The digest of the environment key and the index's status: an entry with the same one
+    /// lists the same tracked files (`ls-files` is not asked again).
+    index: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -149,6 +152,16 @@ pub(crate) struct Repo {
     env_youngest: SystemTime,
     /// `HEAD`, its ref file, `packed-refs` and the index: their status digest and youngest time.
     head_files: (String, SystemTime),
+    /// The environment key and the index's status (see [`IdentityEntry`]'s `index`).
+    index_key: String,
+}
+
+/// What the cache knows when it has no identity to give: the tracked files, when an entry
+/// was kept with the same index, and whether git has confirmed `HEAD` as the files say it.
+#[derive(Debug, Default)]
+pub(crate) struct Known {
+    pub(crate) paths: Option<Vec<String>>,
+    pub(crate) verified: bool,
 }
 
 /// A question being asked of git for the cache: the repository as it was read before git
@@ -424,13 +437,10 @@ impl Repo {
         let env_key = sha256_hex(key.as_bytes());
         let mut files = format!("{env_key}\n{head}\n");
         let index = gitdir.join("index");
-        let head_youngest = statuses(
-            &mut files,
-            ref_files
-                .iter()
-                .map(PathBuf::as_path)
-                .chain([index.as_path()]),
-        )?;
+        let mut index_text = format!("{env_key}\n");
+        let head_youngest = statuses(&mut files, ref_files.iter().map(PathBuf::as_path))?
+            .max(statuses(&mut index_text, [index.as_path()])?);
+        files.push_str(&index_text);
         Some(Repo {
             root,
             top,
@@ -440,19 +450,32 @@ impl Repo {
             env_key,
             env_youngest,
             head_files: (sha256_hex(files.as_bytes()), head_youngest),
+            index_key: sha256_hex(index_text.as_bytes()),
         })
     }
 
     /// The cached code identity (without a base), when every status it depends on is as it
-    /// was.
-    pub(crate) fn identity(&self) -> Option<String> {
+    /// was; else what is known towards keeping git's answer.
+    pub(crate) fn identity(&self) -> Result<String, Known> {
         let answers = self.load();
         let entry = answers
             .identities
             .iter()
-            .find(|e| e.key == self.head_files.0)?;
-        let (stats, _) = self.tracked_statuses(&entry.paths)?;
-        (stats == entry.stats).then(|| entry.code.clone())
+            .find(|e| e.key == self.head_files.0);
+        if let Some(entry) = entry
+            && let Some((stats, _)) = self.tracked_statuses(&entry.paths)
+            && stats == entry.stats
+        {
+            return Ok(entry.code.clone());
+        }
+        Err(Known {
+            paths: answers
+                .identities
+                .iter()
+                .find(|e| e.index == self.index_key)
+                .map(|e| e.paths.clone()),
+            verified: self.verified(&answers),
+        })
     }
 
     /// The cached answer for `HEAD`'s blob at `rel`: `Some(Some(sha256))`, `Some(None)` (not
@@ -561,30 +584,33 @@ impl Repo {
 
 impl Pending {
     /// Keeps the code identity `code` git gave (without a base), with the tracked files
-    /// `ls_files` (`git ls-files -z --stage`) and git's own `rev-parse --absolute-git-dir
-    /// --git-common-dir --show-toplevel HEAD`, when all is as the module docs require.
-    pub(crate) fn store_identity(self, ls_files: &[u8], rev_parse: &[u8], code: &str) {
+    /// `ls_files` (`git ls-files -z --stage`; `None`: those `known`) and git's own `rev-parse
+    /// --absolute-git-dir --git-common-dir --show-toplevel HEAD` (`None`: confirmed before),
+    /// when all is as the module docs require.
+    pub(crate) fn store_identity(
+        self,
+        (ls_files, rev_parse): (Option<&[u8]>, Option<&[u8]>),
+        known: Known,
+        code: &str,
+    ) {
         let Some(now) = Repo::open(&self.repo.root) else {
             return;
         };
-        if now != self.repo || !self.confirmed(rev_parse) {
+        let confirmed = match rev_parse {
+            Some(rev_parse) => self.confirmed(rev_parse),
+            None => now.verified(&now.load()),
+        };
+        if now != self.repo || !confirmed {
             return;
         }
-        let mut paths = Vec::new();
-        for record in ls_files.split(|&b| b == 0).filter(|r| !r.is_empty()) {
-            let Ok(record) = std::str::from_utf8(record) else {
-                return;
-            };
-            let Some((mode, path)) = record.split_once('\t') else {
-                return;
-            };
-            if mode.starts_with("160000") {
-                return;
-            }
-            if paths.last().is_none_or(|p: &String| p != path) {
-                paths.push(path.to_string());
-            }
-        }
+        let paths = match (ls_files, known.paths) {
+            (Some(ls_files), _) => match tracked(ls_files) {
+                Some(paths) => paths,
+                None => return,
+            },
+            (None, Some(paths)) => paths,
+            (None, None) => return,
+        };
         let Some((stats, youngest)) = now.tracked_statuses(&paths) else {
             return;
         };
@@ -596,6 +622,7 @@ impl Pending {
             paths,
             stats,
             code: code.to_string(),
+            index: now.index_key.clone(),
         };
         now.save(|a| {
             a.identities.retain(|e| e.key != entry.key);
@@ -654,4 +681,20 @@ impl Pending {
             && resolved(top).as_ref() == Some(&self.repo.top)
             && head == self.repo.head
     }
+}
+
+/// The tracked files `git ls-files -z --stage` lists, once each; `None` when one is not UTF-8
+/// or is a submodule (whose state is not in its status).
+fn tracked(ls_files: &[u8]) -> Option<Vec<String>> {
+    let mut paths: Vec<String> = Vec::new();
+    for record in ls_files.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        let (mode, path) = std::str::from_utf8(record).ok()?.split_once('\t')?;
+        if mode.starts_with("160000") {
+            return None;
+        }
+        if paths.last().is_none_or(|p| p != path) {
+            paths.push(path.to_string());
+        }
+    }
+    Some(paths)
 }
