@@ -13,9 +13,10 @@
 //!   few that only name people or prompts, a bare repository, a symbolic-link `HEAD` or ref, a
 //!   ref outside `refs/heads/`, an unborn branch, reftable, a shallow clone, grafts or replace
 //!   refs (which change what `rev-list` and `cat-file` see), a configuration file that
-//!   mentions `include`, `worktree`, `attributesfile`, `fsmonitor` or `refstorage`, a git
-//!   directory or work tree owned by another user, a file system boundary on the way up, a
-//!   submodule in the index. The first time an identity is computed, git's own `rev-parse`
+//!   mentions `include`, `worktree`, `attributesfile`, `orderfile`, `fsmonitor`, `refstorage`
+//!   or `filter` (a clean filter is a program, which may change), a git directory or work
+//!   tree owned by another user, a file system boundary on the way up, a submodule in the
+//!   index, more than 20,000 tracked files. The first time an identity is computed, git's own `rev-parse`
 //!   (git directory, common directory, top level, `HEAD`) must agree with this reading, or
 //!   nothing is kept; answers about specs are kept only for a `HEAD` git has confirmed so.
 //! * **The environment.** `HOME`, `XDG_CONFIG_HOME`, `PATH` and the allowed `GIT_*`
@@ -93,14 +94,20 @@ const HARMLESS: [&str; 16] = [
     "GIT_SSH_COMMAND",
 ];
 
-/// Words that make a configuration file too unusual to cache around (lowercase).
-const UNUSUAL_CONFIG: [&str; 5] = [
+/// Words that make a configuration file too unusual to cache around (lowercase): other files
+/// (`include`, `attributesFile`, `diff.orderFile`), another work tree, a file system monitor,
+/// reftable, and filters (a clean filter is a program, which may change).
+const UNUSUAL_CONFIG: [&str; 7] = [
     "include",
     "worktree",
     "attributesfile",
+    "orderfile",
     "fsmonitor",
     "refstorage",
+    "filter",
 ];
+/// A work tree with more tracked files is not cached (its statuses would cost what git does).
+const MAX_TRACKED: usize = 20_000;
 
 /// The cache file.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -497,7 +504,7 @@ impl Repo {
         let before = SystemTime::now();
         let dir = self.cache_dir()?;
         let stamp = dir.join("stamp");
-        std::fs::write(&stamp, b"t0\n").ok()?;
+        write_new(&stamp, b"t0\n")?;
         let on_disk = youngest_time(&std::fs::symlink_metadata(&stamp).ok()?);
         Some(Pending {
             repo: self,
@@ -574,7 +581,7 @@ impl Repo {
             return;
         };
         let tmp = dir.join(format!("git-answers.{}.tmp", std::process::id()));
-        if std::fs::write(&tmp, bytes).is_err()
+        if write_new(&tmp, &bytes).is_none()
             || std::fs::rename(&tmp, dir.join("git-answers")).is_err()
         {
             let _ = std::fs::remove_file(&tmp);
@@ -611,6 +618,9 @@ impl Pending {
             (None, Some(paths)) => paths,
             (None, None) => return,
         };
+        if paths.len() > MAX_TRACKED {
+            return;
+        }
         let Some((stats, youngest)) = now.tracked_statuses(&paths) else {
             return;
         };
@@ -697,4 +707,16 @@ fn tracked(ls_files: &[u8]) -> Option<Vec<String>> {
         }
     }
     Some(paths)
+}
+
+/// Writes a new file at `path` (whatever was there removed first; never through a link).
+fn write_new(path: &Path, bytes: &[u8]) -> Option<()> {
+    use std::io::Write;
+    let _ = std::fs::remove_file(path);
+    let mut file = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .ok()?;
+    file.write_all(bytes).ok()
 }

@@ -475,7 +475,10 @@ fn a_second_check_in_an_unchanged_repository_starts_no_git() {
     assert!(asked.contains("diff"), "{asked}");
     // The index and HEAD as before: the tracked files and HEAD are known, only the identity's
     // own two commands run.
-    assert!(!asked.contains("ls-files") && !asked.contains("--show-toplevel"), "{asked}");
+    assert!(
+        !asked.contains("ls-files") && !asked.contains("--show-toplevel"),
+        "{asked}"
+    );
     // The spec edited: a draft, as git says (its committed blob's digest is kept by `HEAD`).
     let spec = root.join("props/gc_prop.md");
     let text = std::fs::read_to_string(&spec).unwrap();
