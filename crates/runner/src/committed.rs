@@ -110,25 +110,7 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
     } else {
         root
     };
-    let git = |args: &[&str], input: Option<&[u8]>| -> Result<Output, String> {
-        let mut child = crate::anchor::git_command(dir)
-            .args(args)
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run git: {e}"))?;
-        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-            let _ = stdin.write_all(input);
-        }
-        child
-            .wait_with_output()
-            .map_err(|e| format!("git did not finish: {e}"))
-    };
+    let git = |args: &[&str], input: Option<&[u8]>| run_git(dir, args, input);
     // Outside any repository (no `.git` or git directory on the way up), git can only say
     // so: told without starting it (a process start is most of a short run's fixed cost).
     if surely_outside_git(dir, git_environment()) {
@@ -140,14 +122,12 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
     if let (Some(cache), Some(rel)) = (&cache, rel_path.to_str())
         && let Some(blob) = cache.spec(rel)
     {
-        return match blob {
-            Some(blob) if blob == sha256_hex(bytes) => state(Some(true), ""),
-            Some(_) => state(
-                Some(false),
-                &format!("{rel} differs from the committed one"),
-            ),
-            None => state(Some(false), &format!("{rel} is not in the HEAD commit")),
+        let why = match blob {
+            Some(blob) if blob == sha256_hex(bytes) => return state(Some(true), ""),
+            Some(_) => format!("{rel} differs from the committed one"),
+            None => format!("{rel} is not in the HEAD commit"),
         };
+        return state(Some(false), &why);
     }
     // The usual case in one git process (started ahead by `prefetch`, or now): `HEAD`'s blob
     // at the path, compared byte for byte with the bytes digested (the same bytes exactly
@@ -235,6 +215,28 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
             ),
         },
     }
+}
+
+/// `git ARGS` in `dir` (with the start's environment), `input` on its standard input: what it
+/// said, or why it could not be run.
+fn run_git(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<Output, String> {
+    let mut child = crate::anchor::git_command(dir)
+        .args(args)
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        let _ = stdin.write_all(input);
+    }
+    child
+        .wait_with_output()
+        .map_err(|e| format!("git did not finish: {e}"))
 }
 
 /// Variables (and prefixes of variables) of git's environment that name a repository or

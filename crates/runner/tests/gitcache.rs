@@ -467,6 +467,10 @@ fn a_second_check_in_an_unchanged_repository_starts_no_git() {
     let (off, _, asked) = check_logging_git(&root, &bin, &[("SEEDLEDGER_GIT_CACHE", "0")]);
     assert_eq!(off, code);
     assert!(asked.contains("rev-list"), "{asked}");
+    // A `GIT_*` variable that may change what git does: git is asked.
+    let (moved, _, asked) = check_logging_git(&root, &bin, &[("GIT_CONFIG_NOSYSTEM", "1")]);
+    assert_eq!(moved, code);
+    assert!(asked.contains("rev-list"), "{asked}");
     std::fs::write(root.join("a.rs"), "fn a() { 9; }\n").unwrap();
     let (edited, committed, asked) = check_logging_git(&root, &bin, &[]);
     assert_eq!(edited, git_says(&root));
