@@ -12,7 +12,9 @@
 //!   `HEAD`.
 //!
 //! Git runs in the root with the environment the process started with (`anchor.rs`), not
-//! one a trial may have changed since.
+//! one a trial may have changed since. Without a base, git's answer is kept between runs
+//! (`gitcache.rs`) and given again, without starting git, only while everything it depends
+//! on is as it was.
 //!
 //! The freeze store ([`FREEZE_STORE`]) is left out of both diffs: committing a citation must
 //! not retire it. Untracked files are not part of a diff (git's rule); in CI everything is

@@ -40,8 +40,17 @@
 //! read after git has answered, and the answer is kept only if every ctime and mtime is more
 //! than 2 s older than `T0`. Then no file changed from 2 s before `T0` until its status was
 //! read, so git read the contents those statuses describe; and a later change gives a ctime
-//! at or after `T0`, which a later lookup sees. What this assumes is git's own assumption: a
-//! clock that is not set back by more than 2 s, on every file system involved.
+//! at or after `T0`, which a later lookup sees (a lookup compares for equality: a change is
+//! missed only if it leaves device, inode, mode, owner, size, mtime and ctime all exactly as
+//! they were). What this assumes is git's own assumption: git too takes a tracked file whose
+//! status matches its index entry as unchanged, and it too needs a clock that is not set back
+//! (here: by more than 2 s, to the tick) on every file system involved.
+//!
+//! What is not checked, and where the cache could answer where git would not: an object
+//! store corrupted after an answer was kept (git would fail; the kept answer is the one git
+//! gave about the same contents), a system configuration file at a place git was built to
+//! read other than `/etc/gitconfig` and `<prefix>/etc/gitconfig`, and a `git` on `PATH` that
+//! is a script running another git chosen by something other than its own status.
 //!
 //! With a base revision nothing is cached: `origin/main` moves, and proving its resolution
 //! unchanged would mean reading remote refs too; git is asked as before.
