@@ -12,7 +12,9 @@
 //!   `HEAD`.
 //!
 //! Git runs in the root with the environment the process started with (`anchor.rs`), not
-//! one a trial may have changed since.
+//! one a trial may have changed since. Without a base, git's answer is kept between runs
+//! (`gitcache.rs`) and given again, without starting git, only while everything it depends
+//! on is as it was.
 //!
 //! The freeze store ([`FREEZE_STORE`]) is left out of both diffs: committing a citation must
 //! not retire it. Untracked files are not part of a diff (git's rule); in CI everything is
@@ -114,17 +116,99 @@ pub fn start_code_identity(root: &Path, base: Option<&str>) -> CodeIdentityJob {
                     &format!("{base}^{{commit}}"),
                 ]),
             },
-            None => {
-                let exclude = exclude();
-                let [rev_list, diff] = [
-                    git.spawn(&["rev-list", "-1", "HEAD", "--", ".", &exclude]),
-                    git.spawn(&diff_args("HEAD", &exclude)),
-                ];
-                Job::Head { rev_list, diff }
-            }
+            None => head_job(&git),
         }
     };
     CodeIdentityJob { git, state }
+}
+
+/// The job of an identity without a base: the cached answer when the cache has it (see
+/// `gitcache.rs`), else `rev-list` and `diff` started, with `ls-files` and `rev-parse` beside
+/// them when the answer may be kept.
+fn head_job(git: &Git) -> Job {
+    let cache = crate::gitcache::Repo::open(&git.dir);
+    let known = match cache.as_ref().map(crate::gitcache::Repo::identity) {
+        Some(Ok(code)) => {
+            return Job::Done(Ok(CodeIdentity {
+                code,
+                base: None,
+                paths: Vec::new(),
+            }));
+        }
+        Some(Err(known)) => known,
+        None => crate::gitcache::Known::default(),
+    };
+    // The present is noted before git starts (the cache's racy-clean rule).
+    let pending = cache.and_then(crate::gitcache::Repo::begin);
+    let exclude = exclude();
+    let [rev_list, diff] = [
+        git.spawn(&["rev-list", "-1", "HEAD", "--", ".", &exclude]),
+        git.spawn(&diff_args("HEAD", &exclude)),
+    ];
+    // What the cache does not know yet is asked beside them: the tracked files (unless an
+    // answer kept with the same index listed them) and git's reading of `HEAD` (unless
+    // confirmed before).
+    let keep = pending.map(|pending| {
+        Box::new(Keep {
+            pending,
+            ls_files: known
+                .paths
+                .is_none()
+                .then(|| git.spawn(&ls_files_args(&exclude))),
+            rev_parse: (!known.verified).then(|| git.spawn(&REV_PARSE_ARGS)),
+            known,
+        })
+    });
+    Job::Head {
+        rev_list,
+        diff,
+        keep,
+    }
+}
+
+/// `git ls-files` of the tracked files the cache watches (those the diff covers).
+fn ls_files_args(exclude: &str) -> [&str; 6] {
+    ["ls-files", "-z", "--stage", "--", ".", exclude]
+}
+
+/// git's own reading of where the repository is and what `HEAD` is, to confirm the cache's.
+const REV_PARSE_ARGS: [&str; 5] = [
+    "rev-parse",
+    "--absolute-git-dir",
+    "--git-common-dir",
+    "--show-toplevel",
+    "HEAD",
+];
+
+/// The processes that tell the cache what to keep with an identity ([`head_job`]).
+#[derive(Debug)]
+struct Keep {
+    pending: crate::gitcache::Pending,
+    known: crate::gitcache::Known,
+    ls_files: Option<Result<std::process::Child, CodeError>>,
+    rev_parse: Option<Result<std::process::Child, CodeError>>,
+}
+
+impl Keep {
+    /// Waits for its processes and keeps `code` when they answered.
+    fn finish(self, git: &Git, code: Option<&str>) {
+        let ls_files = self
+            .ls_files
+            .map(|c| git.finish_spawned(c, &ls_files_args(&exclude())));
+        let rev_parse = self
+            .rev_parse
+            .map(|c| git.finish_spawned(c, &REV_PARSE_ARGS));
+        let (Some(code), Ok(ls_files), Ok(rev_parse)) =
+            (code, ls_files.transpose(), rev_parse.transpose())
+        else {
+            return;
+        };
+        self.pending.store_identity(
+            (ls_files.as_deref(), rev_parse.as_deref()),
+            self.known,
+            code,
+        );
+    }
 }
 
 /// A code identity being computed ([`start_code_identity`]). Its git processes are waited
@@ -142,6 +226,8 @@ enum Job {
     Head {
         rev_list: Result<std::process::Child, CodeError>,
         diff: Result<std::process::Child, CodeError>,
+        /// What the cache needs to keep the answer, when it may.
+        keep: Option<Box<Keep>>,
     },
     /// A base: its resolution to a commit started.
     Base {
@@ -212,40 +298,73 @@ impl CodeIdentityJob {
                     paths,
                 })
             }
-            Job::Head { rev_list, diff } => {
-                // The HEAD commit of the code: the last commit that changed anything outside
-                // the freeze store, so that committing a citation does not retire it.
-                let rev_list_args = ["rev-list", "-1", "HEAD", "--", ".", &exclude];
-                let diff_head = diff_args("HEAD", &exclude);
-                let [head, changes] = git.together([rev_list, diff], [&rev_list_args, &diff_head]);
-                let head = text(head?);
-                let changes = changes?;
-                let head = if head.is_empty() {
-                    let args = ["rev-parse", "--verify", "HEAD"];
-                    text(git.finish_spawned(git.spawn(&args), &args)?)
-                } else {
-                    head
-                };
-                let code = if changes.is_empty() {
-                    format!("commit:{head}")
-                } else {
-                    format!("commit:{head}+dirty:{}", sha256_hex(&changes))
-                };
-                Ok(CodeIdentity {
-                    code,
-                    base: None,
-                    paths: Vec::new(),
-                })
+            Job::Head {
+                rev_list,
+                diff,
+                keep,
+            } => {
+                let identity = head_identity(git, [rev_list, diff]);
+                if let Some(keep) = keep {
+                    keep.finish(git, identity.as_ref().ok().map(|i| i.code.as_str()));
+                }
+                identity
             }
         }
     }
+}
+
+/// The identity without a base from its `rev-list` and `diff` processes.
+fn head_identity(
+    git: &Git,
+    [rev_list, diff]: [Result<std::process::Child, CodeError>; 2],
+) -> Result<CodeIdentity, CodeError> {
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).trim().to_string();
+    let exclude = exclude();
+    // The HEAD commit of the code: the last commit that changed anything outside the freeze
+    // store, so that committing a citation does not retire it.
+    let rev_list_args = ["rev-list", "-1", "HEAD", "--", ".", &exclude];
+    let diff_head = diff_args("HEAD", &exclude);
+    let [head, changes] = git.together([rev_list, diff], [&rev_list_args, &diff_head]);
+    let head = text(head?);
+    let changes = changes?;
+    let head = if head.is_empty() {
+        let args = ["rev-parse", "--verify", "HEAD"];
+        text(git.finish_spawned(git.spawn(&args), &args)?)
+    } else {
+        head
+    };
+    let code = if changes.is_empty() {
+        format!("commit:{head}")
+    } else {
+        format!("commit:{head}+dirty:{}", sha256_hex(&changes))
+    };
+    Ok(CodeIdentity {
+        code,
+        base: None,
+        paths: Vec::new(),
+    })
 }
 
 impl Drop for CodeIdentityJob {
     fn drop(&mut self) {
         // Never finished: its processes are waited for, not left behind.
         let children = match &mut self.state {
-            Job::Head { rev_list, diff } => vec![rev_list.as_mut().ok(), diff.as_mut().ok()],
+            Job::Head {
+                rev_list,
+                diff,
+                keep,
+            } => {
+                let mut children = vec![rev_list.as_mut().ok(), diff.as_mut().ok()];
+                if let Some(keep) = keep {
+                    for child in [&mut keep.ls_files, &mut keep.rev_parse]
+                        .into_iter()
+                        .flatten()
+                    {
+                        children.push(child.as_mut().ok());
+                    }
+                }
+                children
+            }
             Job::Base { resolve, .. } => vec![resolve.as_mut().ok()],
             Job::Done(_) => Vec::new(),
         };

@@ -9,7 +9,8 @@
 //! environment the process started with (`anchor.rs`): a trial that sets `GIT_DIR` changes
 //! nothing a later run records.
 
-use seedledger_format::OracleSource;
+use crate::gitcache::{Pending, Repo};
+use seedledger_format::{OracleSource, sha256_hex};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
@@ -27,7 +28,11 @@ pub(crate) struct SpecState {
 
 /// The git processes [`prefetch`] started, by directory and spec path, until
 /// [`spec_committed`] takes their answer.
-static STARTED: Mutex<Vec<(PathBuf, PathBuf, Child)>> = Mutex::new(Vec::new());
+static STARTED: Mutex<Vec<Started>> = Mutex::new(Vec::new());
+
+/// A question [`prefetch`] asked: its directory, spec path, process, and what the cache
+/// needs to keep the answer (`gitcache.rs`), when it may.
+type Started = (PathBuf, PathBuf, Child, Option<Pending>);
 
 /// At most this many questions are asked ahead at once.
 const MAX_STARTED: usize = 8;
@@ -52,6 +57,12 @@ fn prefetch(root: &Path, rel_path: &Path) {
     if started.len() >= MAX_STARTED || surely_outside_git(dir, git_environment()) {
         return;
     }
+    // The cache answers: nothing to start.
+    let cache = Repo::open(dir);
+    if cache.as_ref().is_some_and(|c| c.spec(rel).is_some()) {
+        return;
+    }
+    let pending = cache.and_then(Repo::begin);
     let child = crate::anchor::git_command(dir)
         .args(["cat-file", "blob", &format!("HEAD:./{rel}")])
         .stdin(Stdio::null())
@@ -59,7 +70,7 @@ fn prefetch(root: &Path, rel_path: &Path) {
         .stderr(Stdio::piped())
         .spawn();
     if let Ok(child) = child {
-        started.push((dir.to_path_buf(), rel_path.to_path_buf(), child));
+        started.push((dir.to_path_buf(), rel_path.to_path_buf(), child, pending));
     }
 }
 
@@ -71,14 +82,15 @@ pub fn prefetch_spec(root: &Path, property_id: &str) {
 }
 
 /// The git process [`prefetch`] started for `rel_path` in `dir`, if any (taken).
-fn prefetched(dir: &Path, rel_path: &Path) -> Option<Child> {
+fn prefetched(dir: &Path, rel_path: &Path) -> Option<(Child, Option<Pending>)> {
     let mut started = STARTED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let at = started
         .iter()
-        .position(|(d, r, _)| d == dir && r == rel_path)?;
-    Some(started.swap_remove(at).2)
+        .position(|(d, r, _, _)| d == dir && r == rel_path)?;
+    let (_, _, child, pending) = started.swap_remove(at);
+    Some((child, pending))
 }
 
 /// Whether git, started in `dir`, is certain to find no repository (see
@@ -98,43 +110,48 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
     } else {
         root
     };
-    let git = |args: &[&str], input: Option<&[u8]>| -> Result<Output, String> {
-        let mut child = crate::anchor::git_command(dir)
-            .args(args)
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run git: {e}"))?;
-        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-            let _ = stdin.write_all(input);
-        }
-        child
-            .wait_with_output()
-            .map_err(|e| format!("git did not finish: {e}"))
-    };
+    let git = |args: &[&str], input: Option<&[u8]>| run_git(dir, args, input);
     // Outside any repository (no `.git` or git directory on the way up), git can only say
     // so: told without starting it (a process start is most of a short run's fixed cost).
     if surely_outside_git(dir, git_environment()) {
         return state(None, "not inside a git work tree");
     }
+    // git's answer kept from an earlier run, when the repository is as it was then (see
+    // `gitcache.rs`): the digest of `HEAD`'s blob at the path, or that it has none.
+    let cache = Repo::open(dir);
+    if let (Some(cache), Some(rel)) = (&cache, rel_path.to_str())
+        && let Some(blob) = cache.spec(rel)
+    {
+        let why = match blob {
+            Some(blob) if blob == sha256_hex(bytes) => return state(Some(true), ""),
+            Some(_) => format!("{rel} differs from the committed one"),
+            None => format!("{rel} is not in the HEAD commit"),
+        };
+        return state(Some(false), &why);
+    }
     // The usual case in one git process (started ahead by `prefetch`, or now): `HEAD`'s blob
     // at the path, compared byte for byte with the bytes digested (the same bytes exactly
     // when the blob ids are the same).
+    let mut pending = None;
     let head = |rel: &str| match prefetched(dir, rel_path) {
-        Some(child) => child
-            .wait_with_output()
-            .map_err(|e| format!("git did not finish: {e}")),
-        None => git(&["cat-file", "blob", &format!("HEAD:./{rel}")], None),
+        Some((child, started)) => {
+            pending = started;
+            child
+                .wait_with_output()
+                .map_err(|e| format!("git did not finish: {e}"))
+        }
+        None => {
+            pending = cache.and_then(Repo::begin);
+            git(&["cat-file", "blob", &format!("HEAD:./{rel}")], None)
+        }
     };
     if let Some(rel) = rel_path.to_str()
         && let Ok(head) = head(rel)
         && head.status.success()
     {
+        if let Some(pending) = pending {
+            pending.store_spec(rel, Some(sha256_hex(&head.stdout)));
+        }
         return if head.stdout == bytes {
             state(Some(true), "")
         } else {
@@ -179,7 +196,16 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
                 Some(false),
                 &format!("{rel} differs from the committed one"),
             ),
-            (None, _) => state(Some(false), &format!("{rel} is not in the HEAD commit")),
+            (None, Some(_)) => {
+                // Not in `HEAD` (git said nothing else): kept, as a blob would be.
+                if head.stderr.is_empty()
+                    && let Some(pending) = pending
+                {
+                    pending.store_spec(rel, None);
+                }
+                state(Some(false), &format!("{rel} is not in the HEAD commit"))
+            }
+            (None, None) => state(Some(false), &format!("{rel} is not in the HEAD commit")),
             (_, None) => state(
                 Some(false),
                 &format!(
@@ -189,6 +215,28 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
             ),
         },
     }
+}
+
+/// `git ARGS` in `dir` (with the start's environment), `input` on its standard input: what it
+/// said, or why it could not be run.
+fn run_git(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<Output, String> {
+    let mut child = crate::anchor::git_command(dir)
+        .args(args)
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        let _ = stdin.write_all(input);
+    }
+    child
+        .wait_with_output()
+        .map_err(|e| format!("git did not finish: {e}"))
 }
 
 /// Variables (and prefixes of variables) of git's environment that name a repository or
@@ -381,6 +429,43 @@ pub(crate) mod tests {
         assert_eq!(
             state.why.as_deref(),
             Some("props/q.md is not in the HEAD commit")
+        );
+    }
+
+    /// An answer about a spec is kept once git has confirmed `HEAD` (a code identity was
+    /// computed, `gitcache.rs`), for a path `HEAD` has and for one it has not; a kept answer
+    /// is told as git told it, and after a commit git is asked again.
+    #[test]
+    fn a_kept_spec_answer_is_the_one_git_gives() {
+        let tmp = spec_repository(true);
+        let root = tmp.path();
+        std::thread::sleep(std::time::Duration::from_millis(2300));
+        let (rel, absent) = (Path::new("props/p.md"), Path::new("props/q.md"));
+        assert_eq!(spec_committed(root, rel, b"spec\n").committed, Some(true));
+        assert_eq!(Repo::open(root).unwrap().spec("props/p.md"), None);
+        crate::code::code_identity(root, None).unwrap();
+        let ask = || {
+            [
+                spec_committed(root, rel, b"spec\n"),
+                spec_committed(root, rel, b"spee\n"),
+                spec_committed(root, absent, b"spec\n"),
+            ]
+        };
+        let asked = ask();
+        let repo = Repo::open(root).unwrap();
+        assert_eq!(repo.spec("props/p.md"), Some(Some(sha256_hex(b"spec\n"))));
+        assert_eq!(repo.spec("props/q.md"), Some(None));
+        assert_eq!(ask(), asked);
+        assert_eq!(
+            asked.map(|s| s.committed),
+            [Some(true), Some(false), Some(false)]
+        );
+        std::fs::write(root.join("props/q.md"), "spec\n").unwrap();
+        git(root, &["add", "props"]);
+        git(root, &["commit", "-q", "-m", "q"]);
+        assert_eq!(
+            spec_committed(root, absent, b"spec\n").committed,
+            Some(true)
         );
     }
 

@@ -32,6 +32,7 @@ mod errors;
 mod events;
 mod exec;
 pub mod generators;
+mod gitcache;
 mod ledger;
 mod lib_run;
 mod lock;

@@ -1,0 +1,731 @@
+//! git's answers kept between runs, so that a run in an unchanged repository starts no git
+//! process: the code identity without a base (`code.rs`) and `HEAD`'s blob at a spec's path
+//! (`committed.rs`). A git process costs milliseconds; a short run is mostly git otherwise.
+//!
+//! The answers must be exactly git's: a stale code identity would be a forged one. So an
+//! answer is kept only together with everything it depends on, and given only when all of
+//! that is unchanged:
+//!
+//! * **Where git looks.** The git directory is found by reading files (`.git`, a `.git` file's
+//!   `gitdir:` and `commondir`), `HEAD` is resolved by reading files (a loose ref, else
+//!   `packed-refs`, or a detached id). Anything unusual is not cached but asked of git: a
+//!   `GIT_*` variable in the environment the process started with (`anchor.rs`) other than a
+//!   few that only name people or prompts, a bare repository, a symbolic-link `HEAD` or ref, a
+//!   ref outside `refs/heads/`, an unborn branch, reftable, a shallow clone, grafts or replace
+//!   refs (which change what `rev-list` and `cat-file` see), a configuration file that
+//!   mentions `include`, `worktree`, `attributesfile`, `orderfile`, `fsmonitor`, `refstorage`
+//!   or `filter` (a clean filter is a program, which may change), a git directory or work
+//!   tree owned by another user, a file system boundary on the way up, a submodule in the
+//!   index, more than 20,000 tracked files. The first time an identity is computed, git's own `rev-parse`
+//!   (git directory, common directory, top level, `HEAD`) must agree with this reading, or
+//!   nothing is kept; answers about specs are kept only for a `HEAD` git has confirmed so.
+//! * **The environment.** `HOME`, `XDG_CONFIG_HOME`, `PATH` and the allowed `GIT_*`
+//!   variables, and the status (`lstat`: device, inode, mode, owner, size, mtime and ctime to
+//!   the nanosecond) of the `git` found on `PATH` (a new git may diff otherwise), of every
+//!   configuration file git reads (the repository's, `config.worktree`, `~/.gitconfig`, the
+//!   XDG one, `/etc/gitconfig` and `<git's prefix>/etc/gitconfig`; absent is a status too)
+//!   and of the attributes files (`info/attributes`, the XDG one).
+//! * **The identity's inputs.** `HEAD`'s commit id, the status of `HEAD`, its ref file,
+//!   `packed-refs` and the index, of every tracked file under the root outside the freeze
+//!   store (`git ls-files`, asked beside the other commands the first time) and of
+//!   `.gitattributes` in every directory from the top level down to each of them (a new one
+//!   changes how files diff). History (`rev-list`) and blobs are named by ids: unchanged
+//!   while `HEAD`'s id is.
+//!
+//! **Why a status that has not changed means content that has not changed, when the files'
+//! clocks are coarse (git's "racy clean" problem).** Every change to a file sets its ctime to
+//! the clock's present, and no program can set a ctime back. Before git is started for an
+//! answer, the present `T0` is taken (the earlier of the machine's clock and the ctime of a
+//! file written then in the git directory, the file system's own clock). The statuses are
+//! read after git has answered, and the answer is kept only if every ctime and mtime is more
+//! than 2 s older than `T0`. Then no file changed from 2 s before `T0` until its status was
+//! read, so git read the contents those statuses describe; and a later change gives a ctime
+//! at or after `T0`, which a later lookup sees (a lookup compares for equality: a change is
+//! missed only if it leaves device, inode, mode, owner, size, mtime and ctime all exactly as
+//! they were). What this assumes is git's own assumption: git too takes a tracked file whose
+//! status matches its index entry as unchanged, and it too needs a clock that is not set back
+//! (here: by more than 2 s, to the tick) on every file system involved.
+//!
+//! What is not checked, and where the cache could answer where git would not: an object
+//! store corrupted after an answer was kept (git would fail; the kept answer is the one git
+//! gave about the same contents), a system configuration file at a place git was built to
+//! read other than `/etc/gitconfig` and `<prefix>/etc/gitconfig`, and a `git` on `PATH` that
+//! is a script running another git chosen by something other than its own status.
+//!
+//! With a base revision nothing is cached: `origin/main` moves, and proving its resolution
+//! unchanged would mean reading remote refs too; git is asked as before.
+//!
+//! The answers live in `<git dir>/seedledger/git-answers` (per work tree), a versioned JSON
+//! file of a few entries (the newest kept), replaced atomically (a temporary file renamed; not
+//! synced: it is only a cache). A file that cannot be read, is not a regular file, is too
+//! large or does not parse is ignored, and a file that cannot be written is not written:
+//! git is asked, never an error. `SEEDLEDGER_GIT_CACHE=0` in the environment the process
+//! started with turns all of this off.
+
+use seedledger_format::sha256_hex;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The cache file's format; another version is ignored.
+const VERSION: u32 = 1;
+/// A larger cache file is ignored.
+const MAX_BYTES: u64 = 8 << 20;
+/// Entries kept of each kind, the newest first.
+const MAX_IDENTITIES: usize = 4;
+const MAX_SPECS: usize = 32;
+const MAX_VERIFIED: usize = 8;
+/// How much older than the moment git was started every file must be for an answer to be kept.
+const RACY: Duration = Duration::from_secs(2);
+
+/// `GIT_*` variables that change nothing this cache keeps (authors, prompts, editors, the
+/// network).
+const HARMLESS: [&str; 16] = [
+    "GIT_SSL_CAINFO",
+    "GIT_SSL_CAPATH",
+    "GIT_SSL_NO_VERIFY",
+    "GIT_HTTP_USER_AGENT",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_ASKPASS",
+    "GIT_EDITOR",
+    "GIT_PAGER",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+];
+
+/// Words that make a configuration file too unusual to cache around (lowercase): other files
+/// (`include`, `attributesFile`, `diff.orderFile`), another work tree, a file system monitor,
+/// reftable, and filters (a clean filter is a program, which may change).
+const UNUSUAL_CONFIG: [&str; 7] = [
+    "include",
+    "worktree",
+    "attributesfile",
+    "orderfile",
+    "fsmonitor",
+    "refstorage",
+    "filter",
+];
+/// A work tree with more tracked files is not cached (its statuses would cost what git does).
+const MAX_TRACKED: usize = 20_000;
+
+/// The cache file.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Answers {
+    version: u32,
+    /// `(environment key, HEAD id)` pairs whose reading git's `rev-parse` confirmed.
+    verified: Vec<(String, String)>,
+    identities: Vec<IdentityEntry>,
+    specs: Vec<SpecEntry>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct IdentityEntry {
+    /// The digest of the environment key, `HEAD` and the status of its files and the index.
+    key: String,
+    /// The tracked files, relative to the root.
+    paths: Vec<String>,
+    /// The digest of their status (and of the `.gitattributes` probes).
+    stats: String,
+    code: String,
+    /// The digest of the environment key and the index's status: an entry with the same one
+    /// lists the same tracked files (`ls-files` is not asked again).
+    index: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct SpecEntry {
+    /// The environment key and `HEAD`'s id.
+    key: String,
+    head: String,
+    path: String,
+    /// The sha256 of `HEAD`'s blob at the path; `None`: not in `HEAD`.
+    blob: Option<String>,
+}
+
+/// A repository whose answers may be cached, as read from its files now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Repo {
+    /// The root, resolved (as git sees its directory).
+    root: PathBuf,
+    top: PathBuf,
+    gitdir: PathBuf,
+    common: PathBuf,
+    /// `HEAD`'s commit id.
+    head: String,
+    /// The digest of where git looks and with what (see the module docs).
+    env_key: String,
+    /// The youngest ctime or mtime among the files the environment key holds.
+    env_youngest: SystemTime,
+    /// `HEAD`, its ref file, `packed-refs` and the index: their status digest and youngest time.
+    head_files: (String, SystemTime),
+    /// The environment key and the index's status (see [`IdentityEntry`]'s `index`).
+    index_key: String,
+}
+
+/// What the cache knows when it has no identity to give: the tracked files, when an entry
+/// was kept with the same index, and whether git has confirmed `HEAD` as the files say it.
+#[derive(Debug, Default)]
+pub(crate) struct Known {
+    pub(crate) paths: Option<Vec<String>>,
+    pub(crate) verified: bool,
+}
+
+/// A question being asked of git for the cache: the repository as it was read before git
+/// started, and that moment ([`Repo::begin`]).
+#[derive(Debug)]
+pub(crate) struct Pending {
+    repo: Repo,
+    t0: SystemTime,
+}
+
+/// The status of the file at `path` (not followed) as key text, with its youngest time;
+/// `-` when there is none. `None`: it cannot be told.
+fn status(path: &Path) -> Option<(String, Option<SystemTime>)> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => Some((stat_text(&m), Some(youngest_time(&m)))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(("-".to_string(), None)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Some(("-".to_string(), None)),
+        Err(_) => None,
+    }
+}
+
+fn stat_text(m: &Metadata) -> String {
+    format!(
+        "{} {} {:o} {} {} {}.{} {}.{}",
+        m.dev(),
+        m.ino(),
+        m.mode(),
+        m.uid(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec()
+    )
+}
+
+/// The later of a file's mtime and ctime.
+fn youngest_time(m: &Metadata) -> SystemTime {
+    let at = |s: i64, ns: i64| {
+        let ns = u32::try_from(ns).unwrap_or(0);
+        match u64::try_from(s) {
+            Ok(s) => SystemTime::UNIX_EPOCH + Duration::new(s, ns),
+            // Before 1970: old enough.
+            Err(_) => SystemTime::UNIX_EPOCH,
+        }
+    };
+    at(m.mtime(), m.mtime_nsec()).max(at(m.ctime(), m.ctime_nsec()))
+}
+
+/// Appends the status of each path to `key` (one line each); the youngest time seen.
+fn statuses<'a>(key: &mut String, paths: impl IntoIterator<Item = &'a Path>) -> Option<SystemTime> {
+    let mut youngest = SystemTime::UNIX_EPOCH;
+    for path in paths {
+        let (text, time) = status(path)?;
+        key.push_str(&text);
+        key.push('\n');
+        youngest = youngest.max(time.unwrap_or(SystemTime::UNIX_EPOCH));
+    }
+    Some(youngest)
+}
+
+/// The value of `name` in the environment the process started with.
+fn start_var(name: &str) -> Option<&'static OsStr> {
+    crate::anchor::start_env()
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_os_str())
+}
+
+/// Whether the cache is off or the environment points git somewhere unusual.
+fn environment_unusual() -> bool {
+    if start_var("SEEDLEDGER_GIT_CACHE").is_some_and(|v| v == "0") {
+        return true;
+    }
+    crate::anchor::start_env().iter().any(|(name, _)| {
+        let name = name.as_encoded_bytes();
+        name.starts_with(b"GIT_") && !HARMLESS.iter().any(|h| h.as_bytes() == name)
+    })
+}
+
+/// The first `git` on the start environment's `PATH`, as git is started (`anchor.rs`).
+fn git_binary(path: &OsStr) -> Option<PathBuf> {
+    for dir in std::env::split_paths(path) {
+        if dir.as_os_str().is_empty() || !dir.is_absolute() {
+            return None;
+        }
+        let candidate = dir.join("git");
+        if let Ok(m) = std::fs::metadata(&candidate)
+            && m.is_file()
+            && m.mode() & 0o111 != 0
+        {
+            return Some(candidate);
+        }
+    }
+    None
+}
+
+/// A commit id as a ref file or `HEAD` holds it: 40 or 64 lowercase hex digits.
+fn object_id(text: &str) -> Option<String> {
+    let id = text.trim_end_matches('\n');
+    ((id.len() == 40 || id.len() == 64)
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+    .then(|| id.to_string())
+}
+
+/// Reads a regular file (never through a symbolic link).
+fn read_plain(path: &Path) -> Option<Vec<u8>> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    if !m.is_file() || m.len() > MAX_BYTES {
+        return None;
+    }
+    std::fs::read(path).ok()
+}
+
+/// The git directory, common directory and top level for the (resolved) `root`, found
+/// as git does (see the module docs); `None` when anything is unusual.
+fn discover(root: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let dev = std::fs::metadata(root).ok()?.dev();
+    for dir in root.ancestors() {
+        if std::fs::metadata(dir).ok()?.dev() != dev {
+            return None;
+        }
+        let dot = dir.join(".git");
+        match std::fs::symlink_metadata(&dot) {
+            Ok(m) if m.is_dir() => {
+                read_plain(&dot.join("HEAD"))?;
+                return Some((dot.clone(), dot, dir.to_path_buf()));
+            }
+            Ok(m) if m.is_file() => {
+                let text = String::from_utf8(read_plain(&dot)?).ok()?;
+                let target = text.strip_prefix("gitdir: ")?.trim_end_matches('\n');
+                let gitdir = dir.join(target).canonicalize().ok()?;
+                let common = match read_plain(&gitdir.join("commondir")) {
+                    Some(c) => {
+                        let c = String::from_utf8(c).ok()?;
+                        gitdir.join(c.trim_end_matches('\n')).canonicalize().ok()?
+                    }
+                    None => gitdir.clone(),
+                };
+                return Some((gitdir, common, dir.to_path_buf()));
+            }
+            Ok(_) => return None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return None,
+        }
+        // A directory that may itself be a git directory (bare, or inside one): asked.
+        if ["HEAD", "objects", "refs"]
+            .iter()
+            .any(|n| std::fs::symlink_metadata(dir.join(n)).is_ok())
+        {
+            return None;
+        }
+    }
+    None
+}
+
+/// `HEAD`'s commit id and the files it was read from (`HEAD`, the ref file, `packed-refs`).
+fn resolve_head(gitdir: &Path, common: &Path) -> Option<(String, Vec<PathBuf>)> {
+    let head_file = gitdir.join("HEAD");
+    let text = String::from_utf8(read_plain(&head_file)?).ok()?;
+    let packed = common.join("packed-refs");
+    let Some(name) = text.strip_prefix("ref: ") else {
+        return Some((object_id(&text)?, vec![head_file]));
+    };
+    let name = name.trim_end_matches('\n');
+    if !name.starts_with("refs/heads/")
+        || name
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        return None;
+    }
+    let loose = common.join(name);
+    let id = match std::fs::symlink_metadata(&loose) {
+        Ok(_) => object_id(std::str::from_utf8(&read_plain(&loose)?).ok()?)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let packed_text = String::from_utf8(read_plain(&packed)?).ok()?;
+            packed_text
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.starts_with('^'))
+                .find_map(|l| {
+                    let (id, r) = l.split_once(' ')?;
+                    (r == name).then(|| object_id(id)).flatten()
+                })?
+        }
+        Err(_) => return None,
+    };
+    Some((id, vec![head_file, loose, packed]))
+}
+
+impl Repo {
+    /// The repository holding `dir`, as its files say now, when its answers may be cached.
+    pub(crate) fn open(dir: &Path) -> Option<Repo> {
+        if environment_unusual() {
+            return None;
+        }
+        let root = dir.canonicalize().ok()?;
+        let (gitdir, common, top) = discover(&root)?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        for owned in [&top, &gitdir, &common] {
+            if std::fs::metadata(owned).ok()?.uid() != euid {
+                return None;
+            }
+        }
+        for unusual in ["reftable", "shallow", "info/grafts", "refs/replace"] {
+            if std::fs::symlink_metadata(common.join(unusual)).is_ok() {
+                return None;
+            }
+        }
+        let (head, ref_files) = resolve_head(&gitdir, &common)?;
+        if read_plain(&common.join("packed-refs"))
+            .is_some_and(|p| p.windows(14).any(|w| w == b" refs/replace/"))
+        {
+            return None;
+        }
+        let home = PathBuf::from(start_var("HOME")?);
+        let xdg = match start_var("XDG_CONFIG_HOME").filter(|x| !x.is_empty()) {
+            Some(x) => PathBuf::from(x),
+            None => home.join(".config"),
+        };
+        let path_var = start_var("PATH")?;
+        let git = git_binary(path_var)?;
+        let prefix = git.canonicalize().ok()?;
+        let prefix = prefix.parent()?.parent()?;
+        let configs = [
+            common.join("config"),
+            gitdir.join("config.worktree"),
+            home.join(".gitconfig"),
+            xdg.join("git/config"),
+            PathBuf::from("/etc/gitconfig"),
+            prefix.join("etc/gitconfig"),
+        ];
+        for config in &configs {
+            if let Some(bytes) = read_plain(config) {
+                let lower = bytes.to_ascii_lowercase();
+                if UNUSUAL_CONFIG
+                    .iter()
+                    .any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
+                {
+                    return None;
+                }
+            } else if std::fs::symlink_metadata(config).is_ok() {
+                return None;
+            }
+        }
+        let mut key = format!("seedledger-git-answers-v{VERSION}\n");
+        for part in [&root, &top, &gitdir, &common, &git] {
+            key.push_str(part.to_str()?);
+            key.push('\n');
+        }
+        for name in ["HOME", "XDG_CONFIG_HOME", "PATH"].iter().chain(&HARMLESS) {
+            let value = start_var(name).map(|v| v.to_string_lossy().into_owned());
+            key.push_str(&format!("{name}={value:?}\n"));
+        }
+        let others = [
+            common.join("info/attributes"),
+            gitdir.join("info/attributes"),
+            xdg.join("git/attributes"),
+        ];
+        let env_youngest = statuses(
+            &mut key,
+            configs
+                .iter()
+                .chain(&others)
+                .map(PathBuf::as_path)
+                .chain([git.as_path()]),
+        )?
+        .max(youngest_time(&std::fs::metadata(&git).ok()?));
+        key.push_str(&stat_text(&std::fs::metadata(&git).ok()?));
+        let env_key = sha256_hex(key.as_bytes());
+        let mut files = format!("{env_key}\n{head}\n");
+        let index = gitdir.join("index");
+        let mut index_text = format!("{env_key}\n");
+        let head_youngest = statuses(&mut files, ref_files.iter().map(PathBuf::as_path))?
+            .max(statuses(&mut index_text, [index.as_path()])?);
+        files.push_str(&index_text);
+        Some(Repo {
+            root,
+            top,
+            gitdir,
+            common,
+            head,
+            env_key,
+            env_youngest,
+            head_files: (sha256_hex(files.as_bytes()), head_youngest),
+            index_key: sha256_hex(index_text.as_bytes()),
+        })
+    }
+
+    /// The cached code identity (without a base), when every status it depends on is as it
+    /// was; else what is known towards keeping git's answer.
+    pub(crate) fn identity(&self) -> Result<String, Known> {
+        let answers = self.load();
+        let entry = answers
+            .identities
+            .iter()
+            .find(|e| e.key == self.head_files.0);
+        if let Some(entry) = entry
+            && let Some((stats, _)) = self.tracked_statuses(&entry.paths)
+            && stats == entry.stats
+        {
+            return Ok(entry.code.clone());
+        }
+        Err(Known {
+            paths: answers
+                .identities
+                .iter()
+                .find(|e| e.index == self.index_key)
+                .map(|e| e.paths.clone()),
+            verified: self.verified(&answers),
+        })
+    }
+
+    /// The cached answer for `HEAD`'s blob at `rel`: `Some(Some(sha256))`, `Some(None)` (not
+    /// in `HEAD`), or `None` (not known).
+    pub(crate) fn spec(&self, rel: &str) -> Option<Option<String>> {
+        let answers = self.load();
+        if !self.verified(&answers) {
+            return None;
+        }
+        answers
+            .specs
+            .iter()
+            .find(|e| e.key == self.env_key && e.head == self.head && e.path == rel)
+            .map(|e| e.blob.clone())
+    }
+
+    /// Notes the present (see the module docs) before git is started for an answer to keep.
+    pub(crate) fn begin(self) -> Option<Pending> {
+        let before = SystemTime::now();
+        let dir = self.cache_dir()?;
+        let stamp = dir.join("stamp");
+        write_new(&stamp, b"t0\n")?;
+        let on_disk = youngest_time(&std::fs::symlink_metadata(&stamp).ok()?);
+        Some(Pending {
+            repo: self,
+            t0: before.min(on_disk),
+        })
+    }
+
+    fn verified(&self, answers: &Answers) -> bool {
+        answers
+            .verified
+            .iter()
+            .any(|(k, h)| *k == self.env_key && *h == self.head)
+    }
+
+    /// The status digest of the tracked files `paths` (relative to the root) and of the
+    /// `.gitattributes` of every directory from the top level down to them; the youngest time.
+    fn tracked_statuses(&self, paths: &[String]) -> Option<(String, SystemTime)> {
+        let mut dirs = BTreeSet::new();
+        for dir in self.root.ancestors() {
+            dirs.insert(dir.to_path_buf());
+            if dir == self.top {
+                break;
+            }
+        }
+        for path in paths {
+            for dir in Path::new(path).ancestors().skip(1) {
+                dirs.insert(self.root.join(dir));
+            }
+        }
+        let mut text = String::new();
+        let files: Vec<PathBuf> = paths.iter().map(|p| self.root.join(p)).collect();
+        let probes: Vec<PathBuf> = dirs.iter().map(|d| d.join(".gitattributes")).collect();
+        let youngest = statuses(&mut text, files.iter().chain(&probes).map(PathBuf::as_path))?;
+        Some((sha256_hex(text.as_bytes()), youngest))
+    }
+
+    /// `<git dir>/seedledger`, made when missing; `None` when it is not a plain directory.
+    fn cache_dir(&self) -> Option<PathBuf> {
+        let dir = self.gitdir.join("seedledger");
+        if std::fs::symlink_metadata(&dir).is_err() {
+            let _ = std::fs::create_dir(&dir);
+        }
+        std::fs::symlink_metadata(&dir)
+            .ok()?
+            .is_dir()
+            .then_some(dir)
+    }
+
+    /// The cache file as it is, or empty (see the module docs).
+    fn load(&self) -> Answers {
+        let path = self.gitdir.join("seedledger").join("git-answers");
+        let dir_is_plain =
+            std::fs::symlink_metadata(path.parent().unwrap_or(&path)).is_ok_and(|m| m.is_dir());
+        dir_is_plain
+            .then(|| read_plain(&path))
+            .flatten()
+            .and_then(|bytes| serde_json::from_slice::<Answers>(&bytes).ok())
+            .filter(|a| a.version == VERSION)
+            .unwrap_or_default()
+    }
+
+    /// Changes the cache file with `change` and replaces it atomically; failures are ignored.
+    fn save(&self, change: impl FnOnce(&mut Answers)) {
+        let mut answers = self.load();
+        answers.version = VERSION;
+        change(&mut answers);
+        answers.identities.truncate(MAX_IDENTITIES);
+        answers.specs.truncate(MAX_SPECS);
+        answers.verified.truncate(MAX_VERIFIED);
+        let Some(dir) = self.cache_dir() else {
+            return;
+        };
+        let Ok(bytes) = serde_json::to_vec(&answers) else {
+            return;
+        };
+        let tmp = dir.join(format!("git-answers.{}.tmp", std::process::id()));
+        if write_new(&tmp, &bytes).is_none()
+            || std::fs::rename(&tmp, dir.join("git-answers")).is_err()
+        {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+impl Pending {
+    /// Keeps the code identity `code` git gave (without a base), with the tracked files
+    /// `ls_files` (`git ls-files -z --stage`; `None`: those `known`) and git's own `rev-parse
+    /// --absolute-git-dir --git-common-dir --show-toplevel HEAD` (`None`: confirmed before),
+    /// when all is as the module docs require.
+    pub(crate) fn store_identity(
+        self,
+        (ls_files, rev_parse): (Option<&[u8]>, Option<&[u8]>),
+        known: Known,
+        code: &str,
+    ) {
+        let Some(now) = Repo::open(&self.repo.root) else {
+            return;
+        };
+        let confirmed = match rev_parse {
+            Some(rev_parse) => self.confirmed(rev_parse),
+            None => now.verified(&now.load()),
+        };
+        if now != self.repo || !confirmed {
+            return;
+        }
+        let paths = match (ls_files, known.paths) {
+            (Some(ls_files), _) => match tracked(ls_files) {
+                Some(paths) => paths,
+                None => return,
+            },
+            (None, Some(paths)) => paths,
+            (None, None) => return,
+        };
+        if paths.len() > MAX_TRACKED {
+            return;
+        }
+        let Some((stats, youngest)) = now.tracked_statuses(&paths) else {
+            return;
+        };
+        if !self.old_enough(youngest.max(now.env_youngest).max(now.head_files.1)) {
+            return;
+        }
+        let entry = IdentityEntry {
+            key: now.head_files.0.clone(),
+            paths,
+            stats,
+            code: code.to_string(),
+            index: now.index_key.clone(),
+        };
+        now.save(|a| {
+            a.identities.retain(|e| e.key != entry.key);
+            a.identities.insert(0, entry);
+            let pair = (now.env_key.clone(), now.head.clone());
+            a.verified.retain(|v| *v != pair);
+            a.verified.insert(0, pair);
+        });
+    }
+
+    /// Keeps `HEAD`'s blob at `rel` (its sha256, or `None`: not in `HEAD`) as git gave it,
+    /// when `HEAD` has been confirmed (see the module docs) and its files did not change
+    /// while git was asked.
+    pub(crate) fn store_spec(self, rel: &str, blob: Option<String>) {
+        let Some(now) = Repo::open(&self.repo.root) else {
+            return;
+        };
+        if now != self.repo || !self.old_enough(now.env_youngest.max(now.head_files.1)) {
+            return;
+        }
+        let answers = now.load();
+        if !now.verified(&answers) {
+            return;
+        }
+        now.save(|a| {
+            a.specs
+                .retain(|e| !(e.key == now.env_key && e.head == now.head && e.path == rel));
+            a.specs.insert(
+                0,
+                SpecEntry {
+                    key: now.env_key.clone(),
+                    head: now.head.clone(),
+                    path: rel.to_string(),
+                    blob,
+                },
+            );
+        });
+    }
+
+    fn old_enough(&self, youngest: SystemTime) -> bool {
+        youngest + RACY < self.t0
+    }
+
+    /// Whether git's `rev-parse` says what the files said.
+    fn confirmed(&self, rev_parse: &[u8]) -> bool {
+        let Ok(text) = std::str::from_utf8(rev_parse) else {
+            return false;
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        let [gitdir, common, top, head] = lines[..] else {
+            return false;
+        };
+        let resolved = |p: &str| self.repo.root.join(p).canonicalize().ok();
+        resolved(gitdir).as_ref() == Some(&self.repo.gitdir)
+            && resolved(common).as_ref() == Some(&self.repo.common)
+            && resolved(top).as_ref() == Some(&self.repo.top)
+            && head == self.repo.head
+    }
+}
+
+/// The tracked files `git ls-files -z --stage` lists, once each; `None` when one is not UTF-8
+/// or is a submodule (whose state is not in its status).
+fn tracked(ls_files: &[u8]) -> Option<Vec<String>> {
+    let mut paths: Vec<String> = Vec::new();
+    for record in ls_files.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        let (mode, path) = std::str::from_utf8(record).ok()?.split_once('\t')?;
+        if mode.starts_with("160000") {
+            return None;
+        }
+        if paths.last().is_none_or(|p| p != path) {
+            paths.push(path.to_string());
+        }
+    }
+    Some(paths)
+}
+
+/// Writes a new file at `path` (whatever was there removed first; never through a link).
+fn write_new(path: &Path, bytes: &[u8]) -> Option<()> {
+    use std::io::Write;
+    let _ = std::fs::remove_file(path);
+    let mut file = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .ok()?;
+    file.write_all(bytes).ok()
+}
