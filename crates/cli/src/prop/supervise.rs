@@ -71,10 +71,12 @@ mod crash;
 mod events;
 mod handoff;
 mod pipes;
+mod spawn;
 mod supervisor;
 mod worker;
 
 pub(crate) use handoff::received_code;
+pub(crate) use spawn::Handed;
 
 use super::procs::{self, Leftover};
 use crate::common::Format;
@@ -130,6 +132,8 @@ pub fn exit(code: i32) -> seedledger_format::ExitStatus {
 pub fn run(
     // (the supervisor's pid, the pending rows' and the events' descriptors it passed)
     worker: Option<(u32, Option<i32>, Option<i32>)>,
+    // (the supervisor's: the worker's entry in the run process it forks, `spawn.rs`)
+    entry: spawn::WorkerEntry<'_>,
     progress: bool,
     format: Format,
     selected: &[Property],
@@ -151,7 +155,9 @@ pub fn run(
             (executor, observe),
             progress,
         ),
-        None => supervisor::supervise(format, progress, selected, config, jobs, code, report),
+        None => supervisor::supervise(
+            format, progress, selected, config, jobs, code, entry, report,
+        ),
     }
 }
 
