@@ -45,7 +45,7 @@ pub(super) struct Started {
 }
 
 /// Starts the run process, forked (Linux) or exec'd (see the module docs); the message of
-/// what failed. Call it while this process runs no other thread.
+/// what failed. Forked only while this process runs no other thread.
 pub(super) fn start(
     progress: bool,
     (pending_fd, code_fd): (Option<i32>, Option<i32>),
@@ -61,7 +61,9 @@ pub(super) fn start(
         code_fd,
     };
     let exec = std::env::var_os(EXEC_ENV).is_some_and(|v| !v.is_empty() && v != "0");
-    let started = if cfg!(target_os = "linux") && !exec {
+    // Forked only while this process runs no other thread (a program embedding the CLI may
+    // have started some): the child would run one thread of a process built for several.
+    let started = if cfg!(target_os = "linux") && !exec && threads() == Some(1) {
         forked(handed, entry)
     } else {
         exec_worker(&handed)
@@ -82,12 +84,7 @@ fn forked(handed: Handed, entry: WorkerEntry<'_>) -> Result<(i32, OwnedFd), Stri
     let null = File::open("/dev/null").map_err(failed)?;
     // Nothing buffered is written twice (stderr is not buffered).
     let _ = std::io::stdout().flush();
-    debug_assert_eq!(
-        threads(),
-        Some(1),
-        "the supervisor forks its run process while it runs no other thread"
-    );
-    // SAFETY: this process runs one thread (above), so the child's memory is consistent;
+    // SAFETY: this process runs one thread (`start`), so the child's memory is consistent;
     // the child ends in `become_worker` and never returns into the supervisor's code.
     match unsafe { libc::fork() } {
         -1 => Err(failed(std::io::Error::last_os_error())),
