@@ -159,7 +159,13 @@ pub fn run(
             progress,
         ),
         None => supervisor::supervise(
-            format, progress, selected, config, jobs, code, entry, report,
+            format,
+            progress,
+            selected,
+            config,
+            jobs,
+            (code, entry),
+            report,
         ),
     }
 }

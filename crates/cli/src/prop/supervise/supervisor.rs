@@ -19,8 +19,11 @@ pub(super) fn supervise(
     selected: &[Property],
     config: &RunConfig,
     (jobs, seed_jobs): (usize, usize),
-    code: Option<seedledger_runner::engine::CodeIdentityJob>,
-    entry: spawn::WorkerEntry<'_>,
+    // (the code identity being computed, the worker's entry when it is forked)
+    (code, entry): (
+        Option<seedledger_runner::engine::CodeIdentityJob>,
+        spawn::WorkerEntry<'_>,
+    ),
     mut report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     let fail = |message: String| {
