@@ -28,6 +28,18 @@ const PROPERTIES: &[&str] = &[
 const PLAN: &str = "101..=105";
 const CRASH_SEED: u64 = 103;
 
+/// A long run of `slow` alone, to act on while it is under way.
+const SLOW_RUN: &[&str] = &[
+    "prop",
+    "run",
+    "--seeds",
+    "1..=20000",
+    "--jobs",
+    "1",
+    "--property",
+    "slow",
+];
+
 struct Scratch {
     tmp: tempfile::TempDir,
 }
@@ -494,16 +506,7 @@ fn an_abort_after_many_batches_with_parallel_seeds_keeps_the_committed_rows_in_o
 fn sigkill_of_the_worker_alone_keeps_every_finished_trials_row() {
     let scratch = Scratch::with(&["slow"]);
     let mut child = scratch
-        .command(&[
-            "prop",
-            "run",
-            "--seeds",
-            "1..=20000",
-            "--jobs",
-            "1",
-            "--property",
-            "slow",
-        ])
+        .command(SLOW_RUN)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -1208,16 +1211,7 @@ fn a_hang_that_left_a_process_behind_ends_at_the_trial_timeout() {
 fn the_run_process_is_forked_or_execd_and_holds_what_an_exec_leaves() {
     for exec in [false, true] {
         let scratch = Scratch::with(&["slow"]);
-        let mut command = scratch.command(&[
-            "prop",
-            "run",
-            "--seeds",
-            "1..=20000",
-            "--jobs",
-            "1",
-            "--property",
-            "slow",
-        ]);
+        let mut command = scratch.command(SLOW_RUN);
         if exec {
             command.env("SEEDLEDGER_WORKER_EXEC", "1");
         }
