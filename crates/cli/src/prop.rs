@@ -123,7 +123,7 @@ pub struct TrialWorkerArgs {
     channel_fd: i32,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct Common {
     /// Workspace root holding props/ and fixtures/ [default: the current directory if it
     /// has props/, else the nearest ancestor directory that has one]
@@ -134,7 +134,7 @@ pub struct Common {
     format: Format,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     common: Common,

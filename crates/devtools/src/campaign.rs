@@ -266,28 +266,29 @@ fn kill_group(child: &mut std::process::Child) {
 /// How long a supervisor may take to append what its killed run process left and end.
 const SUPERVISOR_GRACE: Duration = Duration::from_secs(60);
 
-/// SIGKILL to the supervised run process of `prop run` (the supervisor's child started with
-/// `--supervised-worker`) alone. False when there is none to kill.
+/// SIGKILL to the supervised run process of `prop run` (the supervisor's child: forked,
+/// named `sl-worker`; or exec'd with `--supervised-worker`, `SEEDLEDGER_WORKER_EXEC=1`)
+/// alone. False when there is none to kill.
 fn kill_worker(supervisor: &std::process::Child) -> bool {
-    let Ok(found) = Command::new("pgrep")
-        .args([
-            "-P",
-            &supervisor.id().to_string(),
-            "-f",
-            // (the pattern without its dashes: pgrep would read them as an option)
-            "supervised-worker",
-        ])
-        .stderr(Stdio::null())
-        .output()
-    else {
-        return false;
-    };
-    let text = String::from_utf8_lossy(&found.stdout);
-    let Some(pid) = text.split_whitespace().next() else {
+    let parent = supervisor.id().to_string();
+    // (the pattern without its dashes: pgrep would read them as an option)
+    let found = [["-x", "sl-worker"], ["-f", "supervised-worker"]]
+        .into_iter()
+        .find_map(|pattern| {
+            let found = Command::new("pgrep")
+                .args(["-P", &parent])
+                .args(pattern)
+                .stderr(Stdio::null())
+                .output()
+                .ok()?;
+            let text = String::from_utf8_lossy(&found.stdout);
+            text.split_whitespace().next().map(str::to_string)
+        });
+    let Some(pid) = found else {
         return false;
     };
     Command::new("kill")
-        .args(["-KILL", pid])
+        .args(["-KILL", &pid])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()

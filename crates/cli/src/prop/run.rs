@@ -52,9 +52,21 @@ pub(super) fn run_suite(args: RunArgs, suite: &[Property]) -> ExitStatus {
         status: ExitStatus::Success,
         results: Vec::with_capacity(inputs.selected.len()),
     };
+    // The run process, when it is this process forked (`supervise/spawn.rs`): the worker
+    // these arguments, the hidden ones set, would have been, resolved as it resolves them.
+    let as_worker = |handed: super::supervise::Handed| {
+        let mut worker = args.clone();
+        worker.supervised_worker = Some(handed.supervisor);
+        worker.progress_events = handed.progress;
+        worker.events_fd = Some(handed.events_fd);
+        worker.pending_rows_fd = handed.pending_rows_fd;
+        worker.code_fd = handed.code_fd;
+        run_suite(worker, suite).code()
+    };
     let supervision = super::supervise::run(
         args.supervised_worker
             .map(|pid| (pid, args.pending_rows_fd, args.events_fd)),
+        &as_worker,
         inputs.progress,
         args.common.format,
         &inputs.selected,

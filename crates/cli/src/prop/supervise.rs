@@ -1,5 +1,7 @@
-//! Supervised runs: `prop run` runs the suite in a child process (this same binary, re-run
-//! with the same arguments and the hidden `--supervised-worker PID`) and watches it, so that
+//! Supervised runs: `prop run` runs the suite in a child process (on Linux this process
+//! forked, without an exec, as the worker its arguments with the hidden ones would describe;
+//! elsewhere, or with `SEEDLEDGER_WORKER_EXEC=1`, this same binary re-run with the same
+//! arguments and the hidden `--supervised-worker PID`; see [`spawn`]) and watches it, so that
 //! whatever a property does to its process — `std::process::exit`, `abort`, a stack overflow,
 //! a failed allocation, a signal, a trial timeout — the supervisor still names the property
 //! and the seed, reports every property that finished, and writes the CI files.
@@ -60,7 +62,8 @@
 //! did.
 //!
 //! Where each part lives: [`worker`] runs the suite and sends the events; [`supervisor`]
-//! starts the worker, forwards signals and says what became of every property; [`pipes`]
+//! watches the worker, forwards signals and says what became of every property; [`spawn`]
+//! starts the worker (forked or exec'd) with what an exec'd one inherited; [`pipes`]
 //! reads the worker's stdout and event pipe; [`events`] acts on each event; [`crash`] blames
 //! the runs the worker died in, with [`alone`] replaying their trials when several were under
 //! way. [`handoff`] hands the worker the code identity the supervisor computes while the
@@ -71,10 +74,12 @@ mod crash;
 mod events;
 mod handoff;
 mod pipes;
+mod spawn;
 mod supervisor;
 mod worker;
 
 pub(crate) use handoff::received_code;
+pub(crate) use spawn::Handed;
 
 use super::procs::{self, Leftover};
 use crate::common::Format;
@@ -130,6 +135,8 @@ pub fn exit(code: i32) -> seedledger_format::ExitStatus {
 pub fn run(
     // (the supervisor's pid, the pending rows' and the events' descriptors it passed)
     worker: Option<(u32, Option<i32>, Option<i32>)>,
+    // (the supervisor's: the worker's entry in the run process it forks, `spawn.rs`)
+    entry: spawn::WorkerEntry<'_>,
     progress: bool,
     format: Format,
     selected: &[Property],
@@ -151,7 +158,15 @@ pub fn run(
             (executor, observe),
             progress,
         ),
-        None => supervisor::supervise(format, progress, selected, config, jobs, code, report),
+        None => supervisor::supervise(
+            format,
+            progress,
+            selected,
+            config,
+            jobs,
+            (code, entry),
+            report,
+        ),
     }
 }
 

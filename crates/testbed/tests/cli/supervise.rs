@@ -28,6 +28,18 @@ const PROPERTIES: &[&str] = &[
 const PLAN: &str = "101..=105";
 const CRASH_SEED: u64 = 103;
 
+/// A long run of `slow` alone, to act on while it is under way.
+const SLOW_RUN: &[&str] = &[
+    "prop",
+    "run",
+    "--seeds",
+    "1..=20000",
+    "--jobs",
+    "1",
+    "--property",
+    "slow",
+];
+
 struct Scratch {
     tmp: tempfile::TempDir,
 }
@@ -494,16 +506,7 @@ fn an_abort_after_many_batches_with_parallel_seeds_keeps_the_committed_rows_in_o
 fn sigkill_of_the_worker_alone_keeps_every_finished_trials_row() {
     let scratch = Scratch::with(&["slow"]);
     let mut child = scratch
-        .command(&[
-            "prop",
-            "run",
-            "--seeds",
-            "1..=20000",
-            "--jobs",
-            "1",
-            "--property",
-            "slow",
-        ])
+        .command(SLOW_RUN)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -1196,4 +1199,62 @@ fn a_hang_that_left_a_process_behind_ends_at_the_trial_timeout() {
     assert_eq!(pids.len(), 1, "the first trial hangs: {pids:?}");
     crate::support::lingering_line(&run.stderr, "lingers_then_hangs", pids[0]);
     crate::support::assert_gone(pids[0]);
+}
+
+/// The run process is this program forked (Linux), named `sl-worker`, or with
+/// `SEEDLEDGER_WORKER_EXEC=1` exec'd with `--supervised-worker`; either way it holds what an
+/// exec'd one held: stdin from /dev/null and no read end of a pipe (the supervisor's ends of
+/// the worker's stdout and event pipes, which the worker holding them would keep from ever
+/// reading as ended), and a signal to the supervisor still stops it.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_run_process_is_forked_or_execd_and_holds_what_an_exec_leaves() {
+    for exec in [false, true] {
+        let scratch = Scratch::with(&["slow"]);
+        let mut command = scratch.command(SLOW_RUN);
+        if exec {
+            command.env("SEEDLEDGER_WORKER_EXEC", "1");
+        }
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        scratch.wait_for_attempts("slow", 10, &mut child);
+        let supervisor = child.id();
+        let children =
+            std::fs::read_to_string(format!("/proc/{supervisor}/task/{supervisor}/children"))
+                .unwrap();
+        let proc_file = |pid: &str, file: &str| {
+            std::fs::read_to_string(format!("/proc/{pid}/{file}")).unwrap_or_default()
+        };
+        let workers: Vec<&str> = children
+            .split_whitespace()
+            .filter(|pid| match exec {
+                false => proc_file(pid, "comm").trim() == "sl-worker",
+                true => proc_file(pid, "cmdline").contains("--supervised-worker"),
+            })
+            .collect();
+        assert_eq!(workers.len(), 1, "exec {exec}: children {children}");
+        let worker = workers[0];
+        let stdin = std::fs::read_link(format!("/proc/{worker}/fd/0")).unwrap();
+        assert_eq!(stdin, Path::new("/dev/null"), "exec {exec}");
+        for fd in std::fs::read_dir(format!("/proc/{worker}/fd")).unwrap() {
+            let fd = fd.unwrap().file_name().into_string().unwrap();
+            let Ok(target) = std::fs::read_link(format!("/proc/{worker}/fd/{fd}")) else {
+                continue; // (closed meanwhile)
+            };
+            let info = proc_file(worker, &format!("fdinfo/{fd}"));
+            let flags = info
+                .lines()
+                .find_map(|l| l.strip_prefix("flags:"))
+                .map(|f| i32::from_str_radix(f.trim(), 8).unwrap());
+            let reads_a_pipe = target.to_string_lossy().starts_with("pipe:")
+                && flags.is_some_and(|f| f & libc::O_ACCMODE == libc::O_RDONLY);
+            assert!(!reads_a_pipe, "exec {exec}: fd {fd} ({target:?}) {info}");
+        }
+        signal(supervisor as i32, libc::SIGINT);
+        let run = finish(child);
+        assert_eq!(run.code, 130, "exec {exec}: {}", run.stderr);
+    }
 }

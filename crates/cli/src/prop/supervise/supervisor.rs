@@ -5,10 +5,10 @@
 use super::crash::{ProcessEnd, blame};
 use super::events::{Seen, finished_in_flight, hidden, on_line};
 use super::pipes::{Chunk, read_worker};
+use super::spawn;
 use super::*;
 use signal_hook::iterator::backend::SignalDelivery;
 use signal_hook::iterator::exfiltrator::SignalOnly;
-use std::process::Child;
 
 /// Starts the run process, watches it to its end and reports every property: those that
 /// finished through `report` (as their events, or their receipts, say), those it died in as
@@ -19,7 +19,11 @@ pub(super) fn supervise(
     selected: &[Property],
     config: &RunConfig,
     (jobs, seed_jobs): (usize, usize),
-    code: Option<seedledger_runner::engine::CodeIdentityJob>,
+    // (the code identity being computed, the worker's entry when it is forked)
+    (code, entry): (
+        Option<seedledger_runner::engine::CodeIdentityJob>,
+        spawn::WorkerEntry<'_>,
+    ),
     mut report: impl FnMut(&Property, Result<RunSummary, String>),
 ) -> Supervision {
     let fail = |message: String| {
@@ -29,35 +33,38 @@ pub(super) fn supervise(
             ..Supervision::default()
         }
     };
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => return fail(format!("cannot find this program to run the suite in: {e}")),
-    };
-    // Handle SIGINT / SIGTERM before the worker exists: from then on they stop the run
-    // instead of ending this process.
-    let mut forwarder = match Forwarder::new() {
-        Ok(forwarder) => forwarder,
-        Err(e) => return fail(format!("cannot handle SIGINT and SIGTERM: {e}")),
-    };
     // One slot per run that may be under way at once (see the runner's `PendingRows`).
     // Without it (it cannot be created) the worker appends each row as its trial finishes.
-    // Its drainer thread appends the rows the worker copies into it.
-    let pending = PendingRows::create(jobs.clamp(1, selected.len().max(1)))
+    let rows = PendingRows::create(jobs.clamp(1, selected.len().max(1)))
         .ok()
-        .map(Arc::new)
-        .and_then(|rows| Some((rows.drainer().ok()?, rows)));
+        .map(Arc::new);
     // Every process the run leaves behind ends up below this one (Linux), to be found when
     // the worker is gone.
     procs::adopt_orphans();
-    let pending_fd = pending.as_ref().map(|(_, rows)| rows.fd());
+    let pending_fd = rows.as_ref().map(|rows| rows.fd());
     // The code identity, computed meanwhile and sent when ready (`handoff.rs`); without a
     // pipe the worker computes it itself.
     let code_pipe = code.as_ref().and_then(|_| procs::pipe().ok());
     let code_fd = code_pipe.as_ref().map(|(theirs, _)| theirs.as_raw_fd());
-    let process = match RunProcess::spawn(&exe, progress, (pending_fd, code_fd)) {
-        Ok(process) => process,
+    // SIGINT / SIGTERM are held from before the worker exists until they are caught: from
+    // then on they stop the run instead of ending this process. They are caught once the
+    // worker is started (forked, it must not inherit the catching) and come then.
+    let held = Held::signals();
+    let process = match spawn::start(progress, (pending_fd, code_fd), entry) {
+        Ok(process) => RunProcess(process),
         Err(message) => return fail(message),
     };
+    let mut forwarder = match Forwarder::new() {
+        Ok(forwarder) => forwarder,
+        Err(e) => {
+            process.kill();
+            return fail(format!("cannot handle SIGINT and SIGTERM: {e}"));
+        }
+    };
+    drop(held);
+    // The drainer's thread appends the rows the worker copies into the mapping; started
+    // after the fork (the worker's runs claim slots only once it serves the mapping).
+    let pending = rows.and_then(|rows| Some((rows.drainer().ok()?, rows)));
     // The worker starts meanwhile; it waits for the identity before its first run. Sent
     // before the reading below starts reaping this process's ended children (git's among
     // them). A job with no pipe is waited for here (dropped) all the same.
@@ -127,52 +134,17 @@ pub(super) fn supervise(
     outcome
 }
 
-/// The run process, started: this program again, as the supervised worker.
-struct RunProcess {
-    child: Child,
-    /// The read end of the event pipe.
-    events: OwnedFd,
-}
+/// The run process, started (`spawn.rs`).
+struct RunProcess(spawn::Started);
 
 impl RunProcess {
-    /// Starts `exe` with this process's arguments, the hidden `--supervised-worker PID`, the
-    /// event pipe's descriptor and (when there is one) the pending rows' mapping's; the
-    /// message of what failed.
-    fn spawn(
-        exe: &Path,
-        progress: bool,
-        (pending_fd, code_fd): (Option<i32>, Option<i32>),
-    ) -> Result<RunProcess, String> {
-        let (events, events_theirs) =
-            procs::pipe().map_err(|e| format!("cannot create the run process's pipes: {e}"))?;
-        let mut command = Command::new(exe);
-        command
-            .args(std::env::args_os().skip(1))
-            .arg("--supervised-worker")
-            .arg(std::process::id().to_string())
-            .args(progress.then_some("--progress-events"))
-            .arg("--events-fd")
-            .arg(events_theirs.as_raw_fd().to_string())
-            // Under `bazel test`, TMPDIR=$TEST_TMPDIR (see `prop/bazel.rs`).
-            .envs(crate::prop::bazel::Protocol::from_env().worker_env())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped());
-        if let Some(fd) = pending_fd {
-            command.arg("--pending-rows-fd").arg(fd.to_string());
+    /// Kills the run process and reaps it.
+    fn kill(self) {
+        // SAFETY: kill(2) touches no memory; the pid is our child, not yet reaped.
+        unsafe {
+            libc::kill(self.0.pid, libc::SIGKILL);
         }
-        if let Some(fd) = code_fd {
-            command.arg("--code-fd").arg(fd.to_string());
-        }
-        // The descriptors passed (close-on-exec here: the mapping's too) are inheritable for
-        // the spawn alone, which then needs no code of its own between fork and exec: the
-        // system spawns the worker without copying this process (posix_spawn, vfork).
-        let passed = [Some(events_theirs.as_raw_fd()), pending_fd, code_fd];
-        let spawned = procs::Inheritable::during(passed.into_iter().flatten())
-            .and_then(|_inheritable| command.spawn());
-        drop(events_theirs);
-        let child = spawned
-            .map_err(|e| format!("cannot start the run process `{}`: {e}", exe.display()))?;
-        Ok(RunProcess { child, events })
+        let _ = reap(self.0.pid);
     }
 
     /// Reads the worker's output (passed through) and its events (acted on) until it has
@@ -185,8 +157,11 @@ impl RunProcess {
         forwarder: &mut Forwarder,
         report: &mut impl FnMut(&Property, Result<RunSummary, String>),
     ) -> (Seen, Ending) {
-        let RunProcess { mut child, events } = self;
-        let pid = child.id() as i32;
+        let spawn::Started {
+            pid,
+            stdout,
+            events,
+        } = self.0;
         let mut seen = Seen::default();
         let mut bars = progress.then(crate::prop::progress::Bars::new);
         // What becomes readable when the worker has ended (it is not reaped): its pidfd, else
@@ -203,14 +178,16 @@ impl RunProcess {
                 }
                 Err(e) => {
                     errln!("error: cannot watch the run process: {e}");
-                    let _ = child.kill();
-                    let ending = child.wait().map_or(Ending::Exit(-1), Ending::of);
-                    return (seen, ending);
+                    // SAFETY: kill(2) touches no memory; `pid` is our child, not reaped.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                    return (seen, reap(pid).map_or(Ending::Exit(-1), Ending::of));
                 }
             },
         };
         read_worker(
-            child.stdout.take().map(OwnedFd::from),
+            stdout,
             events,
             (&ended, pid, forwarder.fd()),
             |read| match read {
@@ -229,7 +206,7 @@ impl RunProcess {
         }
         // The worker is gone: no bar outlives it (what it died in is reported below).
         drop(bars);
-        let ending = match child.wait() {
+        let ending = match reap(pid) {
             Ok(status) => Ending::of(status),
             Err(e) => {
                 errln!("error: cannot wait for the run process: {e}");
@@ -237,6 +214,51 @@ impl RunProcess {
             }
         };
         (seen, ending)
+    }
+}
+
+/// Waits for the child `pid` to end and reaps it.
+fn reap(pid: i32) -> std::io::Result<std::process::ExitStatus> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut status = 0;
+    loop {
+        // SAFETY: waitpid writes the status into `status`, a live local.
+        if unsafe { libc::waitpid(pid, &raw mut status, 0) } == pid {
+            return Ok(std::process::ExitStatus::from_raw(status));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// SIGINT and SIGTERM blocked (the mask as it was comes back when dropped): one that comes
+/// meanwhile is pending, and delivered then.
+struct Held(libc::sigset_t);
+
+impl Held {
+    fn signals() -> Held {
+        // SAFETY: the sets are live locals sigemptyset initializes; sigprocmask changes
+        // this thread's mask only.
+        unsafe {
+            let (mut block, mut old): (libc::sigset_t, libc::sigset_t) =
+                (std::mem::zeroed(), std::mem::zeroed());
+            libc::sigemptyset(&raw mut block);
+            libc::sigaddset(&raw mut block, libc::SIGINT);
+            libc::sigaddset(&raw mut block, libc::SIGTERM);
+            libc::sigprocmask(libc::SIG_BLOCK, &raw const block, &raw mut old);
+            Held(old)
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `signals`.
+        unsafe {
+            libc::sigprocmask(libc::SIG_SETMASK, &raw const self.0, std::ptr::null_mut());
+        }
     }
 }
 

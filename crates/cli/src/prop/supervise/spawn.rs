@@ -1,0 +1,189 @@
+//! Starting the run process. On Linux it is this process forked, without an exec: the
+//! child is the worker the supervisor's own arguments describe (the hidden ones set), so it
+//! pays no second process start (exec, dynamic loading, argument parsing). It inherits what
+//! an exec'd worker inherited and nothing more: stdin from /dev/null, stdout the pipe the
+//! supervisor reads, stderr, the passed descriptors and those open without close-on-exec
+//! (every close-on-exec one is closed, as an exec would have), an empty signal mask and the
+//! dispositions the supervisor had before it caught SIGINT and SIGTERM (it forks first), the
+//! same directory, umask, environment (plus what Bazel's protocol sets for the worker) and
+//! process group. It is named `sl-worker` (`/proc/PID/comm`) and ends through
+//! `std::process::exit` with the worker's status: no code of the supervisor's runs in it
+//! after the fork. `SEEDLEDGER_WORKER_EXEC=1`, and other systems, exec this program again
+//! with the hidden `--supervised-worker PID` instead.
+
+use super::*;
+
+/// What the supervisor hands the run process it forks: the hidden arguments an exec'd
+/// worker would have been given.
+pub(crate) struct Handed {
+    /// The supervisor's pid (`--supervised-worker`).
+    pub(crate) supervisor: u32,
+    /// `--progress-events`.
+    pub(crate) progress: bool,
+    /// `--events-fd`.
+    pub(crate) events_fd: i32,
+    /// `--pending-rows-fd`.
+    pub(crate) pending_rows_fd: Option<i32>,
+    /// `--code-fd`.
+    pub(crate) code_fd: Option<i32>,
+}
+
+/// The worker's entry in a forked run process: runs it and gives the status to end with.
+pub(crate) type WorkerEntry<'a> = &'a dyn Fn(Handed) -> u8;
+
+/// Set (to anything but `0` or nothing): the run process is this program exec'd again.
+const EXEC_ENV: &str = "SEEDLEDGER_WORKER_EXEC";
+
+/// The forked run process's name (`/proc/PID/comm`, `pgrep -x sl-worker`).
+const WORKER_NAME: &std::ffi::CStr = c"sl-worker";
+
+/// The run process, started: its pid, its stdout and the read end of its event pipe.
+pub(super) struct Started {
+    pub(super) pid: i32,
+    pub(super) stdout: Option<OwnedFd>,
+    pub(super) events: OwnedFd,
+}
+
+/// Starts the run process, forked (Linux) or exec'd (see the module docs); the message of
+/// what failed. Forked only while this process runs no other thread.
+pub(super) fn start(
+    progress: bool,
+    (pending_fd, code_fd): (Option<i32>, Option<i32>),
+    entry: WorkerEntry<'_>,
+) -> Result<Started, String> {
+    let (events, events_theirs) =
+        procs::pipe().map_err(|e| format!("cannot create the run process's pipes: {e}"))?;
+    let handed = Handed {
+        supervisor: std::process::id(),
+        progress,
+        events_fd: events_theirs.as_raw_fd(),
+        pending_rows_fd: pending_fd,
+        code_fd,
+    };
+    let exec = std::env::var_os(EXEC_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+    // Forked only while this process runs no other thread (a program embedding the CLI may
+    // have started some): the child would run one thread of a process built for several.
+    let started = if cfg!(target_os = "linux") && !exec && threads() == Some(1) {
+        forked(handed, entry)
+    } else {
+        exec_worker(&handed)
+    };
+    drop(events_theirs);
+    let (pid, stdout) = started?;
+    Ok(Started {
+        pid,
+        stdout: Some(stdout),
+        events,
+    })
+}
+
+/// This process forked; the child runs `entry` and never returns.
+fn forked(handed: Handed, entry: WorkerEntry<'_>) -> Result<(i32, OwnedFd), String> {
+    let failed = |e: std::io::Error| format!("cannot start the run process: {e}");
+    let (stdout, stdout_theirs) = procs::pipe().map_err(failed)?;
+    let null = File::open("/dev/null").map_err(failed)?;
+    // Nothing buffered is written twice (stderr is not buffered).
+    let _ = std::io::stdout().flush();
+    // SAFETY: this process runs one thread (`start`), so the child's memory is consistent;
+    // the child ends in `become_worker` and never returns into the supervisor's code.
+    match unsafe { libc::fork() } {
+        -1 => Err(failed(std::io::Error::last_os_error())),
+        0 => become_worker(handed, (null.as_raw_fd(), stdout_theirs.as_raw_fd()), entry),
+        pid => Ok((pid, stdout)),
+    }
+}
+
+/// The forked child: made what an exec'd worker was (see the module docs), then the worker.
+fn become_worker(handed: Handed, (null, stdout): (i32, i32), entry: WorkerEntry<'_>) -> ! {
+    // SAFETY: dup2, sigprocmask and prctl touch no memory of this process but what is
+    // passed (the empty set, the name); the descriptors are open.
+    unsafe {
+        libc::dup2(null, 0);
+        libc::dup2(stdout, 1);
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&raw mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &raw const none, std::ptr::null_mut());
+        #[cfg(target_os = "linux")]
+        libc::prctl(libc::PR_SET_NAME, WORKER_NAME.as_ptr());
+    }
+    let passed = [
+        Some(handed.events_fd),
+        handed.pending_rows_fd,
+        handed.code_fd,
+    ];
+    close_on_exec(&passed.into_iter().flatten().collect::<Vec<_>>());
+    for (key, value) in crate::prop::bazel::Protocol::from_env().worker_env() {
+        // SAFETY: this process runs one thread (it was forked from one that ran alone).
+        unsafe { std::env::set_var(key, value) };
+    }
+    let status = entry(handed);
+    let _ = std::io::stdout().flush();
+    std::process::exit(i32::from(status))
+}
+
+/// Closes every descriptor open with close-on-exec but `keep`, as an exec would have.
+fn close_on_exec(keep: &[i32]) {
+    let open: Vec<i32> = match std::fs::read_dir("/proc/self/fd") {
+        Ok(dir) => dir
+            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+            .collect(),
+        Err(_) => (0..4096).collect(),
+    };
+    for fd in open.into_iter().filter(|fd| *fd > 2 && !keep.contains(fd)) {
+        // SAFETY: fcntl and close on a descriptor number touch no memory; nothing of this
+        // process uses a close-on-exec descriptor after the fork (the worker opens its own).
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 && flags & libc::FD_CLOEXEC != 0 {
+                libc::close(fd);
+            }
+        }
+    }
+}
+
+/// The threads this process runs (Linux; `None` where it cannot tell).
+fn threads() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Threads:"))?;
+    line["Threads:".len()..].trim().parse().ok()
+}
+
+/// Starts this program again with this process's arguments and the hidden ones: the
+/// supervised worker's pid and stdout.
+fn exec_worker(handed: &Handed) -> Result<(i32, OwnedFd), String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find this program to run the suite in: {e}"))?;
+    let mut command = Command::new(&exe);
+    command
+        .args(std::env::args_os().skip(1))
+        .arg("--supervised-worker")
+        .arg(handed.supervisor.to_string())
+        .args(handed.progress.then_some("--progress-events"))
+        .arg("--events-fd")
+        .arg(handed.events_fd.to_string())
+        // Under `bazel test`, TMPDIR=$TEST_TMPDIR (see `prop/bazel.rs`).
+        .envs(crate::prop::bazel::Protocol::from_env().worker_env())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+    if let Some(fd) = handed.pending_rows_fd {
+        command.arg("--pending-rows-fd").arg(fd.to_string());
+    }
+    if let Some(fd) = handed.code_fd {
+        command.arg("--code-fd").arg(fd.to_string());
+    }
+    // The descriptors passed (close-on-exec here: the mapping's too) are inheritable for
+    // the spawn alone, which then needs no code of its own between fork and exec: the
+    // system spawns the worker without copying this process (posix_spawn, vfork).
+    let passed = [
+        Some(handed.events_fd),
+        handed.pending_rows_fd,
+        handed.code_fd,
+    ];
+    let mut child = procs::Inheritable::during(passed.into_iter().flatten())
+        .and_then(|_inheritable| command.spawn())
+        .map_err(|e| format!("cannot start the run process `{}`: {e}", exe.display()))?;
+    let stdout = child.stdout.take().map(OwnedFd::from);
+    let stdout = stdout.ok_or_else(|| "the run process has no stdout".to_string())?;
+    // (Dropping the handle neither waits for nor kills the child: it is waited for by pid.)
+    Ok((child.id() as i32, stdout))
+}
