@@ -32,10 +32,15 @@ pub enum Durability {
 
 impl Durability {
     /// [`Durability::Synced`] when the environment variable `SEEDLEDGER_SYNC` is `1` (or
-    /// `true`, `yes`, `on`), else [`Durability::CrashSafe`].
+    /// `true`, `yes`, `on`), else [`Durability::CrashSafe`]. Read from the environment the
+    /// process started with (`anchor.rs`), not one a trial may have changed since.
     pub fn from_env() -> Durability {
-        match std::env::var("SEEDLEDGER_SYNC") {
-            Ok(v) if matches!(v.trim(), "1" | "true" | "yes" | "on") => Durability::Synced,
+        let value = crate::anchor::start_env()
+            .iter()
+            .find(|(key, _)| key == "SEEDLEDGER_SYNC")
+            .and_then(|(_, value)| value.to_str());
+        match value.map(str::trim) {
+            Some("1" | "true" | "yes" | "on") => Durability::Synced,
             _ => Durability::CrashSafe,
         }
     }
