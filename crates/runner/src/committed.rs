@@ -37,6 +37,15 @@ type Started = (PathBuf, PathBuf, Child, Option<Pending>);
 /// At most this many questions are asked ahead at once.
 const MAX_STARTED: usize = 8;
 
+/// The answers [`prefetch`] found kept (`gitcache.rs`), by directory and spec path, until
+/// [`spec_committed`] takes them: the same run's two looks at the kept answers (its
+/// prefetch, then its question) validate them once, as a started git process answers once.
+static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+
+/// A kept answer [`prefetch`] found: its directory, spec path, and `HEAD`'s blob digest there
+/// (`None`: `HEAD` has no such path).
+type Kept = (PathBuf, PathBuf, Option<String>);
+
 /// Starts the git process that [`spec_committed`] will ask first (`HEAD`'s blob at
 /// `rel_path`), so that it runs beside the run's other start-up work (the code identity's
 /// git processes, reading the spec) instead of after it. Nothing is started outside a
@@ -57,9 +66,15 @@ fn prefetch(root: &Path, rel_path: &Path) {
     if started.len() >= MAX_STARTED || surely_outside_git(dir, git_environment()) {
         return;
     }
-    // The cache answers: nothing to start.
+    // The cache answers: nothing to start; the answer waits for `spec_committed`.
     let cache = Repo::open(dir);
-    if cache.as_ref().is_some_and(|c| c.spec(rel).is_some()) {
+    if let Some(blob) = cache.as_ref().and_then(|c| c.spec(rel)) {
+        let mut kept = KEPT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if kept.len() < MAX_STARTED {
+            kept.push((dir.to_path_buf(), rel_path.to_path_buf(), blob));
+        }
         return;
     }
     let pending = cache.and_then(Repo::begin);
@@ -93,6 +108,17 @@ fn prefetched(dir: &Path, rel_path: &Path) -> Option<(Child, Option<Pending>)> {
     Some((child, pending))
 }
 
+/// The kept answer [`prefetch`] found for `rel_path` in `dir`, if any (taken).
+fn kept_answer(dir: &Path, rel_path: &Path) -> Option<Option<String>> {
+    let mut kept = KEPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let at = kept
+        .iter()
+        .position(|(d, r, _)| d == dir && r == rel_path)?;
+    Some(kept.swap_remove(at).2)
+}
+
 /// Whether git, started in `dir`, is certain to find no repository (see
 /// [`surely_outside_git`]): then there is nothing to ask it.
 pub(crate) fn outside_git(dir: &Path) -> bool {
@@ -117,10 +143,16 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
         return state(None, "not inside a git work tree");
     }
     // git's answer kept from an earlier run, when the repository is as it was then (see
-    // `gitcache.rs`): the digest of `HEAD`'s blob at the path, or that it has none.
-    let cache = Repo::open(dir);
-    if let (Some(cache), Some(rel)) = (&cache, rel_path.to_str())
-        && let Some(blob) = cache.spec(rel)
+    // `gitcache.rs`): the digest of `HEAD`'s blob at the path, or that it has none. Found
+    // already by this run's `prefetch`, or looked up now.
+    let kept = kept_answer(dir, rel_path);
+    let cache = if kept.is_some() {
+        None
+    } else {
+        Repo::open(dir)
+    };
+    if let Some(rel) = rel_path.to_str()
+        && let Some(blob) = kept.or_else(|| cache.as_ref().and_then(|cache| cache.spec(rel)))
     {
         let why = match blob {
             Some(blob) if blob == sha256_hex(bytes) => return state(Some(true), ""),
