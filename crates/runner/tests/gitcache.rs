@@ -332,6 +332,43 @@ fn an_answer_about_files_changed_in_the_last_two_seconds_is_not_kept() {
     assert!(!kept(root, &edited));
 }
 
+/// What the statuses of tracked files alone would miss: a directory on the way to them
+/// replaced by a symbolic link to it (the files' statuses are the same through it, but git
+/// sees them deleted), and a `.gitattributes` new beside a path in `HEAD` that was removed
+/// from the index (not tracked, yet diffed with the work tree's attributes). git's new answer
+/// each time; nothing kept while the link is there, nor when the diff quotes a path.
+#[test]
+fn links_on_the_way_and_attributes_of_paths_only_in_head_are_seen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let [linked, removed, quoted] = ["linked", "removed", "quoted"].map(|n| tmp.path().join(n));
+    for root in [&linked, &removed, &quoted] {
+        repository(root);
+    }
+    git(&removed, &["rm", "-q", "--cached", "sub/s.rs"]);
+    std::fs::write(quoted.join("sub/\u{e9}t\u{e9}.rs"), "one\n").unwrap();
+    git(&quoted, &["add", "sub"]);
+    git(&quoted, &["commit", "-q", "-m", "quoted"]);
+    std::fs::write(quoted.join("sub/\u{e9}t\u{e9}.rs"), "two\n").unwrap();
+    std::thread::sleep(SETTLE);
+    let old = [warm(&linked), warm(&removed)];
+    std::fs::rename(linked.join("sub"), linked.join("sub2")).unwrap();
+    std::os::unix::fs::symlink("sub2", linked.join("sub")).unwrap();
+    std::fs::write(removed.join("sub/.gitattributes"), "s.rs -diff\n").unwrap();
+    for (root, old) in [&linked, &removed].into_iter().zip(old) {
+        let now = code_identity(root, None).unwrap().code;
+        assert_eq!(now, git_says(root), "{}", root.display());
+        assert_ne!(now, old, "{}", root.display());
+    }
+    let quoted_code = code_identity(&quoted, None).unwrap().code;
+    assert_eq!(quoted_code, git_says(&quoted));
+    assert!(!kept(&quoted, &quoted_code));
+    std::thread::sleep(SETTLE);
+    let now = code_identity(&linked, None).unwrap().code;
+    assert_eq!(now, git_says(&linked));
+    assert!(!kept(&linked, &now), "kept through a link");
+    assert_eq!(code_identity(&linked, None).unwrap().code, now);
+}
+
 /// A cache file that is garbage, or a symbolic link (here to a forged answer), is ignored:
 /// git is asked, and the file is replaced by a plain one.
 #[test]
@@ -359,7 +396,7 @@ fn a_garbage_or_linked_cache_file_is_ignored() {
     std::fs::write(
         &file,
         good.replace(&code, &forged_code)
-            .replace("\"version\":1", "\"version\":2"),
+            .replace("\"version\":2", "\"version\":3"),
     )
     .unwrap();
     assert_eq!(code_identity(&root, None).unwrap().code, code);
