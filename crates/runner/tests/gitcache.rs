@@ -369,6 +369,41 @@ fn links_on_the_way_and_attributes_of_paths_only_in_head_are_seen() {
     assert_eq!(code_identity(&linked, None).unwrap().code, now);
 }
 
+/// A git directory on another device than the work tree (here in `/dev/shm`, where that is
+/// another file system; elsewhere there is nothing to check) is asked each time, never kept:
+/// the racy-clean rule needs one clock for every ctime.
+#[test]
+fn a_git_directory_on_another_device_is_not_kept() {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dev = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+    let shm = Path::new("/dev/shm");
+    if dev(shm).is_none() || dev(shm) == dev(tmp.path()) {
+        eprintln!("no other device at /dev/shm: nothing to check");
+        return;
+    }
+    let away = tempfile::tempdir_in(shm).unwrap();
+    let root = tmp.path().join("r");
+    repository(&root);
+    let gitdir = away.path().join("git");
+    // Moved by copying (a rename does not cross devices).
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(root.join(".git"))
+        .arg(&gitdir)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    std::fs::remove_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+    std::fs::write(root.join("b.rs"), "dirty\n").unwrap();
+    std::thread::sleep(SETTLE);
+    for _ in 0..2 {
+        assert_eq!(code_identity(&root, None).unwrap().code, git_says(&root));
+    }
+    assert!(!answers_file(&root).exists());
+}
+
 /// A cache file that is garbage, or a symbolic link (here to a forged answer), is ignored:
 /// git is asked, and the file is replaced by a plain one.
 #[test]
