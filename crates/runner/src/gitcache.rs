@@ -611,29 +611,13 @@ impl Repo {
                 break;
             }
         }
-        let mut on_the_way = BTreeSet::new();
-        for path in paths {
-            on_the_way.extend(
-                Path::new(path)
-                    .ancestors()
-                    .skip(1)
-                    .map(|d| self.root.join(d)),
-            );
-        }
+        let on_the_way = directories(&self.root, paths);
         for dir in &on_the_way {
             if !std::fs::symlink_metadata(dir).ok()?.is_dir() {
                 return None;
             }
         }
-        let mut elsewhere = BTreeSet::new();
-        for path in named {
-            elsewhere.extend(
-                Path::new(path)
-                    .ancestors()
-                    .skip(1)
-                    .map(|d| self.top.join(d)),
-            );
-        }
+        let elsewhere = directories(&self.top, named);
         for dir in elsewhere.difference(&on_the_way) {
             match std::fs::symlink_metadata(dir) {
                 Ok(m) if m.is_dir() => {}
@@ -820,6 +804,15 @@ fn tracked(ls_files: &[u8]) -> Option<Vec<String>> {
         }
     }
     Some(paths)
+}
+
+/// The directories of `paths` (relative to `base`, which is one of them), once each.
+fn directories(base: &Path, paths: &[String]) -> BTreeSet<PathBuf> {
+    let mut dirs = BTreeSet::new();
+    for path in paths {
+        dirs.extend(Path::new(path).ancestors().skip(1).map(|d| base.join(d)));
+    }
+    dirs
 }
 
 /// The paths `git diff` names in its `diff --git a/P b/P` headers, once each; `None` when a
