@@ -21,7 +21,8 @@
 //!   f2fs and bcachefs are: not nfs, fuse, sshfs, smb, 9p, msdos; and on systems other than
 //!   Linux, none), a submodule in the index, more than 20,000 tracked files, a directory on
 //!   the way to a tracked file that is not a directory (a symbolic link to one: the file's
-//!   status would be read through it while git sees the file deleted), a diff header that is
+//!   status would be read through it while git sees the file deleted) or is on another device
+//!   than the root (a mount point, with its own clock), a diff header that is
 //!   quoted or names two paths (a rename). The first time an identity is computed, git's own `rev-parse`
 //!   (git directory, common directory, top level, `HEAD`) must agree with this reading, or
 //!   nothing is kept; answers about specs are kept only for a `HEAD` git has confirmed so.
@@ -60,8 +61,7 @@
 //! What is not checked, and where the cache could answer where git would not: an object
 //! store corrupted after an answer was kept (git would fail; the kept answer is the one git
 //! gave about the same contents), a system configuration or attributes file at a place git
-//! was built to read other than `/etc/` and `<prefix>/etc/`, a tracked file whose directory
-//! is on another file system than the work tree's root, and a `git` on `PATH` that
+//! was built to read other than `/etc/` and `<prefix>/etc/`, and a `git` on `PATH` that
 //! is a script running another git chosen by something other than its own status.
 //!
 //! With a base revision nothing is cached: `origin/main` moves, and proving its resolution
@@ -601,8 +601,9 @@ impl Repo {
     /// `.gitattributes` of every directory from the top level down to them and to the paths
     /// the diff `named` (relative to the top level); the youngest time. `None` also when a
     /// directory on the way to a tracked file is not a directory (a symbolic link to one:
-    /// the file's status would be read through it while git sees the file deleted), or one
-    /// on the way to a named path is neither a directory nor missing.
+    /// the file's status would be read through it while git sees the file deleted) or is on
+    /// another device than the root, or one on the way to a named path is neither a
+    /// directory nor missing.
     fn tracked_statuses(&self, paths: &[String], named: &[String]) -> Option<(String, SystemTime)> {
         let mut dirs = BTreeSet::new();
         for dir in self.root.ancestors() {
@@ -612,8 +613,10 @@ impl Repo {
             }
         }
         let on_the_way = directories(&self.root, paths);
+        let dev = std::fs::symlink_metadata(&self.root).ok()?.dev();
         for dir in &on_the_way {
-            if !std::fs::symlink_metadata(dir).ok()?.is_dir() {
+            let m = std::fs::symlink_metadata(dir).ok()?;
+            if !m.is_dir() || m.dev() != dev {
                 return None;
             }
         }
