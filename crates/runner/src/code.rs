@@ -190,23 +190,23 @@ struct Keep {
 }
 
 impl Keep {
-    /// Waits for its processes and keeps `code` when they answered.
-    fn finish(self, git: &Git, code: Option<&str>) {
+    /// Waits for its processes and keeps `code` (from the diff `diff`) when they answered.
+    fn finish(self, git: &Git, answer: Option<(&str, &[u8])>) {
         let ls_files = self
             .ls_files
             .map(|c| git.finish_spawned(c, &ls_files_args(&exclude())));
         let rev_parse = self
             .rev_parse
             .map(|c| git.finish_spawned(c, &REV_PARSE_ARGS));
-        let (Some(code), Ok(ls_files), Ok(rev_parse)) =
-            (code, ls_files.transpose(), rev_parse.transpose())
+        let (Some(answer), Ok(ls_files), Ok(rev_parse)) =
+            (answer, ls_files.transpose(), rev_parse.transpose())
         else {
             return;
         };
         self.pending.store_identity(
             (ls_files.as_deref(), rev_parse.as_deref()),
             self.known,
-            code,
+            answer,
         );
     }
 }
@@ -305,19 +305,20 @@ impl CodeIdentityJob {
             } => {
                 let identity = head_identity(git, [rev_list, diff]);
                 if let Some(keep) = keep {
-                    keep.finish(git, identity.as_ref().ok().map(|i| i.code.as_str()));
+                    let answer = identity.as_ref().ok();
+                    keep.finish(git, answer.map(|(i, d)| (i.code.as_str(), d.as_slice())));
                 }
-                identity
+                identity.map(|(identity, _)| identity)
             }
         }
     }
 }
 
-/// The identity without a base from its `rev-list` and `diff` processes.
+/// The identity without a base from its `rev-list` and `diff` processes, with the diff.
 fn head_identity(
     git: &Git,
     [rev_list, diff]: [Result<std::process::Child, CodeError>; 2],
-) -> Result<CodeIdentity, CodeError> {
+) -> Result<(CodeIdentity, Vec<u8>), CodeError> {
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).trim().to_string();
     let exclude = exclude();
     // The HEAD commit of the code: the last commit that changed anything outside the freeze
@@ -338,11 +339,14 @@ fn head_identity(
     } else {
         format!("commit:{head}+dirty:{}", sha256_hex(&changes))
     };
-    Ok(CodeIdentity {
-        code,
-        base: None,
-        paths: Vec::new(),
-    })
+    Ok((
+        CodeIdentity {
+            code,
+            base: None,
+            paths: Vec::new(),
+        },
+        changes,
+    ))
 }
 
 impl Drop for CodeIdentityJob {

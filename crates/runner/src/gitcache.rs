@@ -15,8 +15,15 @@
 //!   refs (which change what `rev-list` and `cat-file` see), a configuration file that
 //!   mentions `include`, `worktree`, `attributesfile`, `orderfile`, `fsmonitor`, `refstorage`
 //!   or `filter` (a clean filter is a program, which may change), a git directory or work
-//!   tree owned by another user, a file system boundary on the way up, a submodule in the
-//!   index, more than 20,000 tracked files. The first time an identity is computed, git's own `rev-parse`
+//!   tree owned by another user, a file system boundary on the way up, a git directory on
+//!   another device than the work tree, a work tree on a file system not known to be local
+//!   with ctimes set by the machine's clock (only ext2/3/4, xfs, btrfs, tmpfs, overlayfs, zfs,
+//!   f2fs and bcachefs are: not nfs, fuse, sshfs, smb, 9p, msdos; and on systems other than
+//!   Linux, none), a submodule in the index, more than 20,000 tracked files, a directory on
+//!   the way to a tracked file that is not a directory (a symbolic link to one: the file's
+//!   status would be read through it while git sees the file deleted) or is on another device
+//!   than the root (a mount point, with its own clock), a diff header that is
+//!   quoted or names two paths (a rename). The first time an identity is computed, git's own `rev-parse`
 //!   (git directory, common directory, top level, `HEAD`) must agree with this reading, or
 //!   nothing is kept; answers about specs are kept only for a `HEAD` git has confirmed so.
 //! * **The environment.** `HOME`, `XDG_CONFIG_HOME`, `PATH` and the allowed `GIT_*`
@@ -24,12 +31,15 @@
 //!   the nanosecond) of the `git` found on `PATH` (a new git may diff otherwise), of every
 //!   configuration file git reads (the repository's, `config.worktree`, `~/.gitconfig`, the
 //!   XDG one, `/etc/gitconfig` and `<git's prefix>/etc/gitconfig`; absent is a status too)
-//!   and of the attributes files (`info/attributes`, the XDG one).
+//!   and of the attributes files (`info/attributes`, the XDG one, `/etc/gitattributes` and
+//!   `<git's prefix>/etc/gitattributes`).
 //! * **The identity's inputs.** `HEAD`'s commit id, the status of `HEAD`, its ref file,
 //!   `packed-refs` and the index, of every tracked file under the root outside the freeze
 //!   store (`git ls-files`, asked beside the other commands the first time) and of
-//!   `.gitattributes` in every directory from the top level down to each of them (a new one
-//!   changes how files diff). History (`rev-list`) and blobs are named by ids: unchanged
+//!   `.gitattributes` in every directory from the top level down to each of them and to each
+//!   path the diff names (`diff --git a/P b/P`: a path in `HEAD` but not in the index is not
+//!   tracked, yet diffs by the work tree's attributes; a new `.gitattributes` changes how
+//!   files diff). History (`rev-list`) and blobs are named by ids: unchanged
 //!   while `HEAD`'s id is.
 //!
 //! **Why a status that has not changed means content that has not changed, when the files'
@@ -44,12 +54,14 @@
 //! missed only if it leaves device, inode, mode, owner, size, mtime and ctime all exactly as
 //! they were). What this assumes is git's own assumption: git too takes a tracked file whose
 //! status matches its index entry as unchanged, and it too needs a clock that is not set back
-//! (here: by more than 2 s, to the tick) on every file system involved.
+//! (here: by more than 2 s, to the tick) on every file system involved. That is why the work
+//! tree and the git directory must share one device of a local file system: one clock sets
+//! every ctime, and the file written for `T0` reads it.
 //!
 //! What is not checked, and where the cache could answer where git would not: an object
 //! store corrupted after an answer was kept (git would fail; the kept answer is the one git
-//! gave about the same contents), a system configuration file at a place git was built to
-//! read other than `/etc/gitconfig` and `<prefix>/etc/gitconfig`, and a `git` on `PATH` that
+//! gave about the same contents), a system configuration or attributes file at a place git
+//! was built to read other than `/etc/` and `<prefix>/etc/`, and a `git` on `PATH` that
 //! is a script running another git chosen by something other than its own status.
 //!
 //! With a base revision nothing is cached: `origin/main` moves, and proving its resolution
@@ -72,7 +84,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// The cache file's format; another version is ignored.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// A larger cache file is ignored.
 const MAX_BYTES: u64 = 8 << 20;
 /// Entries kept of each kind, the newest first.
@@ -134,6 +146,9 @@ struct IdentityEntry {
     key: String,
     /// The tracked files, relative to the root.
     paths: Vec<String>,
+    /// The paths the diff named (relative to the top level): their directories'
+    /// `.gitattributes` are probed too (a path in `HEAD` but not in the index is not tracked).
+    named: Vec<String>,
     /// The digest of their status (and of the `.gitattributes` probes).
     stats: String,
     code: String,
@@ -275,6 +290,57 @@ fn git_binary(path: &OsStr) -> Option<PathBuf> {
     None
 }
 
+/// File systems (`statfs`'s `f_type`) that are local, with ctimes set by the machine's clock:
+/// ext2/3/4, xfs, btrfs, tmpfs, overlayfs, zfs, f2fs, bcachefs.
+#[cfg(target_os = "linux")]
+const LOCAL_FS: [u32; 8] = [
+    0xEF53,
+    0x5846_5342,
+    0x9123_683E,
+    0x0102_1994,
+    0x794C_7630,
+    0x2FC1_2FC1,
+    0xF2F5_2010,
+    0xCA45_1A4E,
+];
+
+/// `Some` when `root` and the git directories `others` are on one device, of a file system
+/// in [`LOCAL_FS`] (one clock gives every ctime; see the module docs).
+fn one_local_clock(root: &Path, others: [&Path; 2]) -> Option<()> {
+    let dev = std::fs::metadata(root).ok()?.dev();
+    for other in others {
+        if std::fs::metadata(other).ok()?.dev() != dev {
+            return None;
+        }
+    }
+    local_fs(root).then_some(())
+}
+
+#[cfg(target_os = "linux")]
+fn local_fs(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let mut fs = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: `path` is NUL-terminated and `fs` is writable memory of `statfs`'s size.
+    if unsafe { libc::statfs(path.as_ptr(), fs.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: `statfs` succeeded, so it filled `fs`.
+    let fs = unsafe { fs.assume_init() };
+    // The magic numbers are 32-bit; `f_type`'s width and sign vary by architecture.
+    #[allow(clippy::unnecessary_cast)]
+    let kind = fs.f_type as u32;
+    LOCAL_FS.contains(&kind)
+}
+
+/// Elsewhere file system types are not told by the same numbers: git is asked.
+#[cfg(not(target_os = "linux"))]
+fn local_fs(_: &Path) -> bool {
+    false
+}
+
 /// A commit id as a ref file or `HEAD` holds it: 40 or 64 lowercase hex digits.
 fn object_id(text: &str) -> Option<String> {
     let id = text.trim_end_matches('\n');
@@ -378,6 +444,7 @@ impl Repo {
         }
         let root = dir.canonicalize().ok()?;
         let (gitdir, common, top) = discover(&root)?;
+        one_local_clock(&root, [&gitdir, &common])?;
         // SAFETY: geteuid has no preconditions and cannot fail.
         let euid = unsafe { libc::geteuid() };
         for owned in [&top, &gitdir, &common] {
@@ -439,6 +506,8 @@ impl Repo {
             common.join("info/attributes"),
             gitdir.join("info/attributes"),
             xdg.join("git/attributes"),
+            PathBuf::from("/etc/gitattributes"),
+            prefix.join("etc/gitattributes"),
         ];
         let env_youngest = statuses(
             &mut key,
@@ -479,7 +548,7 @@ impl Repo {
             .iter()
             .find(|e| e.key == self.head_files.0);
         if let Some(entry) = entry
-            && let Some((stats, _)) = self.tracked_statuses(&entry.paths)
+            && let Some((stats, _)) = self.tracked_statuses(&entry.paths, &entry.named)
             && stats == entry.stats
         {
             return Ok(entry.code.clone());
@@ -529,8 +598,13 @@ impl Repo {
     }
 
     /// The status digest of the tracked files `paths` (relative to the root) and of the
-    /// `.gitattributes` of every directory from the top level down to them; the youngest time.
-    fn tracked_statuses(&self, paths: &[String]) -> Option<(String, SystemTime)> {
+    /// `.gitattributes` of every directory from the top level down to them and to the paths
+    /// the diff `named` (relative to the top level); the youngest time. `None` also when a
+    /// directory on the way to a tracked file is not a directory (a symbolic link to one:
+    /// the file's status would be read through it while git sees the file deleted) or is on
+    /// another device than the root, or one on the way to a named path is neither a
+    /// directory nor missing.
+    fn tracked_statuses(&self, paths: &[String], named: &[String]) -> Option<(String, SystemTime)> {
         let mut dirs = BTreeSet::new();
         for dir in self.root.ancestors() {
             dirs.insert(dir.to_path_buf());
@@ -538,11 +612,24 @@ impl Repo {
                 break;
             }
         }
-        for path in paths {
-            for dir in Path::new(path).ancestors().skip(1) {
-                dirs.insert(self.root.join(dir));
+        let on_the_way = directories(&self.root, paths);
+        let dev = std::fs::symlink_metadata(&self.root).ok()?.dev();
+        for dir in &on_the_way {
+            let m = std::fs::symlink_metadata(dir).ok()?;
+            if !m.is_dir() || m.dev() != dev {
+                return None;
             }
         }
+        let elsewhere = directories(&self.top, named);
+        for dir in elsewhere.difference(&on_the_way) {
+            match std::fs::symlink_metadata(dir) {
+                Ok(m) if m.is_dir() => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                _ => return None,
+            }
+        }
+        dirs.extend(on_the_way);
+        dirs.extend(elsewhere);
         let mut text = String::new();
         let files: Vec<PathBuf> = paths.iter().map(|p| self.root.join(p)).collect();
         let probes: Vec<PathBuf> = dirs.iter().map(|d| d.join(".gitattributes")).collect();
@@ -599,15 +686,15 @@ impl Repo {
 }
 
 impl Pending {
-    /// Keeps the code identity `code` git gave (without a base), with the tracked files
-    /// `ls_files` (`git ls-files -z --stage`; `None`: those `known`) and git's own `rev-parse
-    /// --absolute-git-dir --git-common-dir --show-toplevel HEAD` (`None`: confirmed before),
-    /// when all is as the module docs require.
+    /// Keeps the code identity `code` git gave (without a base) from the diff `diff`, with
+    /// the tracked files `ls_files` (`git ls-files -z --stage`; `None`: those `known`) and
+    /// git's own `rev-parse --absolute-git-dir --git-common-dir --show-toplevel HEAD` (`None`:
+    /// confirmed before), when all is as the module docs require.
     pub(crate) fn store_identity(
         self,
         (ls_files, rev_parse): (Option<&[u8]>, Option<&[u8]>),
         known: Known,
-        code: &str,
+        (code, diff): (&str, &[u8]),
     ) {
         let Some(now) = Repo::open(&self.repo.root) else {
             return;
@@ -627,10 +714,13 @@ impl Pending {
             (None, Some(paths)) => paths,
             (None, None) => return,
         };
-        if paths.len() > MAX_TRACKED {
+        let Some(named) = diff_names(diff) else {
+            return;
+        };
+        if paths.len() + named.len() > MAX_TRACKED {
             return;
         }
-        let Some((stats, youngest)) = now.tracked_statuses(&paths) else {
+        let Some((stats, youngest)) = now.tracked_statuses(&paths, &named) else {
             return;
         };
         if !self.old_enough(youngest.max(now.env_youngest).max(now.head_files.1)) {
@@ -639,6 +729,7 @@ impl Pending {
         let entry = IdentityEntry {
             key: now.head_files.0.clone(),
             paths,
+            named,
             stats,
             code: code.to_string(),
             index: now.index_key.clone(),
@@ -716,6 +807,38 @@ fn tracked(ls_files: &[u8]) -> Option<Vec<String>> {
         }
     }
     Some(paths)
+}
+
+/// The directories of `paths` (relative to `base`, which is one of them), once each.
+fn directories(base: &Path, paths: &[String]) -> BTreeSet<PathBuf> {
+    let mut dirs = BTreeSet::new();
+    for path in paths {
+        dirs.extend(Path::new(path).ancestors().skip(1).map(|d| base.join(d)));
+    }
+    dirs
+}
+
+/// The paths `git diff` names in its `diff --git a/P b/P` headers, once each; `None` when a
+/// header is quoted or not of that form (a rename, other prefixes), or not UTF-8.
+fn diff_names(diff: &[u8]) -> Option<Vec<String>> {
+    let mut names = BTreeSet::new();
+    for line in diff.split(|&b| b == b'\n') {
+        let Some(rest) = line.strip_prefix(b"diff --git ") else {
+            continue;
+        };
+        let rest = std::str::from_utf8(rest).ok()?;
+        let half = rest.len().checked_sub(5)?;
+        if half % 2 != 0 {
+            return None;
+        }
+        let (a, b) = rest.split_at_checked(half / 2 + 2)?;
+        let (a, b) = (a.strip_prefix("a/")?, b.strip_prefix(" b/")?);
+        if a != b || a.is_empty() {
+            return None;
+        }
+        names.insert(a.to_string());
+    }
+    Some(names.into_iter().collect())
 }
 
 /// Writes a new file at `path` (whatever was there removed first; never through a link).

@@ -332,6 +332,78 @@ fn an_answer_about_files_changed_in_the_last_two_seconds_is_not_kept() {
     assert!(!kept(root, &edited));
 }
 
+/// What the statuses of tracked files alone would miss: a directory on the way to them
+/// replaced by a symbolic link to it (the files' statuses are the same through it, but git
+/// sees them deleted), and a `.gitattributes` new beside a path in `HEAD` that was removed
+/// from the index (not tracked, yet diffed with the work tree's attributes). git's new answer
+/// each time; nothing kept while the link is there, nor when the diff quotes a path.
+#[test]
+fn links_on_the_way_and_attributes_of_paths_only_in_head_are_seen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let [linked, removed, quoted] = ["linked", "removed", "quoted"].map(|n| tmp.path().join(n));
+    for root in [&linked, &removed, &quoted] {
+        repository(root);
+    }
+    git(&removed, &["rm", "-q", "--cached", "sub/s.rs"]);
+    std::fs::write(quoted.join("sub/\u{e9}t\u{e9}.rs"), "one\n").unwrap();
+    git(&quoted, &["add", "sub"]);
+    git(&quoted, &["commit", "-q", "-m", "quoted"]);
+    std::fs::write(quoted.join("sub/\u{e9}t\u{e9}.rs"), "two\n").unwrap();
+    std::thread::sleep(SETTLE);
+    let old = [warm(&linked), warm(&removed)];
+    std::fs::rename(linked.join("sub"), linked.join("sub2")).unwrap();
+    std::os::unix::fs::symlink("sub2", linked.join("sub")).unwrap();
+    std::fs::write(removed.join("sub/.gitattributes"), "s.rs -diff\n").unwrap();
+    for (root, old) in [&linked, &removed].into_iter().zip(old) {
+        let now = code_identity(root, None).unwrap().code;
+        assert_eq!(now, git_says(root), "{}", root.display());
+        assert_ne!(now, old, "{}", root.display());
+    }
+    let quoted_code = code_identity(&quoted, None).unwrap().code;
+    assert_eq!(quoted_code, git_says(&quoted));
+    assert!(!kept(&quoted, &quoted_code));
+    std::thread::sleep(SETTLE);
+    let now = code_identity(&linked, None).unwrap().code;
+    assert_eq!(now, git_says(&linked));
+    assert!(!kept(&linked, &now), "kept through a link");
+    assert_eq!(code_identity(&linked, None).unwrap().code, now);
+}
+
+/// A git directory on another device than the work tree (here in `/dev/shm`, where that is
+/// another file system; elsewhere there is nothing to check) is asked each time, never kept:
+/// the racy-clean rule needs one clock for every ctime.
+#[test]
+fn a_git_directory_on_another_device_is_not_kept() {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dev = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+    let shm = Path::new("/dev/shm");
+    if dev(shm).is_none() || dev(shm) == dev(tmp.path()) {
+        eprintln!("no other device at /dev/shm: nothing to check");
+        return;
+    }
+    let away = tempfile::tempdir_in(shm).unwrap();
+    let root = tmp.path().join("r");
+    repository(&root);
+    let gitdir = away.path().join("git");
+    // Moved by copying (a rename does not cross devices).
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(root.join(".git"))
+        .arg(&gitdir)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    std::fs::remove_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+    std::fs::write(root.join("b.rs"), "dirty\n").unwrap();
+    std::thread::sleep(SETTLE);
+    for _ in 0..2 {
+        assert_eq!(code_identity(&root, None).unwrap().code, git_says(&root));
+    }
+    assert!(!answers_file(&root).exists());
+}
+
 /// A cache file that is garbage, or a symbolic link (here to a forged answer), is ignored:
 /// git is asked, and the file is replaced by a plain one.
 #[test]
@@ -359,7 +431,7 @@ fn a_garbage_or_linked_cache_file_is_ignored() {
     std::fs::write(
         &file,
         good.replace(&code, &forged_code)
-            .replace("\"version\":1", "\"version\":2"),
+            .replace("\"version\":2", "\"version\":3"),
     )
     .unwrap();
     assert_eq!(code_identity(&root, None).unwrap().code, code);
