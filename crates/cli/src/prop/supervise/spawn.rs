@@ -121,13 +121,18 @@ fn become_worker(handed: Handed, (null, stdout): (i32, i32), entry: WorkerEntry<
         // SAFETY: this process runs one thread (it was forked from one that ran alone).
         unsafe { std::env::set_var(key, value) };
     }
-    // A panic escaping the worker never unwinds into the supervisor's code (its destructors,
-    // its `main`): the run process ends as an exec'd worker whose `main` panicked would, 101.
-    let status = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry(handed)))
-        .map_or(PANIC_STATUS, i32::from);
+    let status = worker_status(handed, entry);
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
     std::process::exit(status)
+}
+
+/// Runs the worker's `entry`, for the status to end with. A panic escaping it never unwinds
+/// into the supervisor's code (its destructors, its `main`): the status is then the one an
+/// exec'd worker whose `main` panicked ends with, 101.
+fn worker_status(handed: Handed, entry: WorkerEntry<'_>) -> i32 {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry(handed)))
+        .map_or(PANIC_STATUS, i32::from)
 }
 
 /// The status of a Rust program whose `main` panicked.
@@ -257,6 +262,25 @@ mod tests {
             libc::sigemptyset(&raw mut new.sa_mask);
             libc::sigaction(signal, &raw const new, std::ptr::null_mut());
         }
+    }
+
+    fn handed() -> Handed {
+        Handed {
+            supervisor: 1,
+            progress: false,
+            events_fd: 3,
+            pending_rows_fd: None,
+            code_fd: None,
+        }
+    }
+
+    #[test]
+    fn a_panic_escaping_the_worker_is_status_101_and_a_status_is_passed_on() {
+        assert_eq!(
+            worker_status(handed(), &|_| panic!("escaping the worker")),
+            101
+        );
+        assert_eq!(worker_status(handed(), &|_| 3), 3);
     }
 
     /// In a forked child (this test process keeps its own dispositions), a caught signal is
