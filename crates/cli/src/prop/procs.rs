@@ -95,8 +95,8 @@ pub(crate) fn pass_fd(command: &mut Command, fd: RawFd) {
 /// close-on-exec again: a [`pass_fd`] for a spawn with no code of its own between fork and
 /// exec, which the system can then make without copying this process (posix_spawn). Only
 /// where no other thread of this process starts a process meanwhile: that one would inherit
-/// them too (the supervisor's spawn of its run process; not the trial workers, which several
-/// threads may start at once).
+/// them too (the supervisor's spawn of its run process while it runs no other thread; not
+/// the trial workers, which several threads may start at once).
 pub(crate) struct Inheritable(Vec<RawFd>);
 
 impl Inheritable {

@@ -4,10 +4,13 @@
 //! an exec'd worker inherited and nothing more: stdin from /dev/null, stdout the pipe the
 //! supervisor reads, stderr, the passed descriptors and those open without close-on-exec
 //! (every close-on-exec one is closed, as an exec would have), an empty signal mask and the
-//! dispositions the supervisor had before it caught SIGINT and SIGTERM (it forks first), the
+//! dispositions the supervisor had before it caught SIGINT and SIGTERM (it forks first), with
+//! every caught signal but SIGSEGV and SIGBUS (std's stack-overflow report, which an exec'd
+//! worker installs again) reset to its default and the ignored ones still ignored, the
 //! same directory, umask, environment (plus what Bazel's protocol sets for the worker) and
 //! process group. It is named `sl-worker` (`/proc/PID/comm`) and ends through
-//! `std::process::exit` with the worker's status: no code of the supervisor's runs in it
+//! `std::process::exit` with the worker's status, or 101 when a panic escapes the worker (as
+//! a panic escaping an exec'd worker's `main`): no code of the supervisor's runs in it
 //! after the fork. `SEEDLEDGER_WORKER_EXEC=1`, and other systems, exec this program again
 //! with the hidden `--supervised-worker PID` instead.
 
@@ -63,10 +66,11 @@ pub(super) fn start(
     let exec = std::env::var_os(EXEC_ENV).is_some_and(|v| !v.is_empty() && v != "0");
     // Forked only while this process runs no other thread (a program embedding the CLI may
     // have started some): the child would run one thread of a process built for several.
-    let started = if cfg!(target_os = "linux") && !exec && threads() == Some(1) {
+    let alone = threads() == Some(1);
+    let started = if cfg!(target_os = "linux") && !exec && alone {
         forked(handed, entry)
     } else {
-        exec_worker(&handed)
+        exec_worker(&handed, alone)
     };
     drop(events_theirs);
     let (pid, stdout) = started?;
@@ -106,6 +110,7 @@ fn become_worker(handed: Handed, (null, stdout): (i32, i32), entry: WorkerEntry<
         #[cfg(target_os = "linux")]
         libc::prctl(libc::PR_SET_NAME, WORKER_NAME.as_ptr());
     }
+    reset_caught_signals();
     let passed = [
         Some(handed.events_fd),
         handed.pending_rows_fd,
@@ -116,9 +121,45 @@ fn become_worker(handed: Handed, (null, stdout): (i32, i32), entry: WorkerEntry<
         // SAFETY: this process runs one thread (it was forked from one that ran alone).
         unsafe { std::env::set_var(key, value) };
     }
-    let status = entry(handed);
+    let status = worker_status(handed, entry);
     let _ = std::io::stdout().flush();
-    std::process::exit(i32::from(status))
+    let _ = std::io::stderr().flush();
+    std::process::exit(status)
+}
+
+/// Runs the worker's `entry`, for the status to end with. A panic escaping it never unwinds
+/// into the supervisor's code (its destructors, its `main`): the status is then the one an
+/// exec'd worker whose `main` panicked ends with, 101.
+fn worker_status(handed: Handed, entry: WorkerEntry<'_>) -> i32 {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry(handed)))
+        .map_or(PANIC_STATUS, i32::from)
+}
+
+/// The status of a Rust program whose `main` panicked.
+const PANIC_STATUS: i32 = 101;
+
+/// Resets every caught signal to its default action, as an exec would have; ignored ones stay
+/// ignored. SIGSEGV and SIGBUS are kept: their handler is std's stack-overflow report, which
+/// an exec'd worker installs again at its start (without it a stack overflow would be a bare
+/// SIGSEGV, not the report and SIGABRT an exec'd worker gives).
+fn reset_caught_signals() {
+    let kept = [libc::SIGKILL, libc::SIGSTOP, libc::SIGSEGV, libc::SIGBUS];
+    for signal in (1..=64).filter(|s| !kept.contains(s)) {
+        // SAFETY: sigaction reads and writes the structures it is given; a signal the system
+        // does not know (or reserves, glibc's 32 and 33) fails and is left alone.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, std::ptr::null(), &raw mut old) != 0 {
+                continue;
+            }
+            if old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN {
+                let mut default: libc::sigaction = std::mem::zeroed();
+                default.sa_sigaction = libc::SIG_DFL;
+                libc::sigemptyset(&raw mut default.sa_mask);
+                libc::sigaction(signal, &raw const default, std::ptr::null_mut());
+            }
+        }
+    }
 }
 
 /// Closes every descriptor open with close-on-exec but `keep`, as an exec would have.
@@ -149,8 +190,8 @@ fn threads() -> Option<usize> {
 }
 
 /// Starts this program again with this process's arguments and the hidden ones: the
-/// supervised worker's pid and stdout.
-fn exec_worker(handed: &Handed) -> Result<(i32, OwnedFd), String> {
+/// supervised worker's pid and stdout. `alone`: this process runs no other thread.
+fn exec_worker(handed: &Handed, alone: bool) -> Result<(i32, OwnedFd), String> {
     let exe = std::env::current_exe()
         .map_err(|e| format!("cannot find this program to run the suite in: {e}"))?;
     let mut command = Command::new(&exe);
@@ -171,19 +212,112 @@ fn exec_worker(handed: &Handed) -> Result<(i32, OwnedFd), String> {
     if let Some(fd) = handed.code_fd {
         command.arg("--code-fd").arg(fd.to_string());
     }
-    // The descriptors passed (close-on-exec here: the mapping's too) are inheritable for
-    // the spawn alone, which then needs no code of its own between fork and exec: the
-    // system spawns the worker without copying this process (posix_spawn, vfork).
+    // The descriptors passed (close-on-exec here: the mapping's too). Alone, they are
+    // inheritable for the spawn alone, which then needs no code of its own between fork and
+    // exec: the system spawns the worker without copying this process (posix_spawn, vfork).
+    // With other threads, one of them could start a process meanwhile and it would inherit
+    // them too: they are made inheritable in the child alone, between fork and exec.
     let passed = [
         Some(handed.events_fd),
         handed.pending_rows_fd,
         handed.code_fd,
     ];
-    let mut child = procs::Inheritable::during(passed.into_iter().flatten())
-        .and_then(|_inheritable| command.spawn())
-        .map_err(|e| format!("cannot start the run process `{}`: {e}", exe.display()))?;
+    let passed = passed.into_iter().flatten();
+    let spawned = if alone {
+        procs::Inheritable::during(passed).and_then(|_inheritable| command.spawn())
+    } else {
+        passed.for_each(|fd| procs::pass_fd(&mut command, fd));
+        command.spawn()
+    };
+    let mut child =
+        spawned.map_err(|e| format!("cannot start the run process `{}`: {e}", exe.display()))?;
     let stdout = child.stdout.take().map(OwnedFd::from);
     let stdout = stdout.ok_or_else(|| "the run process has no stdout".to_string())?;
     // (Dropping the handle neither waits for nor kills the child: it is waited for by pid.)
     Ok((child.id() as i32, stdout))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    extern "C" fn caught(_: libc::c_int) {}
+
+    /// The disposition of `signal` in this process.
+    fn disposition(signal: i32) -> libc::sighandler_t {
+        // SAFETY: sigaction writes the structure it is given.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(signal, std::ptr::null(), &raw mut old);
+            old.sa_sigaction
+        }
+    }
+
+    /// Sets `signal`'s disposition to `handler`.
+    fn set(signal: i32, handler: libc::sighandler_t) {
+        // SAFETY: sigaction reads the structure it is given.
+        unsafe {
+            let mut new: libc::sigaction = std::mem::zeroed();
+            new.sa_sigaction = handler;
+            libc::sigemptyset(&raw mut new.sa_mask);
+            libc::sigaction(signal, &raw const new, std::ptr::null_mut());
+        }
+    }
+
+    fn handed() -> Handed {
+        Handed {
+            supervisor: 1,
+            progress: false,
+            events_fd: 3,
+            pending_rows_fd: None,
+            code_fd: None,
+        }
+    }
+
+    #[test]
+    fn a_panic_escaping_the_worker_is_status_101_and_a_status_is_passed_on() {
+        assert_eq!(
+            worker_status(handed(), &|_| panic!("escaping the worker")),
+            101
+        );
+        assert_eq!(worker_status(handed(), &|_| 3), 3);
+    }
+
+    /// In a forked child (this test process keeps its own dispositions), a caught signal is
+    /// reset to its default, an ignored one stays ignored and SIGSEGV keeps its handler; the
+    /// child's exit status says which check failed.
+    #[test]
+    fn the_reset_defaults_caught_signals_and_keeps_ignored_ones_and_sigsegv() {
+        // SAFETY: the child calls only sigaction, sigemptyset and _exit (async-signal-safe)
+        // and allocates nothing.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "{}", std::io::Error::last_os_error());
+        if pid == 0 {
+            let handler = caught as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            set(libc::SIGUSR1, handler);
+            set(libc::SIGUSR2, libc::SIG_IGN);
+            set(libc::SIGSEGV, handler);
+            reset_caught_signals();
+            let code = if disposition(libc::SIGUSR1) != libc::SIG_DFL {
+                1
+            } else if disposition(libc::SIGUSR2) != libc::SIG_IGN {
+                2
+            } else if disposition(libc::SIGSEGV) != handler {
+                3
+            } else {
+                0
+            };
+            // SAFETY: ends the child at once, running nothing of the test harness.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: waitpid writes the status it is given.
+        assert_eq!(unsafe { libc::waitpid(pid, &raw mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status), "child status {status:#x}");
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "1: caught kept, 2: ignored lost, 3: SIGSEGV lost"
+        );
+    }
 }
