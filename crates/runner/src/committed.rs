@@ -108,6 +108,15 @@ fn prefetched(dir: &Path, rel_path: &Path) -> Option<(Child, Option<Pending>)> {
     Some((child, pending))
 }
 
+/// The kept answer [`prefetch`] found for `rel_path` in `dir` (taken), or else the kept
+/// answers as the repository is now (`None` when they cannot be used).
+fn kept_or_cache(dir: &Path, rel_path: &Path) -> (Option<Option<String>>, Option<Repo>) {
+    match kept_answer(dir, rel_path) {
+        Some(kept) => (Some(kept), None),
+        None => (None, Repo::open(dir)),
+    }
+}
+
 /// The kept answer [`prefetch`] found for `rel_path` in `dir`, if any (taken).
 fn kept_answer(dir: &Path, rel_path: &Path) -> Option<Option<String>> {
     let mut kept = KEPT
@@ -145,12 +154,7 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
     // git's answer kept from an earlier run, when the repository is as it was then (see
     // `gitcache.rs`): the digest of `HEAD`'s blob at the path, or that it has none. Found
     // already by this run's `prefetch`, or looked up now.
-    let kept = kept_answer(dir, rel_path);
-    let cache = if kept.is_some() {
-        None
-    } else {
-        Repo::open(dir)
-    };
+    let (kept, cache) = kept_or_cache(dir, rel_path);
     if let Some(rel) = rel_path.to_str()
         && let Some(blob) = kept.or_else(|| cache.as_ref().and_then(|cache| cache.spec(rel)))
     {
