@@ -652,6 +652,11 @@ fn a_crash_in_json_format_is_one_error_line_naming_the_seed() {
 /// `target`, and checks: exit 128 + sig, `passes` reported and closed, `slow` stopped between
 /// two trials with its receipt open and agreeing with its rows, both in the JUnit file.
 fn interrupted(sig: i32, to_group: bool) -> (Scratch, Run) {
+    interrupted_with(sig, to_group, false)
+}
+
+/// [`interrupted`], the run process exec'd (`SEEDLEDGER_WORKER_EXEC=1`) when `exec`.
+fn interrupted_with(sig: i32, to_group: bool, exec: bool) -> (Scratch, Run) {
     use std::os::unix::process::CommandExt;
     let scratch = Scratch::new();
     let mut child = scratch
@@ -671,6 +676,7 @@ fn interrupted(sig: i32, to_group: bool) -> (Scratch, Run) {
             "--junit",
             "junit.xml",
         ])
+        .env("SEEDLEDGER_WORKER_EXEC", if exec { "1" } else { "0" })
         .process_group(0)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -785,6 +791,18 @@ fn a_second_signal_to_the_supervisor_kills_a_run_process_stuck_in_a_trial() {
 #[test]
 fn sigterm_to_the_supervisor_stops_between_trials_and_exits_143() {
     let (_, run) = interrupted(libc::SIGTERM, false);
+    assert!(
+        run.stderr.contains("not run (stopped by SIGTERM)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn sigterm_stops_an_execd_run_process_between_trials_too() {
+    // The supervisor holds SIGINT and SIGTERM blocked while it starts the run process; an
+    // exec'd one must not keep that mask (it would never stop).
+    let (_, run) = interrupted_with(libc::SIGTERM, false, true);
     assert!(
         run.stderr.contains("not run (stopped by SIGTERM)"),
         "{}",

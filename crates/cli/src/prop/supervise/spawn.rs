@@ -213,9 +213,7 @@ fn exec_worker(handed: &Handed, alone: bool) -> Result<(i32, OwnedFd), String> {
         command.arg("--code-fd").arg(fd.to_string());
     }
     // The descriptors passed (close-on-exec here: the mapping's too). Alone, they are
-    // inheritable for the spawn alone, which then needs no code of its own between fork and
-    // exec: the system spawns the worker without copying this process (posix_spawn, vfork).
-    // With other threads, one of them could start a process meanwhile and it would inherit
+    // inheritable for the spawn alone. With other threads, one of them could start a process meanwhile and it would inherit
     // them too: they are made inheritable in the child alone, between fork and exec.
     let passed = [
         Some(handed.events_fd),
@@ -223,6 +221,18 @@ fn exec_worker(handed: &Handed, alone: bool) -> Result<(i32, OwnedFd), String> {
         handed.code_fd,
     ];
     let passed = passed.into_iter().flatten();
+    // The supervisor holds SIGINT and SIGTERM blocked while it starts the run process
+    // (`supervisor.rs`), and a spawn keeps the mask: the exec'd worker starts with an empty
+    // one, as a forked worker does (else it could never be stopped between trials).
+    // SAFETY: sigemptyset and sigprocmask are async-signal-safe and touch only the local set.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&raw mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &raw const none, std::ptr::null_mut());
+            Ok(())
+        });
+    }
     let spawned = if alone {
         procs::Inheritable::during(passed).and_then(|_inheritable| command.spawn())
     } else {
