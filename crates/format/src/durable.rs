@@ -92,11 +92,51 @@ pub fn write_atomic_with_before_rename(
 ) -> io::Result<()> {
     let (dir, tmp) = temp_filled(path, fill, fsync)?;
     before_rename()?;
-    tmp.persist(path).map_err(|e| e.error)?;
+    replace_with(tmp, path)?;
     if fsync == Fsync::Wait {
         sync_dir(&dir);
     }
     Ok(())
+}
+
+/// Puts the temporary file `tmp` in place at `path`, atomically: a reader (and a crash) sees
+/// the old file or the new one. Where `path` exists, on Linux, the two are exchanged
+/// (`renameat2(RENAME_EXCHANGE)`) and the old file, now under the temporary name, is
+/// removed: a plain rename over an existing file makes ext4 (with its default
+/// `auto_da_alloc`) start writing the new file's data out inside the rename, about 0.15 ms
+/// a replacement here, which a run that syncs nothing need not pay ([`Fsync::Wait`] has
+/// synced it before anyway). The promises are a rename's: whole old or whole new at `path`
+/// at every instant; a crash between the exchange and the removal leaves the old file under
+/// the temporary name (`.seedledger-*.tmp`, which nothing reads). Elsewhere, or where the
+/// exchange is refused (no file at `path`, a file system without it), a plain rename.
+fn replace_with(tmp: tempfile::NamedTempFile, path: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let (Ok(from), Ok(to)) = (
+            std::ffi::CString::new(tmp.path().as_os_str().as_bytes()),
+            std::ffi::CString::new(path.as_os_str().as_bytes()),
+        ) else {
+            return Err(io::Error::from(io::ErrorKind::InvalidInput));
+        };
+        // SAFETY: two NUL-terminated paths that live across the call; renameat2 reads them.
+        let exchanged = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        } == 0;
+        if exchanged {
+            // The temporary name now holds the old file: removing it is the cleanup a
+            // rename would have done (the new file is in place whatever becomes of it).
+            let _ = tmp.close();
+            return Ok(());
+        }
+    }
+    tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
 /// [`write_atomic_file`] of the bytes `fill` writes (through a buffer).
@@ -647,6 +687,44 @@ mod tests {
         write_atomic(&path, b"{\"a\":2}").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"{\"a\":2}");
         let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("receipt.json")]);
+    }
+
+    /// A file replaced by an exchange (a receipt's final text over its open one): the new
+    /// text at the path, the old file gone from the directory but intact for whoever still
+    /// holds it open (as after a rename), no temporary file left; where nothing is at the
+    /// path yet, the file is put there; and `before_rename` failing leaves the path as it was.
+    #[test]
+    fn a_file_replaced_by_an_exchange_is_whole_and_leaves_nothing_behind() {
+        use std::io::Read;
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("receipt.json");
+        let write = |text: &'static [u8], before: io::Result<()>| {
+            write_atomic_with_before_rename(&path, |w| w.write_all(text), || before, Fsync::Skip)
+        };
+        write(b"{\"open\":true}", Ok(())).unwrap();
+        let mut old = File::open(&path).unwrap();
+        let old_inode = old.metadata().unwrap().ino();
+        write(b"{\"open\":false}", Ok(())).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"open\":false}");
+        let mut held = String::new();
+        old.read_to_string(&mut held).unwrap();
+        assert_eq!(held, "{\"open\":true}");
+        assert_eq!(
+            old.metadata().unwrap().nlink(),
+            0,
+            "the old file has no name left"
+        );
+        let new_inode = std::fs::metadata(&path).unwrap().ino();
+        assert_ne!(new_inode, old_inode);
+        let refused = write(b"{\"x\":1}", Err(io::Error::other("rows not written")));
+        assert!(refused.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"open\":false}");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();

@@ -101,6 +101,8 @@ pub fn start_code_identity(root: &Path, base: Option<&str>) -> CodeIdentityJob {
         dir: dir.to_path_buf(),
         shown: dir.display().to_string(),
     };
+    // The repository as this run's spec prefetch read it, if it did (taken in any case).
+    let opened = crate::committed::take_opened(dir);
     let state = if crate::committed::outside_git(dir) {
         Job::Done(Err(CodeError::NotRepository {
             dir: git.shown.clone(),
@@ -116,17 +118,18 @@ pub fn start_code_identity(root: &Path, base: Option<&str>) -> CodeIdentityJob {
                     &format!("{base}^{{commit}}"),
                 ]),
             },
-            None => head_job(&git),
+            None => head_job(&git, opened),
         }
     };
     CodeIdentityJob { git, state }
 }
 
 /// The job of an identity without a base: the cached answer when the cache has it (see
-/// `gitcache.rs`), else `rev-list` and `diff` started, with `ls-files` and `rev-parse` beside
+/// `gitcache.rs`; the repository as `opened`, read by the same run's spec prefetch, else
+/// read now), else `rev-list` and `diff` started, with `ls-files` and `rev-parse` beside
 /// them when the answer may be kept.
-fn head_job(git: &Git) -> Job {
-    let cache = crate::gitcache::Repo::open(&git.dir);
+fn head_job(git: &Git, opened: Option<crate::gitcache::Repo>) -> Job {
+    let cache = opened.or_else(|| crate::gitcache::Repo::open(&git.dir));
     let known = match cache.as_ref().map(crate::gitcache::Repo::identity) {
         Some(Ok(code)) => {
             return Job::Done(Ok(CodeIdentity {

@@ -46,54 +46,123 @@ static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
 /// (`None`: `HEAD` has no such path).
 type Kept = (PathBuf, PathBuf, Option<String>);
 
-/// Starts the git process that [`spec_committed`] will ask first (`HEAD`'s blob at
-/// `rel_path`), so that it runs beside the run's other start-up work (the code identity's
-/// git processes, reading the spec) instead of after it. Nothing is started outside a
-/// repository, nor when [`MAX_STARTED`] answers are waiting already. The answer is still
-/// compared with the bytes the run digests, whenever they were read.
-fn prefetch(root: &Path, rel_path: &Path) {
+/// The repository as [`prefetch`] read it last (`gitcache.rs`: where git looks, the
+/// environment's files, `HEAD`), by directory, until the same run's code identity takes it
+/// ([`take_opened`]) or the next prefetch in that directory replaces it: a run reads it once
+/// for both of its questions to the kept answers, not once each (a reading costs tens of
+/// `lstat`s and reads every git configuration file).
+static OPENED: Mutex<Vec<(PathBuf, Repo)>> = Mutex::new(Vec::new());
+
+/// Keeps `repo`, read for `dir`, in [`OPENED`] (replacing an older reading of `dir`).
+fn keep_opened(dir: &Path, repo: Option<Repo>) {
+    let mut opened = OPENED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    opened.retain(|(d, _)| d != dir);
+    if let Some(repo) = repo
+        && opened.len() < MAX_STARTED
+    {
+        opened.push((dir.to_path_buf(), repo));
+    }
+}
+
+/// The repository as [`prefetch`] read it last for `dir`, if it did (taken).
+pub(crate) fn take_opened(dir: &Path) -> Option<Repo> {
+    let mut opened = OPENED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let at = opened.iter().position(|(d, _)| d == dir)?;
+    Some(opened.swap_remove(at).1)
+}
+
+/// Starts the git processes that [`spec_committed`] will ask first (`HEAD`'s blob at each
+/// of `rel_paths`), so that they run beside the run's other start-up work (the code
+/// identity's git processes, reading the spec) instead of after it; with `start_git: false`
+/// only the kept answers are looked at. The kept answers are read once for all of them (and
+/// the repository so read is left for the same run's code identity: [`take_opened`]).
+/// Nothing is started outside a repository, nor when [`MAX_STARTED`] answers are waiting
+/// already, nor for a path whose answer is waiting already. The answer is still compared
+/// with the bytes the run digests, whenever they were read.
+fn prefetch(root: &Path, rel_paths: &[PathBuf], start_git: bool) {
     let dir = if root.as_os_str().is_empty() {
         Path::new(".")
     } else {
         root
     };
-    let Some(rel) = rel_path.to_str() else {
-        return;
-    };
     let mut started = STARTED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if started.len() >= MAX_STARTED || surely_outside_git(dir, git_environment()) {
+    let mut kept = KEPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let waiting = |rel: &Path| {
+        started.iter().any(|(d, r, _, _)| d == dir && r == rel)
+            || kept.iter().any(|(d, r, _)| d == dir && r == rel)
+    };
+    let asked: Vec<&PathBuf> = rel_paths.iter().filter(|rel| !waiting(rel)).collect();
+    if asked.is_empty()
+        || started.len() >= MAX_STARTED
+        || surely_outside_git(dir, git_environment())
+    {
         return;
     }
-    // The cache answers: nothing to start; the answer waits for `spec_committed`.
     let cache = Repo::open(dir);
-    if let Some(blob) = cache.as_ref().and_then(|c| c.spec(rel)) {
-        let mut kept = KEPT
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if kept.len() < MAX_STARTED {
-            kept.push((dir.to_path_buf(), rel_path.to_path_buf(), blob));
+    keep_opened(dir, cache.clone());
+    for rel_path in asked {
+        let Some(rel) = rel_path.to_str() else {
+            continue;
+        };
+        // The cache answers: nothing to start; the answer waits for `spec_committed`.
+        if let Some(blob) = cache.as_ref().and_then(|c| c.spec(rel)) {
+            if kept.len() < MAX_STARTED {
+                kept.push((dir.to_path_buf(), rel_path.clone(), blob));
+            }
+            continue;
         }
-        return;
-    }
-    let pending = cache.and_then(Repo::begin);
-    let child = crate::anchor::git_command(dir)
-        .args(["cat-file", "blob", &format!("HEAD:./{rel}")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    if let Ok(child) = child {
-        started.push((dir.to_path_buf(), rel_path.to_path_buf(), child, pending));
+        if !start_git || started.len() >= MAX_STARTED {
+            continue;
+        }
+        let pending = cache.clone().and_then(Repo::begin);
+        let child = crate::anchor::git_command(dir)
+            .args(["cat-file", "blob", &format!("HEAD:./{rel}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        if let Ok(child) = child {
+            started.push((dir.to_path_buf(), rel_path.clone(), child, pending));
+        }
     }
 }
 
-/// [`prefetch`] of the spec file of `property_id` (`props/<id>.md`, as `load_spec` names
-/// it) in the workspace at `root`: for a caller that knows which property runs next before
-/// it computes the code identity (`check`, `prop run`'s worker).
+/// The path of `property_id`'s spec file in its workspace (`props/<id>.md`, as `load_spec`
+/// names it).
+fn spec_rel(property_id: &str) -> PathBuf {
+    Path::new("props").join(format!("{property_id}.md"))
+}
+
+/// [`prefetch`] of the spec file of `property_id` in the workspace at `root`: for a caller
+/// that knows which property runs next before it computes the code identity (`check`,
+/// `prop run`'s worker). The code identity computed next in this process (without a base)
+/// uses the repository as this prefetch read it.
 pub fn prefetch_spec(root: &Path, property_id: &str) {
-    prefetch(root, &Path::new("props").join(format!("{property_id}.md")));
+    prefetch_specs(root, &[property_id]);
+}
+
+/// [`prefetch_spec`] of several properties' specs, the kept answers read once for all.
+pub fn prefetch_specs(root: &Path, property_ids: &[&str]) {
+    let rels: Vec<PathBuf> = property_ids.iter().map(|id| spec_rel(id)).collect();
+    prefetch(root, &rels, true);
+}
+
+/// The kept answers (`gitcache.rs`) for the specs of `property_ids`, looked up now and
+/// waiting in this process for [`spec_committed`], without starting git: for `prop run`'s
+/// supervisor before it forks its run process, which inherits them (and whose own
+/// [`prefetch_spec`] then finds them waiting). The code identity the supervisor computes next
+/// uses the repository as read here.
+pub fn prefetch_kept_specs(root: &Path, property_ids: &[&str]) {
+    let rels: Vec<PathBuf> = property_ids.iter().map(|id| spec_rel(id)).collect();
+    prefetch(root, &rels, false);
 }
 
 /// The git process [`prefetch`] started for `rel_path` in `dir`, if any (taken).
@@ -508,6 +577,37 @@ pub(crate) mod tests {
     /// A question asked ahead (`prefetch_spec`) is answered as the question asked then: the
     /// answer is still compared with the bytes digested, it is taken once, and a question
     /// about another path or directory is not answered with it.
+    #[test]
+    fn the_repository_a_prefetch_read_is_taken_once_by_its_own_directorys_code_identity() {
+        let tmp = spec_repository(true);
+        let root = tmp.path();
+        let other = spec_repository(true);
+        std::thread::sleep(std::time::Duration::from_millis(2300));
+        let code = crate::code::code_identity(root, None).unwrap();
+        prefetch_spec(root, "p");
+        assert!(take_opened(other.path()).is_none(), "another directory's");
+        let opened = take_opened(root).expect("read by the prefetch");
+        assert_eq!(Some(opened), Repo::open(root));
+        assert!(take_opened(root).is_none(), "taken once");
+        // The code identity takes the prefetch's reading and answers as git did.
+        prefetch_spec(root, "p");
+        assert_eq!(crate::code::code_identity(root, None).unwrap(), code);
+        assert!(take_opened(root).is_none(), "taken by the code identity");
+        // A code identity against a base takes it too (a later run never sees it).
+        prefetch_spec(root, "p");
+        let _ = crate::code::code_identity(root, Some("HEAD"));
+        assert!(
+            take_opened(root).is_none(),
+            "taken by the code identity with a base"
+        );
+        // A commit after the prefetch is seen by the next prefetch's reading.
+        std::fs::write(root.join("props/r.md"), "r\n").unwrap();
+        git(root, &["add", "props"]);
+        git(root, &["commit", "-q", "-m", "r"]);
+        prefetch_spec(root, "p");
+        assert_ne!(crate::code::code_identity(root, None).unwrap(), code);
+    }
+
     #[test]
     fn a_prefetched_answer_is_the_answer_for_its_own_path_once() {
         let tmp = spec_repository(true);

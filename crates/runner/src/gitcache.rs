@@ -185,7 +185,23 @@ pub(crate) struct Repo {
     head_files: (String, SystemTime),
     /// The environment key and the index's status (see [`IdentityEntry`]'s `index`).
     index_key: String,
+    /// The cache file as this reading found it, read once for both lookups of a run
+    /// ([`Repo::load`]; a change of it is never compared).
+    loaded: Loaded,
 }
+
+/// The cache file read once per [`Repo`] (and its clones): a run's two lookups, its spec's
+/// and its code identity's, parse it once.
+#[derive(Debug, Clone, Default)]
+struct Loaded(std::sync::Arc<std::sync::OnceLock<Answers>>);
+
+impl PartialEq for Loaded {
+    fn eq(&self, _: &Loaded) -> bool {
+        true
+    }
+}
+
+impl Eq for Loaded {}
 
 /// What the cache knows when it has no identity to give: the tracked files, when an entry
 /// was kept with the same index, and whether git has confirmed `HEAD` as the files say it.
@@ -274,7 +290,7 @@ fn environment_unusual() -> bool {
 }
 
 /// The first `git` on the start environment's `PATH`, as git is started (`anchor.rs`).
-fn git_binary(path: &OsStr) -> Option<PathBuf> {
+fn git_binary(path: &OsStr) -> Option<(PathBuf, Metadata)> {
     for dir in std::env::split_paths(path) {
         if dir.as_os_str().is_empty() || !dir.is_absolute() {
             return None;
@@ -284,7 +300,7 @@ fn git_binary(path: &OsStr) -> Option<PathBuf> {
             && m.is_file()
             && m.mode() & 0o111 != 0
         {
-            return Some(candidate);
+            return Some((candidate, m));
         }
     }
     None
@@ -303,18 +319,6 @@ const LOCAL_FS: [u32; 8] = [
     0xF2F5_2010,
     0xCA45_1A4E,
 ];
-
-/// `Some` when `root` and the git directories `others` are on one device, of a file system
-/// in [`LOCAL_FS`] (one clock gives every ctime; see the module docs).
-fn one_local_clock(root: &Path, others: [&Path; 2]) -> Option<()> {
-    let dev = std::fs::metadata(root).ok()?.dev();
-    for other in others {
-        if std::fs::metadata(other).ok()?.dev() != dev {
-            return None;
-        }
-    }
-    local_fs(root).then_some(())
-}
 
 #[cfg(target_os = "linux")]
 fn local_fs(path: &Path) -> bool {
@@ -444,11 +448,30 @@ impl Repo {
         }
         let root = dir.canonicalize().ok()?;
         let (gitdir, common, top) = discover(&root)?;
-        one_local_clock(&root, [&gitdir, &common])?;
+        // Each directory's status read once (the git directory is often the common one, the
+        // top level the root).
+        let mut read: Vec<(PathBuf, Metadata)> = Vec::with_capacity(4);
+        let mut meta = |path: &Path| -> Option<Metadata> {
+            if let Some((_, m)) = read.iter().find(|(p, _)| p == path) {
+                return Some(m.clone());
+            }
+            let m = std::fs::metadata(path).ok()?;
+            read.push((path.to_path_buf(), m.clone()));
+            Some(m)
+        };
+        let dev = meta(&root)?.dev();
+        for other in [&gitdir, &common] {
+            if meta(other)?.dev() != dev {
+                return None;
+            }
+        }
+        if !local_fs(&root) {
+            return None;
+        }
         // SAFETY: geteuid has no preconditions and cannot fail.
         let euid = unsafe { libc::geteuid() };
         for owned in [&top, &gitdir, &common] {
-            if std::fs::metadata(owned).ok()?.uid() != euid {
+            if meta(owned)?.uid() != euid {
                 return None;
             }
         }
@@ -469,7 +492,7 @@ impl Repo {
             None => home.join(".config"),
         };
         let path_var = start_var("PATH")?;
-        let git = git_binary(path_var)?;
+        let (git, git_followed) = git_binary(path_var)?;
         let prefix = git.canonicalize().ok()?;
         let prefix = prefix.parent()?.parent()?;
         let configs = [
@@ -517,8 +540,8 @@ impl Repo {
                 .map(PathBuf::as_path)
                 .chain([git.as_path()]),
         )?
-        .max(youngest_time(&std::fs::metadata(&git).ok()?));
-        key.push_str(&stat_text(&std::fs::metadata(&git).ok()?));
+        .max(youngest_time(&git_followed));
+        key.push_str(&stat_text(&git_followed));
         let env_key = sha256_hex(key.as_bytes());
         let mut files = format!("{env_key}\n{head}\n");
         let index = gitdir.join("index");
@@ -536,13 +559,14 @@ impl Repo {
             env_youngest,
             head_files: (sha256_hex(files.as_bytes()), head_youngest),
             index_key: sha256_hex(index_text.as_bytes()),
+            loaded: Loaded::default(),
         })
     }
 
     /// The cached code identity (without a base), when every status it depends on is as it
     /// was; else what is known towards keeping git's answer.
     pub(crate) fn identity(&self) -> Result<String, Known> {
-        let answers = self.load();
+        let answers = self.loaded();
         let entry = answers
             .identities
             .iter()
@@ -566,7 +590,7 @@ impl Repo {
     /// The cached answer for `HEAD`'s blob at `rel`: `Some(Some(sha256))`, `Some(None)` (not
     /// in `HEAD`), or `None` (not known).
     pub(crate) fn spec(&self, rel: &str) -> Option<Option<String>> {
-        let answers = self.load();
+        let answers = self.loaded();
         if !self.verified(&answers) {
             return None;
         }
@@ -647,6 +671,11 @@ impl Repo {
             .ok()?
             .is_dir()
             .then_some(dir)
+    }
+
+    /// The cache file as this reading first loaded it (see [`Loaded`]).
+    fn loaded(&self) -> &Answers {
+        self.loaded.0.get_or_init(|| self.load())
     }
 
     /// The cache file as it is, or empty (see the module docs).

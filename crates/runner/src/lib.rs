@@ -176,7 +176,7 @@ pub mod engine {
     pub use crate::code::{
         CodeError, CodeIdentity, CodeIdentityJob, FREEZE_STORE, code_identity, start_code_identity,
     };
-    pub use crate::committed::prefetch_spec;
+    pub use crate::committed::{prefetch_kept_specs, prefetch_spec, prefetch_specs};
     pub use crate::lock::{EvidenceLock, lock_evidence};
 
     // Registration (what `register!` expands to) and scheme names.

@@ -80,6 +80,7 @@ mod worker;
 
 pub(crate) use handoff::received_code;
 pub(crate) use spawn::Handed;
+pub(crate) use spawn::forks_now as forks_its_run_process;
 
 use super::procs::{self, Leftover};
 use crate::common::Format;

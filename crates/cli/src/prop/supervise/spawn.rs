@@ -63,11 +63,8 @@ pub(super) fn start(
         pending_rows_fd: pending_fd,
         code_fd,
     };
-    let exec = std::env::var_os(EXEC_ENV).is_some_and(|v| !v.is_empty() && v != "0");
-    // Forked only while this process runs no other thread (a program embedding the CLI may
-    // have started some): the child would run one thread of a process built for several.
     let alone = threads() == Some(1);
-    let started = if cfg!(target_os = "linux") && !exec && alone {
+    let started = if forks(alone) {
         forked(handed, entry)
     } else {
         exec_worker(&handed, alone)
@@ -79,6 +76,20 @@ pub(super) fn start(
         stdout: Some(stdout),
         events,
     })
+}
+
+/// Whether the run process is this process forked (Linux, `SEEDLEDGER_WORKER_EXEC` not
+/// set): only while this process runs no other thread (`alone`; a program embedding the CLI
+/// may have started some), since the child would run one thread of a process built for
+/// several.
+fn forks(alone: bool) -> bool {
+    let exec = std::env::var_os(EXEC_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+    cfg!(target_os = "linux") && !exec && alone
+}
+
+/// Whether a run process started now would be this process forked (see [`start`]).
+pub(crate) fn forks_now() -> bool {
+    forks(threads() == Some(1))
 }
 
 /// This process forked; the child runs `entry` and never returns.
