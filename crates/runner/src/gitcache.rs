@@ -583,7 +583,7 @@ impl Repo {
                 .iter()
                 .find(|e| e.index == self.index_key)
                 .map(|e| e.paths.clone()),
-            verified: self.verified(&answers),
+            verified: self.verified(answers),
         })
     }
 
@@ -591,7 +591,7 @@ impl Repo {
     /// in `HEAD`), or `None` (not known).
     pub(crate) fn spec(&self, rel: &str) -> Option<Option<String>> {
         let answers = self.loaded();
-        if !self.verified(&answers) {
+        if !self.verified(answers) {
             return None;
         }
         answers
