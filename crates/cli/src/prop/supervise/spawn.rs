@@ -193,11 +193,16 @@ fn close_on_exec(keep: &[i32]) {
     }
 }
 
-/// The threads this process runs (Linux; `None` where it cannot tell).
+/// The threads this process runs (Linux; `None` where it cannot tell): the entries of
+/// `/proc/self/task` (one per thread; listing them costs a fraction of what the kernel's
+/// formatting of `/proc/self/status` does).
 fn threads() -> Option<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("Threads:"))?;
-    line["Threads:".len()..].trim().parse().ok()
+    let mut n = 0;
+    for entry in std::fs::read_dir("/proc/self/task").ok()? {
+        entry.ok()?;
+        n += 1;
+    }
+    (n > 0).then_some(n)
 }
 
 /// Starts this program again with this process's arguments and the hidden ones: the
