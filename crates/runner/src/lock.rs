@@ -110,16 +110,24 @@ pub(crate) fn lock(
     // Ours now: say who holds it (best effort: the lock, not this text, is what excludes),
     // and give it its mode whatever the umask was when it was created (a trial of an earlier
     // run may have changed it): the next run must be able to open it.
-    let _ = file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
-        seedledger_format::FILE_MODE,
-    ));
+    // (Its status read once: the mode is set only when it differs, as it does only after a
+    // changed umask.)
+    let status = file.metadata().ok();
+    if status.as_ref().is_none_or(|m| {
+        std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777
+            != seedledger_format::FILE_MODE
+    }) {
+        let _ = file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
+            seedledger_format::FILE_MODE,
+        ));
+    }
     let record = format!("{holder}\n");
     let _ = std::os::unix::fs::FileExt::write_all_at(&file, record.as_bytes(), 0);
     // Cut only what a longer record of an earlier holder left after it (the same bytes as
     // truncating first): a truncation frees blocks, which on a file system that discards
     // freed blocks waits for the disk, and the record of one run is usually as long as the
-    // last one's.
-    if file.metadata().is_ok_and(|m| m.len() > record.len() as u64) {
+    // last one's. (The length read before the write: the write only makes it longer.)
+    if status.is_none_or(|m| m.len() > record.len() as u64) {
         let _ = file.set_len(record.len() as u64);
     }
     Ok(EvidenceLock { _file: file })
