@@ -120,3 +120,45 @@ fn the_environment_asks_for_a_synced_run() {
     assert_eq!(Durability::from_env(), expected);
     assert_eq!(Durability::default(), Durability::CrashSafe);
 }
+
+/// What runs leave in the evidence directory, synced or not: the lock, the receipt, the
+/// witness file and one archived receipt per earlier run — the final receipt replaced the
+/// open one (by an exchange on Linux) and the open one is gone, no temporary file left —
+/// and the archived receipt is the earlier run's final one, closed.
+#[test]
+fn runs_leave_their_receipts_and_rows_and_no_temporary_file() {
+    for durability in [Durability::CrashSafe, Durability::Synced] {
+        let root = workspace();
+        run_in(root.path(), 100, durability);
+        let dir = evidence_dir(root.path());
+        let first = std::fs::read_to_string(dir.join(format!("{ID}.receipt.json"))).unwrap();
+        run_in(root.path(), 100, durability);
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        let archived: Vec<&String> = names
+            .iter()
+            .filter(|n| n.starts_with(&format!("{ID}.local-")))
+            .collect();
+        assert_eq!(archived.len(), 1, "{durability:?}: {names:?}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join(archived[0])).unwrap(),
+            first,
+            "{durability:?}: the earlier final receipt, archived as it was"
+        );
+        let expected = [
+            archived[0].clone(),
+            format!("{ID}.lock"),
+            format!("{ID}.receipt.json"),
+            format!("{ID}.witness.jsonl"),
+        ];
+        let mut expected = expected.to_vec();
+        expected.sort();
+        assert_eq!(names, expected, "{durability:?}");
+        let receipt =
+            std::fs::read_to_string(dir.join(format!("{ID}.receipt.json"))).unwrap();
+        assert!(receipt.contains("\"stopped_early\": false"), "{receipt}");
+    }
+}
