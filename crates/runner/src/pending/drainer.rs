@@ -130,7 +130,11 @@ impl<'a> Draining<'a> {
             open: (0..rows.slots).map(|_| None).collect(),
             lost: Vec::new(),
             joined: Vec::new(),
-            out: Vec::with_capacity(PIECE + (64 << 10)),
+            // Grown as rows come (a short run's stay far below a piece): a buffer of a piece
+            // from the start would be mapped and unmapped apart from the heap, and unmapping in
+            // a process of several threads interrupts the other cores (tenths of a millisecond
+            // of a short `prop run` on a virtual machine).
+            out: Vec::new(),
         }
     }
 
