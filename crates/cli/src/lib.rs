@@ -240,6 +240,21 @@ mod tests {
                 "--base",
                 "origin/main",
             ],
+            // The hidden arguments an exec'd run process is given.
+            &[
+                "x",
+                "prop",
+                "run",
+                "--supervised-worker",
+                "12",
+                "--events-fd",
+                "5",
+                "--code-fd",
+                "6",
+                "--pending-rows-fd",
+                "7",
+                "--progress-events",
+            ],
         ];
         for line in same {
             let (fast, full) = (fast(line), full(line));

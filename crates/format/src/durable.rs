@@ -99,19 +99,22 @@ pub fn write_atomic_with_before_rename(
     Ok(())
 }
 
-/// Puts the temporary file `tmp` in place at `path`, atomically: a reader (and a crash) sees
-/// the old file or the new one. Where `path` exists, on Linux, the two are exchanged
-/// (`renameat2(RENAME_EXCHANGE)`) and the old file, now under the temporary name, is
-/// removed: a plain rename over an existing file makes ext4 (with its default
-/// `auto_da_alloc`) start writing the new file's data out inside the rename, about 0.15 ms
-/// a replacement here, which a run that syncs nothing need not pay ([`Fsync::Wait`] has
-/// synced it before anyway). The promises are a rename's: whole old or whole new at `path`
-/// at every instant; a crash between the exchange and the removal leaves the old file under
-/// the temporary name (`.seedledger-*.tmp`, which nothing reads). Elsewhere, or where the
-/// exchange is refused (no file at `path`, a file system without it), a plain rename.
+/// Puts the temporary file `tmp` in place at `path`, atomically: a reader (and a process
+/// that dies) sees the old file or the new one. Where `path` is a regular file, on Linux,
+/// the two are exchanged (`renameat2(RENAME_EXCHANGE)`) and the old file, now under the
+/// temporary name, is removed: a plain rename over an existing file makes ext4 (with its
+/// default `auto_da_alloc`) start writing the new file's data out inside the rename, about
+/// 0.15 ms a replacement here, which a run that syncs nothing need not pay ([`Fsync::Wait`]
+/// has synced it before anyway). A process killed between the exchange and the removal
+/// leaves the old file under the temporary name (`.seedledger-*.tmp`, which nothing reads and
+/// nothing removes). A power loss without a sync may leave the new file empty, where ext4's
+/// writing-out would have made it old or new: what a power loss leaves of a run that did not
+/// sync is refused where it is used (`durable/sync.rs`). Elsewhere, or where the exchange
+/// is refused (no regular file at `path`, a file system or kernel without it), a plain
+/// rename, which also refuses to replace a directory.
 fn replace_with(tmp: tempfile::NamedTempFile, path: &Path) -> io::Result<()> {
     #[cfg(target_os = "linux")]
-    {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
         use std::os::unix::ffi::OsStrExt;
         let (Ok(from), Ok(to)) = (
             std::ffi::CString::new(tmp.path().as_os_str().as_bytes()),
@@ -119,9 +122,11 @@ fn replace_with(tmp: tempfile::NamedTempFile, path: &Path) -> io::Result<()> {
         ) else {
             return Err(io::Error::from(io::ErrorKind::InvalidInput));
         };
-        // SAFETY: two NUL-terminated paths that live across the call; renameat2 reads them.
+        // SAFETY: two NUL-terminated paths that live across the call; the system call reads
+        // them. (Called by number: the C library's wrapper needs glibc 2.28.)
         let exchanged = unsafe {
-            libc::renameat2(
+            libc::syscall(
+                libc::SYS_renameat2,
                 libc::AT_FDCWD,
                 from.as_ptr(),
                 libc::AT_FDCWD,
@@ -729,6 +734,14 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("receipt.json")]);
+        // A directory at the path is refused, as a rename refuses it, and left where it is.
+        let taken = dir.path().join("taken");
+        std::fs::create_dir(&taken).unwrap();
+        std::fs::write(taken.join("inside"), "x").unwrap();
+        let refused =
+            write_atomic_with_before_rename(&taken, |w| w.write_all(b"{}"), || Ok(()), Fsync::Skip);
+        assert!(refused.is_err());
+        assert_eq!(std::fs::read_to_string(taken.join("inside")).unwrap(), "x");
     }
 
     /// A file written in pieces past several writeback starts (every 4 MiB) holds exactly

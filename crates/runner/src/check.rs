@@ -89,8 +89,11 @@ pub fn try_check_in(property: &Property, root: &Path) -> Result<RunSummary, Stri
     let base = env.base.clone().filter(|b| !b.is_empty());
     // The run's question whether its spec is committed goes to git now, beside the code
     // identity's (a git process is most of a short run's fixed cost).
-    crate::committed::prefetch_spec(&root, property.id);
-    let code = match crate::code::code_identity(&root, base.as_deref()) {
+    // (The repository as the prefetch read it serves the code identity right after.)
+    let opened =
+        crate::committed::prefetch(&root, &crate::committed::spec_rels(&[property.id]), true);
+    let code = match crate::code::start_code_identity_read(&root, base.as_deref(), opened).finish()
+    {
         Ok(code) => Some(code),
         Err(e) if base.is_some() => return Err(format!("SEEDLEDGER_BASE: {e}")),
         Err(_) => None,

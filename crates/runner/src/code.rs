@@ -92,6 +92,28 @@ pub fn code_identity(root: &Path, base: Option<&str>) -> Result<CodeIdentity, Co
 /// caller does something else (`prop run`'s supervisor starts its run process meanwhile);
 /// [`CodeIdentityJob::finish`] waits for them.
 pub fn start_code_identity(root: &Path, base: Option<&str>) -> CodeIdentityJob {
+    start_code_identity_read(root, base, None)
+}
+
+/// [`start_code_identity`] without a base, together with the kept answers about the specs of
+/// `property_ids` (`props/<id>.md`), looked up in the same reading of the repository and left
+/// waiting in this process for the runs that ask (without starting git for them): for `prop
+/// run`'s supervisor before it forks its run process, which inherits those answers (and whose
+/// own spec prefetch then finds them waiting).
+pub fn start_code_identity_with_kept_specs(root: &Path, property_ids: &[&str]) -> CodeIdentityJob {
+    let opened =
+        crate::committed::prefetch(root, &crate::committed::spec_rels(property_ids), false);
+    start_code_identity_read(root, None, opened)
+}
+
+/// [`start_code_identity`] with the repository as `opened`, read by the same run's spec
+/// prefetch a moment ago (`committed.rs`), for the kept answers (see `gitcache.rs`); read now
+/// when `None`. Never give it a reading older than the run: a commit since would not be seen.
+pub(crate) fn start_code_identity_read(
+    root: &Path,
+    base: Option<&str>,
+    opened: Option<crate::gitcache::Repo>,
+) -> CodeIdentityJob {
     let dir = if root.as_os_str().is_empty() {
         Path::new(".")
     } else {
@@ -101,8 +123,6 @@ pub fn start_code_identity(root: &Path, base: Option<&str>) -> CodeIdentityJob {
         dir: dir.to_path_buf(),
         shown: dir.display().to_string(),
     };
-    // The repository as this run's spec prefetch read it, if it did (taken in any case).
-    let opened = crate::committed::take_opened(dir);
     let state = if crate::committed::outside_git(dir) {
         Job::Done(Err(CodeError::NotRepository {
             dir: git.shown.clone(),
@@ -125,8 +145,8 @@ pub fn start_code_identity(root: &Path, base: Option<&str>) -> CodeIdentityJob {
 }
 
 /// The job of an identity without a base: the cached answer when the cache has it (see
-/// `gitcache.rs`; the repository as `opened`, read by the same run's spec prefetch, else
-/// read now), else `rev-list` and `diff` started, with `ls-files` and `rev-parse` beside
+/// `gitcache.rs`; the repository as `opened`, read by the same run's spec prefetch a moment
+/// ago, else read now), else `rev-list` and `diff` started, with `ls-files` and `rev-parse` beside
 /// them when the answer may be kept.
 fn head_job(git: &Git, opened: Option<crate::gitcache::Repo>) -> Job {
     let cache = opened.or_else(|| crate::gitcache::Repo::open(&git.dir));

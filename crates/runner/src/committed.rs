@@ -46,44 +46,16 @@ static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
 /// (`None`: `HEAD` has no such path).
 type Kept = (PathBuf, PathBuf, Option<String>);
 
-/// The repository as [`prefetch`] read it last (`gitcache.rs`: where git looks, the
-/// environment's files, `HEAD`), by directory, until the same run's code identity takes it
-/// ([`take_opened`]) or the next prefetch in that directory replaces it: a run reads it once
-/// for both of its questions to the kept answers, not once each (a reading costs tens of
-/// `lstat`s and reads every git configuration file).
-static OPENED: Mutex<Vec<(PathBuf, Repo)>> = Mutex::new(Vec::new());
-
-/// Keeps `repo`, read for `dir`, in [`OPENED`] (replacing an older reading of `dir`).
-fn keep_opened(dir: &Path, repo: Option<Repo>) {
-    let mut opened = OPENED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    opened.retain(|(d, _)| d != dir);
-    if let Some(repo) = repo
-        && opened.len() < MAX_STARTED
-    {
-        opened.push((dir.to_path_buf(), repo));
-    }
-}
-
-/// The repository as [`prefetch`] read it last for `dir`, if it did (taken).
-pub(crate) fn take_opened(dir: &Path) -> Option<Repo> {
-    let mut opened = OPENED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let at = opened.iter().position(|(d, _)| d == dir)?;
-    Some(opened.swap_remove(at).1)
-}
-
 /// Starts the git processes that [`spec_committed`] will ask first (`HEAD`'s blob at each
 /// of `rel_paths`), so that they run beside the run's other start-up work (the code
 /// identity's git processes, reading the spec) instead of after it; with `start_git: false`
-/// only the kept answers are looked at. The kept answers are read once for all of them (and
-/// the repository so read is left for the same run's code identity: [`take_opened`]).
+/// only the kept answers are looked at. The kept answers are read once for all of them, and
+/// that reading of the repository is returned, for the same run's code identity to use at
+/// once (`code.rs`: [`crate::code::start_code_identity_read`]) instead of reading it again.
 /// Nothing is started outside a repository, nor when [`MAX_STARTED`] answers are waiting
-/// already, nor for a path whose answer is waiting already. The answer is still compared
-/// with the bytes the run digests, whenever they were read.
-fn prefetch(root: &Path, rel_paths: &[PathBuf], start_git: bool) {
+/// already, nor for a path whose answer is waiting already (then nothing is read). The
+/// answer is still compared with the bytes the run digests, whenever they were read.
+pub(crate) fn prefetch(root: &Path, rel_paths: &[PathBuf], start_git: bool) -> Option<Repo> {
     let dir = if root.as_os_str().is_empty() {
         Path::new(".")
     } else {
@@ -104,10 +76,9 @@ fn prefetch(root: &Path, rel_paths: &[PathBuf], start_git: bool) {
         || started.len() >= MAX_STARTED
         || surely_outside_git(dir, git_environment())
     {
-        return;
+        return None;
     }
     let cache = Repo::open(dir);
-    keep_opened(dir, cache.clone());
     for rel_path in asked {
         let Some(rel) = rel_path.to_str() else {
             continue;
@@ -133,6 +104,7 @@ fn prefetch(root: &Path, rel_paths: &[PathBuf], start_git: bool) {
             started.push((dir.to_path_buf(), rel_path.clone(), child, pending));
         }
     }
+    cache
 }
 
 /// The path of `property_id`'s spec file in its workspace (`props/<id>.md`, as `load_spec`
@@ -143,26 +115,19 @@ fn spec_rel(property_id: &str) -> PathBuf {
 
 /// [`prefetch`] of the spec file of `property_id` in the workspace at `root`: for a caller
 /// that knows which property runs next before it computes the code identity (`check`,
-/// `prop run`'s worker). The code identity computed next in this process (without a base)
-/// uses the repository as this prefetch read it.
+/// `prop run`'s worker).
 pub fn prefetch_spec(root: &Path, property_id: &str) {
     prefetch_specs(root, &[property_id]);
 }
 
 /// [`prefetch_spec`] of several properties' specs, the kept answers read once for all.
 pub fn prefetch_specs(root: &Path, property_ids: &[&str]) {
-    let rels: Vec<PathBuf> = property_ids.iter().map(|id| spec_rel(id)).collect();
-    prefetch(root, &rels, true);
+    let _ = prefetch(root, &spec_rels(property_ids), true);
 }
 
-/// The kept answers (`gitcache.rs`) for the specs of `property_ids`, looked up now and
-/// waiting in this process for [`spec_committed`], without starting git: for `prop run`'s
-/// supervisor before it forks its run process, which inherits them (and whose own
-/// [`prefetch_spec`] then finds them waiting). The code identity the supervisor computes next
-/// uses the repository as read here.
-pub fn prefetch_kept_specs(root: &Path, property_ids: &[&str]) {
-    let rels: Vec<PathBuf> = property_ids.iter().map(|id| spec_rel(id)).collect();
-    prefetch(root, &rels, false);
+/// The spec paths of `property_ids`.
+pub(crate) fn spec_rels(property_ids: &[&str]) -> Vec<PathBuf> {
+    property_ids.iter().map(|id| spec_rel(id)).collect()
 }
 
 /// The git process [`prefetch`] started for `rel_path` in `dir`, if any (taken).
@@ -574,40 +539,53 @@ pub(crate) mod tests {
         );
     }
 
-    /// A question asked ahead (`prefetch_spec`) is answered as the question asked then: the
-    /// answer is still compared with the bytes digested, it is taken once, and a question
-    /// about another path or directory is not answered with it.
+    /// The reading of the repository a prefetch made serves the code identity the same run
+    /// computes right after (git's answer, as a fresh reading gives it), and nothing keeps
+    /// it for a later run: a commit after a prefetch is seen by the next code identity.
     #[test]
-    fn the_repository_a_prefetch_read_is_taken_once_by_its_own_directorys_code_identity() {
+    fn a_prefetchs_reading_serves_its_own_runs_code_identity_and_no_later_one() {
         let tmp = spec_repository(true);
         let root = tmp.path();
-        let other = spec_repository(true);
+        let rels = spec_rels(&["p"]);
         std::thread::sleep(std::time::Duration::from_millis(2300));
+        // Kept: the identity and the spec's answer.
         let code = crate::code::code_identity(root, None).unwrap();
-        prefetch_spec(root, "p");
-        assert!(take_opened(other.path()).is_none(), "another directory's");
-        let opened = take_opened(root).expect("read by the prefetch");
-        assert_eq!(Some(opened), Repo::open(root));
-        assert!(take_opened(root).is_none(), "taken once");
-        // The code identity takes the prefetch's reading and answers as git did.
-        prefetch_spec(root, "p");
-        assert_eq!(crate::code::code_identity(root, None).unwrap(), code);
-        assert!(take_opened(root).is_none(), "taken by the code identity");
-        // A code identity against a base takes it too (a later run never sees it).
-        prefetch_spec(root, "p");
-        let _ = crate::code::code_identity(root, Some("HEAD"));
-        assert!(
-            take_opened(root).is_none(),
-            "taken by the code identity with a base"
+        assert_eq!(
+            spec_committed(root, Path::new("props/p.md"), b"spec\n").committed,
+            Some(true)
         );
-        // A commit after the prefetch is seen by the next prefetch's reading.
+        // The prefetch's reading is the repository as it is, and gives git's identity.
+        let opened = prefetch(root, &rels, true).expect("a repository whose answers are kept");
+        assert_eq!(Some(&opened), Repo::open(root).as_ref());
+        let job = crate::code::start_code_identity_read(root, None, Some(opened));
+        assert_eq!(job.finish().unwrap(), code);
+        // The answer it found waits for the run; a second prefetch of it reads nothing.
+        assert!(prefetch(root, &rels, true).is_none(), "already waiting");
+        assert_eq!(
+            kept_answer(root, Path::new("props/p.md")),
+            Some(Some(sha256_hex(b"spec\n")))
+        );
+        // A reading is never left for a later code identity: a commit after a prefetch is
+        // seen by the next one, however the prefetch went.
+        let _ = prefetch(root, &rels, true);
         std::fs::write(root.join("props/r.md"), "r\n").unwrap();
         git(root, &["add", "props"]);
         git(root, &["commit", "-q", "-m", "r"]);
-        prefetch_spec(root, "p");
-        assert_ne!(crate::code::code_identity(root, None).unwrap(), code);
+        let after = crate::code::code_identity(root, None).unwrap();
+        assert_ne!(after, code);
+        assert!(
+            after.code.starts_with(&format!(
+                "commit:{}",
+                git(root, &["rev-parse", "HEAD"]).trim()
+            )),
+            "{after:?}"
+        );
+        let _ = kept_answer(root, Path::new("props/p.md"));
     }
 
+    /// A question asked ahead (`prefetch_spec`) is answered as the question asked then: the
+    /// answer is still compared with the bytes digested, it is taken once, and a question
+    /// about another path or directory is not answered with it.
     #[test]
     fn a_prefetched_answer_is_the_answer_for_its_own_path_once() {
         let tmp = spec_repository(true);

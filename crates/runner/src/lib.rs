@@ -175,8 +175,9 @@ pub mod engine {
     pub use crate::anchor::{anchored, start_dir};
     pub use crate::code::{
         CodeError, CodeIdentity, CodeIdentityJob, FREEZE_STORE, code_identity, start_code_identity,
+        start_code_identity_with_kept_specs,
     };
-    pub use crate::committed::{prefetch_kept_specs, prefetch_spec, prefetch_specs};
+    pub use crate::committed::{prefetch_spec, prefetch_specs};
     pub use crate::lock::{EvidenceLock, lock_evidence};
 
     // Registration (what `register!` expands to) and scheme names.

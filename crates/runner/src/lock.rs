@@ -252,6 +252,23 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "pid 44, run r44\n");
     }
 
+    /// A lock file left with another mode (created under another umask, or changed) gets
+    /// its mode back when a run takes it; one with its mode already keeps it as it is.
+    #[test]
+    fn a_taken_lock_file_has_its_mode_whatever_it_had() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let receipt = dir.path().join("x.receipt.json");
+        let path = dir.path().join("x.lock");
+        let mode = || std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+        drop(lock(&receipt, "x", "pid 1").unwrap());
+        assert_eq!(mode(), seedledger_format::FILE_MODE);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        drop(lock(&receipt, "x", "pid 2").unwrap());
+        assert_eq!(mode(), seedledger_format::FILE_MODE);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "pid 2\n");
+    }
+
     #[test]
     fn a_lock_file_that_is_a_symlink_is_refused() {
         let dir = tempfile::tempdir().unwrap();

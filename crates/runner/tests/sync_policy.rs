@@ -157,8 +157,7 @@ fn runs_leave_their_receipts_and_rows_and_no_temporary_file() {
         let mut expected = expected.to_vec();
         expected.sort();
         assert_eq!(names, expected, "{durability:?}");
-        let receipt =
-            std::fs::read_to_string(dir.join(format!("{ID}.receipt.json"))).unwrap();
+        let receipt = std::fs::read_to_string(dir.join(format!("{ID}.receipt.json"))).unwrap();
         assert!(receipt.contains("\"stopped_early\": false"), "{receipt}");
     }
 }

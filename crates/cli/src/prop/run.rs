@@ -292,19 +292,24 @@ fn start_git_early(
     root: &std::path::Path,
     selected: &[Property],
 ) -> Option<seedledger_runner::engine::CodeIdentityJob> {
-    let first: Vec<&str> = (selected.iter().take(jobs_of(args, selected.len()).min(4)))
-        .map(|p| p.id)
-        .collect();
+    // The specs of the runs that start first.
+    let first = || -> Vec<&str> {
+        (selected.iter().take(jobs_of(args, selected.len()).min(4)))
+            .map(|p| p.id)
+            .collect()
+    };
     if is_worker {
-        seedledger_runner::engine::prefetch_specs(root, &first);
+        seedledger_runner::engine::prefetch_specs(root, &first());
         return None;
     }
     let anchored = seedledger_runner::engine::anchored(root);
     // A run process forked from this one inherits the kept answers about its first specs
-    // found here, and the code identity below reads the repository as found here: the
-    // kept answers are read once for the whole `prop run`, not once per process.
+    // found with the code identity's reading of the repository: git's kept answers are read
+    // once for the whole `prop run`, not once per process.
     if args.base.is_none() && super::supervise::forks_its_run_process() {
-        seedledger_runner::engine::prefetch_kept_specs(&anchored, &first);
+        return Some(
+            seedledger_runner::engine::start_code_identity_with_kept_specs(&anchored, &first()),
+        );
     }
     Some(seedledger_runner::engine::start_code_identity(
         &anchored,

@@ -75,8 +75,8 @@ pub(crate) fn breakdown(
 }
 
 /// What `check` does in its test's process (as `measure.rs`'s in-process contender), in the
-/// workspace at `root`: with `git`, the spec's question started ahead and the code identity
-/// computed; under `durability` (a user's `check` is `CrashSafe`).
+/// workspace at `root`: with `git`, the spec's kept answer looked up with the code identity;
+/// under `durability` (a user's `check` is `CrashSafe`).
 pub(super) fn run_with_evidence(
     root: &Path,
     n: u64,
@@ -84,8 +84,11 @@ pub(super) fn run_with_evidence(
     durability: Durability,
 ) -> Result<(), String> {
     let code = if git {
-        seedledger_runner::engine::prefetch_spec(root, CHEAP_ID);
-        seedledger_runner::engine::code_identity(root, None).ok()
+        // One reading of git's kept answers for the spec's and the identity's, as `check`
+        // makes (warm, as every round after the first is, it asks git nothing either way).
+        seedledger_runner::engine::start_code_identity_with_kept_specs(root, &[CHEAP_ID])
+            .finish()
+            .ok()
     } else {
         None
     };

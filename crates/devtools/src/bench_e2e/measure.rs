@@ -161,8 +161,8 @@ impl Bench {
         cmd
     }
 
-    /// What `check` does in its test's process, `n` seeds from 1: the spec's question to
-    /// git started ahead, the code identity of the workspace, then the library run writing
+    /// What `check` does in its test's process, `n` seeds from 1: the spec's kept answer
+    /// looked up with the code identity of the workspace, then the library run writing
     /// `prop run`'s evidence.
     fn check_here(&self, n: u64) -> Result<(), String> {
         let root = seedledger_runner::engine::anchored(&self.root);

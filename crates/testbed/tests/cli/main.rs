@@ -15,6 +15,7 @@ mod gate;
 mod gate_cite;
 mod gate_flake;
 mod gate_freezes;
+mod git_answers;
 mod isolate;
 mod merge;
 mod observe;
