@@ -130,6 +130,16 @@ pub(crate) fn spec_rels(property_ids: &[&str]) -> Vec<PathBuf> {
     property_ids.iter().map(|id| spec_rel(id)).collect()
 }
 
+/// Drops every kept spec answer waiting in this process: for `prop run`'s supervisor once it
+/// has started its run process (a forked one holds its own copy of what
+/// [`crate::code::start_code_identity_with_kept_specs`] found), so that nothing this process
+/// asks later is answered as the repository was then.
+pub fn forget_kept_specs() {
+    KEPT.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clear();
+}
+
 /// The git process [`prefetch`] started for `rel_path` in `dir`, if any (taken).
 fn prefetched(dir: &Path, rel_path: &Path) -> Option<(Child, Option<Pending>)> {
     let mut started = STARTED
@@ -559,8 +569,14 @@ pub(crate) mod tests {
         assert_eq!(Some(&opened), Repo::open(root).as_ref());
         let job = crate::code::start_code_identity_read(root, None, Some(opened));
         assert_eq!(job.finish().unwrap(), code);
-        // The answer it found waits for the run; a second prefetch of it reads nothing.
+        // The answer it found waits for the run (forgotten on demand); a second prefetch of
+        // it reads nothing.
         assert!(prefetch(root, &rels, true).is_none(), "already waiting");
+        forget_kept_specs();
+        assert!(
+            prefetch(root, &rels, true).is_some(),
+            "forgotten, so read again"
+        );
         assert_eq!(
             kept_answer(root, Path::new("props/p.md")),
             Some(Some(sha256_hex(b"spec\n")))

@@ -177,7 +177,7 @@ pub mod engine {
         CodeError, CodeIdentity, CodeIdentityJob, FREEZE_STORE, code_identity, start_code_identity,
         start_code_identity_with_kept_specs,
     };
-    pub use crate::committed::{prefetch_spec, prefetch_specs};
+    pub use crate::committed::{forget_kept_specs, prefetch_spec, prefetch_specs};
     pub use crate::lock::{EvidenceLock, lock_evidence};
 
     // Registration (what `register!` expands to) and scheme names.
