@@ -69,6 +69,8 @@ pub(super) fn start(
     } else {
         exec_worker(&handed, alone)
     };
+    // The kept spec answers looked up for the run process (`run.rs`) are its own now.
+    seedledger_runner::engine::forget_kept_specs();
     drop(events_theirs);
     let (pid, stdout) = started?;
     Ok(Started {

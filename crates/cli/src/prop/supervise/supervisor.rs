@@ -50,10 +50,7 @@ pub(super) fn supervise(
     // then on they stop the run instead of ending this process. They are caught once the
     // worker is started (forked, it must not inherit the catching) and come then.
     let held = Held::signals();
-    let process = spawn::start(progress, (pending_fd, code_fd), entry);
-    // The kept spec answers looked up for the run process (`run.rs`) are its own now.
-    seedledger_runner::engine::forget_kept_specs();
-    let process = match process {
+    let process = match spawn::start(progress, (pending_fd, code_fd), entry) {
         Ok(process) => RunProcess(process),
         Err(message) => return fail(message),
     };
