@@ -64,30 +64,33 @@ pub(crate) fn prefetch(root: &Path, rel_paths: &[PathBuf], start_git: bool) -> O
     let mut started = STARTED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut kept = KEPT
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let waiting = |rel: &Path| {
-        started.iter().any(|(d, r, _, _)| d == dir && r == rel)
-            || kept.iter().any(|(d, r, _)| d == dir && r == rel)
+    let asked: Vec<&PathBuf> = {
+        let kept = KEPT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let waiting = |rel: &Path| {
+            started.iter().any(|(d, r, _, _)| d == dir && r == rel)
+                || kept.iter().any(|(d, r, _)| d == dir && r == rel)
+        };
+        rel_paths.iter().filter(|rel| !waiting(rel)).collect()
     };
-    let asked: Vec<&PathBuf> = rel_paths.iter().filter(|rel| !waiting(rel)).collect();
     if asked.is_empty()
         || started.len() >= MAX_STARTED
         || surely_outside_git(dir, git_environment())
     {
         return None;
     }
+    // (The kept answers' lock is not held while the repository is read and git starts: a
+    // run asking for its own kept answer meanwhile does not wait for them.)
     let cache = Repo::open(dir);
+    let mut found = Vec::new();
     for rel_path in asked {
         let Some(rel) = rel_path.to_str() else {
             continue;
         };
         // The cache answers: nothing to start; the answer waits for `spec_committed`.
         if let Some(blob) = cache.as_ref().and_then(|c| c.spec(rel)) {
-            if kept.len() < MAX_STARTED {
-                kept.push((dir.to_path_buf(), rel_path.clone(), blob));
-            }
+            found.push((dir.to_path_buf(), rel_path.clone(), blob));
             continue;
         }
         if !start_git || started.len() >= MAX_STARTED {
@@ -104,6 +107,11 @@ pub(crate) fn prefetch(root: &Path, rel_paths: &[PathBuf], start_git: bool) -> O
             started.push((dir.to_path_buf(), rel_path.clone(), child, pending));
         }
     }
+    let mut kept = KEPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let room = MAX_STARTED.saturating_sub(kept.len());
+    kept.extend(found.into_iter().take(room));
     cache
 }
 
