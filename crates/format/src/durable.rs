@@ -90,13 +90,104 @@ pub fn write_atomic_with_before_rename(
     before_rename: impl FnOnce() -> io::Result<()>,
     fsync: Fsync,
 ) -> io::Result<()> {
+    replace_keeping(path, fill, before_rename, fsync, None)
+}
+
+/// [`write_atomic_with_before_rename`] that keeps the file it replaces as `spare` (in the same
+/// directory) instead of removing it, for the next [`write_atomic_file_from_spare`] to
+/// rewrite: a file that replaces a file of its own each time (an open receipt by the final
+/// one) then frees no inode and creates one fewer. Kept only where the old file was
+/// exchanged out (Linux); elsewhere, or when `spare` cannot take it, it is removed as by
+/// [`write_atomic_with_before_rename`]. See [`write_atomic_file_from_spare`] for why.
+pub fn write_atomic_with_before_rename_keeping(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    before_rename: impl FnOnce() -> io::Result<()>,
+    fsync: Fsync,
+    spare: &Path,
+) -> io::Result<()> {
+    replace_keeping(path, fill, before_rename, fsync, Some(spare))
+}
+
+fn replace_keeping(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    before_rename: impl FnOnce() -> io::Result<()>,
+    fsync: Fsync,
+    spare: Option<&Path>,
+) -> io::Result<()> {
     let (dir, tmp) = temp_filled(path, fill, fsync)?;
     before_rename()?;
-    replace_with(tmp, path)?;
+    replace_with(tmp, path, spare)?;
     if fsync == Fsync::Wait {
         sync_dir(&dir);
     }
     Ok(())
+}
+
+/// [`write_atomic_file_with_fsync`] whose temporary file is `spare` when there is one to take
+/// (a regular file of this user's with no other name, not a symbolic link, kept there by
+/// [`write_atomic_with_before_rename_keeping`]): it is rewritten from its start, cut to what
+/// was written, given [`FILE_MODE`] and renamed to `path`; otherwise a new temporary file,
+/// as [`write_atomic_file_with_fsync`] makes. The promises are the same (the file appears at
+/// `path` whole, a process that dies before leaves `path` as it was; a half-rewritten spare
+/// is nobody's file). Why: on ext4 without a journal (this project's CI machines) every
+/// inode freed in the last minute or more is skipped, one by one, by every later creation of
+/// a file in its group, and freeing one's blocks discards them; a run that both creates and
+/// frees a file for each receipt makes every later run's creations slower.
+pub fn write_atomic_file_from_spare(
+    path: &Path,
+    spare: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    fsync: Fsync,
+) -> io::Result<File> {
+    let Some(mut file) = open_spare(spare) else {
+        return write_atomic_file_with_fsync(path, fill, fsync);
+    };
+    let written = {
+        let mut w = io::BufWriter::with_capacity(1 << 16, WritebackAsItGoes::new(&file));
+        fill(&mut w)?;
+        w.flush()?;
+        w.get_ref().written
+    };
+    if file.metadata()?.len() > written {
+        file.set_len(written)?;
+    }
+    if fsync == Fsync::Wait {
+        sync_file(&file, spare)?;
+    }
+    std::fs::rename(spare, path)?;
+    if fsync == Fsync::Wait
+        && let Some(dir) = path.parent()
+    {
+        sync_dir(dir);
+    }
+    file.rewind()?;
+    Ok(file)
+}
+
+/// The spare file at `spare`, opened to be rewritten, when it can be: a regular file (a
+/// symbolic link is not followed, a special file not opened for real), owned by this user,
+/// with no other name (rewriting it would change that name's file too), mode [`FILE_MODE`].
+fn open_spare(spare: &Path) -> Option<File> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(spare)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    // SAFETY: `geteuid` has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_file() || meta.nlink() != 1 || meta.uid() != me {
+        return None;
+    }
+    if meta.mode() & 0o7777 != FILE_MODE {
+        file.set_permissions(Permissions::from_mode(FILE_MODE))
+            .ok()?;
+    }
+    Some(file)
 }
 
 /// Puts the temporary file `tmp` in place at `path`, atomically: a reader (and a process
@@ -112,36 +203,65 @@ pub fn write_atomic_with_before_rename(
 /// sync is refused where it is used (`durable/sync.rs`). Elsewhere, or where the exchange
 /// is refused (no regular file at `path`, a file system or kernel without it), a plain
 /// rename, which also refuses to replace a directory.
-fn replace_with(tmp: tempfile::NamedTempFile, path: &Path) -> io::Result<()> {
+fn replace_with(tmp: tempfile::NamedTempFile, path: &Path, spare: Option<&Path>) -> io::Result<()> {
     #[cfg(target_os = "linux")]
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
-        use std::os::unix::ffi::OsStrExt;
-        let (Ok(from), Ok(to)) = (
-            std::ffi::CString::new(tmp.path().as_os_str().as_bytes()),
-            std::ffi::CString::new(path.as_os_str().as_bytes()),
-        ) else {
-            return Err(io::Error::from(io::ErrorKind::InvalidInput));
-        };
-        // SAFETY: two NUL-terminated paths that live across the call; the system call reads
-        // them. (Called by number: the C library's wrapper needs glibc 2.28.)
-        let exchanged = unsafe {
-            libc::syscall(
-                libc::SYS_renameat2,
-                libc::AT_FDCWD,
-                from.as_ptr(),
-                libc::AT_FDCWD,
-                to.as_ptr(),
-                libc::RENAME_EXCHANGE,
-            )
-        } == 0;
-        if exchanged {
-            // The temporary name now holds the old file: removing it is the cleanup a
-            // rename would have done (the new file is in place whatever becomes of it).
-            let _ = tmp.close();
-            return Ok(());
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+        && renameat2(tmp.path(), path, libc::RENAME_EXCHANGE).is_ok()
+    {
+        // The temporary name now holds the old file: removing it is the cleanup a rename
+        // would have done (the new file is in place whatever becomes of it), or it is kept as
+        // the spare.
+        match spare {
+            Some(spare) => {
+                if let Err(e) = tmp.persist(spare) {
+                    drop(e.file.close());
+                }
+            }
+            None => drop(tmp.close()),
         }
+        return Ok(());
     }
     tmp.persist(path).map(drop).map_err(|e| e.error)
+}
+
+/// Linux's `renameat2(from, to, flags)`, its error that of the call.
+#[cfg(target_os = "linux")]
+fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let from = std::ffi::CString::new(from.as_os_str().as_bytes())?;
+    let to = std::ffi::CString::new(to.as_os_str().as_bytes())?;
+    // SAFETY: two NUL-terminated paths that live across the call; the system call reads
+    // them. (Called by number: the C library's wrapper needs glibc 2.28.)
+    let done = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            flags,
+        )
+    } == 0;
+    if done {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Renames `from` to `to` unless `to` exists ([`io::ErrorKind::AlreadyExists`] then, even
+/// when another process creates it meanwhile): one `renameat2(RENAME_NOREPLACE)` on Linux;
+/// where that is refused, or elsewhere, a hard link then the removal of `from` (a process
+/// that dies between them leaves the file under both names).
+pub fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    match renameat2(from, to, libc::RENAME_NOREPLACE) {
+        Ok(()) => return Ok(()),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {}
+        Err(e) => return Err(e),
+    }
+    std::fs::hard_link(from, to)?;
+    std::fs::remove_file(from)
 }
 
 /// [`write_atomic_file`] of the bytes `fill` writes (through a buffer).
@@ -654,316 +774,4 @@ mod complete_lines_tests {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lines_appended_at_a_path_follow_a_file_replaced_while_they_waited_for_the_lock() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("w.jsonl");
-        std::fs::write(&path, "{\"old\":1}\n").unwrap();
-        // A rewrite holds the old file's lock, puts a new file in its place, then lets go.
-        let old = File::open(&path).unwrap();
-        old.lock().unwrap();
-        let appender = {
-            let path = path.clone();
-            std::thread::spawn(move || append_lines_at(&path, b"{\"late\":2}\n"))
-        };
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        write_atomic(&path, b"{\"new\":1}\n").unwrap();
-        old.unlock().unwrap();
-        appender.join().unwrap().unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "{\"new\":1}\n{\"late\":2}\n"
-        );
-        // A writer opened before the replacement writes nothing through the old file.
-        let mut stale = JsonLinesWriter::open(&path).unwrap();
-        write_atomic(&path, b"{\"newer\":1}\n").unwrap();
-        assert!(!stale.append_raw_if_at(&path, b"{\"lost\":3}\n").unwrap());
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"newer\":1}\n");
-    }
-
-    #[test]
-    fn atomic_write_replaces_and_leaves_no_temp_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub/receipt.json");
-        write_atomic(&path, b"{\"a\":1}").unwrap();
-        write_atomic(&path, b"{\"a\":2}").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"{\"a\":2}");
-        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("receipt.json")]);
-    }
-
-    /// A file replaced by an exchange (a receipt's final text over its open one): the new
-    /// text at the path, the old file gone from the directory but intact for whoever still
-    /// holds it open (as after a rename), no temporary file left; where nothing is at the
-    /// path yet, the file is put there; and `before_rename` failing leaves the path as it was.
-    #[test]
-    fn a_file_replaced_by_an_exchange_is_whole_and_leaves_nothing_behind() {
-        use std::io::Read;
-        use std::os::unix::fs::MetadataExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("receipt.json");
-        let write = |text: &'static [u8], before: io::Result<()>| {
-            write_atomic_with_before_rename(&path, |w| w.write_all(text), || before, Fsync::Skip)
-        };
-        write(b"{\"open\":true}", Ok(())).unwrap();
-        let mut old = File::open(&path).unwrap();
-        let old_inode = old.metadata().unwrap().ino();
-        write(b"{\"open\":false}", Ok(())).unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"{\"open\":false}");
-        let mut held = String::new();
-        old.read_to_string(&mut held).unwrap();
-        assert_eq!(held, "{\"open\":true}");
-        assert_eq!(
-            old.metadata().unwrap().nlink(),
-            0,
-            "the old file has no name left"
-        );
-        let new_inode = std::fs::metadata(&path).unwrap().ino();
-        assert_ne!(new_inode, old_inode);
-        let refused = write(b"{\"x\":1}", Err(io::Error::other("rows not written")));
-        assert!(refused.is_err());
-        assert_eq!(std::fs::read(&path).unwrap(), b"{\"open\":false}");
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("receipt.json")]);
-        // A directory at the path is refused, as a rename refuses it, and left where it is.
-        let taken = dir.path().join("taken");
-        std::fs::create_dir(&taken).unwrap();
-        std::fs::write(taken.join("inside"), "x").unwrap();
-        let refused =
-            write_atomic_with_before_rename(&taken, |w| w.write_all(b"{}"), || Ok(()), Fsync::Skip);
-        assert!(refused.is_err());
-        assert_eq!(std::fs::read_to_string(taken.join("inside")).unwrap(), "x");
-    }
-
-    /// A file written in pieces past several writeback starts (every 4 MiB) holds exactly
-    /// the bytes written, in order.
-    #[test]
-    fn a_large_atomic_write_started_back_as_it_went_holds_every_byte() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("big.json");
-        let pieces: Vec<Vec<u8>> = (0..700u32)
-            .map(|i| {
-                let len = 1 + (i as usize * 7919) % 40_000;
-                (0..len).map(|j| (i as usize * 31 + j) as u8).collect()
-            })
-            .collect();
-        write_atomic_with(&p, |w| {
-            for piece in &pieces {
-                w.write_all(piece)?;
-            }
-            Ok(())
-        })
-        .unwrap();
-        let all: Vec<u8> = pieces.concat();
-        assert!(all.len() as u64 > 3 * WRITEBACK_EVERY, "{}", all.len());
-        assert_eq!(std::fs::read(&p).unwrap(), all);
-    }
-
-    /// Under a umask that masks every bit (a property under test may set one), the files and
-    /// directories created here still get their modes; a file that existed keeps its own.
-    #[test]
-    fn created_files_and_directories_get_their_modes_whatever_the_umask() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        let kept = dir.path().join("kept.jsonl");
-        std::fs::write(&kept, b"{}\n").unwrap();
-        std::fs::set_permissions(&kept, Permissions::from_mode(0o600)).unwrap();
-        // SAFETY: umask(2) touches no memory; the umask is set back below.
-        let before = unsafe { libc::umask(0o777) };
-        let made = (|| {
-            JsonLinesWriter::open(&dir.path().join("a/b/rows.jsonl"))?.append("{}")?;
-            JsonLinesWriter::open(&kept)?.append("{}")?;
-            write_atomic(&dir.path().join("c/receipt.json"), b"{}")
-        })();
-        // SAFETY: as above.
-        unsafe { libc::umask(before) };
-        made.unwrap();
-        assert_eq!(mode(&dir.path().join("a")), DIR_MODE);
-        assert_eq!(mode(&dir.path().join("a/b")), DIR_MODE);
-        assert_eq!(mode(&dir.path().join("a/b/rows.jsonl")), FILE_MODE);
-        assert_eq!(mode(&dir.path().join("c")), DIR_MODE);
-        assert_eq!(mode(&dir.path().join("c/receipt.json")), FILE_MODE);
-        assert_eq!(mode(&kept), 0o600);
-        assert_eq!(std::fs::read(&kept).unwrap(), b"{}\n{}\n");
-    }
-
-    #[test]
-    fn atomic_files_are_world_readable_and_new_ones_never_clobber() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.json");
-        write_atomic_new(&path, b"first").unwrap();
-        assert_eq!(
-            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-            0o644
-        );
-        let err = write_atomic_new(&path, b"second").unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
-        assert_eq!(std::fs::read(&path).unwrap(), b"first");
-        let mut f = write_atomic_file(&path, b"third").unwrap();
-        let mut text = String::new();
-        f.read_to_string(&mut text).unwrap();
-        assert_eq!(text, "third");
-    }
-
-    #[test]
-    fn a_torn_last_line_is_cut_before_appending() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("w.jsonl");
-        std::fs::write(&path, "{\"n\":1}\n{\"n\":2, \"tor").unwrap();
-        let mut w = JsonLinesWriter::open(&path).unwrap();
-        assert_eq!(w.torn_bytes_removed(), 12);
-        w.append("{\"n\":3}").unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "{\"n\":1}\n{\"n\":3}\n"
-        );
-        std::fs::write(&path, "no newline at all").unwrap();
-        let w = JsonLinesWriter::open(&path).unwrap();
-        assert_eq!(w.torn_bytes_removed(), 17);
-        assert_eq!(std::fs::read(&path).unwrap(), b"");
-        // A whole last row that only lacks its newline is kept.
-        std::fs::write(&path, "{\"n\":1}\n{\"n\":2}").unwrap();
-        let mut w = JsonLinesWriter::open(&path).unwrap();
-        assert_eq!(w.torn_bytes_removed(), 0);
-        w.append("{\"n\":3}").unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n"
-        );
-        // A fragment left behind by another writer after this one opened is cut too.
-        let mut w = JsonLinesWriter::open(&path).unwrap();
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap()
-            .write_all(b"{\"n\":4, \"to")
-            .unwrap();
-        w.append("{\"n\":5}").unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n{\"n\":5}\n"
-        );
-        let big = format!("{}\n{}", "x".repeat(9000), "y".repeat(5000));
-        std::fs::write(&path, &big).unwrap();
-        assert_eq!(
-            JsonLinesWriter::open(&path).unwrap().torn_bytes_removed(),
-            5000
-        );
-        assert_eq!(std::fs::read(&path).unwrap().len(), 9001);
-    }
-
-    /// A process dies after any number of bytes of its append: completing the append leaves
-    /// every one of its lines in the file exactly once, in order — whether the file still
-    /// ends with its fragment, or another appender cut the fragment and wrote after it.
-    #[test]
-    fn a_dead_append_is_completed_wherever_it_stopped() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("w.jsonl");
-        let base = "{\"n\":0}\n";
-        let lines = b"{\"n\":1,\"s\":\"a\"}\n{\"n\":2}\n{\"n\":3,\"s\":\"bb\"}\n";
-        let at = base.len() as u64;
-        for cut in 0..=lines.len() {
-            // The file as the dead process left it.
-            let mut left = base.as_bytes().to_vec();
-            left.extend_from_slice(&lines[..cut]);
-            std::fs::write(&path, &left).unwrap();
-            let mut w = JsonLinesWriter::open(&path).unwrap();
-            // `open` repaired the tail: cut a fragment, or completed a whole last row.
-            let kept = std::fs::metadata(&path).unwrap().len() as usize;
-            let written = w.complete_append(Some(at), lines).unwrap();
-            let mut want = base.as_bytes().to_vec();
-            want.extend_from_slice(lines);
-            assert_eq!(std::fs::read(&path).unwrap(), want, "cut at {cut}");
-            // What `open` cut (a torn fragment) is written again, and nothing else.
-            assert_eq!(written as usize, want.len() - kept, "cut at {cut}");
-
-            // Another appender came first: it cut the fragment and appended its own line.
-            std::fs::write(&path, &left).unwrap();
-            JsonLinesWriter::open(&path)
-                .unwrap()
-                .append("{\"other\":true}")
-                .unwrap();
-            JsonLinesWriter::open(&path)
-                .unwrap()
-                .complete_append(Some(at), lines)
-                .unwrap();
-            let text = std::fs::read_to_string(&path).unwrap();
-            let got: Vec<&str> = text.lines().collect();
-            let ours = [
-                "{\"n\":1,\"s\":\"a\"}",
-                "{\"n\":2}",
-                "{\"n\":3,\"s\":\"bb\"}",
-            ];
-            // A row whose bytes all landed but its newline counts as whole (the other
-            // appender's repair gave it the newline).
-            let whole_before = lines[..(cut + 1).min(lines.len())]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            let mut expected = vec!["{\"n\":0}"];
-            expected.extend_from_slice(&ours[..whole_before]);
-            expected.push("{\"other\":true}");
-            expected.extend_from_slice(&ours[whole_before..]);
-            if cut == lines.len() {
-                // The whole append had landed: nothing is written again.
-                expected = vec!["{\"n\":0}", ours[0], ours[1], ours[2], "{\"other\":true}"];
-            }
-            assert_eq!(got, expected, "cut at {cut}, another appender after");
-        }
-        // No append under way: the lines are appended (after repairing a foreign torn tail).
-        std::fs::write(&path, "{\"n\":0}\n{\"x\":").unwrap();
-        let mut w = JsonLinesWriter::open(&path).unwrap();
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap()
-            .write_all(b"{\"y\":")
-            .unwrap();
-        w.complete_append(None, b"{\"n\":1}\n").unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "{\"n\":0}\n{\"n\":1}\n"
-        );
-        // An offset past the file's end (it was cut by hand): everything is appended.
-        w.complete_append(Some(1 << 20), b"{\"n\":2}\n").unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "{\"n\":0}\n{\"n\":1}\n{\"n\":2}\n"
-        );
-        // `append_raw_noting` tells the offset its lines start at.
-        let mut noted = None;
-        w.append_raw_noting(b"{\"n\":3}\n", |at| noted = Some(at))
-            .unwrap();
-        assert_eq!(noted, Some(24));
-        assert_eq!(w.complete_append(noted, b"{\"n\":3}\n").unwrap(), 0);
-    }
-
-    #[test]
-    fn json_lines_append_across_opens() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("w.jsonl");
-        JsonLinesWriter::open(&path)
-            .unwrap()
-            .append("{\"n\":1}")
-            .unwrap();
-        let mut w = JsonLinesWriter::open(&path).unwrap();
-        w.append("{\"n\":2}").unwrap();
-        w.append_raw(b"{\"n\":3}\n").unwrap();
-        w.sync().unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n"
-        );
-    }
-}
+mod tests;

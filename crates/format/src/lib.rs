@@ -38,9 +38,10 @@ pub use citation::{
 pub use digits::{DecimalRun, decimal_len, write_decimal};
 pub use durable::{
     DIR_MODE, FILE_MODE, Fsync, JsonLinesWriter, append_lines_at, complete_lines, create_dirs,
-    sync_evidence, sync_log, write_atomic, write_atomic_file, write_atomic_file_with,
-    write_atomic_file_with_fsync, write_atomic_new, write_atomic_with,
-    write_atomic_with_before_rename, write_atomic_with_fsync,
+    rename_no_replace, sync_evidence, sync_log, write_atomic, write_atomic_file,
+    write_atomic_file_from_spare, write_atomic_file_with, write_atomic_file_with_fsync,
+    write_atomic_new, write_atomic_with, write_atomic_with_before_rename,
+    write_atomic_with_before_rename_keeping, write_atomic_with_fsync,
 };
 pub use errors::{FieldError, FieldProblem, ParseError, SpecError};
 pub use exit::ExitStatus;

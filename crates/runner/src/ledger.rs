@@ -76,8 +76,8 @@ pub(crate) mod rows;
 
 use memmap2::MmapMut;
 use seedledger_format::{
-    DecimalRun, Fsync, Receipt, decimal_len, write_atomic_file_with_fsync,
-    write_atomic_with_before_rename, write_seed_list,
+    DecimalRun, Fsync, Receipt, decimal_len, write_atomic_file_from_spare,
+    write_atomic_with_before_rename_keeping, write_seed_list,
 };
 use std::fs::File;
 use std::io;
@@ -92,6 +92,19 @@ const PAGE: u64 = 4096;
 /// smaller one (a plan of fewer than about 50,000 seeds) by the run itself.
 const UNMAP_ON_A_THREAD: usize = 1 << 20;
 const FAILING_NULL: &str = "null                ";
+
+/// Where a property's replaced open receipt waits to be rewritten as its next run's open
+/// receipt: `.seedledger-<receipt file name>.spare.tmp` beside the receipt (a name no reader
+/// of evidence lists, like every temporary file's). A run then creates one file (its final
+/// receipt, kept when a later run archives it) and frees none; see
+/// `seedledger_format::write_atomic_file_from_spare` for what that saves on ext4. Only a
+/// run holding the property's evidence lock touches it.
+pub fn spare_of(receipt_path: &Path) -> PathBuf {
+    let name = receipt_path
+        .file_name()
+        .map_or_else(Default::default, |n| n.to_string_lossy());
+    receipt_path.with_file_name(format!(".seedledger-{name}.spare.tmp"))
+}
 
 /// How an entry of the attempted seeds is stored (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,7 +254,12 @@ impl OpenReceipt {
         // The file just put in place, not a re-open by path: another run replacing the
         // path meanwhile must not receive this run's seeds.
         let file = if durable {
-            Some(write_atomic_file_with_fsync(path, fill, Fsync::Skip)?)
+            Some(write_atomic_file_from_spare(
+                path,
+                &spare_of(path),
+                fill,
+                Fsync::Skip,
+            )?)
         } else {
             None
         };
@@ -362,11 +380,13 @@ impl OpenReceipt {
         fsync: Fsync,
     ) -> io::Result<()> {
         let open = (self.map.take(), self.file.take());
-        write_atomic_with_before_rename(
+        // The open receipt, replaced, is kept as the next run's (`spare_of`).
+        write_atomic_with_before_rename_keeping(
             &self.path,
             |w| receipt.write_json_pretty(w),
             rows_done,
             fsync,
+            &spare_of(&self.path),
         )?;
         // A small receipt is let go here: unmapping a few pages costs less than starting a
         // thread (tens of microseconds, a short run's largest part after its trials).

@@ -178,6 +178,7 @@ pub mod engine {
         start_code_identity_with_kept_specs,
     };
     pub use crate::committed::{forget_kept_specs, prefetch_spec, prefetch_specs};
+    pub use crate::ledger::spare_of as spare_receipt_path;
     pub use crate::lock::{EvidenceLock, lock_evidence};
 
     // Registration (what `register!` expands to) and scheme names.

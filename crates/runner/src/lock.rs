@@ -152,8 +152,9 @@ pub fn lock_evidence(
 /// never replacing a file; returns the new path, or `None` when there was no receipt. Call
 /// it holding the evidence lock.
 ///
-/// Nothing is synced here (nor, by default, anywhere in a run: `durability.rs`): a link and
-/// an unlink are done or not, for any process that comes after this one. A power loss
+/// Nothing is synced here (nor, by default, anywhere in a run: `durability.rs`): the rename
+/// (or, where the file system has no `RENAME_NOREPLACE`, a link and an unlink) is done or
+/// not, for any process that comes after this one. A power loss
 /// before the directory reaches the disk (the run's final sync with `SEEDLEDGER_SYNC=1`, or
 /// `gate cite` syncing the directory of what it cites) leaves the earlier receipt under one
 /// of its names (or both: finished by the next run), never neither.
@@ -183,9 +184,9 @@ pub(crate) fn archive_previous(
             format!("{property_id}.{stem}-{n}.receipt.json")
         };
         let archived = receipt_path.with_file_name(name);
-        // A hard link never replaces an existing file; then the old name goes.
-        match std::fs::hard_link(receipt_path, &archived) {
-            Ok(()) => {}
+        // Never replacing an existing file (one rename on Linux, else a link then an unlink).
+        match seedledger_format::rename_no_replace(receipt_path, &archived) {
+            Ok(()) => return Ok(Some(archived)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 // A run that died between the link and the unlink left both names: finish.
                 let same = std::fs::symlink_metadata(&archived)

@@ -123,16 +123,29 @@ fn the_environment_asks_for_a_synced_run() {
 
 /// What runs leave in the evidence directory, synced or not: the lock, the receipt, the
 /// witness file and one archived receipt per earlier run — the final receipt replaced the
-/// open one (by an exchange on Linux) and the open one is gone, no temporary file left —
-/// and the archived receipt is the earlier run's final one, closed.
+/// open one (by an exchange on Linux), the open one kept as the spare the next run's open
+/// receipt is written into, no other temporary file left — and the archived receipt is the
+/// earlier run's final one, closed. (On Linux a run frees no file: the second run's open
+/// receipt is the first run's, rewritten.)
 #[test]
-fn runs_leave_their_receipts_and_rows_and_no_temporary_file() {
+fn runs_leave_their_receipts_rows_and_spare_and_no_temporary_file() {
+    use std::os::unix::fs::MetadataExt;
+    let spare_name = format!(".seedledger-{ID}.receipt.json.spare.tmp");
     for durability in [Durability::CrashSafe, Durability::Synced] {
         let root = workspace();
         run_in(root.path(), 100, durability);
         let dir = evidence_dir(root.path());
         let first = std::fs::read_to_string(dir.join(format!("{ID}.receipt.json"))).unwrap();
+        let spare = std::fs::metadata(dir.join(&spare_name)).map(|m| m.ino());
         run_in(root.path(), 100, durability);
+        if cfg!(target_os = "linux") {
+            let spare = spare.expect("the first run's open receipt, kept");
+            assert_eq!(
+                std::fs::metadata(dir.join(&spare_name)).unwrap().ino(),
+                spare,
+                "{durability:?}: the second run wrote its open receipt into the spare"
+            );
+        }
         let mut names: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -148,13 +161,15 @@ fn runs_leave_their_receipts_and_rows_and_no_temporary_file() {
             first,
             "{durability:?}: the earlier final receipt, archived as it was"
         );
-        let expected = [
+        let mut expected = vec![
             archived[0].clone(),
             format!("{ID}.lock"),
             format!("{ID}.receipt.json"),
             format!("{ID}.witness.jsonl"),
         ];
-        let mut expected = expected.to_vec();
+        if cfg!(target_os = "linux") {
+            expected.push(spare_name.clone());
+        }
         expected.sort();
         assert_eq!(names, expected, "{durability:?}");
         let receipt = std::fs::read_to_string(dir.join(format!("{ID}.receipt.json"))).unwrap();

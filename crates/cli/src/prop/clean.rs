@@ -421,6 +421,11 @@ fn prune_property(
         removed.receipts += 1;
         removed.bytes += receipt.bytes;
     }
+    if kept.is_empty() && !report.dry_run {
+        // No receipt left: the spare a run writes its next open receipt into goes too.
+        let current = dir.join(format!("{property_id}.receipt.json"));
+        let _ = std::fs::remove_file(engine::spare_receipt_path(&current));
+    }
     if !report.dry_run {
         // The removals reach the disk with the directory.
         let _ = File::open(dir).and_then(|d| d.sync_all());

@@ -165,6 +165,10 @@ fn keep_patches_removes_the_evidence_of_older_patches_and_a_held_lock_skips() {
     run_once(&r, "new");
     run_once(&r, "new");
     let out = r.path().join("target/seedledger");
+    // The spare a run writes its next open receipt into (its last open receipt, kept).
+    let spare = |patch: &str| out.join(format!("{patch}/.seedledger-{ID}.receipt.json.spare.tmp"));
+    let linux = cfg!(target_os = "linux");
+    assert_eq!(spare("old").exists(), linux);
 
     // A run under way holds its property's lock: nothing of its patch is touched.
     let lock = std::fs::File::options()
@@ -192,6 +196,10 @@ fn keep_patches_removes_the_evidence_of_older_patches_and_a_held_lock_skips() {
     assert!(receipts(&out.join("old")).is_empty());
     assert!(!out.join(format!("old/{ID}.witness.jsonl")).exists());
     assert!(
+        !spare("old").exists(),
+        "the spare goes with the last receipt"
+    );
+    assert!(
         out.join(format!("old/{ID}.lock")).exists(),
         "lock files stay"
     );
@@ -200,6 +208,11 @@ fn keep_patches_removes_the_evidence_of_older_patches_and_a_held_lock_skips() {
     let cleaned = r.run(&["prop", "clean", "--keep-patches", "1"]);
     assert_eq!(cleaned.code, 0, "{}", cleaned.stderr);
     assert_eq!(receipts(&out.join("new")).len(), 1);
+    assert_eq!(
+        spare("new").exists(),
+        linux,
+        "a patch keeping a receipt keeps it"
+    );
 }
 
 #[test]
