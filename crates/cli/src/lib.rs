@@ -24,7 +24,12 @@ macro_rules! outln {
 macro_rules! errln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+        // Formatted first and written at once: `prop run`'s supervisor and its run process
+        // share stderr, and an unbuffered `writeln!` makes one write per piece of the
+        // format, so their lines could interleave mid-line.
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }};
 }
 

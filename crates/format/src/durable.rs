@@ -141,7 +141,7 @@ pub fn write_atomic_file_from_spare(
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
     fsync: Fsync,
 ) -> io::Result<File> {
-    let Some(mut file) = open_spare(spare) else {
+    let Some((mut file, had)) = open_spare(spare) else {
         return write_atomic_file_with_fsync(path, fill, fsync);
     };
     let written = {
@@ -150,7 +150,7 @@ pub fn write_atomic_file_from_spare(
         w.flush()?;
         w.get_ref().written
     };
-    if file.metadata()?.len() > written {
+    if had > written {
         file.set_len(written)?;
     }
     if fsync == Fsync::Wait {
@@ -168,8 +168,9 @@ pub fn write_atomic_file_from_spare(
 
 /// The spare file at `spare`, opened to be rewritten, when it can be: a regular file (a
 /// symbolic link is not followed, a special file not opened for real), owned by this user,
-/// with no other name (rewriting it would change that name's file too), mode [`FILE_MODE`].
-fn open_spare(spare: &Path) -> Option<File> {
+/// with no other name (rewriting it would change that name's file too), mode [`FILE_MODE`];
+/// with its length.
+fn open_spare(spare: &Path) -> Option<(File, u64)> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let file = OpenOptions::new()
         .read(true)
@@ -187,7 +188,7 @@ fn open_spare(spare: &Path) -> Option<File> {
         file.set_permissions(Permissions::from_mode(FILE_MODE))
             .ok()?;
     }
-    Some(file)
+    Some((file, meta.len()))
 }
 
 /// Puts the temporary file `tmp` in place at `path`, atomically: a reader (and a process
@@ -411,16 +412,21 @@ impl JsonLinesWriter {
             }
             options.open(path)
         };
-        // Created here: its mode is set on the new file; an existing file keeps its own.
+        // Created here: its mode is set on the new file; an existing file keeps its own. (The
+        // file usually exists: opened first, created only where it is not, opened again if
+        // another process created it meanwhile.)
         let mut created = false;
-        let opened = match open(true) {
-            Ok(file) => {
-                created = true;
-                file.set_permissions(Permissions::from_mode(FILE_MODE))
-                    .map(|()| file)
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => open(false),
-            Err(e) => Err(e),
+        let opened = match open(false) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match open(true) {
+                Ok(file) => {
+                    created = true;
+                    file.set_permissions(Permissions::from_mode(FILE_MODE))
+                        .map(|()| file)
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => open(false),
+                Err(e) => Err(e),
+            },
+            other => other,
         };
         let mut file = opened.map_err(|e| {
             if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {

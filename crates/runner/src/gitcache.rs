@@ -357,11 +357,39 @@ fn object_id(text: &str) -> Option<String> {
 
 /// Reads a regular file (never through a symbolic link).
 fn read_plain(path: &Path) -> Option<Vec<u8>> {
-    let m = std::fs::symlink_metadata(path).ok()?;
+    read_plain_io(path).ok()
+}
+
+/// [`read_plain`] telling why not: [`std::io::ErrorKind::NotFound`] (or `NotADirectory`)
+/// when there is no such file, another error when there is something else there (a
+/// symbolic link, a directory, a special file never opened for real, a file over
+/// [`MAX_BYTES`]) or it cannot be read. One `open` (no status read by path first): a short
+/// run reads several of these files.
+fn read_plain_io(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let m = file.metadata()?;
     if !m.is_file() || m.len() > MAX_BYTES {
-        return None;
+        return Err(std::io::Error::other("not a plain file"));
     }
-    std::fs::read(path).ok()
+    let mut bytes = Vec::with_capacity(m.len() as usize + 1);
+    file.take(MAX_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(std::io::Error::other("not a plain file"));
+    }
+    Ok(bytes)
+}
+
+/// Whether `e` says there is no file at the path (as [`status`] takes it).
+fn absent(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
 }
 
 /// The git directory, common directory and top level for the (resolved) `root`, found
@@ -374,10 +402,8 @@ fn discover(root: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
         }
         let dot = dir.join(".git");
         match std::fs::symlink_metadata(&dot) {
-            Ok(m) if m.is_dir() => {
-                read_plain(&dot.join("HEAD"))?;
-                return Some((dot.clone(), dot, dir.to_path_buf()));
-            }
+            // (Its `HEAD`, which must be a plain file, is read by `resolve_head`.)
+            Ok(m) if m.is_dir() => return Some((dot.clone(), dot, dir.to_path_buf())),
             Ok(m) if m.is_file() => {
                 let text = String::from_utf8(read_plain(&dot)?).ok()?;
                 let target = text.strip_prefix("gitdir: ")?.trim_end_matches('\n');
@@ -423,8 +449,8 @@ fn resolve_head(gitdir: &Path, common: &Path) -> Option<(String, Vec<PathBuf>)> 
         return None;
     }
     let loose = common.join(name);
-    let id = match std::fs::symlink_metadata(&loose) {
-        Ok(_) => object_id(std::str::from_utf8(&read_plain(&loose)?).ok()?)?,
+    let id = match read_plain_io(&loose) {
+        Ok(bytes) => object_id(std::str::from_utf8(&bytes).ok()?)?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let packed_text = String::from_utf8(read_plain(&packed)?).ok()?;
             packed_text
@@ -504,16 +530,18 @@ impl Repo {
             prefix.join("etc/gitconfig"),
         ];
         for config in &configs {
-            if let Some(bytes) = read_plain(config) {
-                let lower = bytes.to_ascii_lowercase();
-                if UNUSUAL_CONFIG
-                    .iter()
-                    .any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
-                {
-                    return None;
+            match read_plain_io(config) {
+                Ok(bytes) => {
+                    let lower = bytes.to_ascii_lowercase();
+                    if UNUSUAL_CONFIG
+                        .iter()
+                        .any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
+                    {
+                        return None;
+                    }
                 }
-            } else if std::fs::symlink_metadata(config).is_ok() {
-                return None;
+                Err(e) if absent(&e) => {}
+                Err(_) => return None,
             }
         }
         let mut key = format!("seedledger-git-answers-v{VERSION}\n");
@@ -525,13 +553,15 @@ impl Repo {
             let value = start_var(name).map(|v| v.to_string_lossy().into_owned());
             key.push_str(&format!("{name}={value:?}\n"));
         }
-        let others = [
-            common.join("info/attributes"),
-            gitdir.join("info/attributes"),
+        let mut others = vec![common.join("info/attributes")];
+        if gitdir != common {
+            others.push(gitdir.join("info/attributes"));
+        }
+        others.extend([
             xdg.join("git/attributes"),
             PathBuf::from("/etc/gitattributes"),
             prefix.join("etc/gitattributes"),
-        ];
+        ]);
         let env_youngest = statuses(
             &mut key,
             configs

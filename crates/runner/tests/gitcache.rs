@@ -404,6 +404,34 @@ fn a_git_directory_on_another_device_is_not_kept() {
     assert!(!answers_file(&root).exists());
 }
 
+/// A file git reads through a symbolic link (the repository's configuration, the branch's
+/// loose ref) is not one the cache can vouch for: git is asked every time, and nothing is
+/// kept. (The files are read with one `open` that follows no final link.)
+#[test]
+fn a_configuration_or_ref_read_through_a_link_is_not_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    for linked in ["config", "refs/heads/main"] {
+        let root = tmp.path().join(linked.replace('/', "_"));
+        repository(&root);
+        let file = root.join(".git").join(linked);
+        let target = tmp
+            .path()
+            .join(format!("{}.target", linked.replace('/', "_")));
+        std::fs::rename(&file, &target).unwrap();
+        std::os::unix::fs::symlink(&target, &file).unwrap();
+        std::fs::write(root.join("b.rs"), "dirty\n").unwrap();
+        std::thread::sleep(SETTLE);
+        for _ in 0..2 {
+            assert_eq!(
+                code_identity(&root, None).unwrap().code,
+                git_says(&root),
+                "{linked}"
+            );
+        }
+        assert!(!answers_file(&root).exists(), "{linked}: nothing kept");
+    }
+}
+
 /// A cache file that is garbage, or a symbolic link (here to a forged answer), is ignored:
 /// git is asked, and the file is replaced by a plain one.
 #[test]
