@@ -384,6 +384,20 @@ fn read_plain_io(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Whether the git configuration file at `config` is absent, or a plain file that sets
+/// nothing that makes the cache unsafe ([`UNUSUAL_CONFIG`]).
+fn usual_config(config: &Path) -> bool {
+    match read_plain_io(config) {
+        Ok(bytes) => {
+            let lower = bytes.to_ascii_lowercase();
+            !UNUSUAL_CONFIG
+                .iter()
+                .any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
+        }
+        Err(e) => absent(&e),
+    }
+}
+
 /// Whether `e` says there is no file at the path (as [`status`] takes it).
 fn absent(e: &std::io::Error) -> bool {
     matches!(
@@ -529,20 +543,8 @@ impl Repo {
             PathBuf::from("/etc/gitconfig"),
             prefix.join("etc/gitconfig"),
         ];
-        for config in &configs {
-            match read_plain_io(config) {
-                Ok(bytes) => {
-                    let lower = bytes.to_ascii_lowercase();
-                    if UNUSUAL_CONFIG
-                        .iter()
-                        .any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
-                    {
-                        return None;
-                    }
-                }
-                Err(e) if absent(&e) => {}
-                Err(_) => return None,
-            }
+        if !configs.iter().all(|config| usual_config(config)) {
+            return None;
         }
         let mut key = format!("seedledger-git-answers-v{VERSION}\n");
         for part in [&root, &top, &gitdir, &common, &git] {
