@@ -123,7 +123,8 @@ pub(crate) fn start_code_identity_read(
         dir: dir.to_path_buf(),
         shown: dir.display().to_string(),
     };
-    let state = if crate::committed::outside_git(dir) {
+    // (A repository the prefetch read is one: nothing to look for.)
+    let state = if opened.is_none() && crate::committed::outside_git(dir) {
         Job::Done(Err(CodeError::NotRepository {
             dir: git.shown.clone(),
         }))

@@ -160,15 +160,6 @@ fn prefetched(dir: &Path, rel_path: &Path) -> Option<(Child, Option<Pending>)> {
     Some((child, pending))
 }
 
-/// The kept answer [`prefetch`] found for `rel_path` in `dir` (taken), or else the kept
-/// answers as the repository is now (`None` when they cannot be used).
-fn kept_or_cache(dir: &Path, rel_path: &Path) -> (Option<Option<String>>, Option<Repo>) {
-    match kept_answer(dir, rel_path) {
-        Some(kept) => (Some(kept), None),
-        None => (None, Repo::open(dir)),
-    }
-}
-
 /// The kept answer [`prefetch`] found for `rel_path` in `dir`, if any (taken).
 fn kept_answer(dir: &Path, rel_path: &Path) -> Option<Option<String>> {
     let mut kept = KEPT
@@ -198,15 +189,17 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
         root
     };
     let git = |args: &[&str], input: Option<&[u8]>| run_git(dir, args, input);
-    // Outside any repository (no `.git` or git directory on the way up), git can only say
-    // so: told without starting it (a process start is most of a short run's fixed cost).
-    if surely_outside_git(dir, git_environment()) {
-        return state(None, "not inside a git work tree");
-    }
     // git's answer kept from an earlier run, when the repository is as it was then (see
     // `gitcache.rs`): the digest of `HEAD`'s blob at the path, or that it has none. Found
-    // already by this run's `prefetch`, or looked up now.
-    let (kept, cache) = kept_or_cache(dir, rel_path);
+    // already by this run's `prefetch` (which looked for a repository first), or looked up
+    // below.
+    let kept = kept_answer(dir, rel_path);
+    // Outside any repository (no `.git` or git directory on the way up), git can only say
+    // so: told without starting it (a process start is most of a short run's fixed cost).
+    if kept.is_none() && surely_outside_git(dir, git_environment()) {
+        return state(None, "not inside a git work tree");
+    }
+    let cache = kept.is_none().then(|| Repo::open(dir)).flatten();
     if let Some(rel) = rel_path.to_str()
         && let Some(blob) = kept.or_else(|| cache.as_ref().and_then(|cache| cache.spec(rel)))
     {

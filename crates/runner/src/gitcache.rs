@@ -262,12 +262,16 @@ fn youngest_time(m: &Metadata) -> SystemTime {
 fn statuses<'a>(key: &mut String, paths: impl IntoIterator<Item = &'a Path>) -> Option<SystemTime> {
     let mut youngest = SystemTime::UNIX_EPOCH;
     for path in paths {
-        let (text, time) = status(path)?;
-        key.push_str(&text);
-        key.push('\n');
-        youngest = youngest.max(time.unwrap_or(SystemTime::UNIX_EPOCH));
+        youngest = youngest.max(push_status(key, status(path)?));
     }
     Some(youngest)
+}
+
+/// Appends a status line as [`statuses`] does; its time (the epoch for a missing file).
+fn push_status(key: &mut String, (text, time): (String, Option<SystemTime>)) -> SystemTime {
+    key.push_str(&text);
+    key.push('\n');
+    time.unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
 /// The value of `name` in the environment the process started with.
@@ -366,6 +370,12 @@ fn read_plain(path: &Path) -> Option<Vec<u8>> {
 /// [`MAX_BYTES`]) or it cannot be read. One `open` (no status read by path first): a short
 /// run reads several of these files.
 fn read_plain_io(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_plain_with_status(path).map(|(bytes, _)| bytes)
+}
+
+/// [`read_plain_io`] with the file's status as it was opened (what [`status`] reads of a
+/// regular file, without reading it again by path).
+fn read_plain_with_status(path: &Path) -> std::io::Result<(Vec<u8>, Metadata)> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
@@ -381,20 +391,23 @@ fn read_plain_io(path: &Path) -> std::io::Result<Vec<u8>> {
     if bytes.len() as u64 > MAX_BYTES {
         return Err(std::io::Error::other("not a plain file"));
     }
-    Ok(bytes)
+    Ok((bytes, m))
 }
 
-/// Whether the git configuration file at `config` is absent, or a plain file that sets
-/// nothing that makes the cache unsafe ([`UNUSUAL_CONFIG`]).
-fn usual_config(config: &Path) -> bool {
-    match read_plain_io(config) {
-        Ok(bytes) => {
+/// The status of the git configuration file at `config` (as [`status`] gives it) when it is
+/// absent, or a plain file that sets nothing that makes the cache unsafe
+/// ([`UNUSUAL_CONFIG`]); `None` otherwise.
+fn usual_config(config: &Path) -> Option<(String, Option<SystemTime>)> {
+    match read_plain_with_status(config) {
+        Ok((bytes, m)) => {
             let lower = bytes.to_ascii_lowercase();
-            !UNUSUAL_CONFIG
+            let unusual = UNUSUAL_CONFIG
                 .iter()
-                .any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
+                .any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()));
+            (!unusual).then(|| (stat_text(&m), Some(youngest_time(&m))))
         }
-        Err(e) => absent(&e),
+        Err(e) if absent(&e) => Some(("-".to_string(), None)),
+        Err(_) => None,
     }
 }
 
@@ -543,9 +556,11 @@ impl Repo {
             PathBuf::from("/etc/gitconfig"),
             prefix.join("etc/gitconfig"),
         ];
-        if !configs.iter().all(|config| usual_config(config)) {
-            return None;
-        }
+        // Their statuses as they were read (each line of the key as `statuses` writes it).
+        let config_statuses: Vec<_> = configs
+            .iter()
+            .map(|c| usual_config(c))
+            .collect::<Option<_>>()?;
         let mut key = format!("seedledger-git-answers-v{VERSION}\n");
         for part in [&root, &top, &gitdir, &common, &git] {
             key.push_str(part.to_str()?);
@@ -564,14 +579,16 @@ impl Repo {
             PathBuf::from("/etc/gitattributes"),
             prefix.join("etc/gitattributes"),
         ]);
+        let configs_youngest = config_statuses
+            .into_iter()
+            .map(|status| push_status(&mut key, status))
+            .max()
+            .unwrap_or(SystemTime::UNIX_EPOCH);
         let env_youngest = statuses(
             &mut key,
-            configs
-                .iter()
-                .chain(&others)
-                .map(PathBuf::as_path)
-                .chain([git.as_path()]),
+            others.iter().map(PathBuf::as_path).chain([git.as_path()]),
         )?
+        .max(configs_youngest)
         .max(youngest_time(&git_followed));
         key.push_str(&stat_text(&git_followed));
         let env_key = sha256_hex(key.as_bytes());
