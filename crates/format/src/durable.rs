@@ -205,6 +205,9 @@ fn open_spare(spare: &Path) -> Option<(File, u64)> {
 /// is refused (no regular file at `path`, a file system or kernel without it), a plain
 /// rename, which also refuses to replace a directory.
 fn replace_with(tmp: tempfile::NamedTempFile, path: &Path, spare: Option<&Path>) -> io::Result<()> {
+    // (Elsewhere nothing is exchanged out, so nothing is kept.)
+    #[cfg(not(target_os = "linux"))]
+    let _ = spare;
     #[cfg(target_os = "linux")]
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
         && renameat2(tmp.path(), path, libc::RENAME_EXCHANGE).is_ok()
