@@ -126,12 +126,18 @@ fn replace_keeping(
 }
 
 /// [`write_atomic_file_with_fsync`] whose temporary file is `spare` when there is one to take
-/// (a regular file of this user's with no other name, not a symbolic link, kept there by
+/// (on Linux, a regular file of this user's with no other name, not a symbolic link, that no
+/// other open file description has open or maps, kept there by
 /// [`write_atomic_with_before_rename_keeping`]): it is rewritten from its start, cut to what
 /// was written, given [`FILE_MODE`] and renamed to `path`; otherwise a new temporary file,
-/// as [`write_atomic_file_with_fsync`] makes. The promises are the same (the file appears at
-/// `path` whole, a process that dies before leaves `path` as it was; a half-rewritten spare
-/// is nobody's file). Why: on ext4 without a journal (this project's CI machines) every
+/// as [`write_atomic_file_with_fsync`] makes. The promises are the same to a process that
+/// dies (the file appears at `path` whole; before, `path` is as it was; a half-rewritten
+/// spare is nobody's file) and to a reader, who never holds the spare: it is the file that
+/// was replaced, and a reader still holding it open is seen (a write lease cannot be taken)
+/// and the spare left alone. A power loss without a sync may leave at `path`, instead of an
+/// empty file, the spare's earlier contents or a mix of both, which a reader refuses as it
+/// refuses the empty file: both are open receipts, `stopped_early: true` (see
+/// `durable/sync.rs`). Why: on ext4 without a journal (this project's CI machines) every
 /// inode freed in the last minute or more is skipped, one by one, by every later creation of
 /// a file in its group, and freeing one's blocks discards them; a run that both creates and
 /// frees a file for each receipt makes every later run's creations slower.
@@ -157,6 +163,15 @@ pub fn write_atomic_file_from_spare(
         sync_file(&file, spare)?;
     }
     std::fs::rename(spare, path)?;
+    // The file renamed is the one written (the name was not swapped in between).
+    use std::os::unix::fs::MetadataExt;
+    let (put, written_to) = (std::fs::symlink_metadata(path)?, file.metadata()?);
+    if (put.dev(), put.ino()) != (written_to.dev(), written_to.ino()) {
+        return Err(io::Error::other(format!(
+            "`{}` was replaced while it was written",
+            path.display()
+        )));
+    }
     if fsync == Fsync::Wait
         && let Some(dir) = path.parent()
     {
@@ -167,39 +182,72 @@ pub fn write_atomic_file_from_spare(
 }
 
 /// The spare file at `spare`, opened to be rewritten, when it can be: a regular file (a
-/// symbolic link is not followed, a special file not opened for real), owned by this user,
-/// with no other name (rewriting it would change that name's file too), mode [`FILE_MODE`];
-/// with its length.
+/// symbolic link is not followed; anything else is opened, without waiting or becoming a
+/// terminal, and let go), owned by this user, with no other name (rewriting it would change
+/// that name's file too) and open nowhere else ([`alone`]), mode [`FILE_MODE`]; with its
+/// length. Elsewhere than on Linux, never (no spare is kept there).
 fn open_spare(spare: &Path) -> Option<(File, u64)> {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(spare)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    // SAFETY: `geteuid` has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if !meta.is_file() || meta.nlink() != 1 || meta.uid() != me {
-        return None;
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = spare;
+        None
     }
-    if meta.mode() & 0o7777 != FILE_MODE {
-        file.set_permissions(Permissions::from_mode(FILE_MODE))
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(spare)
             .ok()?;
+        let meta = file.metadata().ok()?;
+        // SAFETY: `geteuid` has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if !meta.is_file() || meta.nlink() != 1 || meta.uid() != me || !alone(&file) {
+            return None;
+        }
+        if meta.mode() & 0o7777 != FILE_MODE {
+            file.set_permissions(Permissions::from_mode(FILE_MODE))
+                .ok()?;
+        }
+        Some((file, meta.len()))
     }
-    Some((file, meta.len()))
+}
+
+/// Whether no other open file description has `file` open or mapped, which is when a write
+/// lease can be taken (`fcntl(F_SETLEASE, F_WRLCK)`): taken and let go at once, asked only
+/// for that. A reader still holding an earlier receipt that became the spare keeps it whole.
+/// (A process opening the spare by its name in between would break the lease, told with
+/// SIGURG, which is ignored unless caught, and not SIGIO, which ends the process; it waits
+/// the microseconds until the lease is let go.) A file system without leases: `false`.
+#[cfg(target_os = "linux")]
+fn alone(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // Linux's `F_SETSIG` (`asm-generic/fcntl.h`; the `libc` crate lacks it on some targets).
+    const F_SETSIG: libc::c_int = 10;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fcntl` on a descriptor `file` owns, with integer arguments only.
+    unsafe {
+        if libc::fcntl(fd, F_SETSIG, libc::SIGURG) != 0
+            || libc::fcntl(fd, libc::F_SETLEASE, libc::F_WRLCK) != 0
+        {
+            return false;
+        }
+        libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK);
+    }
+    true
 }
 
 /// Puts the temporary file `tmp` in place at `path`, atomically: a reader (and a process
 /// that dies) sees the old file or the new one. Where `path` is a regular file, on Linux,
 /// the two are exchanged (`renameat2(RENAME_EXCHANGE)`) and the old file, now under the
-/// temporary name, is removed: a plain rename over an existing file makes ext4 (with its
-/// default `auto_da_alloc`) start writing the new file's data out inside the rename, about
-/// 0.15 ms a replacement here, which a run that syncs nothing need not pay ([`Fsync::Wait`]
-/// has synced it before anyway). A process killed between the exchange and the removal
-/// leaves the old file under the temporary name (`.seedledger-*.tmp`, which nothing reads and
-/// nothing removes). A power loss without a sync may leave the new file empty, where ext4's
+/// temporary name, is removed, or renamed to `spare` when one is named: a plain rename over
+/// an existing file makes ext4 (with its default `auto_da_alloc`) start writing the new
+/// file's data out inside the rename, about 0.15 ms a replacement here, which a run that
+/// syncs nothing need not pay ([`Fsync::Wait`] has synced it before anyway). A process
+/// killed between the exchange and the removal (or renaming) leaves the old file under the
+/// temporary name (`.seedledger-*.tmp`, which nothing reads and nothing removes). A power loss without a sync may leave the new file empty, where ext4's
 /// writing-out would have made it old or new: what a power loss leaves of a run that did not
 /// sync is refused where it is used (`durable/sync.rs`). Elsewhere, or where the exchange
 /// is refused (no regular file at `path`, a file system or kernel without it), a plain
@@ -261,7 +309,12 @@ pub fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
     #[cfg(target_os = "linux")]
     match renameat2(from, to, libc::RENAME_NOREPLACE) {
         Ok(()) => return Ok(()),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {}
+        // Refused by the file system or kernel, or by a sandbox's system-call filter.
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EINVAL | libc::ENOSYS | libc::EPERM | libc::EOPNOTSUPP)
+            ) => {}
         Err(e) => return Err(e),
     }
     std::fs::hard_link(from, to)?;

@@ -366,9 +366,10 @@ fn read_plain(path: &Path) -> Option<Vec<u8>> {
 
 /// [`read_plain`] telling why not: [`std::io::ErrorKind::NotFound`] (or `NotADirectory`)
 /// when there is no such file, another error when there is something else there (a
-/// symbolic link, a directory, a special file never opened for real, a file over
-/// [`MAX_BYTES`]) or it cannot be read. One `open` (no status read by path first): a short
-/// run reads several of these files.
+/// symbolic link, which is not followed; a directory or a special file, opened without
+/// waiting or becoming a terminal and let go unread; a file over [`MAX_BYTES`]) or it cannot
+/// be read. One `open` (no status read by path first): a short run reads several of these
+/// files.
 fn read_plain_io(path: &Path) -> std::io::Result<Vec<u8>> {
     read_plain_with_status(path).map(|(bytes, _)| bytes)
 }
@@ -380,7 +381,7 @@ fn read_plain_with_status(path: &Path) -> std::io::Result<(Vec<u8>, Metadata)> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
     let m = file.metadata()?;
     if !m.is_file() || m.len() > MAX_BYTES {

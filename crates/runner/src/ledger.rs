@@ -358,9 +358,10 @@ impl OpenReceipt {
     /// ([`Receipt::write_json_pretty`]): a 10^7-seed receipt is never in memory whole.
     ///
     /// The open receipt stays mapped and open until its name is taken by the final one, and
-    /// a large one is let go by another thread: unmapping it and freeing its pages (the file
-    /// has no name left then) cost about a millisecond per 3 MB of receipt — 43 MB for 10^6
-    /// seeds near 2^64 — which the run need not wait for.
+    /// a large one is let go by another thread: unmapping it (the file is then the spare,
+    /// [`spare_of`], which the next run rewrites only once nothing maps it) costs about a
+    /// millisecond per 3 MB of receipt — 43 MB for 10^6 seeds near 2^64 — which the run need
+    /// not wait for.
     #[cfg(test)]
     pub(crate) fn finish(self, receipt: &mut Receipt) -> io::Result<()> {
         self.finish_after(receipt, || Ok(()), Fsync::Skip)

@@ -172,11 +172,15 @@ pub(crate) fn archive_previous(
             });
         }
     };
-    let stem = archive_stem(receipt_path, &meta);
     let failed = |source| RunError::Archive {
         path: receipt_path.to_path_buf(),
         source,
     };
+    // (A rename would move a directory away; a receipt never is one.)
+    if meta.is_dir() {
+        return Err(failed(io::Error::other("a directory, not a receipt")));
+    }
+    let stem = archive_stem(receipt_path, &meta);
     for n in 1..=1000u32 {
         let name = if n == 1 {
             format!("{property_id}.{stem}.receipt.json")
@@ -279,6 +283,21 @@ mod tests {
         let err = lock(&dir.path().join("x.receipt.json"), "x", "me").unwrap_err();
         assert!(err.to_string().contains("symbolic link"), "{err}");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+    }
+
+    /// A directory where the receipt goes is refused, not archived away.
+    #[test]
+    fn a_directory_at_the_receipt_path_is_refused_and_left_where_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let receipt = dir.path().join("x.receipt.json");
+        std::fs::create_dir(&receipt).unwrap();
+        let err = archive_previous(&receipt, "x").unwrap_err();
+        assert!(
+            err.to_string().contains("a directory, not a receipt"),
+            "{err}"
+        );
+        assert!(receipt.is_dir());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

@@ -437,3 +437,37 @@ fn json_lines_append_across_opens() {
         "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n"
     );
 }
+
+/// A reader still holding the file that became the spare (an open receipt a slow reader
+/// opened during its run) keeps it whole: the spare is not rewritten while anything else has
+/// it open, a new file is made instead; once let go, the spare is the next file.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_spare_a_reader_still_holds_is_not_rewritten() {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.receipt.json");
+    let spare = dir.path().join(".seedledger-p.spare.tmp");
+    let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+    write_atomic(&path, b"{\"run\":\"N\",\"open\":true}").unwrap();
+    let mut reader = File::open(&path).unwrap();
+    let held = reader.metadata().unwrap().ino();
+    let final_n = |w: &mut dyn Write| w.write_all(b"{\"run\":\"N\"}");
+    write_atomic_with_before_rename_keeping(&path, final_n, || Ok(()), Fsync::Skip, &spare)
+        .unwrap();
+    assert_eq!(ino(&spare), held);
+    std::fs::rename(&path, dir.path().join("p.N.receipt.json")).unwrap();
+    let open_m = |w: &mut dyn Write| w.write_all(b"{\"run\":\"M\",\"open\":true}");
+    write_atomic_file_from_spare(&path, &spare, open_m, Fsync::Skip).unwrap();
+    assert_ne!(ino(&path), held, "a new file, not the one held");
+    assert_eq!(ino(&spare), held, "the spare left as it was");
+    let mut text = String::new();
+    reader.read_to_string(&mut text).unwrap();
+    assert_eq!(text, "{\"run\":\"N\",\"open\":true}");
+    drop(reader);
+    std::fs::rename(&path, dir.path().join("p.M.receipt.json")).unwrap();
+    write_atomic_file_from_spare(&path, &spare, |w| w.write_all(b"{}"), Fsync::Skip).unwrap();
+    assert_eq!(ino(&path), held, "let go, the spare is used");
+    assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+}
