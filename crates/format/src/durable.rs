@@ -247,9 +247,10 @@ fn alone(file: &File) -> bool {
 /// file's data out inside the rename, about 0.15 ms a replacement here, which a run that
 /// syncs nothing need not pay ([`Fsync::Wait`] has synced it before anyway). A process
 /// killed between the exchange and the removal (or renaming) leaves the old file under the
-/// temporary name (`.seedledger-*.tmp`, which nothing reads and nothing removes). A power loss without a sync may leave the new file empty, where ext4's
-/// writing-out would have made it old or new: what a power loss leaves of a run that did not
-/// sync is refused where it is used (`durable/sync.rs`). Elsewhere, or where the exchange
+/// temporary name (`.seedledger-*.tmp`, which nothing reads and nothing removes). A power
+/// loss without a sync may leave the new file empty, where ext4's writing-out would have
+/// made it old or new: what a power loss leaves of a run that did not sync is refused where
+/// it is used (`durable/sync.rs`). Elsewhere, or where the exchange
 /// is refused (no regular file at `path`, a file system or kernel without it), a plain
 /// rename, which also refuses to replace a directory.
 fn replace_with(tmp: tempfile::NamedTempFile, path: &Path, spare: Option<&Path>) -> io::Result<()> {
