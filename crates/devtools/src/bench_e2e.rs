@@ -123,6 +123,13 @@ pub struct E2eBenchArgs {
     /// no committed spec: what a run outside git costs).
     #[arg(long)]
     no_git: bool,
+    /// Remove the evidence directory before every seedledger run (each run then the first
+    /// after a `prop clean` of everything, or in a fresh clone): it creates its directories,
+    /// lock, witness file and both receipts. By default the directory is kept between runs,
+    /// as a user's repeated runs keep it (removed, outside the time, only when its witness
+    /// file passes 64 MiB).
+    #[arg(long)]
+    fresh_evidence: bool,
     /// A prebuilt `e2e_suite` binary (with `--tests`: nothing is built).
     #[arg(long, value_name = "PATH", requires = "tests")]
     suite: Option<PathBuf>,
@@ -178,6 +185,7 @@ fn bench(args: &E2eBenchArgs) -> Result<String, String> {
         log: tmp.path().join("child.log"),
         suite,
         tests,
+        fresh_evidence: args.fresh_evidence,
     };
     let load_before = load_average();
     let times = bench.rounds(&sizes, rounds, &mut |what| {
@@ -195,13 +203,18 @@ fn bench(args: &E2eBenchArgs) -> Result<String, String> {
         &sizes,
         rounds,
         &format!(
-            "{} cores; load average (1 min) {load_before} before, {load_after} after; workspace {}",
+            "{} cores; load average (1 min) {load_before} before, {load_after} after; workspace {}; {}",
             std::thread::available_parallelism().map_or(1, usize::from),
             if args.no_git {
                 "outside git"
             } else {
                 "a git repository, spec committed"
-            }
+            },
+            if args.fresh_evidence {
+                "the evidence directory removed before every run (--fresh-evidence)"
+            } else {
+                "the evidence directory kept between runs, as a user's repeated runs keep it"
+            },
         ),
     );
     Ok(table + &parts)

@@ -76,7 +76,14 @@ pub(crate) struct Bench {
     pub suite: PathBuf,
     /// The `e2e_small` test binary.
     pub tests: PathBuf,
+    /// Remove the evidence directory before every seedledger run (`--fresh-evidence`), not
+    /// only when its witness file passes [`KEPT_ROWS_UP_TO`].
+    pub fresh_evidence: bool,
 }
+
+/// The evidence directory is kept between runs while its witness file is at most this long
+/// (a run of 100,000 cases appends about 50 MB of rows).
+const KEPT_ROWS_UP_TO: u64 = 64 << 20;
 
 /// `times[size][contender]`: one time per round.
 pub(crate) type Times = Vec<Vec<Vec<Duration>>>;
@@ -109,15 +116,24 @@ impl Bench {
         Ok(times)
     }
 
-    /// One run of `contender` on `n` cases, timed; its evidence (if it writes any) removed
-    /// before and read back after, outside the time.
+    /// One run of `contender` on `n` cases, timed; its evidence (if it writes any) read back
+    /// after, and the evidence directory removed before when it is to be fresh or has grown
+    /// past [`KEPT_ROWS_UP_TO`], outside the time.
     fn once(&self, contender: Contender, n: u64) -> Result<Duration, String> {
         let evidence = self.root.join("target").join("seedledger");
+        let rows = evidence
+            .join("local")
+            .join(format!("{CHEAP_ID}.witness.jsonl"));
+        let mut rows_before = 0;
         if contender.writes_evidence() {
-            match std::fs::remove_dir_all(&evidence) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("cannot remove {evidence:?}: {e}")),
+            rows_before = std::fs::metadata(&rows).map_or(0, |m| m.len());
+            if self.fresh_evidence || rows_before > KEPT_ROWS_UP_TO {
+                rows_before = 0;
+                match std::fs::remove_dir_all(&evidence) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(format!("cannot remove {evidence:?}: {e}")),
+                }
             }
         }
         let took = match contender {
@@ -145,7 +161,7 @@ impl Bench {
             Contender::RunHere => timed(|| run_without_evidence(n))?,
         };
         if contender.writes_evidence() {
-            read_back(&evidence.join("local"), n)?;
+            read_back(&evidence.join("local"), n, rows_before)?;
         }
         Ok(took)
     }
@@ -223,15 +239,16 @@ fn proptest_here(n: u64) -> Result<(), String> {
 }
 
 /// Checks the evidence a run left in `dir`: a closed receipt of the property with `n`
-/// planned seeds, every one attempted, and one witness row per seed.
-fn read_back(dir: &Path, n: u64) -> Result<(), String> {
+/// planned seeds, every one attempted, and one witness row per seed appended past byte
+/// `rows_before` of the witness file (its length before the run).
+fn read_back(dir: &Path, n: u64, rows_before: u64) -> Result<(), String> {
     let receipt_path = dir.join(format!("{CHEAP_ID}.receipt.json"));
     let text = std::fs::read_to_string(&receipt_path)
         .map_err(|e| format!("no receipt at {receipt_path:?}: {e}"))?;
     let receipt = seedledger_format::Receipt::parse(&text)
         .map_err(|e| format!("{receipt_path:?} does not read: {e}"))?;
     let witness_path = dir.join(format!("{CHEAP_ID}.witness.jsonl"));
-    let rows = std::fs::read(&witness_path)
+    let rows = appended(&witness_path, rows_before)
         .map_err(|e| format!("no witness rows at {witness_path:?}: {e}"))?;
     let lines = rows.iter().filter(|&&b| b == b'\n').count() as u64;
     if receipt.stopped_early
@@ -247,6 +264,16 @@ fn read_back(dir: &Path, n: u64) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The bytes of the file at `path` from byte `from` on.
+fn appended(path: &Path, from: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek};
+    let mut file = std::fs::File::open(path)?;
+    file.seek(std::io::SeekFrom::Start(from))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Median, min and max.
