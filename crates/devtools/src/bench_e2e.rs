@@ -123,13 +123,13 @@ pub struct E2eBenchArgs {
     /// no committed spec: what a run outside git costs).
     #[arg(long)]
     no_git: bool,
-    /// Remove the evidence directory before every seedledger run (each run then the first
-    /// after a `prop clean` of everything, or in a fresh clone): it creates its directories,
-    /// lock, witness file and both receipts. By default the directory is kept between runs,
-    /// as a user's repeated runs keep it (removed, outside the time, only when its witness
-    /// file passes 64 MiB).
+    /// Keep the evidence directory between seedledger runs, as a user's repeated runs keep
+    /// it (each run archives the receipt before it, rewrites the spare and appends to the
+    /// witness file; the directory is removed, outside the time, only when its witness file
+    /// passes 64 MiB). By default it is removed before every run, each run then the first in
+    /// a fresh clone: it creates its directories, lock, witness file and both receipts.
     #[arg(long)]
-    fresh_evidence: bool,
+    keep_evidence: bool,
     /// A prebuilt `e2e_suite` binary (with `--tests`: nothing is built).
     #[arg(long, value_name = "PATH", requires = "tests")]
     suite: Option<PathBuf>,
@@ -185,7 +185,7 @@ fn bench(args: &E2eBenchArgs) -> Result<String, String> {
         log: tmp.path().join("child.log"),
         suite,
         tests,
-        fresh_evidence: args.fresh_evidence,
+        fresh_evidence: !args.keep_evidence,
     };
     let load_before = load_average();
     let times = bench.rounds(&sizes, rounds, &mut |what| {
@@ -210,10 +210,10 @@ fn bench(args: &E2eBenchArgs) -> Result<String, String> {
             } else {
                 "a git repository, spec committed"
             },
-            if args.fresh_evidence {
-                "the evidence directory removed before every run (--fresh-evidence)"
+            if args.keep_evidence {
+                "the evidence directory kept between runs (--keep-evidence)"
             } else {
-                "the evidence directory kept between runs, as a user's repeated runs keep it"
+                "the evidence directory removed before every run"
             },
         ),
     );

@@ -76,8 +76,9 @@ pub(crate) struct Bench {
     pub suite: PathBuf,
     /// The `e2e_small` test binary.
     pub tests: PathBuf,
-    /// Remove the evidence directory before every seedledger run (`--fresh-evidence`), not
-    /// only when its witness file passes [`KEPT_ROWS_UP_TO`].
+    /// Remove the evidence directory before every seedledger run (the default; not with
+    /// `--keep-evidence`, which removes it only when its witness file passes
+    /// [`KEPT_ROWS_UP_TO`]).
     pub fresh_evidence: bool,
 }
 
