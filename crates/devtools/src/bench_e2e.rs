@@ -185,7 +185,7 @@ fn bench(args: &E2eBenchArgs) -> Result<String, String> {
         log: tmp.path().join("child.log"),
         suite,
         tests,
-        fresh_evidence: !args.keep_evidence,
+        keep_evidence: args.keep_evidence,
     };
     let load_before = load_average();
     let times = bench.rounds(&sizes, rounds, &mut |what| {

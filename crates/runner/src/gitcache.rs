@@ -224,8 +224,7 @@ pub(crate) struct Pending {
 fn status(path: &Path) -> Option<(String, Option<SystemTime>)> {
     match std::fs::symlink_metadata(path) {
         Ok(m) => Some((stat_text(&m), Some(youngest_time(&m)))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(("-".to_string(), None)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Some(("-".to_string(), None)),
+        Err(e) if absent(&e) => Some(("-".to_string(), None)),
         Err(_) => None,
     }
 }
@@ -412,7 +411,7 @@ fn usual_config(config: &Path) -> Option<(String, Option<SystemTime>)> {
     }
 }
 
-/// Whether `e` says there is no file at the path (as [`status`] takes it).
+/// Whether `e` says there is no file at the path.
 fn absent(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),

@@ -154,10 +154,10 @@ pub fn lock_evidence(
 ///
 /// Nothing is synced here (nor, by default, anywhere in a run: `durability.rs`): the rename
 /// (or, where the file system has no `RENAME_NOREPLACE`, a link and an unlink) is done or
-/// not, for any process that comes after this one. A power loss
-/// before the directory reaches the disk (the run's final sync with `SEEDLEDGER_SYNC=1`, or
-/// `gate cite` syncing the directory of what it cites) leaves the earlier receipt under one
-/// of its names (or both: finished by the next run), never neither.
+/// not, for any process that comes after this one. A power loss before the directory
+/// reaches the disk (the run's final sync with `SEEDLEDGER_SYNC=1`, or `gate cite` syncing
+/// the directory of what it cites) leaves the earlier receipt under one of its names (or
+/// both: finished by the next run), never neither.
 pub(crate) fn archive_previous(
     receipt_path: &Path,
     property_id: &str,

@@ -76,10 +76,9 @@ pub(crate) struct Bench {
     pub suite: PathBuf,
     /// The `e2e_small` test binary.
     pub tests: PathBuf,
-    /// Remove the evidence directory before every seedledger run (the default; not with
-    /// `--keep-evidence`, which removes it only when its witness file passes
-    /// [`KEPT_ROWS_UP_TO`]).
-    pub fresh_evidence: bool,
+    /// `--keep-evidence`: the evidence directory is removed before a seedledger run only
+    /// when its witness file passes [`KEPT_ROWS_UP_TO`] (else before every run).
+    pub keep_evidence: bool,
 }
 
 /// The evidence directory is kept between runs while its witness file is at most this long
@@ -128,7 +127,7 @@ impl Bench {
         let mut rows_before = 0;
         if contender.writes_evidence() {
             rows_before = std::fs::metadata(&rows).map_or(0, |m| m.len());
-            if self.fresh_evidence || rows_before > KEPT_ROWS_UP_TO {
+            if !self.keep_evidence || rows_before > KEPT_ROWS_UP_TO {
                 rows_before = 0;
                 match std::fs::remove_dir_all(&evidence) {
                     Ok(()) => {}

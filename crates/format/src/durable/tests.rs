@@ -96,6 +96,18 @@ fn names_in(dir: &Path) -> Vec<String> {
     names
 }
 
+/// `path` replaced with `text`, the file it held kept as `spare`.
+fn replace_keeping_as_spare(path: &Path, text: &[u8], spare: &Path) {
+    write_atomic_with_before_rename_keeping(
+        path,
+        |w| w.write_all(text),
+        || Ok(()),
+        Fsync::Skip,
+        spare,
+    )
+    .unwrap();
+}
+
 /// A file replaced with a spare named is kept under that name (on Linux, where it is
 /// exchanged out), and the next file written from the spare is that very file, rewritten
 /// whole (a longer old text cut to the new one), given the file mode, put at its path;
@@ -110,14 +122,7 @@ fn a_replaced_file_is_kept_as_the_spare_and_rewritten_as_the_next_file() {
     let long = "{\"open\":true}".repeat(400);
     write_atomic(&path, long.as_bytes()).unwrap();
     let old_inode = std::fs::metadata(&path).unwrap().ino();
-    write_atomic_with_before_rename_keeping(
-        &path,
-        |w| w.write_all(b"{\"final\":1}"),
-        || Ok(()),
-        Fsync::Skip,
-        &spare,
-    )
-    .unwrap();
+    replace_keeping_as_spare(&path, b"{\"final\":1}", &spare);
     assert_eq!(std::fs::read(&path).unwrap(), b"{\"final\":1}");
     assert_eq!(std::fs::read_to_string(&spare).unwrap(), long);
     assert_eq!(std::fs::metadata(&spare).unwrap().ino(), old_inode);
@@ -183,14 +188,7 @@ fn a_spare_that_is_not_a_file_of_its_own_is_not_written() {
     // A directory at the spare's name does not take the replaced file: it is removed.
     std::fs::write(&path, "old").unwrap();
     std::fs::create_dir(&spare).unwrap();
-    write_atomic_with_before_rename_keeping(
-        &path,
-        |w| w.write_all(b"new"),
-        || Ok(()),
-        Fsync::Skip,
-        &spare,
-    )
-    .unwrap();
+    replace_keeping_as_spare(&path, b"new", &spare);
     assert_eq!(std::fs::read(&path).unwrap(), b"new");
     assert!(std::fs::metadata(&spare).unwrap().is_dir());
     assert_eq!(
@@ -453,9 +451,7 @@ fn a_spare_a_reader_still_holds_is_not_rewritten() {
     write_atomic(&path, b"{\"run\":\"N\",\"open\":true}").unwrap();
     let mut reader = File::open(&path).unwrap();
     let held = reader.metadata().unwrap().ino();
-    let final_n = |w: &mut dyn Write| w.write_all(b"{\"run\":\"N\"}");
-    write_atomic_with_before_rename_keeping(&path, final_n, || Ok(()), Fsync::Skip, &spare)
-        .unwrap();
+    replace_keeping_as_spare(&path, b"{\"run\":\"N\"}", &spare);
     assert_eq!(ino(&spare), held);
     std::fs::rename(&path, dir.path().join("p.N.receipt.json")).unwrap();
     let open_m = |w: &mut dyn Write| w.write_all(b"{\"run\":\"M\",\"open\":true}");
