@@ -28,6 +28,21 @@ pub const FILE_MODE: u32 = 0o644;
 /// The mode of every directory created here.
 pub const DIR_MODE: u32 = 0o755;
 
+/// `make()` (an open or a creation of a file in `dir`), and when it finds `dir` missing
+/// ([`io::ErrorKind::NotFound`]), `dir` created as [`create_dirs`] does and `make()` again: a
+/// run's evidence directory usually exists, and a short run counts every status read saved.
+/// (`make` must tell a missing file apart itself when it does not create one: its
+/// `NotFound` is taken for a missing `dir`.)
+pub fn in_dirs<T>(dir: &Path, mut make: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    match make() {
+        Err(e) if e.kind() == io::ErrorKind::NotFound && !dir.as_os_str().is_empty() => {
+            create_dirs(dir)?;
+            make()
+        }
+        other => other,
+    }
+}
+
 /// Creates `dir` and its missing parents (like `create_dir_all`), each new one with mode
 /// [`DIR_MODE`] whatever the umask.
 pub fn create_dirs(dir: &Path) -> io::Result<()> {
@@ -147,7 +162,7 @@ pub fn write_atomic_file_from_spare(
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
     fsync: Fsync,
 ) -> io::Result<File> {
-    let Some((mut file, had)) = open_spare(spare) else {
+    let Some((mut file, spare_meta)) = open_spare(spare) else {
         return write_atomic_file_with_fsync(path, fill, fsync);
     };
     let written = {
@@ -156,17 +171,18 @@ pub fn write_atomic_file_from_spare(
         w.flush()?;
         w.get_ref().written
     };
-    if had > written {
+    if spare_meta.len() > written {
         file.set_len(written)?;
     }
     if fsync == Fsync::Wait {
         sync_file(&file, spare)?;
     }
     std::fs::rename(spare, path)?;
-    // The file renamed is the one written (the name was not swapped in between).
+    // The file renamed is the one written (the name was not swapped in between; a file's
+    // device and inode are those it was opened with).
     use std::os::unix::fs::MetadataExt;
-    let (put, written_to) = (std::fs::symlink_metadata(path)?, file.metadata()?);
-    if (put.dev(), put.ino()) != (written_to.dev(), written_to.ino()) {
+    let put = std::fs::symlink_metadata(path)?;
+    if (put.dev(), put.ino()) != (spare_meta.dev(), spare_meta.ino()) {
         return Err(io::Error::other(format!(
             "`{}` was replaced while it was written",
             path.display()
@@ -185,8 +201,8 @@ pub fn write_atomic_file_from_spare(
 /// symbolic link is not followed; anything else is opened, without waiting or becoming a
 /// terminal, and let go), owned by this user, with no other name (rewriting it would change
 /// that name's file too) and open nowhere else ([`alone`]), mode [`FILE_MODE`]; with its
-/// length. Elsewhere than on Linux, never (no spare is kept there).
-fn open_spare(spare: &Path) -> Option<(File, u64)> {
+/// status as it was opened. Elsewhere than on Linux, never (no spare is kept there).
+fn open_spare(spare: &Path) -> Option<(File, std::fs::Metadata)> {
     #[cfg(not(target_os = "linux"))]
     {
         let _ = spare;
@@ -211,7 +227,7 @@ fn open_spare(spare: &Path) -> Option<(File, u64)> {
             file.set_permissions(Permissions::from_mode(FILE_MODE))
                 .ok()?;
         }
-        Some((file, meta.len()))
+        Some((file, meta))
     }
 }
 
@@ -418,11 +434,12 @@ fn temp_filled(
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => Path::new(".").to_path_buf(),
     };
-    create_dirs(&dir)?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".seedledger-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)?;
+    let tmp = in_dirs(&dir, || {
+        tempfile::Builder::new()
+            .prefix(".seedledger-")
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+    })?;
     {
         let mut w = io::BufWriter::with_capacity(1 << 16, WritebackAsItGoes::new(tmp.as_file()));
         fill(&mut w)?;
@@ -448,6 +465,9 @@ pub struct JsonLinesWriter {
     path: PathBuf,
     buf: Vec<u8>,
     torn: u64,
+    /// Opened by [`JsonLinesWriter::open_for_appends`] and not yet appended to: the file's end
+    /// has not been looked at (the next append looks, whichever it is).
+    tail_unchecked: bool,
 }
 
 impl JsonLinesWriter {
@@ -456,9 +476,20 @@ impl JsonLinesWriter {
     /// symbolic link is refused (never followed: the torn-line repair would otherwise
     /// truncate whatever it points to).
     pub fn open(path: &Path) -> io::Result<JsonLinesWriter> {
-        if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            create_dirs(dir)?;
-        }
+        Self::open_repairing(path, true)
+    }
+
+    /// [`JsonLinesWriter::open`] for a writer that appends next: the torn last line is
+    /// repaired by its first append (under that append's lock, as every append of
+    /// [`JsonLinesWriter::append_raw`] repairs it), not here, and
+    /// [`JsonLinesWriter::torn_bytes_removed`] is 0. Three system calls and a lock fewer for
+    /// a short run's witness file.
+    pub fn open_for_appends(path: &Path) -> io::Result<JsonLinesWriter> {
+        Self::open_repairing(path, false)
+    }
+
+    fn open_repairing(path: &Path, repair_now: bool) -> io::Result<JsonLinesWriter> {
+        let dir = path.parent().unwrap_or(Path::new(""));
         let open = |create: bool| {
             let mut options = OpenOptions::new();
             options.create_new(create).read(true).append(true);
@@ -474,7 +505,7 @@ impl JsonLinesWriter {
         // another process created it meanwhile.)
         let mut created = false;
         let opened = match open(false) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => match open(true) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match in_dirs(dir, || open(true)) {
                 Ok(file) => {
                     created = true;
                     file.set_permissions(Permissions::from_mode(FILE_MODE))
@@ -500,7 +531,7 @@ impl JsonLinesWriter {
         })?;
         // A file this call created is empty: no tail to repair (an append repairs what another
         // appender may leave meanwhile, as it does for any file).
-        let torn = if created {
+        let torn = if created || !repair_now {
             Ok(0)
         } else {
             let locked = lock(&file)?;
@@ -513,6 +544,7 @@ impl JsonLinesWriter {
             path: path.to_path_buf(),
             buf: Vec::new(),
             torn: torn?,
+            tail_unchecked: !created && !repair_now,
         })
     }
 
@@ -541,9 +573,21 @@ impl JsonLinesWriter {
             return Ok(());
         }
         let locked = lock(&self.file)?;
-        let res = repair_tail(&mut self.file).and_then(|_| self.file.write_all(lines));
+        let res = self.repair_tail().and_then(|_| self.file.write_all(lines));
         let unlocked = unlock(&self.file, locked);
         res.and(unlocked)
+    }
+
+    /// Repairs a torn last line (call it holding the lock): bytes cut off.
+    fn repair_tail(&mut self) -> io::Result<u64> {
+        self.repair_tail_to().map(|(cut, _)| cut)
+    }
+
+    /// [`JsonLinesWriter::repair_tail`], also returning the file's length after it.
+    fn repair_tail_to(&mut self) -> io::Result<(u64, u64)> {
+        let repaired = repair_tail_to(&mut self.file)?;
+        self.tail_unchecked = false;
+        Ok(repaired)
     }
 
     /// [`JsonLinesWriter::append_raw`] only while `path` still names this writer's file,
@@ -557,7 +601,7 @@ impl JsonLinesWriter {
             unlock(&self.file, locked)?;
             return Ok(false);
         }
-        let res = repair_tail(&mut self.file).and_then(|_| self.file.write_all(lines));
+        let res = self.repair_tail().and_then(|_| self.file.write_all(lines));
         let unlocked = unlock(&self.file, locked);
         res.and(unlocked).map(|()| true)
     }
@@ -572,7 +616,12 @@ impl JsonLinesWriter {
             return Ok(());
         }
         let locked = lock(&self.file)?;
-        let res = self.file.write_all(lines);
+        let res = if self.tail_unchecked {
+            self.repair_tail().map(drop)
+        } else {
+            Ok(())
+        }
+        .and_then(|()| self.file.write_all(lines));
         let unlocked = unlock(&self.file, locked);
         res.and(unlocked)
     }
@@ -588,7 +637,7 @@ impl JsonLinesWriter {
             return Ok(());
         }
         let locked = lock(&self.file)?;
-        let res = repair_tail_to(&mut self.file).and_then(|(_, len)| {
+        let res = self.repair_tail_to().and_then(|(_, len)| {
             at(len);
             self.file.write_all(lines)
         });
@@ -614,6 +663,8 @@ impl JsonLinesWriter {
         let unlocked = unlock(&self.file, locked);
         let written = res?;
         unlocked?;
+        // The file now ends with `lines`, whose last byte is a newline.
+        self.tail_unchecked = false;
         Ok(written)
     }
 

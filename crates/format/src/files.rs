@@ -135,6 +135,39 @@ pub fn read_bounded(path: &Path, what: &str, max: u64) -> Result<Vec<u8>, FileEr
     Ok(bytes)
 }
 
+/// The rest of a regular file `file` whose status gave `len` bytes, read to its end, in one
+/// `read` when it has not grown meanwhile (`std::fs::read` makes a second one to see the
+/// end: a read of a regular file comes back short only at its end). At most `max` bytes
+/// are read (the file then grew past its bound: its first `max + 1` bytes, which the caller
+/// tells apart by their count).
+pub fn read_to_end_known(file: &mut File, len: u64, max: u64) -> std::io::Result<Vec<u8>> {
+    // (Never more than 64 MiB at first: a larger file is read on as one that grew.)
+    let want = usize::try_from(len.min(max).min(64 << 20) + 1).unwrap_or(1);
+    let mut bytes = vec![0u8; want];
+    let mut got = 0;
+    loop {
+        match file.read(&mut bytes[got..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                got += n;
+                // Short: the end (see above). Else it grew (or is larger than the first
+                // read): read on, up to the bound.
+                if got < bytes.len() {
+                    break;
+                }
+                bytes.truncate(got);
+                file.take((max + 1).saturating_sub(got as u64))
+                    .read_to_end(&mut bytes)?;
+                return Ok(bytes);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(got);
+    Ok(bytes)
+}
+
 /// Opens an evidence or input file for reading as a stream, under the rules of
 /// [`read_bounded`]: no symbolic link, a regular file, at most `max` bytes now. The reader
 /// stops one byte past `max`; a caller that reads that many says the file grew past its

@@ -38,7 +38,7 @@ pub use citation::{
 pub use digits::{DecimalRun, decimal_len, write_decimal};
 pub use durable::{
     DIR_MODE, FILE_MODE, Fsync, JsonLinesWriter, append_lines_at, complete_lines, create_dirs,
-    rename_no_replace, sync_evidence, sync_log, write_atomic, write_atomic_file,
+    in_dirs, rename_no_replace, sync_evidence, sync_log, write_atomic, write_atomic_file,
     write_atomic_file_from_spare, write_atomic_file_with, write_atomic_file_with_fsync,
     write_atomic_new, write_atomic_with, write_atomic_with_before_rename,
     write_atomic_with_before_rename_keeping, write_atomic_with_fsync,
@@ -48,7 +48,7 @@ pub use exit::ExitStatus;
 pub use files::{
     FileError, MAX_FIXTURE_BYTES, MAX_RECEIPT_BYTES, MAX_SPEC_BYTES, MAX_STREAMED_WITNESS_BYTES,
     MAX_WITNESS_BYTES, Pinned, ReceiptScanner, ScratchFile, ScratchReader, open_bounded,
-    read_bounded,
+    read_bounded, read_to_end_known,
 };
 pub use hash::{
     FIXTURE_HASH_PREFIX, ID_CHARSET, check_id, fixture_hash, fixture_hash_from_pin, fixture_pin,

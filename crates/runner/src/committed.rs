@@ -74,15 +74,17 @@ pub(crate) fn prefetch(root: &Path, rel_paths: &[PathBuf], start_git: bool) -> O
         };
         rel_paths.iter().filter(|rel| !waiting(rel)).collect()
     };
-    if asked.is_empty()
-        || started.len() >= MAX_STARTED
-        || surely_outside_git(dir, git_environment())
-    {
+    if asked.is_empty() || started.len() >= MAX_STARTED {
+        return None;
+    }
+    // (The directory resolved once, for both readings.)
+    let resolved = dir.canonicalize().ok();
+    if surely_outside_resolved(resolved.as_deref(), git_environment()) {
         return None;
     }
     // (The kept answers' lock is not held while the repository is read and git starts: a
     // run asking for its own kept answer meanwhile does not wait for them.)
-    let cache = Repo::open(dir);
+    let cache = resolved.and_then(Repo::open_resolved);
     let mut found = Vec::new();
     for rel_path in asked {
         let Some(rel) = rel_path.to_str() else {
@@ -196,10 +198,11 @@ pub(crate) fn spec_committed(root: &Path, rel_path: &Path, bytes: &[u8]) -> Spec
     let kept = kept_answer(dir, rel_path);
     // Outside any repository (no `.git` or git directory on the way up), git can only say
     // so: told without starting it (a process start is most of a short run's fixed cost).
-    if kept.is_none() && surely_outside_git(dir, git_environment()) {
+    let resolved = kept.is_none().then(|| dir.canonicalize().ok()).flatten();
+    if kept.is_none() && surely_outside_resolved(resolved.as_deref(), git_environment()) {
         return state(None, "not inside a git work tree");
     }
-    let cache = kept.is_none().then(|| Repo::open(dir)).flatten();
+    let cache = resolved.and_then(Repo::open_resolved);
     if let Some(rel) = rel_path.to_str()
         && let Some(blob) = kept.or_else(|| cache.as_ref().and_then(|cache| cache.spec(rel)))
     {
@@ -358,13 +361,15 @@ fn moves_discovery(name: &std::ffi::OsStr) -> bool {
 /// ceiling directory, never later, so it finds nothing either. Anything uncertain (a name
 /// that cannot be looked up, a path that cannot be resolved) is false: git is asked.
 fn surely_outside_git(dir: &Path, git_env: bool) -> bool {
-    if git_env {
-        return false;
-    }
-    let Ok(dir) = dir.canonicalize() else {
+    !git_env && surely_outside_resolved(dir.canonicalize().ok().as_deref(), git_env)
+}
+
+/// [`surely_outside_git`] of a directory already resolved (`None`: it could not be).
+fn surely_outside_resolved(dir: Option<&Path>, git_env: bool) -> bool {
+    let Some(dir) = dir.filter(|_| !git_env) else {
         return false;
     };
-    let mut probe = dir.clone();
+    let mut probe = dir.to_path_buf();
     dir.ancestors().all(|d| {
         [".git", "HEAD", "objects", "refs"].iter().all(|name| {
             probe.clear();

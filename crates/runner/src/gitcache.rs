@@ -172,6 +172,8 @@ struct SpecEntry {
 pub(crate) struct Repo {
     /// The root, resolved (as git sees its directory).
     root: PathBuf,
+    /// The root's device.
+    root_dev: u64,
     top: PathBuf,
     gitdir: PathBuf,
     common: PathBuf,
@@ -219,9 +221,13 @@ pub(crate) struct Pending {
     t0: SystemTime,
 }
 
+/// A file's status as key text (see [`stat_text`]) with its youngest time; `-` and no time
+/// for a file that is absent.
+type Status = (String, Option<SystemTime>);
+
 /// The status of the file at `path` (not followed) as key text, with its youngest time;
 /// `-` when there is none. `None`: it cannot be told.
-fn status(path: &Path) -> Option<(String, Option<SystemTime>)> {
+fn status(path: &Path) -> Option<Status> {
     match std::fs::symlink_metadata(path) {
         Ok(m) => Some((stat_text(&m), Some(youngest_time(&m)))),
         Err(e) if absent(&e) => Some(("-".to_string(), None)),
@@ -267,7 +273,7 @@ fn statuses<'a>(key: &mut String, paths: impl IntoIterator<Item = &'a Path>) -> 
 }
 
 /// Appends a status line as [`statuses`] does; its time (the epoch for a missing file).
-fn push_status(key: &mut String, (text, time): (String, Option<SystemTime>)) -> SystemTime {
+fn push_status(key: &mut String, (text, time): Status) -> SystemTime {
     key.push_str(&text);
     key.push('\n');
     time.unwrap_or(SystemTime::UNIX_EPOCH)
@@ -376,9 +382,8 @@ fn read_plain_io(path: &Path) -> std::io::Result<Vec<u8>> {
 /// [`read_plain_io`] with the file's status as it was opened (what [`status`] reads of a
 /// regular file, without reading it again by path).
 fn read_plain_with_status(path: &Path) -> std::io::Result<(Vec<u8>, Metadata)> {
-    use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
+    let mut file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
@@ -386,8 +391,7 @@ fn read_plain_with_status(path: &Path) -> std::io::Result<(Vec<u8>, Metadata)> {
     if !m.is_file() || m.len() > MAX_BYTES {
         return Err(std::io::Error::other("not a plain file"));
     }
-    let mut bytes = Vec::with_capacity(m.len() as usize + 1);
-    file.take(MAX_BYTES + 1).read_to_end(&mut bytes)?;
+    let bytes = seedledger_format::read_to_end_known(&mut file, m.len(), MAX_BYTES)?;
     if bytes.len() as u64 > MAX_BYTES {
         return Err(std::io::Error::other("not a plain file"));
     }
@@ -397,7 +401,7 @@ fn read_plain_with_status(path: &Path) -> std::io::Result<(Vec<u8>, Metadata)> {
 /// The status of the git configuration file at `config` (as [`status`] gives it) when it is
 /// absent, or a plain file that sets nothing that makes the cache unsafe
 /// ([`UNUSUAL_CONFIG`]); `None` otherwise.
-fn usual_config(config: &Path) -> Option<(String, Option<SystemTime>)> {
+fn usual_config(config: &Path) -> Option<Status> {
     match read_plain_with_status(config) {
         Ok((bytes, m)) => {
             let lower = bytes.to_ascii_lowercase();
@@ -420,17 +424,21 @@ fn absent(e: &std::io::Error) -> bool {
 }
 
 /// The git directory, common directory and top level for the (resolved) `root`, found
-/// as git does (see the module docs); `None` when anything is unusual.
-fn discover(root: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
-    let dev = std::fs::metadata(root).ok()?.dev();
+/// as git does (see the module docs), and the root's status; `None` when anything is
+/// unusual.
+fn discover(root: &Path) -> Option<(PathBuf, PathBuf, PathBuf, Metadata)> {
+    let root_status = std::fs::metadata(root).ok()?;
+    let dev = root_status.dev();
     for dir in root.ancestors() {
-        if std::fs::metadata(dir).ok()?.dev() != dev {
+        if dir != root && std::fs::metadata(dir).ok()?.dev() != dev {
             return None;
         }
         let dot = dir.join(".git");
         match std::fs::symlink_metadata(&dot) {
             // (Its `HEAD`, which must be a plain file, is read by `resolve_head`.)
-            Ok(m) if m.is_dir() => return Some((dot.clone(), dot, dir.to_path_buf())),
+            Ok(m) if m.is_dir() => {
+                return Some((dot.clone(), dot, dir.to_path_buf(), root_status));
+            }
             Ok(m) if m.is_file() => {
                 let text = String::from_utf8(read_plain(&dot)?).ok()?;
                 let target = text.strip_prefix("gitdir: ")?.trim_end_matches('\n');
@@ -442,7 +450,7 @@ fn discover(root: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
                     }
                     None => gitdir.clone(),
                 };
-                return Some((gitdir, common, dir.to_path_buf()));
+                return Some((gitdir, common, dir.to_path_buf(), root_status));
             }
             Ok(_) => return None,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -459,13 +467,26 @@ fn discover(root: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
     None
 }
 
-/// `HEAD`'s commit id and the files it was read from (`HEAD`, the ref file, `packed-refs`).
-fn resolve_head(gitdir: &Path, common: &Path) -> Option<(String, Vec<PathBuf>)> {
-    let head_file = gitdir.join("HEAD");
-    let text = String::from_utf8(read_plain(&head_file)?).ok()?;
-    let packed = common.join("packed-refs");
+/// [`read_plain`] with the file's status as [`status`] gives it (read from the file opened,
+/// never through a symbolic link: what its `lstat` says): no bytes for a file that is absent
+/// (its status `-`); `None` when anything else kept it from being read.
+fn read_with_status(path: &Path) -> Option<(Option<Vec<u8>>, Status)> {
+    match read_plain_with_status(path) {
+        Ok((bytes, m)) => Some((Some(bytes), (stat_text(&m), Some(youngest_time(&m))))),
+        Err(e) if absent(&e) => Some((None, ("-".to_string(), None))),
+        Err(_) => None,
+    }
+}
+
+/// `HEAD`'s commit id, the statuses of the files it was read from (`HEAD`; for a branch, its
+/// ref file and `packed-refs`), each as it was opened, and `packed-refs`' text when there is
+/// one.
+fn resolve_head(gitdir: &Path, common: &Path) -> Option<(String, Vec<Status>, Option<Vec<u8>>)> {
+    let (head_text, head_status) = read_with_status(&gitdir.join("HEAD"))?;
+    let text = String::from_utf8(head_text?).ok()?;
+    let (packed_text, packed_status) = read_with_status(&common.join("packed-refs"))?;
     let Some(name) = text.strip_prefix("ref: ") else {
-        return Some((object_id(&text)?, vec![head_file]));
+        return Some((object_id(&text)?, vec![head_status], packed_text));
     };
     let name = name.trim_end_matches('\n');
     if !name.starts_with("refs/heads/")
@@ -475,12 +496,12 @@ fn resolve_head(gitdir: &Path, common: &Path) -> Option<(String, Vec<PathBuf>)> 
     {
         return None;
     }
-    let loose = common.join(name);
-    let id = match read_plain_io(&loose) {
-        Ok(bytes) => object_id(std::str::from_utf8(&bytes).ok()?)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let packed_text = String::from_utf8(read_plain(&packed)?).ok()?;
-            packed_text
+    let (loose_text, loose_status) = read_with_status(&common.join(name))?;
+    let id = match loose_text {
+        Some(bytes) => object_id(std::str::from_utf8(&bytes).ok()?)?,
+        None => {
+            let packed = std::str::from_utf8(packed_text.as_deref()?).ok()?;
+            packed
                 .lines()
                 .filter(|l| !l.starts_with('#') && !l.starts_with('^'))
                 .find_map(|l| {
@@ -488,22 +509,30 @@ fn resolve_head(gitdir: &Path, common: &Path) -> Option<(String, Vec<PathBuf>)> 
                     (r == name).then(|| object_id(id)).flatten()
                 })?
         }
-        Err(_) => return None,
     };
-    Some((id, vec![head_file, loose, packed]))
+    Some((
+        id,
+        vec![head_status, loose_status, packed_status],
+        packed_text,
+    ))
 }
 
 impl Repo {
     /// The repository holding `dir`, as its files say now, when its answers may be cached.
     pub(crate) fn open(dir: &Path) -> Option<Repo> {
+        Repo::open_resolved(dir.canonicalize().ok()?)
+    }
+
+    /// [`Repo::open`] of a directory already resolved (`canonicalize`d).
+    pub(crate) fn open_resolved(root: PathBuf) -> Option<Repo> {
         if environment_unusual() {
             return None;
         }
-        let root = dir.canonicalize().ok()?;
-        let (gitdir, common, top) = discover(&root)?;
+        let (gitdir, common, top, root_status) = discover(&root)?;
         // Each directory's status read once (the git directory is often the common one, the
         // top level the root).
         let mut read: Vec<(PathBuf, Metadata)> = Vec::with_capacity(4);
+        read.push((root.clone(), root_status));
         let mut meta = |path: &Path| -> Option<Metadata> {
             if let Some((_, m)) = read.iter().find(|(p, _)| p == path) {
                 return Some(m.clone());
@@ -512,9 +541,9 @@ impl Repo {
             read.push((path.to_path_buf(), m.clone()));
             Some(m)
         };
-        let dev = meta(&root)?.dev();
+        let root_dev = meta(&root)?.dev();
         for other in [&gitdir, &common] {
-            if meta(other)?.dev() != dev {
+            if meta(other)?.dev() != root_dev {
                 return None;
             }
         }
@@ -533,10 +562,8 @@ impl Repo {
                 return None;
             }
         }
-        let (head, ref_files) = resolve_head(&gitdir, &common)?;
-        if read_plain(&common.join("packed-refs"))
-            .is_some_and(|p| p.windows(14).any(|w| w == b" refs/replace/"))
-        {
+        let (head, ref_statuses, packed) = resolve_head(&gitdir, &common)?;
+        if packed.is_some_and(|p| p.windows(14).any(|w| w == b" refs/replace/")) {
             return None;
         }
         let home = PathBuf::from(start_var("HOME")?);
@@ -595,11 +622,16 @@ impl Repo {
         let mut files = format!("{env_key}\n{head}\n");
         let index = gitdir.join("index");
         let mut index_text = format!("{env_key}\n");
-        let head_youngest = statuses(&mut files, ref_files.iter().map(PathBuf::as_path))?
+        let head_youngest = ref_statuses
+            .into_iter()
+            .map(|status| push_status(&mut files, status))
+            .max()
+            .unwrap_or(SystemTime::UNIX_EPOCH)
             .max(statuses(&mut index_text, [index.as_path()])?);
         files.push_str(&index_text);
         Some(Repo {
             root,
+            root_dev,
             top,
             gitdir,
             common,
@@ -686,10 +718,9 @@ impl Repo {
             }
         }
         let on_the_way = directories(&self.root, paths);
-        let dev = std::fs::symlink_metadata(&self.root).ok()?.dev();
         for dir in &on_the_way {
             let m = std::fs::symlink_metadata(dir).ok()?;
-            if !m.is_dir() || m.dev() != dev {
+            if !m.is_dir() || m.dev() != self.root_dev {
                 return None;
             }
         }

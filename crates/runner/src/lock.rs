@@ -58,26 +58,27 @@ pub(crate) fn lock(
         path: path.clone(),
         source,
     };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        seedledger_format::create_dirs(dir).map_err(failed)?;
-    }
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
-        .map_err(|e| {
-            if e.raw_os_error() == Some(libc::ELOOP) {
-                failed(io::Error::other(
-                    "is a symbolic link; lock files are never followed through links",
-                ))
-            } else {
-                failed(e)
-            }
-        })?;
+    // (Its directory created only when the open finds it missing.)
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let mut file = seedledger_format::in_dirs(dir, || {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+    })
+    .map_err(|e| {
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            failed(io::Error::other(
+                "is a symbolic link; lock files are never followed through links",
+            ))
+        } else {
+            failed(e)
+        }
+    })?;
     // A lock just released can look held for a moment: a process this one started (git,
     // say) inherits the descriptor until it execs. Try again for up to LOCK_PATIENCE before
     // refusing; a run that really holds the lock holds it far longer.
@@ -162,25 +163,26 @@ pub(crate) fn archive_previous(
     receipt_path: &Path,
     property_id: &str,
 ) -> Result<Option<PathBuf>, RunError> {
-    let meta = match std::fs::symlink_metadata(receipt_path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(RunError::Archive {
-                path: receipt_path.to_path_buf(),
-                source,
-            });
-        }
-    };
     let failed = |source| RunError::Archive {
         path: receipt_path.to_path_buf(),
         source,
+    };
+    // One open, the status from the descriptor; what cannot be opened so (a symbolic link,
+    // which is not followed; a file this user cannot read) is looked at by its path.
+    let (meta, bytes) = match read_receipt(receipt_path) {
+        Ok(found) => found,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => match std::fs::symlink_metadata(receipt_path) {
+            Ok(meta) => (meta, None),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(failed(source)),
+        },
     };
     // (A rename would move a directory away; a receipt never is one.)
     if meta.is_dir() {
         return Err(failed(io::Error::other("a directory, not a receipt")));
     }
-    let stem = archive_stem(receipt_path, &meta);
+    let stem = archive_stem(bytes.as_deref(), &meta);
     for n in 1..=1000u32 {
         let name = if n == 1 {
             format!("{property_id}.{stem}.receipt.json")
@@ -209,14 +211,30 @@ pub(crate) fn archive_previous(
     )))
 }
 
+/// The receipt at `path` opened without following a symbolic link (nor waiting, nor becoming
+/// a terminal): its status, and its bytes when it is a regular file of at most
+/// [`MAX_ARCHIVED_RECEIPT_BYTES`] (read in one `read` when it has not grown meanwhile).
+fn read_receipt(path: &Path) -> io::Result<(std::fs::Metadata, Option<Vec<u8>>)> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() > MAX_ARCHIVED_RECEIPT_BYTES {
+        return Ok((meta, None));
+    }
+    let bytes =
+        seedledger_format::read_to_end_known(&mut file, meta.len(), MAX_ARCHIVED_RECEIPT_BYTES)
+            .ok();
+    Ok((meta, bytes))
+}
+
 /// The part of an archived receipt's name between the property id and `.receipt.json`: its
 /// `run_id` when that is a plain name (`[A-Za-z0-9_-]`, at most 128 characters), else
-/// `unknown-run-<size>-<mtime>` (a receipt of another tool, or unreadable).
-fn archive_stem(path: &Path, meta: &std::fs::Metadata) -> String {
-    let run_id = (meta.is_file() && meta.len() <= MAX_ARCHIVED_RECEIPT_BYTES)
-        .then(|| std::fs::read(path).ok())
-        .flatten()
-        .and_then(|bytes| seedledger_format::receipt_run_id(&bytes))
+/// `unknown-run-<size>-<mtime>` (a receipt of another tool, or unreadable: `bytes` `None`).
+fn archive_stem(bytes: Option<&[u8]>, meta: &std::fs::Metadata) -> String {
+    let run_id = bytes
+        .and_then(seedledger_format::receipt_run_id)
         .filter(|id| {
             !id.is_empty()
                 && id.len() <= 128
@@ -345,5 +363,18 @@ mod tests {
         let finished = archive_previous(&receipt, "x").unwrap().unwrap();
         assert_eq!(finished, dir.path().join("x.local-9.receipt.json"));
         assert!(!receipt.exists());
+        // A symbolic link is not followed (not read, not opened): the link itself is moved,
+        // named by its own status; what it points to stays.
+        let target = dir.path().join("elsewhere.json");
+        std::fs::write(&target, r#"{"run_id": "local-7"}"#).unwrap();
+        std::os::unix::fs::symlink(&target, &receipt).unwrap();
+        let link = archive_previous(&receipt, "x").unwrap().unwrap();
+        let name = link.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("x.unknown-run-"), "{name}");
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            r#"{"run_id": "local-7"}"#
+        );
     }
 }

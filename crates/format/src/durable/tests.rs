@@ -332,6 +332,38 @@ fn a_torn_last_line_is_cut_before_appending() {
     assert_eq!(std::fs::read(&path).unwrap().len(), 9001);
 }
 
+/// A writer opened for appends leaves the file as it is until its first append, which cuts a
+/// torn last line first, whichever append it is (one that trusts the tail afterwards too),
+/// and creates the missing directories of a new file.
+#[test]
+fn a_writer_opened_for_appends_repairs_at_its_first_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.jsonl");
+    let torn = "{\"n\":1}\n{\"n\":2, \"tor";
+    type Append = fn(&mut JsonLinesWriter, &[u8]) -> io::Result<()>;
+    let appends: [Append; 3] = [
+        |w, rows| w.append_raw_trusting_tail(rows),
+        |w, rows| w.append_raw(rows),
+        |w, rows| w.append_raw_noting(rows, |_| {}),
+    ];
+    for append in appends {
+        std::fs::write(&path, torn).unwrap();
+        let mut w = JsonLinesWriter::open_for_appends(&path).unwrap();
+        assert_eq!(w.torn_bytes_removed(), 0);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), torn);
+        append(&mut w, b"{\"n\":3}\n").unwrap();
+        w.append_raw_trusting_tail(b"{\"n\":4}\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"n\":1}\n{\"n\":3}\n{\"n\":4}\n"
+        );
+    }
+    let new = dir.path().join("a/b/w.jsonl");
+    let mut w = JsonLinesWriter::open_for_appends(&new).unwrap();
+    w.append_raw_trusting_tail(b"{}\n").unwrap();
+    assert_eq!(std::fs::read_to_string(&new).unwrap(), "{}\n");
+}
+
 /// A process dies after any number of bytes of its append: completing the append leaves
 /// every one of its lines in the file exactly once, in order — whether the file still
 /// ends with its fragment, or another appender cut the fragment and wrote after it.

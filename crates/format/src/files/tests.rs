@@ -209,3 +209,27 @@ fn a_scratch_file_reads_back_what_was_appended_while_appending_goes_on() {
     assert_eq!(read(&mut scratch), vec![0, 1, 7]);
     assert_eq!(scratch.len(), 12);
 }
+
+/// `read_to_end_known` reads a file to its end whatever length its status gave: the length
+/// (one read), a file that grew after its status was read, one whose status says 0 bytes (as
+/// `/proc` files do) — and stops one byte past `max`.
+#[test]
+fn a_file_is_read_to_its_end_whatever_length_its_status_gave() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    let text = "x".repeat(10_000);
+    std::fs::write(&path, &text).unwrap();
+    for told in [10_000, 0, 1, 9_999] {
+        let mut file = File::open(&path).unwrap();
+        let bytes = read_to_end_known(&mut file, told, u64::MAX - 1).unwrap();
+        assert_eq!(bytes, text.as_bytes(), "told {told}");
+    }
+    let mut file = File::open(&path).unwrap();
+    let bytes = read_to_end_known(&mut file, 10_000, 100).unwrap();
+    assert_eq!(bytes.len(), 101);
+    let mut file = File::open(&path).unwrap();
+    assert!(read_to_end_known(&mut file, 0, 0).unwrap().len() == 1);
+    std::fs::write(&path, "").unwrap();
+    let mut file = File::open(&path).unwrap();
+    assert!(read_to_end_known(&mut file, 0, 100).unwrap().is_empty());
+}

@@ -394,7 +394,7 @@ impl RowSink {
         mut mode: RowMode,
         fsync: Fsync,
     ) -> io::Result<RowSink> {
-        let writer = JsonLinesWriter::open(path)?;
+        let writer = JsonLinesWriter::open_for_appends(path)?;
         if let RowMode::Shared(slot) = &mode {
             slot.set_sync(fsync == Fsync::Wait);
         }

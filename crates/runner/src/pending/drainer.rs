@@ -277,7 +277,8 @@ impl<'a> Draining<'a> {
         let rows = self.rows;
         if self.open[slot].as_ref().is_none_or(|o| o.claims != claims) {
             // A new run in this slot: the previous run's file was synced when it flushed.
-            let writer = seedledger_format::JsonLinesWriter::open(&rows.witness_path(slot))?;
+            let writer =
+                seedledger_format::JsonLinesWriter::open_for_appends(&rows.witness_path(slot))?;
             self.open[slot] = Some(Open {
                 claims,
                 writer,
