@@ -46,13 +46,22 @@ pub fn in_dirs<T>(dir: &Path, mut make: impl FnMut() -> io::Result<T>) -> io::Re
 /// Creates `dir` and its missing parents (like `create_dir_all`), each new one with mode
 /// [`DIR_MODE`] whatever the umask.
 pub fn create_dirs(dir: &Path) -> io::Result<()> {
-    if dir.as_os_str().is_empty() || dir.is_dir() {
+    if dir.as_os_str().is_empty() {
         return Ok(());
     }
-    if let Some(parent) = dir.parent() {
-        create_dirs(parent)?;
-    }
-    match std::fs::create_dir(dir) {
+    // Made first, its parents only when it cannot be for want of them: no status read on the
+    // way (what is called here is usually missing, see [`in_dirs`]).
+    let made = match std::fs::create_dir(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => match dir.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => {
+                create_dirs(parent)?;
+                std::fs::create_dir(dir)
+            }
+            _ => Err(e),
+        },
+        other => other,
+    };
+    match made {
         Ok(()) => std::fs::set_permissions(dir, Permissions::from_mode(DIR_MODE)),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
         Err(e) => Err(e),
