@@ -242,6 +242,61 @@ fn time<T>(repeat: usize, mut f: impl FnMut() -> T) -> Duration {
     )
 }
 
+/// How a child process ended, by `wait4(2)`'s account.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Waited {
+    /// Its exit status (128 + the signal when a signal ended it).
+    pub code: i32,
+    /// Its peak resident set size in bytes, the largest of its own and of every descendant it
+    /// waited for.
+    pub peak_rss: u64,
+    /// The CPU time it and the descendants it waited for spent in user space and in the
+    /// kernel (the kernel's accounting, to its tick on some kernels).
+    pub user: Duration,
+    pub system: Duration,
+}
+
+/// Waits for `child` with `wait4(2)` (never `Child::wait`): how it ended and what it used.
+pub(crate) fn wait_with_usage(child: std::process::Child) -> std::io::Result<Waited> {
+    let pid = libc::pid_t::try_from(child.id())
+        .map_err(|_| std::io::Error::other("child pid out of range"))?;
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain data; all zeroes is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `pid` is this process's own child, not yet waited for (`Child::wait` is
+        // never called on it); `status` and `usage` are live locals wait4 writes into.
+        let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if waited == pid {
+            break;
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+    drop(child);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        -1
+    };
+    // Linux reports kilobytes, macOS bytes.
+    let unit = if cfg!(target_os = "macos") { 1 } else { 1024 };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+    };
+    Ok(Waited {
+        code,
+        peak_rss: u64::try_from(usage.ru_maxrss).unwrap_or(0) * unit,
+        user: time(usage.ru_utime),
+        system: time(usage.ru_stime),
+    })
+}
+
 /// The manifest of the seedledger-devtools sources this binary was built from: `bench runner`
 /// measures those sources (their bench target), wherever the command is run.
 pub(crate) fn devtools_manifest() -> PathBuf {

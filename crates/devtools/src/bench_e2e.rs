@@ -188,7 +188,7 @@ fn bench(args: &E2eBenchArgs) -> Result<String, String> {
         keep_evidence: args.keep_evidence,
     };
     let load_before = load_average();
-    let times = bench.rounds(&sizes, rounds, &mut |what| {
+    let (times, cpu) = bench.rounds(&sizes, rounds, &mut |what| {
         errln!("bench e2e: {what}");
     })?;
     // Where the smallest run's fixed cost goes, its parts timed apart.
@@ -217,7 +217,7 @@ fn bench(args: &E2eBenchArgs) -> Result<String, String> {
             },
         ),
     );
-    Ok(table + &parts)
+    Ok(table + &measure::render_cpu(&cpu, &sizes) + &parts)
 }
 
 /// The first field of `/proc/loadavg`, or `?`.
@@ -277,26 +277,37 @@ fn executable(text: &str, name: &str, kind: &str) -> Option<PathBuf> {
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
 }
 
-/// Runs `cmd` to its end: its wall time from spawn to reaped. Its output goes to `log`,
+/// Runs `cmd` to its end: its wall time from spawn to reaped, and the CPU time the kernel
+/// counted for it (user, system; with the children it waited for). Its output goes to `log`,
 /// shown (the last lines) when it fails.
-fn timed_process(cmd: &mut Command, log: &Path, what: &str) -> Result<Duration, String> {
+fn timed_process(
+    cmd: &mut Command,
+    log: &Path,
+    what: &str,
+) -> Result<(Duration, measure::Cpu), String> {
     let file = std::fs::File::create(log).map_err(|e| format!("cannot create {log:?}: {e}"))?;
     let err = file
         .try_clone()
         .map_err(|e| format!("cannot open {log:?} twice: {e}"))?;
     cmd.stdin(Stdio::null()).stdout(file).stderr(err);
     let started = Instant::now();
-    let status = cmd
-        .status()
+    let child = cmd
+        .spawn()
         .map_err(|e| format!("cannot start {what}: {e}"))?;
+    let waited =
+        crate::bench::wait_with_usage(child).map_err(|e| format!("cannot wait for {what}: {e}"))?;
     let took = started.elapsed();
-    if !status.success() {
+    if waited.code != 0 {
         let text = std::fs::read_to_string(log).unwrap_or_default();
         let tail: Vec<&str> = text.lines().rev().take(12).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(format!("{what} failed ({status}):\n{}", tail.join("\n")));
+        return Err(format!(
+            "{what} failed (exit status {}):\n{}",
+            waited.code,
+            tail.join("\n")
+        ));
     }
-    Ok(took)
+    Ok((took, (waited.user, waited.system)))
 }
 
 /// The library `run` without evidence over `n` seeds from 1: the in-process baseline.

@@ -521,8 +521,8 @@ fn measured(
     let child = cmd
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    let (code, peak_rss) =
-        wait_with_peak_rss(child).map_err(|e| format!("cannot wait for `{what}`: {e}"))?;
+    let crate::bench::Waited { code, peak_rss, .. } = crate::bench::wait_with_usage(child)
+        .map_err(|e| format!("cannot wait for `{what}`: {e}"))?;
     let wall = started.elapsed();
     if !ok.contains(&code) {
         let text = std::fs::read_to_string(&log_path).unwrap_or_default();
@@ -534,41 +534,6 @@ fn measured(
         ));
     }
     Ok(Measured { wall, peak_rss })
-}
-
-/// Waits for `child` with `wait4(2)`: its exit status (128 + the signal when a signal ended
-/// it) and its peak resident set size in bytes, the largest of its own and of every
-/// descendant it waited for.
-fn wait_with_peak_rss(child: std::process::Child) -> std::io::Result<(i32, u64)> {
-    let pid = libc::pid_t::try_from(child.id())
-        .map_err(|_| std::io::Error::other("child pid out of range"))?;
-    let mut status: libc::c_int = 0;
-    // SAFETY: `rusage` is plain data; all zeroes is a valid value.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: `pid` is this process's own child, not yet waited for (`Child::wait` is
-        // never called on it); `status` and `usage` are live locals wait4 writes into.
-        let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if waited == pid {
-            break;
-        }
-        let err = std::io::Error::last_os_error();
-        if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-    drop(child);
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else if libc::WIFSIGNALED(status) {
-        128 + libc::WTERMSIG(status)
-    } else {
-        -1
-    };
-    // Linux reports kilobytes, macOS bytes.
-    let unit = if cfg!(target_os = "macos") { 1 } else { 1024 };
-    let peak = u64::try_from(usage.ru_maxrss).unwrap_or(0) * unit;
-    Ok((code, peak))
 }
 
 #[cfg(test)]

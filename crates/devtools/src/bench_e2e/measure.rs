@@ -88,6 +88,12 @@ const KEPT_ROWS_UP_TO: u64 = 64 << 20;
 /// `times[size][contender]`: one time per round.
 pub(crate) type Times = Vec<Vec<Vec<Duration>>>;
 
+/// A spawned run's CPU time by the kernel's accounting: user, system.
+pub(crate) type Cpu = (Duration, Duration);
+
+/// `cpu[size][contender]`: one per round, for the spawned contenders (none for the others).
+pub(crate) type Cpus = Vec<Vec<Vec<Cpu>>>;
+
 impl Bench {
     /// Every contender on every size, `rounds` times, after one untimed run of each (the
     /// binaries and the files paged in). `progress` is told each round.
@@ -96,8 +102,9 @@ impl Bench {
         sizes: &[u64],
         rounds: usize,
         progress: &mut dyn FnMut(&str),
-    ) -> Result<Times, String> {
+    ) -> Result<(Times, Cpus), String> {
         let mut times = vec![vec![Vec::with_capacity(rounds); Contender::ALL.len()]; sizes.len()];
+        let mut cpu = vec![vec![Vec::new(); Contender::ALL.len()]; sizes.len()];
         progress("warming up");
         for &n in sizes {
             for contender in Contender::ALL {
@@ -109,17 +116,19 @@ impl Bench {
             for (s, &n) in sizes.iter().enumerate() {
                 for k in 0..Contender::ALL.len() {
                     let contender = Contender::ALL[(k + round) % Contender::ALL.len()];
-                    times[s][contender.index()].push(self.once(contender, n)?);
+                    let (took, used) = self.once(contender, n)?;
+                    times[s][contender.index()].push(took);
+                    cpu[s][contender.index()].extend(used);
                 }
             }
         }
-        Ok(times)
+        Ok((times, cpu))
     }
 
     /// One run of `contender` on `n` cases, timed; its evidence (if it writes any) read back
     /// after, and the evidence directory removed before when it is to be fresh or has grown
     /// past [`KEPT_ROWS_UP_TO`], outside the time.
-    fn once(&self, contender: Contender, n: u64) -> Result<Duration, String> {
+    fn once(&self, contender: Contender, n: u64) -> Result<(Duration, Option<Cpu>), String> {
         let evidence = self.root.join("target").join("seedledger");
         let rows = evidence
             .join("local")
@@ -140,13 +149,15 @@ impl Bench {
             Contender::Proptest => {
                 let mut cmd = self.test_binary("proptest_cheap");
                 cmd.env("PROPTEST_CASES", n.to_string());
-                timed_process(&mut cmd, &self.log, "the proptest! test")?
+                let (took, used) = timed_process(&mut cmd, &self.log, "the proptest! test")?;
+                (took, Some(used))
             }
             Contender::Check => {
                 let mut cmd = self.test_binary("seedledger_check");
                 cmd.env("SEEDLEDGER_E2E", "1")
                     .env("SEEDLEDGER_CASES", n.to_string());
-                timed_process(&mut cmd, &self.log, "the check test")?
+                let (took, used) = timed_process(&mut cmd, &self.log, "the check test")?;
+                (took, Some(used))
             }
             Contender::PropRun => {
                 let mut cmd = Command::new(&self.suite);
@@ -154,11 +165,12 @@ impl Bench {
                     .arg(n.to_string())
                     .current_dir(&self.root);
                 clean_env(&mut cmd);
-                timed_process(&mut cmd, &self.log, "prop run")?
+                let (took, used) = timed_process(&mut cmd, &self.log, "prop run")?;
+                (took, Some(used))
             }
-            Contender::ProptestHere => timed(|| proptest_here(n))?,
-            Contender::CheckHere => timed(|| self.check_here(n))?,
-            Contender::RunHere => timed(|| run_without_evidence(n))?,
+            Contender::ProptestHere => (timed(|| proptest_here(n))?, None),
+            Contender::CheckHere => (timed(|| self.check_here(n))?, None),
+            Contender::RunHere => (timed(|| run_without_evidence(n))?, None),
         };
         if contender.writes_evidence() {
             read_back(&evidence.join("local"), n, rows_before)?;
@@ -360,6 +372,52 @@ pub(crate) fn render(times: &Times, sizes: &[u64], rounds: usize, machine: &str)
             let _ = writeln!(s);
         }
         slopes(&mut s, times, sizes, &group);
+    }
+    s
+}
+
+/// The spawned runs' CPU time by the kernel's accounting (`wait4`: the process and the
+/// children it waited for, user and system), means in ms, and `check`'s and `prop run`'s
+/// excess over proptest's: where a short run's difference is spent, in the program or in
+/// the kernel (system calls, page faults). Means, not medians: the kernel measures a
+/// process's CPU time exactly but splits it into user and system by the ticks that fell in
+/// each, so a run of a few milliseconds has a split of a tick or two, which only an average
+/// over many rounds makes good.
+pub(crate) fn render_cpu(cpu: &Cpus, sizes: &[u64]) -> String {
+    let group = [Contender::Proptest, Contender::PropRun, Contender::Check];
+    let mut s = String::from(
+        "\nCPU of each spawned run, the kernel's accounting (wait4: user / system, ms, mean of the rounds; + over proptest's):\n",
+    );
+    let _ = write!(s, "{:>8}", "cases");
+    for (i, c) in group.iter().enumerate() {
+        let label = c.label();
+        if i == 0 {
+            let _ = write!(s, "  {label:>24}");
+        } else {
+            let _ = write!(s, "  {label:>24} {:>20}", "+ over proptest");
+        }
+    }
+    let _ = writeln!(s);
+    let mean = |runs: &[Cpu], part: fn(&Cpu) -> Duration| {
+        runs.iter()
+            .map(|u| part(u).as_secs_f64() * 1e3)
+            .sum::<f64>()
+            / runs.len().max(1) as f64
+    };
+    for (row, &n) in sizes.iter().enumerate() {
+        let _ = write!(s, "{n:>8}");
+        let base = &cpu[row][Contender::Proptest.index()];
+        let (base_user, base_system) = (mean(base, |u| u.0), mean(base, |u| u.1));
+        for (i, c) in group.iter().enumerate() {
+            let mine = &cpu[row][c.index()];
+            let (user, system) = (mean(mine, |u| u.0), mean(mine, |u| u.1));
+            let _ = write!(s, "  {:>24}", format!("{user:.2} / {system:.2}"));
+            if i > 0 {
+                let (user, system) = (user - base_user, system - base_system);
+                let _ = write!(s, " {:>20}", format!("{user:+.2} / {system:+.2}"));
+            }
+        }
+        let _ = writeln!(s);
     }
     s
 }

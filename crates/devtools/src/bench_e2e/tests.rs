@@ -1,4 +1,4 @@
-use super::measure::{Contender, Spread, render};
+use super::measure::{Contender, Spread, render, render_cpu};
 use super::*;
 
 #[test]
@@ -98,4 +98,26 @@ fn the_cost_per_case_is_the_slope_between_the_two_largest_sizes() {
         table.contains("slope between 1000 and 2000 cases"),
         "{table}"
     );
+}
+
+#[test]
+fn the_cpu_table_gives_each_spawned_run_s_user_and_system_time_and_its_excess_over_proptest_s() {
+    let ms = |x: u64| Duration::from_millis(x);
+    // Three rounds of 100 cases. proptest: 1 ms user, 1 ms system each; check: 1 ms user and
+    // 2, 3, 7 ms system (mean 4: excess 3); prop run: 4 ms user, 1 ms system.
+    let mut row = vec![Vec::new(); Contender::ALL.len()];
+    row[Contender::Proptest as usize] = vec![(ms(1), ms(1)); 3];
+    row[Contender::Check as usize] = vec![(ms(1), ms(2)), (ms(1), ms(3)), (ms(1), ms(7))];
+    row[Contender::PropRun as usize] = vec![(ms(4), ms(1)); 3];
+    let table = render_cpu(&vec![row], &[100]);
+    let line = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("100 "))
+        .unwrap();
+    assert!(line.contains("1.00 / 1.00"), "{table}");
+    assert!(line.contains("4.00 / 1.00"), "{table}");
+    assert!(line.contains("+3.00 / +0.00"), "{table}");
+    assert!(line.contains("1.00 / 4.00"), "{table}");
+    assert!(line.contains("+0.00 / +3.00"), "{table}");
+    assert!(table.contains("wait4"), "{table}");
 }
