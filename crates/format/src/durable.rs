@@ -63,7 +63,18 @@ pub fn create_dirs(dir: &Path) -> io::Result<()> {
     };
     match made {
         Ok(()) => std::fs::set_permissions(dir, Permissions::from_mode(DIR_MODE)),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            if dir.is_dir() {
+                Ok(())
+            } else {
+                // (Not `AlreadyExists`: a caller creating a file in `dir` reads that as the
+                // file made meanwhile by another process.)
+                Err(io::Error::new(
+                    io::ErrorKind::NotADirectory,
+                    format!("`{}` exists and is not a directory", dir.display()),
+                ))
+            }
+        }
         Err(e) => Err(e),
     }
 }
@@ -491,8 +502,8 @@ impl JsonLinesWriter {
     /// [`JsonLinesWriter::open`] for a writer that appends next: the torn last line is
     /// repaired by its first append (under that append's lock, as every append of
     /// [`JsonLinesWriter::append_raw`] repairs it), not here, and
-    /// [`JsonLinesWriter::torn_bytes_removed`] is 0. Three system calls and a lock fewer for
-    /// a short run's witness file.
+    /// [`JsonLinesWriter::torn_bytes_removed`] is 0. A short run's witness file is then
+    /// locked, looked at and unlocked once, by its append, instead of twice.
     pub fn open_for_appends(path: &Path) -> io::Result<JsonLinesWriter> {
         Self::open_repairing(path, false)
     }
@@ -631,6 +642,10 @@ impl JsonLinesWriter {
             Ok(())
         }
         .and_then(|()| self.file.write_all(lines));
+        if res.is_err() {
+            // A write that failed part way may have left a fragment: the next append looks.
+            self.tail_unchecked = true;
+        }
         let unlocked = unlock(&self.file, locked);
         res.and(unlocked)
     }
@@ -672,8 +687,10 @@ impl JsonLinesWriter {
         let unlocked = unlock(&self.file, locked);
         let written = res?;
         unlocked?;
-        // The file now ends with `lines`, whose last byte is a newline.
-        self.tail_unchecked = false;
+        if written > 0 {
+            // Written under the lock: the file now ends with a newline of `lines`.
+            self.tail_unchecked = false;
+        }
         Ok(written)
     }
 

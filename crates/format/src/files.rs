@@ -135,12 +135,15 @@ pub fn read_bounded(path: &Path, what: &str, max: u64) -> Result<Vec<u8>, FileEr
     Ok(bytes)
 }
 
-/// The rest of a regular file `file` whose status gave `len` bytes, read to its end, in one
-/// `read` when it has not grown meanwhile (`std::fs::read` makes a second one to see the
-/// end: a read of a regular file comes back short only at its end). At most `max` bytes
-/// are read (the file then grew past its bound: its first `max + 1` bytes, which the caller
-/// tells apart by their count).
+/// The rest of the file `file`, whose status gave `len` bytes, read to its end as
+/// `std::fs::read` reads it (until a read returns nothing), but without the read that finds
+/// the end when the first one comes back short at or past `len` (a regular file's read comes
+/// back short there only at its end). A read that comes back short before `len` (a file
+/// that shrank, a read cut by a signal, a file system that reads in pieces) is followed by
+/// others until one returns nothing. Reads at most `max + 1` bytes: more than `max` tells the
+/// caller the file grew past its bound.
 pub fn read_to_end_known(file: &mut File, len: u64, max: u64) -> std::io::Result<Vec<u8>> {
+    let bound = max.saturating_add(1);
     // (Never more than 64 MiB at first: a larger file is read on as one that grew.)
     let want = usize::try_from(len.min(max).min(64 << 20) + 1).unwrap_or(1);
     let mut bytes = vec![0u8; want];
@@ -150,13 +153,16 @@ pub fn read_to_end_known(file: &mut File, len: u64, max: u64) -> std::io::Result
             Ok(0) => break,
             Ok(n) => {
                 got += n;
-                // Short: the end (see above). Else it grew (or is larger than the first
-                // read): read on, up to the bound.
                 if got < bytes.len() {
-                    break;
+                    if got as u64 >= len {
+                        // Short at or past the length its status gave: the end.
+                        break;
+                    }
+                    continue;
                 }
+                // It grew (or is larger than the first read): read on, up to the bound.
                 bytes.truncate(got);
-                file.take((max + 1).saturating_sub(got as u64))
+                file.take(bound.saturating_sub(got as u64))
                     .read_to_end(&mut bytes)?;
                 return Ok(bytes);
             }

@@ -496,7 +496,13 @@ fn resolve_head(gitdir: &Path, common: &Path) -> Option<(String, Vec<Status>, Op
     {
         return None;
     }
-    let (loose_text, loose_status) = read_with_status(&common.join(name))?;
+    // (Only a missing ref file sends git to `packed-refs`: another error, a component of the
+    // name that is a file among them, makes git fail, so nothing is kept.)
+    let (loose_text, loose_status) = match read_plain_with_status(&common.join(name)) {
+        Ok((bytes, m)) => (Some(bytes), (stat_text(&m), Some(youngest_time(&m)))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, ("-".to_string(), None)),
+        Err(_) => return None,
+    };
     let id = match loose_text {
         Some(bytes) => object_id(std::str::from_utf8(&bytes).ok()?)?,
         None => {

@@ -212,8 +212,9 @@ pub(crate) fn archive_previous(
 }
 
 /// The receipt at `path` opened without following a symbolic link (nor waiting, nor becoming
-/// a terminal): its status, and its bytes when it is a regular file of at most
-/// [`MAX_ARCHIVED_RECEIPT_BYTES`] (read in one `read` when it has not grown meanwhile).
+/// a terminal: a special file there is let go unread): its status, and its bytes when it is
+/// a regular file of at most [`MAX_ARCHIVED_RECEIPT_BYTES`] (read in one `read` when it has
+/// not grown meanwhile).
 fn read_receipt(path: &Path) -> io::Result<(std::fs::Metadata, Option<Vec<u8>>)> {
     let mut file = OpenOptions::new()
         .read(true)

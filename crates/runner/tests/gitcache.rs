@@ -432,6 +432,35 @@ fn a_configuration_or_ref_read_through_a_link_is_not_kept() {
     }
 }
 
+/// Only a missing loose ref sends git to `packed-refs`: with the branch `a/b` packed and its
+/// identity kept, a file `refs/heads/a` made afterwards (which changes no status the kept
+/// answer names) makes git fail to resolve `HEAD`, and the identity fails too, every time,
+/// instead of being answered from `packed-refs`.
+#[test]
+fn a_loose_ref_that_cannot_be_read_is_not_looked_up_in_packed_refs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("r");
+    repository(&root);
+    git(&root, &["checkout", "-q", "-b", "a/b"]);
+    git(&root, &["pack-refs", "--all"]);
+    assert!(!root.join(".git/refs/heads/a/b").exists());
+    std::thread::sleep(SETTLE);
+    warm(&root);
+    // (pack-refs removed the emptied directory `a` too, or it is empty.)
+    let _ = std::fs::remove_dir(root.join(".git/refs/heads/a"));
+    std::fs::write(root.join(".git/refs/heads/a"), "not a directory\n").unwrap();
+    let git_fails = Command::new("git")
+        .args(["rev-parse", "--verify", "-q", "HEAD"])
+        .current_dir(&root)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!git_fails.success(), "git resolves HEAD through a file");
+    for _ in 0..2 {
+        assert!(code_identity(&root, None).is_err());
+    }
+}
+
 /// A cache file that is garbage, or a symbolic link (here to a forged answer), is ignored:
 /// git is asked, and the file is replaced by a plain one.
 #[test]

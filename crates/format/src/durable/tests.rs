@@ -358,6 +358,16 @@ fn a_writer_opened_for_appends_repairs_at_its_first_append() {
             "{\"n\":1}\n{\"n\":3}\n{\"n\":4}\n"
         );
     }
+    // A first call that writes nothing (the lines it completes are all there) leaves the end
+    // unchecked: the next append still cuts the fragment after them.
+    std::fs::write(&path, torn).unwrap();
+    let mut w = JsonLinesWriter::open_for_appends(&path).unwrap();
+    assert_eq!(w.complete_append(Some(0), b"{\"n\":1}\n").unwrap(), 0);
+    w.append_raw_trusting_tail(b"{\"n\":3}\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{\"n\":1}\n{\"n\":3}\n"
+    );
     let new = dir.path().join("a/b/w.jsonl");
     let mut w = JsonLinesWriter::open_for_appends(&new).unwrap();
     w.append_raw_trusting_tail(b"{}\n").unwrap();

@@ -212,14 +212,14 @@ fn a_scratch_file_reads_back_what_was_appended_while_appending_goes_on() {
 
 /// `read_to_end_known` reads a file to its end whatever length its status gave: the length
 /// (one read), a file that grew after its status was read, one whose status says 0 bytes (as
-/// `/proc` files do) — and stops one byte past `max`.
+/// `/proc` files do), one that shrank — and stops one byte past `max`, whatever `max` is.
 #[test]
 fn a_file_is_read_to_its_end_whatever_length_its_status_gave() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("f");
     let text = "x".repeat(10_000);
     std::fs::write(&path, &text).unwrap();
-    for told in [10_000, 0, 1, 9_999] {
+    for told in [10_000, 0, 1, 9_999, 20_000] {
         let mut file = File::open(&path).unwrap();
         let bytes = read_to_end_known(&mut file, told, u64::MAX - 1).unwrap();
         assert_eq!(bytes, text.as_bytes(), "told {told}");
@@ -229,6 +229,11 @@ fn a_file_is_read_to_its_end_whatever_length_its_status_gave() {
     assert_eq!(bytes.len(), 101);
     let mut file = File::open(&path).unwrap();
     assert!(read_to_end_known(&mut file, 0, 0).unwrap().len() == 1);
+    let mut file = File::open(&path).unwrap();
+    assert_eq!(
+        read_to_end_known(&mut file, 5, u64::MAX).unwrap().len(),
+        10_000
+    );
     std::fs::write(&path, "").unwrap();
     let mut file = File::open(&path).unwrap();
     assert!(read_to_end_known(&mut file, 0, 100).unwrap().is_empty());
