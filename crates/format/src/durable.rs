@@ -485,8 +485,9 @@ pub struct JsonLinesWriter {
     path: PathBuf,
     buf: Vec<u8>,
     torn: u64,
-    /// Opened by [`JsonLinesWriter::open_for_appends`] and not yet appended to: the file's end
-    /// has not been looked at (the next append looks, whichever it is).
+    /// The file's end has not been looked at since [`JsonLinesWriter::open_for_appends`]
+    /// opened it, or since an append that trusts it failed part way: the next append looks,
+    /// whichever it is.
     tail_unchecked: bool,
 }
 
