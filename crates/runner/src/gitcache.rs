@@ -225,12 +225,22 @@ pub(crate) struct Pending {
 /// for a file that is absent.
 type Status = (String, Option<SystemTime>);
 
+/// The [`Status`] of a file whose metadata is `m`.
+fn status_of(m: &Metadata) -> Status {
+    (stat_text(m), Some(youngest_time(m)))
+}
+
+/// The [`Status`] of an absent file.
+fn absent_status() -> Status {
+    ("-".to_string(), None)
+}
+
 /// The status of the file at `path` (not followed) as key text, with its youngest time;
 /// `-` when there is none. `None`: it cannot be told.
 fn status(path: &Path) -> Option<Status> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) => Some((stat_text(&m), Some(youngest_time(&m)))),
-        Err(e) if absent(&e) => Some(("-".to_string(), None)),
+        Ok(m) => Some(status_of(&m)),
+        Err(e) if absent(&e) => Some(absent_status()),
         Err(_) => None,
     }
 }
@@ -408,9 +418,9 @@ fn usual_config(config: &Path) -> Option<Status> {
             let unusual = UNUSUAL_CONFIG
                 .iter()
                 .any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()));
-            (!unusual).then(|| (stat_text(&m), Some(youngest_time(&m))))
+            (!unusual).then(|| status_of(&m))
         }
-        Err(e) if absent(&e) => Some(("-".to_string(), None)),
+        Err(e) if absent(&e) => Some(absent_status()),
         Err(_) => None,
     }
 }
@@ -472,8 +482,8 @@ fn discover(root: &Path) -> Option<(PathBuf, PathBuf, PathBuf, Metadata)> {
 /// (its status `-`); `None` when anything else kept it from being read.
 fn read_with_status(path: &Path) -> Option<(Option<Vec<u8>>, Status)> {
     match read_plain_with_status(path) {
-        Ok((bytes, m)) => Some((Some(bytes), (stat_text(&m), Some(youngest_time(&m))))),
-        Err(e) if absent(&e) => Some((None, ("-".to_string(), None))),
+        Ok((bytes, m)) => Some((Some(bytes), status_of(&m))),
+        Err(e) if absent(&e) => Some((None, absent_status())),
         Err(_) => None,
     }
 }
@@ -499,8 +509,8 @@ fn resolve_head(gitdir: &Path, common: &Path) -> Option<(String, Vec<Status>, Op
     // (Only a missing ref file sends git to `packed-refs`: another error, a component of the
     // name that is a file among them, makes git fail, so nothing is kept.)
     let (loose_text, loose_status) = match read_plain_with_status(&common.join(name)) {
-        Ok((bytes, m)) => (Some(bytes), (stat_text(&m), Some(youngest_time(&m)))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, ("-".to_string(), None)),
+        Ok((bytes, m)) => (Some(bytes), status_of(&m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, absent_status()),
         Err(_) => return None,
     };
     let id = match loose_text {

@@ -145,37 +145,47 @@ impl Bench {
                 }
             }
         }
-        let took = match contender {
-            Contender::Proptest => {
-                let mut cmd = self.test_binary("proptest_cheap");
-                cmd.env("PROPTEST_CASES", n.to_string());
-                let (took, used) = timed_process(&mut cmd, &self.log, "the proptest! test")?;
+        let took = match (self.command(contender, n), contender) {
+            (Some((mut cmd, what)), _) => {
+                let (took, used) = timed_process(&mut cmd, &self.log, what)?;
                 (took, Some(used))
             }
-            Contender::Check => {
-                let mut cmd = self.test_binary("seedledger_check");
-                cmd.env("SEEDLEDGER_E2E", "1")
-                    .env("SEEDLEDGER_CASES", n.to_string());
-                let (took, used) = timed_process(&mut cmd, &self.log, "the check test")?;
-                (took, Some(used))
-            }
-            Contender::PropRun => {
-                let mut cmd = Command::new(&self.suite);
-                cmd.args(["prop", "run", "--property", CHEAP_ID, "--cases"])
-                    .arg(n.to_string())
-                    .current_dir(&self.root);
-                clean_env(&mut cmd);
-                let (took, used) = timed_process(&mut cmd, &self.log, "prop run")?;
-                (took, Some(used))
-            }
-            Contender::ProptestHere => (timed(|| proptest_here(n))?, None),
-            Contender::CheckHere => (timed(|| self.check_here(n))?, None),
-            Contender::RunHere => (timed(|| run_without_evidence(n))?, None),
+            (None, Contender::ProptestHere) => (timed(|| proptest_here(n))?, None),
+            (None, Contender::CheckHere) => (timed(|| self.check_here(n))?, None),
+            (None, _) => (timed(|| run_without_evidence(n))?, None),
         };
         if contender.writes_evidence() {
             read_back(&evidence.join("local"), n, rows_before)?;
         }
         Ok(took)
+    }
+
+    /// The process a spawned contender runs on `n` cases, and what to call it in an error;
+    /// `None` for a contender that runs in this process.
+    fn command(&self, contender: Contender, n: u64) -> Option<(Command, &'static str)> {
+        let cases = n.to_string();
+        match contender {
+            Contender::Proptest => {
+                let mut cmd = self.test_binary("proptest_cheap");
+                cmd.env("PROPTEST_CASES", cases);
+                Some((cmd, "the proptest! test"))
+            }
+            Contender::Check => {
+                let mut cmd = self.test_binary("seedledger_check");
+                cmd.env("SEEDLEDGER_E2E", "1")
+                    .env("SEEDLEDGER_CASES", cases);
+                Some((cmd, "the check test"))
+            }
+            Contender::PropRun => {
+                let mut cmd = Command::new(&self.suite);
+                cmd.args(["prop", "run", "--property", CHEAP_ID, "--cases"])
+                    .arg(cases)
+                    .current_dir(&self.root);
+                clean_env(&mut cmd);
+                Some((cmd, "prop run"))
+            }
+            Contender::ProptestHere | Contender::CheckHere | Contender::RunHere => None,
+        }
     }
 
     /// The test binary running one test, as `cargo test` runs it (in the package's
